@@ -1,0 +1,3 @@
+module github.com/subarena/subarena
+
+go 1.26
