@@ -1,0 +1,55 @@
+package arena
+
+import "fmt"
+
+// Fit selects how Alloc chooses among free regions large enough for a request.
+type Fit uint8
+
+const (
+	// FitDefault is the zero value: the recommended strategy (FitLean).
+	FitDefault Fit = iota
+	// FitFast rounds the request up to the next size class and takes the
+	// first region of the first non-empty class at or above it: one bitmap
+	// search, no list walk.
+	FitFast
+	// FitLean looks first in the request's own size class for the region
+	// that fits most tightly, and only then rounds up like FitFast. It keeps
+	// large regions whole and fragments less, for a bounded list walk.
+	FitLean
+)
+
+// String returns the name ParseFit accepts.
+func (f Fit) String() string {
+	switch f {
+	case FitDefault:
+		return "default"
+	case FitFast:
+		return "fast"
+	case FitLean:
+		return "lean"
+	}
+	return fmt.Sprintf("Fit(%d)", uint8(f))
+}
+
+// ParseFit returns the Fit named s ("default", "fast" or "lean").
+func ParseFit(s string) (Fit, error) {
+	switch s {
+	case "default", "":
+		return FitDefault, nil
+	case "fast":
+		return FitFast, nil
+	case "lean":
+		return FitLean, nil
+	}
+	return 0, fmt.Errorf("arena: parse fit %q: %w", s, ErrInvalidConfig)
+}
+
+// resolve maps FitDefault to the recommended strategy.
+func (f Fit) resolve() Fit {
+	if f == FitDefault {
+		return FitLean
+	}
+	return f
+}
+
+func (f Fit) valid() bool { return f <= FitLean }
