@@ -1,0 +1,397 @@
+package sync
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Timeline records the engines of one device, the ops submitted to them,
+// the waits between them, host syncs and completions, and answers
+// happens-before and reuse-safety questions about them.
+//
+// The zero Timeline is ready to use (NewTimeline returns one). A Timeline
+// is safe for concurrent use by any number of goroutines.
+type Timeline struct {
+	// mu guards every field below except subs and the subscriber fields.
+	mu sync.RWMutex
+
+	// n is the number of engines: valid IDs are [0, n). n <= MaxEngines.
+	n int
+	// engines[i] describes engine i for i < n; engines[i].ID == i.
+	engines [MaxEngines]Engine
+	// names maps each engine's name to its ID; len(names) == n.
+	names map[string]EngineID
+
+	// hist[e] holds the clock of every op submitted to engine e; its
+	// length hist[e].n is the last submitted seq. Clocks are monotone in
+	// seq and hist[e].at(s)[e] == s.
+	hist [MaxEngines]history
+	// completed covers every op known to have completed. It is closed
+	// under happens-before, and completed[e] <= hist[e].n.
+	completed Clock
+	// host covers every op a HostSync has ordered before all later
+	// submissions: the join of the clocks of the synced events. It is
+	// closed under happens-before too.
+	host Clock
+
+	// subMu serializes Subscribe and unsubscribe; subs is the current
+	// subscriber list, replaced (never mutated) on change so that Complete
+	// can read it without a lock and without allocating.
+	subMu   sync.Mutex
+	subs    atomic.Pointer[[]subscriber]
+	nextSub uint64
+}
+
+type subscriber struct {
+	id uint64
+	fn func(completed Clock)
+}
+
+// NewTimeline returns an empty Timeline with no engines.
+func NewTimeline() *Timeline { return &Timeline{} }
+
+// AddEngine adds an engine named name of the given kind and returns its ID.
+// IDs are handed out densely from 0. It fails with ErrInvalidEngine for an
+// empty name or undefined kind, ErrDuplicateEngine if the name is taken and
+// ErrTooManyEngines once MaxEngines engines exist.
+func (t *Timeline) AddEngine(name string, kind Kind) (EngineID, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if name == "" {
+		return 0, fmt.Errorf("add engine: empty name: %w", ErrInvalidEngine)
+	}
+	if !kind.Valid() {
+		return 0, fmt.Errorf("add engine %q: %v: %w", name, kind, ErrInvalidEngine)
+	}
+	if _, dup := t.names[name]; dup {
+		return 0, fmt.Errorf("add engine %q: %w", name, ErrDuplicateEngine)
+	}
+	if t.n == MaxEngines {
+		return 0, fmt.Errorf("add engine %q: already %d engines: %w", name, MaxEngines, ErrTooManyEngines)
+	}
+	if t.names == nil {
+		t.names = make(map[string]EngineID)
+	}
+	id := EngineID(t.n)
+	t.engines[id] = Engine{ID: id, Name: name, Kind: kind}
+	t.names[name] = id
+	t.n++
+	return id, nil
+}
+
+// Engines returns every engine in ID order, in a new slice.
+func (t *Timeline) Engines() []Engine {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return append([]Engine(nil), t.engines[:t.n]...)
+}
+
+// NumEngines returns the number of engines; their IDs are [0, NumEngines()).
+func (t *Timeline) NumEngines() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.n
+}
+
+// Engine returns the description of engine id, or ErrUnknownEngine.
+func (t *Timeline) Engine(id EngineID) (Engine, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if err := t.checkEngineLocked(id); err != nil {
+		return Engine{}, err
+	}
+	return t.engines[id], nil
+}
+
+// EngineByName returns the ID of the engine called name, and whether there
+// is one.
+func (t *Timeline) EngineByName(name string) (EngineID, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	id, ok := t.names[name]
+	return id, ok
+}
+
+// Submit records one op on engine e that starts only after every op in
+// waits has completed (and, as on every engine, after the previous op of e
+// has completed), and returns the event of its completion. Each wait must
+// name an op already submitted (any engine, including e itself); otherwise
+// Submit fails with ErrUnknownEvent (and ErrUnknownEngine if the wait's
+// engine does not exist). An unknown e fails with ErrUnknownEngine.
+//
+// The new op's clock is the join of the previous op's clock on e, the
+// clocks of the waited events, and every HostSync so far. Cost:
+// O(MaxEngines·(1+len(waits))), whatever the history length.
+func (t *Timeline) Submit(e EngineID, waits ...Event) (Event, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ev, _, err := t.submitLocked(e, waits)
+	return ev, err
+}
+
+// submitClock is Submit that also returns a copy of the new op's clock.
+func (t *Timeline) submitClock(e EngineID, waits []Event) (Event, Clock, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ev, c, err := t.submitLocked(e, waits)
+	if err != nil {
+		return ev, Clock{}, err
+	}
+	return ev, *c, nil
+}
+
+// submitLocked implements Submit and also returns the new op's clock,
+// which stays valid until the next submission to e. t.mu must be held for
+// writing.
+func (t *Timeline) submitLocked(e EngineID, waits []Event) (Event, *Clock, error) {
+	if err := t.checkEngineLocked(e); err != nil {
+		return Event{}, nil, fmt.Errorf("submit: %w", err)
+	}
+	for i := range waits {
+		if err := t.checkEventLocked(waits[i]); err != nil {
+			return Event{}, nil, fmt.Errorf("submit to engine %q: wait %d: %w", t.engines[e].Name, i, err)
+		}
+	}
+	h := &t.hist[e]
+	var c Clock
+	if last := h.last(); last != nil {
+		c = *last
+	}
+	c.Join(&t.host)
+	for i := range waits {
+		c.Join(t.hist[waits[i].Engine].at(waits[i].Seq))
+	}
+	seq := h.n + 1
+	c[e] = seq
+	h.push(&c)
+	return Event{Engine: e, Seq: seq}, h.at(seq), nil
+}
+
+// Submitted returns the seq of the last op submitted to e: 0 if none, or if
+// e is unknown.
+func (t *Timeline) Submitted(e EngineID) Seq {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if int(e) >= t.n {
+		return 0
+	}
+	return t.hist[e].n
+}
+
+// Point returns where the next op on e will start: see Point. It fails with
+// ErrUnknownEngine for an unknown e.
+func (t *Timeline) Point(e EngineID) (Point, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if err := t.checkEngineLocked(e); err != nil {
+		return Point{}, fmt.Errorf("point: %w", err)
+	}
+	p := Point{Engine: e, Clock: t.host}
+	p.Clock.Join(t.hist[e].last())
+	return p, nil
+}
+
+// HostSync records that the host observed ev complete before going on:
+// every op submitted afterwards, on any engine, happens-after ev (and so
+// after everything that happens-before ev). It orders only; it does not
+// mark ev completed — call Complete for that (Executor.Wait does both).
+// It fails with ErrUnknownEvent if ev has not been submitted.
+func (t *Timeline) HostSync(ev Event) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.checkEventLocked(ev); err != nil {
+		return fmt.Errorf("host sync: %w", err)
+	}
+	t.host.Join(t.hist[ev.Engine].at(ev.Seq))
+	return nil
+}
+
+// HostClock returns what every op submitted from now on will happen-after
+// because of HostSync: the join of the clocks of all synced events.
+func (t *Timeline) HostClock() Clock {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.host
+}
+
+// Complete records that ev has completed. Engines are FIFO, so this also
+// completes every earlier op of ev's engine, and every op that
+// happens-before ev. Completing an op that is already completed (twice, or
+// after a later op of its engine, or after an op it happens-before) fails
+// with ErrAlreadyCompleted; an op not yet submitted fails with
+// ErrUnknownEvent.
+//
+// After a successful Complete, every subscriber is called with the new
+// completed clock; see Subscribe. Cost: O(MaxEngines) plus the
+// subscribers.
+func (t *Timeline) Complete(ev Event) error {
+	t.mu.Lock()
+	if err := t.checkEventLocked(ev); err != nil {
+		t.mu.Unlock()
+		return fmt.Errorf("complete: %w", err)
+	}
+	if t.completed[ev.Engine] >= ev.Seq {
+		done := t.completed[ev.Engine]
+		t.mu.Unlock()
+		return fmt.Errorf("complete %v: engine %d has completed through seq %d: %w", ev, ev.Engine, done, ErrAlreadyCompleted)
+	}
+	t.completed.Join(t.hist[ev.Engine].at(ev.Seq))
+	completed := t.completed
+	t.mu.Unlock()
+
+	if subs := t.subs.Load(); subs != nil {
+		for _, s := range *subs {
+			s.fn(completed)
+		}
+	}
+	return nil
+}
+
+// Completed reports whether ev has completed. A zero Event reads as
+// completed; an event never submitted reads as not completed.
+func (t *Timeline) Completed(ev Event) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.completed.Covers(ev)
+}
+
+// CompletedClock returns the clock of completed ops: c[e] is the last
+// completed seq of engine e.
+func (t *Timeline) CompletedClock() Clock {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.completed
+}
+
+// EventClock returns everything that happens-before ev, including ev
+// itself. It fails with ErrUnknownEvent if ev has not been submitted.
+func (t *Timeline) EventClock(ev Event) (Clock, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if err := t.checkEventLocked(ev); err != nil {
+		return Clock{}, fmt.Errorf("event clock: %w", err)
+	}
+	return *t.hist[ev.Engine].at(ev.Seq), nil
+}
+
+// HappensBefore reports whether a happens-before b: a precedes b on one
+// engine, or b waits for a, or a was host-synced before b was submitted, or
+// a chain of these links them. It is a strict order: an event does not
+// happen-before itself. It fails with ErrUnknownEvent if either has not
+// been submitted. Cost: O(1).
+func (t *Timeline) HappensBefore(a, b Event) (bool, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if err := t.checkEventLocked(a); err != nil {
+		return false, fmt.Errorf("happens-before: first: %w", err)
+	}
+	if err := t.checkEventLocked(b); err != nil {
+		return false, fmt.Errorf("happens-before: second: %w", err)
+	}
+	return a != b && t.hist[b.Engine].at(b.Seq).Covers(a), nil
+}
+
+// HappensBeforePoint reports whether ev happens-before point p, that is
+// p.Clock.Covers(ev). A zero Event happens-before every point.
+func (t *Timeline) HappensBeforePoint(ev Event, p Point) bool {
+	return p.Clock.Covers(ev)
+}
+
+// SafeFor reports whether bytes fenced by fence may be handed to a writer
+// at point p: for every engine e, fence[e] <= max(p.Clock[e], completed[e]),
+// so every op the fence covers has completed or happens-before p. A nil
+// fence covers nothing and is safe everywhere.
+func (t *Timeline) SafeFor(fence *Clock, p Point) bool {
+	if fence == nil {
+		return true
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for e, s := range fence {
+		if s > p.Clock[e] && s > t.completed[e] {
+			return false
+		}
+	}
+	return true
+}
+
+// AllCompleted reports whether every op fence covers has completed:
+// fence <= CompletedClock(). Bytes so fenced are clean, safe for any point.
+func (t *Timeline) AllCompleted(fence *Clock) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return fence.LessEq(&t.completed)
+}
+
+// Subscribe registers fn to be called after every successful Complete with
+// the completed clock as it was right after that Complete. fn runs on the
+// completing goroutine, after the Timeline's lock is released, so it may
+// call back into the Timeline. Completions may come from several goroutines
+// at once, so fn may be called concurrently with itself and the clocks it
+// sees may arrive out of order (each is monotone in what it covers, but a
+// later call can carry an older clock); fn must be safe for that, for
+// example by joining what it receives. fn must not block for long: it
+// delays the completing goroutine.
+//
+// unsubscribe removes fn; it may be called more than once. A Complete that
+// began before unsubscribe returned may still call fn once more. A nil fn
+// registers nothing.
+func (t *Timeline) Subscribe(fn func(completed Clock)) (unsubscribe func()) {
+	if fn == nil {
+		return func() {}
+	}
+	t.subMu.Lock()
+	t.nextSub++
+	id := t.nextSub
+	var next []subscriber
+	if cur := t.subs.Load(); cur != nil {
+		next = append(next, *cur...)
+	}
+	next = append(next, subscriber{id: id, fn: fn})
+	t.subs.Store(&next)
+	t.subMu.Unlock()
+
+	return func() {
+		t.subMu.Lock()
+		defer t.subMu.Unlock()
+		cur := t.subs.Load()
+		if cur == nil {
+			return
+		}
+		next := make([]subscriber, 0, len(*cur))
+		for _, s := range *cur {
+			if s.id != id {
+				next = append(next, s)
+			}
+		}
+		if len(next) == len(*cur) {
+			return
+		}
+		t.subs.Store(&next)
+	}
+}
+
+// checkEngineLocked returns a wrapped ErrUnknownEngine unless e exists.
+// t.mu must be held (read or write).
+func (t *Timeline) checkEngineLocked(e EngineID) error {
+	if int(e) >= t.n {
+		return fmt.Errorf("engine %d (have %d): %w", e, t.n, ErrUnknownEngine)
+	}
+	return nil
+}
+
+// checkEventLocked returns a wrapped ErrUnknownEvent unless ev names a
+// submitted op. t.mu must be held (read or write).
+func (t *Timeline) checkEventLocked(ev Event) error {
+	if int(ev.Engine) >= t.n {
+		return fmt.Errorf("%w %v: engine %d (have %d): %w", ErrUnknownEvent, ev, ev.Engine, t.n, ErrUnknownEngine)
+	}
+	if ev.Seq == 0 {
+		return fmt.Errorf("%w %v: seq 0 names no op", ErrUnknownEvent, ev)
+	}
+	if last := t.hist[ev.Engine].n; ev.Seq > last {
+		return fmt.Errorf("%w %v: engine %q has submitted %d ops", ErrUnknownEvent, ev, t.engines[ev.Engine].Name, last)
+	}
+	return nil
+}
