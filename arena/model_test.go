@@ -1,0 +1,337 @@
+package arena
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// model is the slow reference: one owner id per granule (0 = free).
+type model struct {
+	owner     []int
+	unbounded bool
+	high      int64
+	peak      int64
+}
+
+func (m *model) capG() int64 { return int64(len(m.owner)) }
+
+func (m *model) inUse() int64 {
+	var n int64
+	for _, o := range m.owner {
+		if o != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// runs returns the maximal free runs in address order.
+func (m *model) runs() [][2]int64 {
+	var out [][2]int64
+	for g := int64(0); g < m.capG(); {
+		if m.owner[g] != 0 {
+			g++
+			continue
+		}
+		lo := g
+		for g < m.capG() && m.owner[g] == 0 {
+			g++
+		}
+		out = append(out, [2]int64{lo, g})
+	}
+	return out
+}
+
+func (m *model) largest() int64 {
+	var l int64
+	for _, r := range m.runs() {
+		l = max(l, r[1]-r[0])
+	}
+	return l
+}
+
+func (m *model) allAllocated(lo, hi int64) bool {
+	for g := lo; g < hi; g++ {
+		if m.owner[g] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkAgainst compares every observable of a with the model.
+func (m *model) checkAgainst(a *Arena) error {
+	if err := a.CheckInvariants(); err != nil {
+		return err
+	}
+	s := a.Stats()
+	gb := a.Granule()
+	var want []Block
+	for _, r := range m.runs() {
+		want = append(want, Block{Offset: r[0] * gb, Size: (r[1] - r[0]) * gb})
+	}
+	got := a.AppendFreeRegions(nil)
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("free regions %v, model %v", got, want)
+	}
+	use := m.inUse()
+	frag := 0.0
+	if free := m.capG() - use; free > 0 {
+		frag = 1 - float64(m.largest())/float64(free)
+	}
+	ws := Stats{
+		Capacity: m.capG() * gb, InUse: use * gb, Free: (m.capG() - use) * gb,
+		LargestFree: m.largest() * gb, FreeRegions: len(want),
+		HighWater: m.high * gb, PeakInUse: m.peak * gb, Fragmentation: frag,
+	}
+	if s != ws {
+		return fmt.Errorf("stats %+v, model %+v", s, ws)
+	}
+	return nil
+}
+
+type liveBlock struct {
+	lo, hi int64 // granules
+	id     int
+}
+
+// propertyRun drives a with random operations and checks it against the
+// model after every step.
+func propertyRun(t *testing.T, cfg Config, seed uint64, steps int) {
+	t.Helper()
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gb := a.Granule()
+	m := &model{owner: make([]int, cfg.Capacity/gb), unbounded: cfg.Unbounded}
+	rng := rand.New(rand.NewPCG(seed, 99))
+	var live []liveBlock
+	nextID := 1
+	maxReq := max(cfg.Capacity/gb/4, 8)
+
+	fill := func(lo, hi int64, id int) {
+		if b := a.Bytes(Block{Offset: lo * gb, Size: (hi - lo) * gb}); b != nil {
+			for i := range b {
+				b[i] = byte(id)
+			}
+		}
+	}
+	verify := func(lo, hi int64) error {
+		b := a.Bytes(Block{Offset: lo * gb, Size: (hi - lo) * gb})
+		if b == nil {
+			return nil
+		}
+		for i := range b {
+			if want := byte(m.owner[lo+int64(i)/gb]); b[i] != want {
+				return fmt.Errorf("byte %d holds %d, owner %d", lo*gb+int64(i), b[i], want)
+			}
+		}
+		return nil
+	}
+	unchanged := func(op string, before []Block, bs Stats) {
+		if after := a.AppendFreeRegions(nil); !slices.Equal(before, after) || a.Stats() != bs {
+			t.Fatalf("%s changed state on error", op)
+		}
+	}
+
+	for step := 0; step < steps; step++ {
+		before, bs := a.AppendFreeRegions(nil), a.Stats()
+		op := rng.IntN(100)
+		switch {
+		case op < 45: // alloc
+			n := 1 + rng.Int64N(maxReq)
+			if rng.IntN(4) == 0 {
+				n = 1 + rng.Int64N(4)
+			}
+			size := n*gb - rng.Int64N(gb) // any byte size rounding up to n granules
+			fits := m.largest() >= n
+			b, err := a.Alloc(size)
+			if err != nil {
+				if !errors.Is(err, ErrNoSpace) || fits || cfg.Unbounded {
+					t.Fatalf("step %d: alloc %d granules: %v (model largest %d)", step, n, err, m.largest())
+				}
+				var ns *NoSpaceError
+				if !errors.As(err, &ns) || ns.Requested != n*gb || ns.LargestFree != m.largest()*gb {
+					t.Fatalf("step %d: no-space figures %+v", step, ns)
+				}
+				unchanged("alloc", before, bs)
+				break
+			}
+			lo, hi := b.Offset/gb, b.End()/gb
+			if b.Offset%gb != 0 || b.Size != n*gb {
+				t.Fatalf("step %d: block %+v for %d granules", step, b, n)
+			}
+			if !fits {
+				if !cfg.Unbounded {
+					t.Fatalf("step %d: alloc succeeded with no fit", step)
+				}
+				// Growth: placed at the start of the top free run, or at
+				// the old capacity.
+				want := m.capG()
+				if r := m.runs(); len(r) > 0 && r[len(r)-1][1] == m.capG() {
+					want = r[len(r)-1][0]
+				}
+				if lo != want {
+					t.Fatalf("step %d: grew at %d, want %d", step, lo, want)
+				}
+				m.owner = append(m.owner, make([]int, hi-m.capG())...)
+			} else if hi > m.capG() {
+				t.Fatalf("step %d: fitting alloc grew the arena", step)
+			}
+			for g := lo; g < hi; g++ {
+				if m.owner[g] != 0 {
+					t.Fatalf("step %d: block %+v overlaps live granule %d", step, b, g)
+				}
+				m.owner[g] = nextID
+			}
+			fill(lo, hi, nextID)
+			live = append(live, liveBlock{lo, hi, nextID})
+			nextID = nextID%250 + 1
+			m.high = max(m.high, hi)
+			m.peak = max(m.peak, m.inUse())
+		case op < 85 && len(live) > 0: // free a piece of a live block
+			i := rng.IntN(len(live))
+			blk := live[i]
+			lo, hi := blk.lo, blk.hi
+			switch rng.IntN(4) {
+			case 1: // prefix
+				hi = lo + 1 + rng.Int64N(hi-lo)
+			case 2: // suffix
+				lo = hi - 1 - rng.Int64N(hi-lo)
+			case 3: // middle
+				lo += rng.Int64N(hi - lo)
+				hi = lo + 1 + rng.Int64N(blk.hi-lo)
+			}
+			if err := verify(blk.lo, blk.hi); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+			if err := a.Free(lo*gb, (hi-lo)*gb); err != nil {
+				t.Fatalf("step %d: free [%d, %d) of [%d, %d): %v", step, lo, hi, blk.lo, blk.hi, err)
+			}
+			for g := lo; g < hi; g++ {
+				m.owner[g] = 0
+			}
+			live = slices.Delete(live, i, i+1)
+			if lo > blk.lo {
+				live = append(live, liveBlock{blk.lo, lo, blk.id})
+			}
+			if hi < blk.hi {
+				live = append(live, liveBlock{hi, blk.hi, blk.id})
+			}
+		case op < 93: // free an arbitrary range: succeeds exactly when all allocated
+			if m.capG() == 0 {
+				break
+			}
+			lo := rng.Int64N(m.capG())
+			hi := lo + 1 + rng.Int64N(min(m.capG()-lo, 8))
+			err := a.Free(lo*gb, (hi-lo)*gb)
+			if m.allAllocated(lo, hi) {
+				if err != nil {
+					t.Fatalf("step %d: free of allocated [%d, %d): %v", step, lo, hi, err)
+				}
+				for g := lo; g < hi; g++ {
+					m.owner[g] = 0
+				}
+				live = splitLive(live, lo, hi)
+			} else {
+				if !errors.Is(err, ErrNotAllocated) {
+					t.Fatalf("step %d: free of partly free [%d, %d): %v", step, lo, hi, err)
+				}
+				unchanged("free", before, bs)
+			}
+		case op < 97: // bad input
+			c := m.capG() * gb
+			bad := []struct {
+				off, size int64
+				want      error
+			}{
+				{gb / 2, gb, ErrMisaligned},
+				{0, gb + 1, ErrMisaligned},
+				{-gb, gb, ErrOutOfRange},
+				{c, gb, ErrOutOfRange},
+				{c - gb, 2 * gb, ErrOutOfRange},
+				{0, 0, ErrInvalidSize},
+				{0, -gb, ErrInvalidSize},
+				{1 << 62, 1 << 62, ErrOutOfRange},
+			}
+			for _, x := range bad {
+				if err := a.Free(x.off, x.size); !errors.Is(err, x.want) {
+					t.Fatalf("step %d: Free(%d, %d) = %v, want %v", step, x.off, x.size, err, x.want)
+				}
+			}
+			for _, sz := range []int64{0, -1, 1 << 62} {
+				if _, err := a.Alloc(sz); !errors.Is(err, ErrInvalidSize) {
+					t.Fatalf("step %d: Alloc(%d) = %v", step, sz, err)
+				}
+			}
+			unchanged("bad input", before, bs)
+		default: // IsAllocated on byte ranges
+			c := m.capG() * gb
+			if c == 0 {
+				break
+			}
+			off := rng.Int64N(c)
+			size := 1 + rng.Int64N(min(c-off, 4*gb))
+			want := m.allAllocated(off/gb, (off+size+gb-1)/gb)
+			if got := a.IsAllocated(off, size); got != want {
+				t.Fatalf("step %d: IsAllocated(%d, %d) = %v, want %v", step, off, size, got, want)
+			}
+		}
+		if err := m.checkAgainst(a); err != nil {
+			t.Fatalf("step %d (op %d): %v", step, op, err)
+		}
+	}
+	a.Reset()
+	m.owner = make([]int, cfg.Capacity/gb)
+	m.high, m.peak = 0, 0
+	if err := m.checkAgainst(a); err != nil {
+		t.Fatalf("after reset: %v", err)
+	}
+}
+
+// splitLive removes [lo, hi) from the live blocks, keeping what remains.
+func splitLive(live []liveBlock, lo, hi int64) []liveBlock {
+	var out []liveBlock
+	for _, b := range live {
+		if b.hi <= lo || hi <= b.lo {
+			out = append(out, b)
+			continue
+		}
+		if b.lo < lo {
+			out = append(out, liveBlock{b.lo, lo, b.id})
+		}
+		if hi < b.hi {
+			out = append(out, liveBlock{hi, b.hi, b.id})
+		}
+	}
+	return out
+}
+
+func TestPropertyAgainstModel(t *testing.T) {
+	steps := 3000
+	if testing.Short() {
+		steps = 600
+	}
+	configs := []Config{
+		{Capacity: 64 * 256},
+		{Capacity: 300 * 64, Granule: 64, Fit: FitFast},
+		{Capacity: 300 * 64, Granule: 64, Fit: FitLean},
+		{Capacity: 5000 * 256, Fit: FitFast},
+		{Capacity: 5000 * 256, Fit: FitLean},
+		{Capacity: 777 * 16, Granule: 16, Backing: make([]byte, 777*16+5)},
+		{Capacity: 4500 * 256, Backing: make([]byte, 4500*256), Fit: FitFast},
+		{Unbounded: true},
+		{Unbounded: true, Capacity: 100 * 256, Fit: FitFast},
+		{Unbounded: true, Capacity: 3 * 4096, Granule: 4096, Fit: FitLean},
+	}
+	for i, cfg := range configs {
+		for seed := uint64(1); seed <= 3; seed++ {
+			name := fmt.Sprintf("cfg%d/%s/unbounded=%v/seed%d", i, cfg.Fit.resolve(), cfg.Unbounded, seed)
+			t.Run(name, func(t *testing.T) { propertyRun(t, cfg, seed, steps) })
+		}
+	}
+}
