@@ -30,8 +30,8 @@ type Arena struct {
 	highG  int64 // max allocated end since init, in granules
 	nfree  int   // live nodes: free regions
 
-	nodes   []node  // node slots, addressed by int32 handles
-	retired int32   // head of the retired-slot list, or none
+	nodes   []node // node slots, addressed by int32 handles
+	retired int32  // head of the retired-slot list, or none
 	heads   [numClasses]int32
 	classes classSet
 	tails   tailBits // bit g: a free region ends at granule g+1
