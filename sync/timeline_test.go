@@ -1,0 +1,466 @@
+package sync
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// newEngines returns a Timeline with n compute engines named e0..e{n-1}.
+func newEngines(tb testing.TB, n int) *Timeline {
+	tb.Helper()
+	t := NewTimeline()
+	for i := 0; i < n; i++ {
+		id, err := t.AddEngine(fmt.Sprintf("e%d", i), Kind(i%int(numKinds)))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if int(id) != i {
+			tb.Fatalf("engine %d got id %d", i, id)
+		}
+	}
+	return t
+}
+
+func mustSubmit(tb testing.TB, t *Timeline, e EngineID, waits ...Event) Event {
+	tb.Helper()
+	ev, err := t.Submit(e, waits...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	mustCheck(tb, t)
+	return ev
+}
+
+func mustHB(tb testing.TB, t *Timeline, a, b Event) bool {
+	tb.Helper()
+	hb, err := t.HappensBefore(a, b)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return hb
+}
+
+func TestHappensBeforeRules(t *testing.T) {
+	cases := []struct {
+		name string
+		// build runs a scenario on a 3-engine timeline and returns the pair
+		// asked about.
+		build         func(tb testing.TB, tl *Timeline) (a, b Event)
+		aBeforeB      bool
+		bBeforeA      bool
+		aCompletedByB bool // Complete(b) completes a
+	}{
+		{
+			name: "same engine",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				a := mustSubmit(tb, tl, 0)
+				return a, mustSubmit(tb, tl, 0)
+			},
+			aBeforeB: true, aCompletedByB: true,
+		},
+		{
+			name: "same engine, not adjacent",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				a := mustSubmit(tb, tl, 0)
+				mustSubmit(tb, tl, 0)
+				return a, mustSubmit(tb, tl, 0)
+			},
+			aBeforeB: true, aCompletedByB: true,
+		},
+		{
+			name: "direct wait",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				a := mustSubmit(tb, tl, 0)
+				return a, mustSubmit(tb, tl, 1, a)
+			},
+			aBeforeB: true, aCompletedByB: true,
+		},
+		{
+			name: "wait on a later op of the same engine covers earlier ops",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				a := mustSubmit(tb, tl, 0)
+				a2 := mustSubmit(tb, tl, 0)
+				return a, mustSubmit(tb, tl, 1, a2)
+			},
+			aBeforeB: true, aCompletedByB: true,
+		},
+		{
+			name: "transitive through a third engine",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				a := mustSubmit(tb, tl, 0)
+				m := mustSubmit(tb, tl, 2, a)
+				return a, mustSubmit(tb, tl, 1, m)
+			},
+			aBeforeB: true, aCompletedByB: true,
+		},
+		{
+			name: "transitive through a later op of the third engine",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				a := mustSubmit(tb, tl, 0)
+				mustSubmit(tb, tl, 2, a)
+				m2 := mustSubmit(tb, tl, 2)
+				return a, mustSubmit(tb, tl, 1, m2)
+			},
+			aBeforeB: true, aCompletedByB: true,
+		},
+		{
+			name: "host sync orders later submissions on any engine",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				a := mustSubmit(tb, tl, 0)
+				if err := tl.HostSync(a); err != nil {
+					tb.Fatal(err)
+				}
+				return a, mustSubmit(tb, tl, 1)
+			},
+			aBeforeB: true, aCompletedByB: true,
+		},
+		{
+			name: "host sync is transitive",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				x := mustSubmit(tb, tl, 2)
+				a := mustSubmit(tb, tl, 0, x)
+				if err := tl.HostSync(a); err != nil {
+					tb.Fatal(err)
+				}
+				return x, mustSubmit(tb, tl, 1)
+			},
+			aBeforeB: true, aCompletedByB: true,
+		},
+		{
+			name: "host sync does not order earlier submissions",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				b := mustSubmit(tb, tl, 1)
+				a := mustSubmit(tb, tl, 0)
+				if err := tl.HostSync(a); err != nil {
+					tb.Fatal(err)
+				}
+				return a, b
+			},
+		},
+		{
+			name: "unrelated engines",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				a := mustSubmit(tb, tl, 0)
+				return a, mustSubmit(tb, tl, 1)
+			},
+		},
+		{
+			name: "a later op's wait does not order an earlier op",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				a := mustSubmit(tb, tl, 0)
+				b := mustSubmit(tb, tl, 1)
+				mustSubmit(tb, tl, 1, a)
+				return a, b
+			},
+		},
+		{
+			name: "completion is not ordering",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				a := mustSubmit(tb, tl, 0)
+				if err := tl.Complete(a); err != nil {
+					tb.Fatal(err)
+				}
+				return a, mustSubmit(tb, tl, 1)
+			},
+		},
+		{
+			name: "wait in the other direction",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				b := mustSubmit(tb, tl, 1)
+				return mustSubmit(tb, tl, 0, b), b
+			},
+			bBeforeA: true,
+		},
+		{
+			name: "an event does not happen-before itself",
+			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
+				a := mustSubmit(tb, tl, 0)
+				return a, a
+			},
+			aCompletedByB: true,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tl := newEngines(t, 3)
+			a, b := tc.build(t, tl)
+			if got := mustHB(t, tl, a, b); got != tc.aBeforeB {
+				t.Errorf("HappensBefore(%v, %v) = %v, want %v", a, b, got, tc.aBeforeB)
+			}
+			if got := mustHB(t, tl, b, a); got != tc.bBeforeA {
+				t.Errorf("HappensBefore(%v, %v) = %v, want %v", b, a, got, tc.bBeforeA)
+			}
+			bc, err := tl.EventClock(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := bc.Covers(a); got != (tc.aBeforeB || a == b) {
+				t.Errorf("EventClock(%v) = %v covers %v: %v", b, bc, a, got)
+			}
+			if !tl.Completed(a) {
+				if err := tl.Complete(b); err != nil {
+					t.Fatal(err)
+				}
+				mustCheck(t, tl)
+				if got := tl.Completed(a); got != tc.aCompletedByB {
+					t.Errorf("after Complete(%v), Completed(%v) = %v, want %v", b, a, got, tc.aCompletedByB)
+				}
+			}
+		})
+	}
+}
+
+func TestPointSemantics(t *testing.T) {
+	t.Run("empty engine has an empty point", func(t *testing.T) {
+		tl := newEngines(t, 2)
+		mustSubmit(t, tl, 0)
+		p, err := tl.Point(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Engine != 1 || !p.Clock.IsZero() {
+			t.Fatalf("Point(1) = %+v, want engine 1 with a zero clock", p)
+		}
+	})
+	t.Run("covers the engine's last op and its waits", func(t *testing.T) {
+		tl := newEngines(t, 3)
+		x := mustSubmit(t, tl, 2)
+		w := mustSubmit(t, tl, 0, x)
+		last := mustSubmit(t, tl, 1, w)
+		p, _ := tl.Point(1)
+		for _, ev := range []Event{x, w, last} {
+			if !tl.HappensBeforePoint(ev, p) {
+				t.Errorf("Point(1) %v does not cover %v", p.Clock, ev)
+			}
+		}
+	})
+	t.Run("a later op's waits are not in an earlier point", func(t *testing.T) {
+		tl := newEngines(t, 2)
+		a := mustSubmit(t, tl, 0)
+		early, _ := tl.Point(1)
+		mustSubmit(t, tl, 1, a)
+		late, _ := tl.Point(1)
+		if tl.HappensBeforePoint(a, early) {
+			t.Errorf("early point %v covers %v, which only a later op waits for", early.Clock, a)
+		}
+		if !tl.HappensBeforePoint(a, late) {
+			t.Errorf("late point %v does not cover %v", late.Clock, a)
+		}
+	})
+	t.Run("other engines' later waits are not in a point", func(t *testing.T) {
+		tl := newEngines(t, 3)
+		a := mustSubmit(t, tl, 0)
+		mustSubmit(t, tl, 1)
+		mustSubmit(t, tl, 2, a) // engine 2 waits, engine 1 does not
+		p, _ := tl.Point(1)
+		if tl.HappensBeforePoint(a, p) {
+			t.Errorf("Point(1) %v covers %v", p.Clock, a)
+		}
+	})
+	t.Run("host syncs are in every point", func(t *testing.T) {
+		tl := newEngines(t, 3)
+		x := mustSubmit(t, tl, 2)
+		a := mustSubmit(t, tl, 0, x)
+		mustSubmit(t, tl, 1)
+		if err := tl.HostSync(a); err != nil {
+			t.Fatal(err)
+		}
+		mustCheck(t, tl)
+		for e := EngineID(0); e < 3; e++ {
+			p, _ := tl.Point(e)
+			if !tl.HappensBeforePoint(a, p) || !tl.HappensBeforePoint(x, p) {
+				t.Errorf("Point(%d) %v misses host-synced %v or its predecessor %v", e, p.Clock, a, x)
+			}
+		}
+	})
+	t.Run("SafeFor mixes ordering and completion", func(t *testing.T) {
+		tl := newEngines(t, 3)
+		r1 := mustSubmit(t, tl, 1)
+		r2 := mustSubmit(t, tl, 2)
+		var fence Clock
+		fence.Observe(r1)
+		fence.Observe(r2)
+		mustSubmit(t, tl, 0, r1)
+		p, _ := tl.Point(0)
+		if tl.SafeFor(&fence, p) {
+			t.Fatalf("fence %v safe for %v while %v is neither ordered nor complete", fence, p.Clock, r2)
+		}
+		if err := tl.Complete(r2); err != nil {
+			t.Fatal(err)
+		}
+		if !tl.SafeFor(&fence, p) {
+			t.Fatalf("fence %v not safe for %v after %v completed", fence, p.Clock, r2)
+		}
+		if tl.AllCompleted(&fence) {
+			t.Fatalf("AllCompleted(%v) with %v pending", fence, r1)
+		}
+		if !tl.SafeFor(nil, p) {
+			t.Fatal("nil fence is not safe")
+		}
+	})
+}
+
+func TestEngines(t *testing.T) {
+	tl := NewTimeline()
+	var zero Timeline // the zero value works too
+	for _, x := range []*Timeline{tl, &zero} {
+		c, err := x.AddEngine("compute", Compute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := x.AddEngine("dma", Copy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []Engine{{ID: c, Name: "compute", Kind: Compute}, {ID: d, Name: "dma", Kind: Copy}}
+		got := x.Engines()
+		if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+			t.Fatalf("Engines() = %+v, want %+v", got, want)
+		}
+		if id, ok := x.EngineByName("dma"); !ok || id != d {
+			t.Fatalf("EngineByName(dma) = %d, %v", id, ok)
+		}
+		if _, ok := x.EngineByName("nope"); ok {
+			t.Fatal("EngineByName(nope) found something")
+		}
+		if e, err := x.Engine(d); err != nil || e != want[1] {
+			t.Fatalf("Engine(%d) = %+v, %v", d, e, err)
+		}
+		mustCheck(t, x)
+	}
+	for k, want := range map[Kind]string{Compute: "compute", Copy: "copy", Network: "network", Host: "host", 9: "kind(9)"} {
+		if k.String() != want {
+			t.Errorf("Kind(%d).String() = %q, want %q", k, k.String(), want)
+		}
+	}
+}
+
+func TestSubscribe(t *testing.T) {
+	tl := newEngines(t, 2)
+	var got []Clock
+	unsubscribe := tl.Subscribe(func(c Clock) {
+		// Calling back into the Timeline must not deadlock.
+		if now := tl.CompletedClock(); !c.LessEq(&now) {
+			t.Errorf("notified clock %v ahead of CompletedClock %v", c, now)
+		}
+		if _, err := tl.Submit(1); err != nil {
+			t.Error(err)
+		}
+		got = append(got, c)
+	})
+	a := mustSubmit(t, tl, 0)
+	b := mustSubmit(t, tl, 1, a)
+	if err := tl.Complete(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.Complete(a); !errors.Is(err, ErrAlreadyCompleted) {
+		t.Fatalf("Complete(%v) after %v = %v, want ErrAlreadyCompleted", a, b, err)
+	}
+	want := Clock{1, 1}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("notifications %v, want exactly [%v]", got, want)
+	}
+	unsubscribe()
+	unsubscribe()
+	c := mustSubmit(t, tl, 0)
+	if err := tl.Complete(c); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("notified after unsubscribe: %v", got)
+	}
+	tl.Subscribe(nil)() // a nil fn registers nothing
+	mustCheck(t, tl)
+}
+
+func TestClockOps(t *testing.T) {
+	a := Clock{3, 0, 5}
+	b := Clock{1, 4, 5}
+	j := a
+	j.Join(&b)
+	if j != (Clock{3, 4, 5}) {
+		t.Fatalf("join = %v", j)
+	}
+	if !a.LessEq(&j) || !b.LessEq(&j) || j.LessEq(&a) || a.LessEq(&b) || b.LessEq(&a) {
+		t.Fatal("LessEq disagrees with join")
+	}
+	if !a.Covers(Event{0, 3}) || a.Covers(Event{0, 4}) || a.Covers(Event{1, 1}) || !a.Covers(Event{}) {
+		t.Fatal("Covers wrong")
+	}
+	if a.Covers(Event{Engine: 200, Seq: 1}) {
+		t.Fatal("Covers an engine beyond MaxEngines")
+	}
+	a.Observe(Event{1, 2})
+	a.Observe(Event{0, 1})
+	a.Observe(Event{Engine: 200, Seq: 9})
+	if a != (Clock{3, 2, 5}) {
+		t.Fatalf("observe = %v", a)
+	}
+	var nilClock *Clock
+	nilClock.Join(&a)
+	nilClock.Observe(Event{0, 1})
+	if !nilClock.LessEq(&a) || a.LessEq(nilClock) || !nilClock.IsZero() || nilClock.Covers(Event{0, 1}) {
+		t.Fatal("nil clock is not the zero clock")
+	}
+	if s := a.String(); s != "{e0:3 e1:2 e2:5}" {
+		t.Fatalf("String = %q", s)
+	}
+	if s := (Event{2, 7}).String(); s != "e2#7" {
+		t.Fatalf("Event.String = %q", s)
+	}
+	if s := (Event{}).String(); s != "none" {
+		t.Fatalf("zero Event.String = %q", s)
+	}
+}
+
+// TestLongHistory crosses several chunk boundaries and checks every
+// stored clock against clocks tracked by hand.
+func TestLongHistory(t *testing.T) {
+	tl := newEngines(t, 2)
+	const n = 3*chunkLen + 17
+	var want [2][]Clock
+	var last [2]Clock
+	for i := 0; i < n; i++ {
+		a := mustSubmitQuiet(t, tl, 0)
+		last[0][0] = a.Seq
+		want[0] = append(want[0], last[0])
+		var b Event
+		if i%3 == 0 {
+			b = mustSubmitQuiet(t, tl, 1, a)
+			last[1].Join(&last[0])
+		} else {
+			b = mustSubmitQuiet(t, tl, 1)
+		}
+		last[1][1] = b.Seq
+		want[1] = append(want[1], last[1])
+	}
+	mustCheck(t, tl)
+	for e := range want {
+		for i, w := range want[e] {
+			ev := Event{EngineID(e), Seq(i + 1)}
+			got, err := tl.EventClock(ev)
+			if err != nil || got != w {
+				t.Fatalf("EventClock(%v) = %v, %v; want %v", ev, got, err, w)
+			}
+		}
+	}
+	if err := tl.Complete(Event{1, n}); err != nil {
+		t.Fatal(err)
+	}
+	// The last engine-1 op that waited was at i0, for engine 0's op i0+1.
+	i0 := (n - 1) - (n-1)%3
+	if got, want := tl.CompletedClock(), (Clock{Seq(i0 + 1), n}); got != want {
+		t.Fatalf("CompletedClock = %v, want %v", got, want)
+	}
+	mustCheck(t, tl)
+}
+
+func mustSubmitQuiet(tb testing.TB, t *Timeline, e EngineID, waits ...Event) Event {
+	tb.Helper()
+	ev, err := t.Submit(e, waits...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ev
+}
