@@ -1,0 +1,29 @@
+package bench
+
+// SplitMix64 is the splitmix64 generator every workload draws from. The zero
+// value is the generator with seed 0; use NewSplitMix64(42) for the workloads.
+type SplitMix64 struct {
+	s uint64 // state: seed plus k·0x9E3779B97F4A7C15 after k draws
+}
+
+// NewSplitMix64 returns a generator with the given seed.
+func NewSplitMix64(seed uint64) SplitMix64 { return SplitMix64{s: seed} }
+
+// Next advances the state and returns the next output.
+func (g *SplitMix64) Next() uint64 {
+	g.s += 0x9E3779B97F4A7C15
+	z := g.s
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+// FNV-1a-style hash used for trace and offset fingerprints:
+// h0 = HashInit, Mix(h, v) = (h ^ v) * 0x100000001B3, all 64-bit.
+const HashInit uint64 = 0xCBF29CE484222325
+
+// Mix folds v into the fingerprint h.
+func Mix(h, v uint64) uint64 { return (h ^ v) * 0x100000001B3 }
+
+// FailedOffset is what an offset hash mixes for a failed allocation.
+const FailedOffset uint64 = 0xFFFFFFFFFFFFFFFF
