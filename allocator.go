@@ -1,0 +1,444 @@
+package subarena
+
+import (
+	"errors"
+	"fmt"
+	stdsync "sync"
+
+	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/liveness"
+	"github.com/subarena/subarena/ranges"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// Config configures an Allocator.
+type Config struct {
+	// Capacity is the arena size in bytes, a multiple of Granule. In
+	// Unbounded mode it is the initial size (it may be 0).
+	Capacity int64
+	// Granule is the arena's unit and alignment, a power of two; 0 means
+	// arena.DefaultGranule (256 B).
+	Granule int64
+	// Policy says when released bytes return to reuse (default
+	// SubrangeFenced).
+	Policy Policy
+	// Backing is optional host memory of at least Capacity bytes;
+	// Buffer.Bytes returns slices of it.
+	Backing []byte
+	// Timeline holds the engines and events. Required: the Allocator
+	// subscribes to it and learns of completions from it.
+	Timeline *sasync.Timeline
+	// Unbounded is planning mode: the arena grows instead of failing, and
+	// Stats().HighWater is the arena size the program needs.
+	Unbounded bool
+	// Fit is the arena's fit strategy (zero value: the default).
+	Fit arena.Fit
+}
+
+// Access is how an op uses a view's bytes.
+type Access uint8
+
+// Accesses. Both pin the bytes until the op completes: a reader must not
+// see the next owner's bytes, and a writer must not write into them.
+const (
+	Read      Access = 1
+	Write     Access = 2
+	ReadWrite        = Read | Write
+)
+
+// String returns "read", "write" or "readwrite".
+func (acc Access) String() string {
+	switch acc {
+	case Read:
+		return "read"
+	case Write:
+		return "write"
+	case ReadWrite:
+		return "readwrite"
+	}
+	return fmt.Sprintf("access(%d)", uint8(acc))
+}
+
+// Allocator hands out arena bytes to tensors and takes them back subrange by
+// subrange as their users complete. It is safe for concurrent use: one
+// mutex guards all state; completions arrive from any goroutine through the
+// Timeline's subscription.
+type Allocator struct {
+	mu  stdsync.Mutex
+	cfg Config
+	tl  *sasync.Timeline
+	ar  *arena.Arena
+	idx *liveness.Index
+
+	nextID   uint64
+	head     *Buffer // live buffers, intrusive list (for invariants and stats)
+	nBuffers int
+	live     int64 // bytes the program holds
+
+	// Bound once so hot paths pass them without allocating.
+	freeFn func(ranges.Range)
+	safeFn func(sasync.Event) bool
+	// safeFn's arguments, set under mu before each Take.
+	safePoint     sasync.Clock
+	safeCompleted sasync.Clock
+
+	internalErr error // first failure of the arena to take bytes back
+	unsubscribe func()
+}
+
+// New returns an Allocator over a fresh arena.
+func New(cfg Config) (*Allocator, error) {
+	if cfg.Timeline == nil {
+		return nil, fmt.Errorf("%w: Timeline is required", ErrInvalidConfig)
+	}
+	if !cfg.Policy.Valid() {
+		return nil, fmt.Errorf("%w: policy %d", ErrInvalidConfig, cfg.Policy)
+	}
+	if cfg.Granule == 0 {
+		cfg.Granule = arena.DefaultGranule
+	}
+	ar, err := arena.New(arena.Config{Capacity: cfg.Capacity, Granule: cfg.Granule, Backing: cfg.Backing, Unbounded: cfg.Unbounded, Fit: cfg.Fit})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	idx, err := liveness.New(cfg.Granule, cfg.Policy.mode())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	a := &Allocator{cfg: cfg, tl: cfg.Timeline, ar: ar, idx: idx}
+	a.freeFn = a.giveBack
+	a.safeFn = a.safeForPoint
+	a.unsubscribe = a.tl.Subscribe(a.onComplete)
+	return a, nil
+}
+
+// Close stops listening to the Timeline. The Allocator must not be used
+// afterwards; bytes still pending then never return.
+func (a *Allocator) Close() { a.unsubscribe() }
+
+// Timeline returns the Timeline the Allocator listens to.
+func (a *Allocator) Timeline() *sasync.Timeline { return a.tl }
+
+// Policy returns the release policy.
+func (a *Allocator) Policy() Policy { return a.cfg.Policy }
+
+// Granule returns the arena's granule.
+func (a *Allocator) Granule() int64 { return a.cfg.Granule }
+
+// giveBack returns a granule-aligned run to the arena (liveness's free
+// callback). A failure means the Allocator's own bookkeeping is broken; it
+// is recorded for CheckInvariants rather than silently dropped.
+func (a *Allocator) giveBack(r ranges.Range) {
+	if err := a.ar.Free(r.Lo, r.Len()); err != nil && a.internalErr == nil {
+		a.internalErr = fmt.Errorf("subarena: returning %v to the arena: %w", r, err)
+	}
+}
+
+func (a *Allocator) safeForPoint(ev sasync.Event) bool {
+	return ev.Seq <= a.safePoint[ev.Engine] || ev.Seq <= a.safeCompleted[ev.Engine]
+}
+
+func (a *Allocator) onComplete(c sasync.Clock) {
+	a.mu.Lock()
+	a.idx.Complete(&c, a.freeFn)
+	a.mu.Unlock()
+}
+
+// Alloc returns a buffer of size bytes that a writer at point at may use:
+// under the fenced policies, held bytes whose pending users all
+// happen-before at (or have completed) are preferred; otherwise clean arena
+// space. The buffer starts on a granule boundary. When nothing fits, the
+// error is a *NoSpaceError that says what is free, what is pinned and what
+// to wait for.
+func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("%w: %d bytes", ErrInvalidSize, size)
+	}
+	if _, err := a.tl.Engine(at.Engine); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := &Buffer{a: a}
+	completed := a.tl.CompletedClock()
+	if w, fence, ok := a.takeFenced(size, &at, &completed); ok {
+		b.off, b.span = w.Lo, w.Len()
+		for e := range fence {
+			if fence[e] > completed[e] {
+				b.residual[e] = fence[e]
+				b.hasResidual = true
+			}
+		}
+	} else {
+		blk, err := a.ar.Alloc(size)
+		if err != nil {
+			return nil, a.noSpace(size, err)
+		}
+		b.off, b.span = blk.Offset, blk.Size
+	}
+	b.size = size
+	if b.hasResidual {
+		for e := range b.born {
+			b.born[e] = a.tl.Submitted(sasync.EngineID(e))
+		}
+	}
+	a.adopt(b, ranges.Range{Lo: b.off, Hi: b.off + b.span})
+	return b, nil
+}
+
+func (a *Allocator) takeFenced(size int64, at *sasync.Point, completed *sasync.Clock) (ranges.Range, sasync.Clock, bool) {
+	if !a.idx.Mode().Fenced {
+		return ranges.Range{}, sasync.Clock{}, false
+	}
+	a.safePoint, a.safeCompleted = at.Clock, *completed
+	return a.idx.Take(size, a.safeFn, a.freeFn)
+}
+
+// adopt gives b an id and the bytes r, and links it into the live list.
+func (a *Allocator) adopt(b *Buffer, r ranges.Range) {
+	a.nextID++
+	b.id = a.nextID
+	b.live.Add(r)
+	a.live += r.Len()
+	b.next = a.head
+	if a.head != nil {
+		a.head.prev = b
+	}
+	a.head = b
+	a.nBuffers++
+}
+
+// retire unlinks a buffer whose bytes the program no longer holds.
+func (a *Allocator) retire(b *Buffer) {
+	b.released = true
+	if b.prev != nil {
+		b.prev.next = b.next
+	} else {
+		a.head = b.next
+	}
+	if b.next != nil {
+		b.next.prev = b.prev
+	}
+	b.prev, b.next = nil, nil
+	a.nBuffers--
+}
+
+func (a *Allocator) noSpace(size int64, cause error) error {
+	if !errorsIsNoSpace(cause) {
+		return cause
+	}
+	g := a.cfg.Granule
+	req := (size + g - 1) &^ (g - 1)
+	st := a.ar.Stats()
+	e := &NoSpaceError{Requested: req, TotalFree: st.Free, LargestFree: st.LargestFree, Held: a.idx.Held().Len()}
+	e.Pending, _ = a.idx.PendingBytes()
+	// The held run whose pending work is smallest decides what to wait for.
+	held := a.idx.Held().AlignIn(g)
+	best := int64(-1)
+	completed := a.tl.CompletedClock()
+	for _, r := range held.Runs() {
+		if r.Len() < req {
+			continue
+		}
+		fence, unknown := a.idx.Fence(r)
+		if unknown {
+			continue
+		}
+		var outstanding, most int64
+		var wait sasync.Event
+		for en := range fence {
+			if left := int64(fence[en]) - int64(completed[en]); left > 0 {
+				outstanding += left
+				if left > most {
+					most, wait = left, sasync.Event{Engine: sasync.EngineID(en), Seq: fence[en]}
+				}
+			}
+		}
+		if best < 0 || outstanding < best {
+			best = outstanding
+			e.WaitFor, e.Wait, e.HasWait = fence, wait, true
+		}
+	}
+	return e
+}
+
+// Use records that the op behind ev uses exactly v's bytes until ev
+// completes. ev must have been submitted on the Timeline; an event that has
+// already completed is accepted and pins nothing (the bytes were the
+// program's while it ran). Bytes the buffer took over fenced may only be
+// used by ops submitted after the Alloc that happen-after the fence.
+func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
+	if acc == 0 || acc&^ReadWrite != 0 {
+		return fmt.Errorf("%w: %d", ErrInvalidAccess, acc)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cover, err := a.checkView(v)
+	if err != nil {
+		return err
+	}
+	evClock, err := a.tl.EventClock(ev)
+	if err != nil {
+		return err
+	}
+	b := v.buf
+	if err := b.checkLiveLocked(cover); err != nil {
+		return err
+	}
+	if c := b.claimOverlapping(cover); c != nil {
+		return fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
+	}
+	if b.hasResidual {
+		if ev.Seq <= b.born[ev.Engine] {
+			return fmt.Errorf("%w: %v was submitted before buffer %d was allocated", ErrUnordered, ev, b.id)
+		}
+		if !b.residual.LessEq(&evClock) {
+			return fmt.Errorf("%w: %v does not happen-after the fence of buffer %d", ErrUnordered, ev, b.id)
+		}
+	}
+	if a.tl.Completed(ev) {
+		return nil
+	}
+	_, err = a.idx.AddUser(ev, false, cover.Runs())
+	return err
+}
+
+// UseBuffer is Use of the buffer's Whole view.
+func (a *Allocator) UseBuffer(b *Buffer, ev sasync.Event, acc Access) error {
+	return a.Use(b.Whole(), ev, acc)
+}
+
+// checkView validates that v is a view of a live buffer of this Allocator
+// and returns its exact or conservative covered bytes. Caller holds mu.
+func (a *Allocator) checkView(v *View) (*ranges.Set, error) {
+	if v == nil || v.buf == nil {
+		return nil, fmt.Errorf("%w: nil view", ErrForeign)
+	}
+	if v.buf.a != a {
+		return nil, fmt.Errorf("%w: buffer %d", ErrForeign, v.buf.id)
+	}
+	if v.buf.released {
+		return nil, fmt.Errorf("%w: buffer %d", ErrReleased, v.buf.id)
+	}
+	cover, _, err := v.coverLocked()
+	if err != nil {
+		return nil, err
+	}
+	return cover, nil
+}
+
+// Release says the program is done with b: its bytes return piece by piece
+// under the policy. Bytes no pending user covers return at once.
+func (a *Allocator) Release(b *Buffer) error {
+	if b == nil || b.a != a {
+		return fmt.Errorf("%w: release", ErrForeign)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if b.released {
+		return fmt.Errorf("%w: buffer %d", ErrDoubleRelease, b.id)
+	}
+	if len(b.claims) > 0 {
+		return fmt.Errorf("%w: buffer %d has an open claim", ErrClaimed, b.id)
+	}
+	return a.releaseLocked(b, &b.live)
+}
+
+// releaseLocked hands bytes (a subset of b.live) to the index and drops
+// them from b; b retires when nothing is left.
+func (a *Allocator) releaseLocked(b *Buffer, bytes *ranges.Set) error {
+	part := bytes.Clone()
+	if err := a.idx.Release(&part, a.freeFn); err != nil {
+		return err
+	}
+	a.live -= part.Len()
+	b.live.RemoveSet(&part)
+	if b.live.IsEmpty() {
+		a.retire(b)
+	}
+	return nil
+}
+
+// Discard says the program will not touch v's bytes again, through any
+// name: they return under the policy while the rest of the buffer stays
+// held. Bytes already discarded are skipped; discarding a view none of
+// whose bytes are still held is ErrDoubleRelease.
+func (a *Allocator) Discard(v *View) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cover, err := a.checkView(v)
+	if err != nil {
+		if v != nil && v.buf != nil && v.buf.a == a && v.buf.released {
+			return fmt.Errorf("%w: buffer %d", ErrDoubleRelease, v.buf.id)
+		}
+		return err
+	}
+	if !v.coverOK {
+		return fmt.Errorf("%w: view %v needs more than %d runs; discard the buffer instead", ErrInvalidLayout, v.layout, CoverBudget)
+	}
+	b := v.buf
+	part := ranges.Intersect(cover, &b.live)
+	if part.IsEmpty() {
+		return fmt.Errorf("%w: view of buffer %d already discarded", ErrDoubleRelease, b.id)
+	}
+	if c := b.claimOverlapping(&part); c != nil {
+		return fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
+	}
+	return a.releaseLocked(b, &part)
+}
+
+// Donate hands v's bytes, in place, to the output of the op behind ev, the
+// last user of those bytes (ggml's in-place ops, buffer donation): the
+// returned buffer is exactly v's bytes, which leave v's buffer. v must be
+// dense (one gap-free run), still held, and no pending user other than ev
+// itself may cover any of its bytes (ErrPending).
+func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cover, err := a.checkView(v)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.tl.EventClock(ev); err != nil {
+		return nil, err
+	}
+	if cover.NumRuns() != 1 || !v.coverOK {
+		return nil, fmt.Errorf("%w: %v", ErrNotDense, v.layout)
+	}
+	b := v.buf
+	if err := b.checkLiveLocked(cover); err != nil {
+		return nil, err
+	}
+	if c := b.claimOverlapping(cover); c != nil {
+		return nil, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
+	}
+	r := cover.Runs()[0]
+	var other error
+	a.idx.Users(r, func(_ liveness.UserID, uev sasync.Event, unknown bool) bool {
+		if unknown || uev != ev {
+			other = fmt.Errorf("%w: %v of buffer %d is still used by %v", ErrPending, r, b.id, describeUser(uev, unknown))
+			return false
+		}
+		return true
+	})
+	if other != nil {
+		return nil, other
+	}
+	nb := &Buffer{a: a, off: r.Lo, size: r.Len(), span: r.Len()}
+	b.live.Remove(r)
+	a.live -= r.Len()
+	if b.live.IsEmpty() {
+		a.retire(b)
+	}
+	a.adopt(nb, r)
+	return nb, nil
+}
+
+func describeUser(ev sasync.Event, unknown bool) string {
+	if unknown {
+		return "an unknown user"
+	}
+	return ev.String()
+}
+
+func errorsIsNoSpace(err error) bool { return errors.Is(err, arena.ErrNoSpace) }

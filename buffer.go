@@ -1,0 +1,116 @@
+package subarena
+
+import (
+	"fmt"
+
+	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/strided"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// Buffer is one allocation [Offset, Offset+Size) of the arena, owned by the
+// program until it calls Release (or discards, donates or claims away all
+// of its bytes). Its address never changes. A released Buffer stays a valid
+// Go value: every operation on it reports ErrReleased.
+type Buffer struct {
+	a          *Allocator
+	id         uint64
+	off, size  int64
+	span       int64 // bytes taken from the arena: size rounded up to the granule (donated: exactly size)
+	whole      *View
+	prev, next *Buffer
+
+	// Guarded by a.mu.
+	released bool
+	live     ranges.Set // absolute bytes the program still holds
+	claims   []*Claim
+	// A buffer built over held bytes taken fenced keeps the fence's
+	// components that had not completed when it was allocated (residual),
+	// and what each engine had submitted then (born): only ops submitted
+	// afterwards and ordered after the residual may use it.
+	hasResidual bool
+	residual    sasync.Clock
+	born        sasync.Clock
+}
+
+// ID returns the buffer's identifier, unique within its Allocator.
+func (b *Buffer) ID() uint64 { return b.id }
+
+// Offset returns the buffer's first byte in the arena.
+func (b *Buffer) Offset() int64 { return b.off }
+
+// Size returns the buffer's size in bytes as requested.
+func (b *Buffer) Size() int64 { return b.size }
+
+// Range returns [Offset, Offset+Size).
+func (b *Buffer) Range() ranges.Range { return ranges.Range{Lo: b.off, Hi: b.off + b.size} }
+
+// Bytes returns the buffer's bytes in the arena's backing memory (nil when
+// the Allocator has no Backing). The slice is capped at Size.
+func (b *Buffer) Bytes() []byte {
+	return b.a.ar.Bytes(arena.Block{Offset: b.off, Size: b.size})
+}
+
+// Released reports whether the program no longer holds any byte of b.
+func (b *Buffer) Released() bool {
+	b.a.mu.Lock()
+	defer b.a.mu.Unlock()
+	return b.released
+}
+
+// String describes the buffer.
+func (b *Buffer) String() string {
+	return fmt.Sprintf("buffer %d [%d, %d)", b.id, b.off, b.off+b.size)
+}
+
+// Whole returns the view of every byte of b: a dense 1-D byte layout.
+func (b *Buffer) Whole() *View {
+	b.a.mu.Lock()
+	defer b.a.mu.Unlock()
+	if b.whole == nil {
+		b.whole = &View{buf: b, layout: strided.Bytes(0, b.size)}
+	}
+	return b.whole
+}
+
+// View takes a view of b with layout l, relative to b's first byte, and
+// validates it against b's bounds (strided.ErrOutOfBounds,
+// strided.ErrInvalidLayout, strided.ErrOverflow).
+func (b *Buffer) View(l strided.Layout) (*View, error) {
+	return b.Whole().View(l)
+}
+
+// Dense views b as a row-major tensor of the given shape and element size,
+// starting at byte offset.
+func (b *Buffer) Dense(offset int64, shape []int64, elem int64) (*View, error) {
+	l, err := strided.Dense(offset, shape, elem)
+	if err != nil {
+		return nil, err
+	}
+	return b.View(l)
+}
+
+// checkLiveLocked reports ErrReleased if any byte of cover is no longer
+// held by the program.
+func (b *Buffer) checkLiveLocked(cover *ranges.Set) error {
+	if rs := b.live.Runs(); len(rs) == 1 && rs[0].Lo <= b.off && rs[0].Hi >= b.off+b.size {
+		return nil // nothing discarded: the common case
+	}
+	for _, r := range cover.Runs() {
+		if !b.live.ContainsRange(r) {
+			return fmt.Errorf("%w: bytes %v of buffer %d were discarded, donated or claimed", ErrReleased, r, b.id)
+		}
+	}
+	return nil
+}
+
+// claimOverlapping returns an open claim on bytes of s, if any.
+func (b *Buffer) claimOverlapping(s *ranges.Set) *Claim {
+	for _, c := range b.claims {
+		if _, ok := c.bytes.OverlapsSet(s); ok {
+			return c
+		}
+	}
+	return nil
+}

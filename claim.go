@@ -1,0 +1,158 @@
+package subarena
+
+import (
+	"fmt"
+
+	"github.com/subarena/subarena/liveness"
+	"github.com/subarena/subarena/ranges"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// Claim is an eviction in progress: the claimed bytes had no pending user
+// when it was taken, and no new user may take them (Use, Reserve, Donate
+// and Discard fail with ErrClaimed) until it is committed or abandoned.
+// Checking "no one uses it" and blocking new users happen under one lock,
+// so a claim and a use can never both succeed.
+type Claim struct {
+	a     *Allocator
+	view  *View
+	bytes ranges.Set
+	done  bool
+}
+
+// Claim claims v's bytes for eviction. It fails with ErrPending if any
+// pending user covers them, ErrClaimed if another claim does, ErrReleased if
+// the program no longer holds them.
+func (a *Allocator) Claim(v *View) (*Claim, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cover, err := a.checkView(v)
+	if err != nil {
+		return nil, err
+	}
+	b := v.buf
+	if err := b.checkLiveLocked(cover); err != nil {
+		return nil, err
+	}
+	if b.claimOverlapping(cover) != nil {
+		return nil, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
+	}
+	for _, r := range cover.Runs() {
+		if a.idx.Covered(r) {
+			return nil, fmt.Errorf("%w: %v of buffer %d", ErrPending, r, b.id)
+		}
+	}
+	c := &Claim{a: a, view: v, bytes: cover.Clone()}
+	b.claims = append(b.claims, c)
+	return c, nil
+}
+
+func (c *Claim) finish() error {
+	if c.done {
+		return fmt.Errorf("%w: claim", ErrFinished)
+	}
+	c.done = true
+	cs := c.view.buf.claims
+	for i, o := range cs {
+		if o == c {
+			c.view.buf.claims = append(cs[:i], cs[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// Commit completes the eviction: the claimed bytes are discarded (the
+// whole buffer released if the claim covered all it still held).
+func (c *Claim) Commit() error {
+	a := c.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := c.finish(); err != nil {
+		return err
+	}
+	b := c.view.buf
+	part := ranges.Intersect(&c.bytes, &b.live)
+	if part.IsEmpty() {
+		return nil
+	}
+	return a.releaseLocked(b, &part)
+}
+
+// Abandon gives up the eviction: the bytes are usable again.
+func (c *Claim) Abandon() error {
+	c.a.mu.Lock()
+	defer c.a.mu.Unlock()
+	return c.finish()
+}
+
+// Reservation binds a view to an op that has not been submitted yet (a
+// transfer into a buffer bound as an output long before it starts): the
+// bytes are pinned by an unknown user — never assumed finished — until the
+// reservation is activated with the op's event or cancelled. Releasing the
+// buffer meanwhile does not free the reserved bytes.
+type Reservation struct {
+	a    *Allocator
+	view *View
+	user liveness.UserID
+	done bool
+}
+
+// Reserve pins v's bytes for an op to be submitted later.
+func (a *Allocator) Reserve(v *View) (*Reservation, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cover, err := a.checkView(v)
+	if err != nil {
+		return nil, err
+	}
+	b := v.buf
+	if err := b.checkLiveLocked(cover); err != nil {
+		return nil, err
+	}
+	if b.claimOverlapping(cover) != nil {
+		return nil, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
+	}
+	id, err := a.idx.AddUser(sasync.Event{}, true, cover.Runs())
+	if err != nil {
+		return nil, err
+	}
+	return &Reservation{a: a, view: v, user: id}, nil
+}
+
+// Activate turns the reservation into a Use by the op behind ev. The buffer
+// may have been released since Reserve: the reservation kept its bytes.
+func (r *Reservation) Activate(ev sasync.Event, acc Access) error {
+	if acc == 0 || acc&^ReadWrite != 0 {
+		return fmt.Errorf("%w: %d", ErrInvalidAccess, acc)
+	}
+	a := r.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r.done {
+		return fmt.Errorf("%w: reservation", ErrFinished)
+	}
+	if _, err := a.tl.EventClock(ev); err != nil {
+		return err
+	}
+	if !a.tl.Completed(ev) {
+		cover, _, _ := r.view.coverLocked()
+		if _, err := a.idx.AddUser(ev, false, cover.Runs()); err != nil {
+			return err
+		}
+	}
+	r.done = true
+	return a.idx.RemoveUser(r.user, a.freeFn)
+}
+
+// Cancel drops the reservation: its bytes are no longer pinned by it.
+func (r *Reservation) Cancel() error {
+	a := r.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r.done {
+		return fmt.Errorf("%w: reservation", ErrFinished)
+	}
+	r.done = true
+	return a.idx.RemoveUser(r.user, a.freeFn)
+}

@@ -1,0 +1,85 @@
+package subarena
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/strided"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// Sentinel errors. Every error the Allocator returns matches one of these
+// (or a sentinel of packages arena, strided or sync) with errors.Is, and a
+// call that returns an error has changed nothing.
+var (
+	// ErrNoSpace: no bytes safe for the requested point fit; the error is a
+	// *NoSpaceError telling why.
+	ErrNoSpace = arena.ErrNoSpace
+	// ErrInvalidSize: a size is zero, negative or overflows.
+	ErrInvalidSize = arena.ErrInvalidSize
+	// ErrInvalidConfig: New was given a bad Config.
+	ErrInvalidConfig = errors.New("subarena: invalid config")
+	// ErrReleased: the buffer was released, or the bytes discarded, claimed
+	// away or donated.
+	ErrReleased = errors.New("subarena: buffer released")
+	// ErrDoubleRelease: Release of a released buffer, or Discard of bytes
+	// none of which are still held by the program.
+	ErrDoubleRelease = errors.New("subarena: double release")
+	// ErrOutOfBounds: a view covers bytes outside its buffer.
+	ErrOutOfBounds = strided.ErrOutOfBounds
+	// ErrInvalidLayout: a view's layout is malformed.
+	ErrInvalidLayout = strided.ErrInvalidLayout
+	// ErrUnknownEvent: the event was never submitted on the Timeline.
+	ErrUnknownEvent = sasync.ErrUnknownEvent
+	// ErrUnknownEngine: the engine does not exist on the Timeline.
+	ErrUnknownEngine = sasync.ErrUnknownEngine
+	// ErrPending: the operation needs bytes no other user still uses
+	// (Donate, Claim), and some pending user does.
+	ErrPending = errors.New("subarena: bytes still have pending users")
+	// ErrClaimed: the bytes are claimed for eviction; no new user may take them.
+	ErrClaimed = errors.New("subarena: bytes claimed")
+	// ErrForeign: the buffer or view belongs to another Allocator.
+	ErrForeign = errors.New("subarena: buffer of another allocator")
+	// ErrUnordered: a use of bytes handed over fenced is not ordered after
+	// their previous owner's users (the op was submitted before the
+	// allocation, or does not happen-after the fence).
+	ErrUnordered = errors.New("subarena: use not ordered after previous owner's users")
+	// ErrInvalidAccess: an Access other than Read, Write or ReadWrite.
+	ErrInvalidAccess = errors.New("subarena: invalid access")
+	// ErrNotDense: Donate needs a view whose bytes are one gap-free run.
+	ErrNotDense = errors.New("subarena: view is not dense")
+	// ErrFinished: a Claim or Reservation was already committed, abandoned,
+	// activated or cancelled.
+	ErrFinished = errors.New("subarena: already finished")
+)
+
+// NoSpaceError says why an allocation failed: how much is free, how much is
+// pinned by pending users, and what to wait for. It matches ErrNoSpace.
+type NoSpaceError struct {
+	Requested   int64 // bytes asked for (rounded up to the granule)
+	TotalFree   int64 // clean bytes in the arena
+	LargestFree int64 // largest clean run
+	Held        int64 // bytes released by the program but not yet returned
+	Pending     int64 // bytes covered by pending users
+	// WaitFor is the fence of the smallest set of pending work whose
+	// completion would free a run of held bytes large enough, and Wait one
+	// event of it (the latest on its engine); HasWait is false when no held
+	// run is large enough.
+	WaitFor sasync.Clock
+	Wait    sasync.Event
+	HasWait bool
+}
+
+// Error formats the diagnosis.
+func (e *NoSpaceError) Error() string {
+	s := fmt.Sprintf("subarena: no space for %d bytes: %d free (largest %d), %d held, %d pending",
+		e.Requested, e.TotalFree, e.LargestFree, e.Held, e.Pending)
+	if e.HasWait {
+		s += fmt.Sprintf("; completing %v would free enough", e.Wait)
+	}
+	return s
+}
+
+// Is makes errors.Is(err, ErrNoSpace) true.
+func (e *NoSpaceError) Is(target error) bool { return target == ErrNoSpace }

@@ -1,0 +1,59 @@
+// Package liveness indexes the pending users of arena bytes and decides, byte
+// range by byte range, when released bytes may return to reuse.
+//
+// # What it tracks
+//
+// A user is one op that reads or writes a view. It pins exactly the bytes the
+// view covers — a set of half-open runs [lo, hi) of arena offsets, computed
+// once per view by package strided — until its event completes. A user whose
+// event is unknown (a reservation, an unmodelled consumer) pins its bytes
+// until it is removed explicitly: it is never assumed finished.
+//
+// Held bytes are bytes the program has released (a buffer) or discarded (a
+// view) that have not yet gone back to the arena. Under the safe modes a held
+// byte stays held while a pending user covers it:
+//
+//	buffer     [=========================================)
+//	Q readers  [#############)                                 (done)
+//	K readers                [#############)                   (done)
+//	V reader                               [#############)     (copy engine, pending)
+//	returned   [==========================)                     subrange mode
+//	returned   (nothing until V's reader completes)            whole mode
+//
+// # Structure
+//
+// Pending users live in an interval tree (github.com/rdleal/intervalst), one
+// key per distinct covered run. intervalst intervals are closed and unique
+// per (start, end), so a run [lo, hi) is stored as [lo, hi-1] and every key
+// carries a group: the users covering exactly that run. Users are also kept
+// in one FIFO queue per engine, ordered by sequence number, so a completion
+// clock pops exactly the users it completes in O(completed users), without
+// scanning the tree.
+//
+// Queries ("which pending users cover [lo, hi)?", "what is their fence?") are
+// tree stabbing queries, O(log n + k). A completion removes the completed
+// users' keys and re-examines only the held bytes those users covered.
+//
+// The arena's unit is the granule: a granule goes back only when every one of
+// its bytes is held and no pending user covers any of them (a partly-read
+// granule stays pinned). In whole mode, a released buffer is one piece: none
+// of it returns until no pending user covers any byte of it.
+//
+// # Fences
+//
+// The fence of a set of pending users is the join of their events: for each
+// engine, the highest sequence number among them. A writer at point P may take
+// held bytes before their users complete when the fence is safe for P (every
+// user happens-before P or has completed) — that is Take, used by the fenced
+// policies. Unknown users have no fence: bytes they cover are never taken.
+//
+// # Costs and allocation
+//
+// Users, groups and queues are pooled and reuse their storage, so a steady
+// stream of Use and Complete does not grow the heap. Two allocations remain,
+// both inside intervalst: Insert allocates one tree node per new distinct
+// run, and AllIntersections returns a fresh slice; a release or completion
+// that must examine held bytes pays for those.
+//
+// An Index is not safe for concurrent use; the Allocator serializes access.
+package liveness

@@ -1,0 +1,325 @@
+package liveness
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+
+	"github.com/rdleal/intervalst/interval"
+
+	"github.com/subarena/subarena/ranges"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// Sentinel errors. A call that returns one has changed nothing.
+var (
+	// ErrUnknownUser: the UserID is not a pending user of this Index (never
+	// added, or already completed or removed).
+	ErrUnknownUser = errors.New("liveness: unknown user")
+	// ErrInvalidRange: a run is empty, negative or reversed.
+	ErrInvalidRange = errors.New("liveness: invalid range")
+	// ErrInvalidGranule: the granule is not a positive power of two.
+	ErrInvalidGranule = errors.New("liveness: granule must be a positive power of two")
+	// ErrNotHeld: bytes released twice, or released while already held.
+	ErrNotHeld = errors.New("liveness: bytes already held")
+)
+
+// Mode is how released bytes go back to reuse. The Allocator's policies map
+// onto it one to one.
+type Mode struct {
+	// Whole: a released buffer (or discarded view) is one piece; none of it
+	// returns until no pending user covers any byte of it.
+	Whole bool
+	// Fenced: held bytes whose pending users are all safe for a writer may
+	// be taken by that writer before the users complete (Take).
+	Fenced bool
+	// Unsafe ignores pending users entirely: released bytes return at once.
+	// It reproduces the premature-reuse bug and exists only as a baseline.
+	Unsafe bool
+}
+
+// UserID names one pending user. IDs are reused after the user is gone, so
+// a UserID is meaningful only while its user is pending.
+type UserID int32
+
+// user is one op pinning the bytes of one view until its event completes.
+//
+// Invariants while live: runs is normalized (sorted, disjoint, non-empty);
+// every run is a key of the tree whose group lists this user exactly once;
+// a known user sits exactly once in queues[ev.Engine].
+type user struct {
+	ev      sasync.Event
+	unknown bool
+	live    bool
+	gen     uint32
+	runs    []ranges.Range
+}
+
+// group is the value of one tree key: the users covering exactly [lo, hi).
+// Invariant: len(users) > 0 while the key is in the tree.
+type group struct {
+	lo, hi int64
+	users  []UserID
+}
+
+// queued is one entry of an engine's FIFO: gen detects a user removed (and
+// its slot reused) before its event completed.
+type queued struct {
+	seq sasync.Seq
+	id  UserID
+	gen uint32
+}
+
+// piece is a released buffer in whole mode: its held bytes return together.
+type piece struct {
+	bytes ranges.Set
+}
+
+// Index is the pending-user index over one arena's bytes, plus the held
+// bytes waiting to return. The zero value is not usable; call New.
+type Index struct {
+	granule int64
+	mode    Mode
+
+	tree *interval.SearchTree[*group, int64]
+	keys int // number of keys in tree
+
+	users   []user
+	freeIDs []UserID
+	pending int // live users
+	queues  [sasync.MaxEngines][]queued
+	heads   [sasync.MaxEngines]int
+
+	held   ranges.Set // released bytes not yet returned
+	pieces []*piece   // whole mode: pinned released buffers
+
+	groupPool []*group
+	scratch   ranges.Set
+	scratch2  ranges.Set
+	touched   ranges.Set
+}
+
+// New returns an empty Index for an arena with the given granule (a power of
+// two) and mode.
+func New(granule int64, mode Mode) (*Index, error) {
+	if granule <= 0 || granule&(granule-1) != 0 {
+		return nil, fmt.Errorf("%w: %d", ErrInvalidGranule, granule)
+	}
+	return &Index{
+		granule: granule,
+		mode:    mode,
+		tree:    interval.NewSearchTreeWithOptions[*group](cmp.Compare[int64], interval.TreeWithIntervalPoint()),
+	}, nil
+}
+
+// Mode returns the mode the Index was created with.
+func (x *Index) Mode() Mode { return x.mode }
+
+// Granule returns the granule the Index was created with.
+func (x *Index) Granule() int64 { return x.granule }
+
+// Pending returns the number of pending users (known and unknown).
+func (x *Index) Pending() int { return x.pending }
+
+// Held returns the released bytes that have not yet returned to the arena.
+// The set is owned by the Index: read it, do not keep or modify it.
+func (x *Index) Held() *ranges.Set { return &x.held }
+
+// AddUser records a pending user: the op behind ev pins exactly the bytes of
+// runs (absolute arena offsets, normalized as a ranges.Set's runs are) until
+// ev completes. An unknown user (unknown = true; ev is ignored) pins them
+// until RemoveUser. runs is copied.
+func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (UserID, error) {
+	for i, r := range runs {
+		if r.Lo < 0 || r.Hi <= r.Lo || (i > 0 && r.Lo <= runs[i-1].Hi) {
+			return -1, fmt.Errorf("%w: run %d %v", ErrInvalidRange, i, r)
+		}
+	}
+	if !unknown && int(ev.Engine) >= sasync.MaxEngines {
+		return -1, fmt.Errorf("%w: engine %d", sasync.ErrUnknownEngine, ev.Engine)
+	}
+	var id UserID
+	if n := len(x.freeIDs); n > 0 {
+		id = x.freeIDs[n-1]
+		x.freeIDs = x.freeIDs[:n-1]
+	} else {
+		x.users = append(x.users, user{})
+		id = UserID(len(x.users) - 1)
+	}
+	u := &x.users[id]
+	u.ev, u.unknown, u.live = ev, unknown, true
+	u.gen++
+	u.runs = append(u.runs[:0], runs...)
+	for _, r := range runs {
+		g, ok := x.tree.Find(r.Lo, r.Hi-1)
+		if !ok {
+			g = x.newGroup(r)
+			_ = x.tree.Insert(r.Lo, r.Hi-1, g) // cannot fail: r is non-empty
+			x.keys++
+		}
+		g.users = append(g.users, id)
+	}
+	if !unknown {
+		x.enqueue(ev, id, u.gen)
+	}
+	x.pending++
+	return id, nil
+}
+
+func (x *Index) newGroup(r ranges.Range) *group {
+	var g *group
+	if n := len(x.groupPool); n > 0 {
+		g = x.groupPool[n-1]
+		x.groupPool = x.groupPool[:n-1]
+	} else {
+		g = new(group)
+	}
+	g.lo, g.hi, g.users = r.Lo, r.Hi, g.users[:0]
+	return g
+}
+
+// enqueue inserts (ev, id) into its engine's FIFO, keeping it sorted by seq.
+// Events almost always arrive in order, so this is an append.
+func (x *Index) enqueue(ev sasync.Event, id UserID, gen uint32) {
+	q := x.queues[ev.Engine]
+	e := queued{seq: ev.Seq, id: id, gen: gen}
+	i := len(q)
+	for i > x.heads[ev.Engine] && q[i-1].seq > ev.Seq {
+		i--
+	}
+	q = append(q, queued{})
+	copy(q[i+1:], q[i:])
+	q[i] = e
+	x.queues[ev.Engine] = q
+}
+
+// RemoveUser drops a pending user (a cancelled reservation, or an unknown
+// user whose op turned out never to run) and returns its bytes to the held
+// bytes' accounting: held bytes it alone pinned return through free.
+func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
+	if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
+		return fmt.Errorf("%w: %d", ErrUnknownUser, id)
+	}
+	x.touched.Reset()
+	x.drop(id)
+	x.reclaim(free)
+	return nil
+}
+
+// drop removes user id from the tree and marks it dead; its runs are added
+// to x.touched. Its queue entry, if any, is skipped later by generation.
+func (x *Index) drop(id UserID) {
+	u := &x.users[id]
+	for _, r := range u.runs {
+		x.touched.Add(r)
+		g, ok := x.tree.Find(r.Lo, r.Hi-1)
+		if !ok {
+			continue // unreachable while invariants hold
+		}
+		for i, v := range g.users {
+			if v == id {
+				last := len(g.users) - 1
+				g.users[i] = g.users[last]
+				g.users = g.users[:last]
+				break
+			}
+		}
+		if len(g.users) == 0 {
+			_ = x.tree.Delete(r.Lo, r.Hi-1)
+			x.keys--
+			x.groupPool = append(x.groupPool, g)
+		}
+	}
+	u.live = false
+	x.pending--
+	x.freeIDs = append(x.freeIDs, id)
+}
+
+// Complete removes every known user whose event is covered by the
+// completed clock, and returns through free the held bytes that thereby
+// lost their last pending user. It returns the number of users completed.
+func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
+	x.touched.Reset()
+	n := 0
+	for e := range x.queues {
+		q := x.queues[e]
+		h := x.heads[e]
+		for h < len(q) && q[h].seq <= completed[e] {
+			en := q[h]
+			h++
+			u := &x.users[en.id]
+			if !u.live || u.gen != en.gen {
+				continue
+			}
+			x.drop(en.id)
+			n++
+		}
+		if h == len(q) {
+			x.queues[e] = q[:0]
+			h = 0
+		} else if h > 64 && h > len(q)/2 {
+			m := copy(q, q[h:])
+			x.queues[e] = q[:m]
+			h = 0
+		}
+		x.heads[e] = h
+	}
+	if n > 0 {
+		x.reclaim(free)
+	}
+	return n
+}
+
+// Covered reports whether any pending user covers a byte of r.
+func (x *Index) Covered(r ranges.Range) bool {
+	if r.Empty() {
+		return false
+	}
+	_, ok := x.tree.AnyIntersection(r.Lo, r.Hi-1)
+	return ok
+}
+
+// Users calls fn for each pending user covering a byte of r, once per
+// covering run (a user covering r with several runs is reported once per
+// run). It stops early when fn returns false.
+func (x *Index) Users(r ranges.Range, fn func(id UserID, ev sasync.Event, unknown bool) bool) {
+	if r.Empty() {
+		return
+	}
+	gs, _ := x.tree.AllIntersections(r.Lo, r.Hi-1)
+	for _, g := range gs {
+		for _, id := range g.users {
+			u := &x.users[id]
+			if !fn(id, u.ev, u.unknown) {
+				return
+			}
+		}
+	}
+}
+
+// Fence returns the join of the events of the pending users covering any
+// byte of r, and whether an unknown user covers any of it (then no fence
+// exists: the bytes are pinned until that user is removed).
+func (x *Index) Fence(r ranges.Range) (fence sasync.Clock, unknown bool) {
+	x.Users(r, func(_ UserID, ev sasync.Event, unk bool) bool {
+		if unk {
+			unknown = true
+			return false
+		}
+		fence.Observe(ev)
+		return true
+	})
+	return fence, unknown
+}
+
+// coveredSet adds to dst the bytes of r covered by pending users, clipped
+// to r.
+func (x *Index) coveredSet(r ranges.Range, dst *ranges.Set) {
+	if r.Empty() {
+		return
+	}
+	gs, _ := x.tree.AllIntersections(r.Lo, r.Hi-1)
+	for _, g := range gs {
+		dst.Add(ranges.Range{Lo: g.lo, Hi: g.hi}.Intersect(r))
+	}
+}

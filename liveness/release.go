@@ -1,0 +1,358 @@
+package liveness
+
+import (
+	"fmt"
+
+	"github.com/subarena/subarena/ranges"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// Release makes bytes (absolute arena offsets) held: the program will not
+// touch them again. Bytes that no pending user covers return at once
+// through free, granule by granule; the rest return as their users
+// complete (Complete) or are taken by a safe writer (Take). In whole mode
+// the bytes are one piece and return together. It is an error (ErrNotHeld)
+// to release bytes that are already held; nothing changes then.
+//
+// free receives granule-aligned runs that the caller must give back to the
+// arena; the Index has forgotten them when free is called.
+func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
+	if bytes.IsEmpty() {
+		return nil
+	}
+	if r, ok := x.held.OverlapsSet(bytes); ok {
+		return fmt.Errorf("%w: %v", ErrNotHeld, r)
+	}
+	x.held.AddSet(bytes)
+	if x.mode.Whole && !x.mode.Unsafe {
+		x.pieces = append(x.pieces, &piece{bytes: bytes.Clone()})
+	}
+	x.touched.Reset()
+	x.touched.AddSet(bytes)
+	x.reclaim(free)
+	return nil
+}
+
+// reclaim returns to the arena every held granule near x.touched that may
+// now return: fully held, not covered by a pending user (subrange mode), not
+// part of a still-pinned piece (whole mode).
+func (x *Index) reclaim(free func(ranges.Range)) {
+	if x.touched.IsEmpty() || x.held.IsEmpty() {
+		return
+	}
+	whole := x.mode.Whole && !x.mode.Unsafe
+	if whole {
+		for i := 0; i < len(x.pieces); {
+			p := x.pieces[i]
+			if _, ok := p.bytes.OverlapsSet(&x.touched); ok && !x.coveredAny(&p.bytes) {
+				x.touched.AddSet(&p.bytes)
+				last := len(x.pieces) - 1
+				x.pieces[i] = x.pieces[last]
+				x.pieces[last] = nil
+				x.pieces = x.pieces[:last]
+				continue
+			}
+			i++
+		}
+	}
+	around := x.touched.AlignOut(x.granule)
+	near := ranges.Intersect(&around, &x.held)
+	cand := near.AlignIn(x.granule)
+	for _, c := range cand.Runs() {
+		x.scratch.Reset()
+		switch {
+		case x.mode.Unsafe:
+		case whole:
+			for _, p := range x.pieces {
+				if p.bytes.Bounds().Overlaps(c) {
+					in := p.bytes.IntersectRange(c)
+					x.scratch.AddSet(&in)
+				}
+			}
+		default:
+			x.coveredSet(c, &x.scratch)
+		}
+		blocked := x.scratch.AlignOut(x.granule)
+		x.scratch2.Reset()
+		x.scratch2.Add(c)
+		x.scratch2.RemoveSet(&blocked)
+		for _, r := range x.scratch2.Runs() {
+			x.held.Remove(r)
+			free(r)
+		}
+	}
+}
+
+func (x *Index) coveredAny(s *ranges.Set) bool {
+	for _, r := range s.Runs() {
+		if x.Covered(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// Take hands held bytes to a writer before their pending users complete:
+// it finds size bytes (rounded up to the granule) of held bytes, contiguous
+// and granule-aligned, such that every pending user covering them satisfies
+// safe, removes them from the held bytes and returns them with their fence.
+// Bytes an unknown user covers are never taken. Among the candidate runs it
+// takes the smallest that fits (best fit), at its lowest offset. Take only
+// works in fenced modes; otherwise it reports false. In whole mode, what
+// remains of a piece returns through free if the taken bytes held its last pins.
+func (x *Index) Take(size int64, safe func(sasync.Event) bool, free func(ranges.Range)) (ranges.Range, sasync.Clock, bool) {
+	var none sasync.Clock
+	if !x.mode.Fenced || x.mode.Unsafe || size <= 0 || x.held.IsEmpty() {
+		return ranges.Range{}, none, false
+	}
+	size = (size + x.granule - 1) &^ (x.granule - 1)
+	best := ranges.Range{}
+	bestPiece := -1
+	consider := func(avail *ranges.Set, pi int) {
+		for _, r := range avail.Runs() {
+			if r.Len() >= size && (best.Empty() || r.Len() < best.Len()) {
+				best, bestPiece = r, pi
+			}
+		}
+	}
+	if x.mode.Whole {
+		for pi, p := range x.pieces {
+			if p.bytes.Len() < size || !x.allSafe(&p.bytes, safe) {
+				continue
+			}
+			avail := p.bytes.AlignIn(x.granule)
+			consider(&avail, pi)
+		}
+	} else {
+		cand := x.held.AlignIn(x.granule)
+		for _, c := range cand.Runs() {
+			if c.Len() < size {
+				continue
+			}
+			x.scratch.Reset()
+			x.Users(c, func(id UserID, ev sasync.Event, unknown bool) bool {
+				if unknown || !safe(ev) {
+					for _, r := range x.users[id].runs {
+						x.scratch.Add(r.Intersect(c))
+					}
+				}
+				return true
+			})
+			blocked := x.scratch.AlignOut(x.granule)
+			avail := ranges.FromRanges(c)
+			avail.RemoveSet(&blocked)
+			consider(&avail, -1)
+		}
+	}
+	if best.Empty() {
+		return ranges.Range{}, none, false
+	}
+	w := ranges.Range{Lo: best.Lo, Hi: best.Lo + size}
+	fence, _ := x.Fence(w)
+	x.held.Remove(w)
+	if bestPiece >= 0 {
+		p := x.pieces[bestPiece]
+		p.bytes.Remove(w)
+		if p.bytes.IsEmpty() {
+			last := len(x.pieces) - 1
+			x.pieces[bestPiece] = x.pieces[last]
+			x.pieces[last] = nil
+			x.pieces = x.pieces[:last]
+		} else {
+			// The users that pinned the piece may all have covered w.
+			x.touched.Reset()
+			x.touched.AddSet(&p.bytes)
+			x.reclaim(free)
+		}
+	}
+	return w, fence, true
+}
+
+// allSafe reports whether every pending user covering s is known and safe.
+func (x *Index) allSafe(s *ranges.Set, safe func(sasync.Event) bool) bool {
+	ok := true
+	for _, r := range s.Runs() {
+		x.Users(r, func(_ UserID, ev sasync.Event, unknown bool) bool {
+			ok = !unknown && safe(ev)
+			return ok
+		})
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// PendingBytes returns the union of the bytes pending users cover, and the
+// same per engine (unknown users are counted in the union only).
+func (x *Index) PendingBytes() (total int64, perEngine [sasync.MaxEngines]int64) {
+	var all ranges.Set
+	var per [sasync.MaxEngines]ranges.Set
+	for i := range x.users {
+		u := &x.users[i]
+		if !u.live {
+			continue
+		}
+		for _, r := range u.runs {
+			all.Add(r)
+			if !u.unknown {
+				per[u.ev.Engine].Add(r)
+			}
+		}
+	}
+	for e := range per {
+		perEngine[e] = per[e].Len()
+	}
+	return all.Len(), perEngine
+}
+
+// CheckInvariants verifies every invariant of the Index and returns the
+// first violation found:
+//   - the held bytes are a normalized set;
+//   - every tree key [lo, hi] has a non-empty group for exactly [lo, hi+1),
+//     whose users are live and list that run, each once; the key count is right;
+//   - every live user's runs are normalized and each is a key listing it;
+//     the live count equals Pending();
+//   - every known live user is queued once on its engine, queues sorted;
+//   - whole mode: pieces are disjoint, held, and each is still pinned;
+//   - nothing is held that may return: in the safe modes no fully held
+//     granule is free of pending users (subrange) or of pinned pieces
+//     (whole); in the unsafe mode no granule is fully held.
+func (x *Index) CheckInvariants() error {
+	if err := x.held.CheckInvariants(); err != nil {
+		return fmt.Errorf("liveness: held: %w", err)
+	}
+	keys := 0
+	var terr error
+	_ = x.tree.InOrderTraverse(func(lo, hiIncl int64, g *group) error {
+		keys++
+		if g.lo != lo || g.hi != hiIncl+1 {
+			terr = fmt.Errorf("liveness: key [%d, %d] holds group [%d, %d)", lo, hiIncl, g.lo, g.hi)
+			return terr
+		}
+		if len(g.users) == 0 {
+			terr = fmt.Errorf("liveness: empty group [%d, %d)", g.lo, g.hi)
+			return terr
+		}
+		for i, id := range g.users {
+			if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
+				terr = fmt.Errorf("liveness: group [%d, %d) lists dead user %d", g.lo, g.hi, id)
+				return terr
+			}
+			for _, o := range g.users[:i] {
+				if o == id {
+					terr = fmt.Errorf("liveness: group [%d, %d) lists user %d twice", g.lo, g.hi, id)
+					return terr
+				}
+			}
+			if !hasRun(x.users[id].runs, ranges.Range{Lo: g.lo, Hi: g.hi}) {
+				terr = fmt.Errorf("liveness: user %d in group [%d, %d) lacks that run", id, g.lo, g.hi)
+				return terr
+			}
+		}
+		return nil
+	})
+	if terr != nil {
+		return terr
+	}
+	if keys != x.keys {
+		return fmt.Errorf("liveness: %d keys in tree, counted %d", keys, x.keys)
+	}
+	live := 0
+	var queuedCount [sasync.MaxEngines]int
+	for e := range x.queues {
+		q := x.queues[e][x.heads[e]:]
+		for i := range q {
+			if i > 0 && q[i].seq < q[i-1].seq {
+				return fmt.Errorf("liveness: engine %d queue out of order at %d", e, i)
+			}
+			u := &x.users[q[i].id]
+			if u.live && u.gen == q[i].gen {
+				if u.unknown || int(u.ev.Engine) != e || u.ev.Seq != q[i].seq {
+					return fmt.Errorf("liveness: queue entry %v does not match user %d", q[i], q[i].id)
+				}
+				queuedCount[e]++
+			}
+		}
+	}
+	var known [sasync.MaxEngines]int
+	for i := range x.users {
+		u := &x.users[i]
+		if !u.live {
+			continue
+		}
+		live++
+		if !u.unknown {
+			known[u.ev.Engine]++
+		}
+		for j, r := range u.runs {
+			if r.Empty() || (j > 0 && r.Lo <= u.runs[j-1].Hi) {
+				return fmt.Errorf("liveness: user %d runs not normalized", i)
+			}
+			g, ok := x.tree.Find(r.Lo, r.Hi-1)
+			if !ok || !containsID(g.users, UserID(i)) {
+				return fmt.Errorf("liveness: user %d run %v not indexed", i, r)
+			}
+		}
+	}
+	if live != x.pending {
+		return fmt.Errorf("liveness: %d live users, pending count %d", live, x.pending)
+	}
+	if known != queuedCount {
+		return fmt.Errorf("liveness: queued users %v, known live users %v", queuedCount, known)
+	}
+	whole := x.mode.Whole && !x.mode.Unsafe
+	var inPieces ranges.Set
+	for i, p := range x.pieces {
+		if !whole {
+			return fmt.Errorf("liveness: piece outside whole mode")
+		}
+		if r, ok := inPieces.OverlapsSet(&p.bytes); ok {
+			return fmt.Errorf("liveness: pieces overlap at %v", r)
+		}
+		inPieces.AddSet(&p.bytes)
+		if !x.coveredAny(&p.bytes) {
+			return fmt.Errorf("liveness: piece %d is held but no user pins it", i)
+		}
+	}
+	if d := ranges.Subtract(&inPieces, &x.held); !d.IsEmpty() {
+		return fmt.Errorf("liveness: piece bytes %v not held", d.Runs()[0])
+	}
+	full := x.held.AlignIn(x.granule)
+	for _, c := range full.Runs() {
+		for g := c.Lo; g < c.Hi; g += x.granule {
+			gr := ranges.Range{Lo: g, Hi: g + x.granule}
+			switch {
+			case x.mode.Unsafe:
+				return fmt.Errorf("liveness: granule %v held in unsafe mode", gr)
+			case whole:
+				if _, ok := inPieces.Overlaps(gr); !ok {
+					return fmt.Errorf("liveness: granule %v held outside any pinned piece", gr)
+				}
+			default:
+				if !x.Covered(gr) {
+					return fmt.Errorf("liveness: granule %v held with no pending user", gr)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func hasRun(runs []ranges.Range, r ranges.Range) bool {
+	for _, q := range runs {
+		if q == r {
+			return true
+		}
+	}
+	return false
+}
+
+func containsID(ids []UserID, id UserID) bool {
+	for _, v := range ids {
+		if v == id {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,97 @@
+package subarena
+
+import (
+	"fmt"
+
+	"github.com/subarena/subarena/liveness"
+)
+
+// Policy is when released bytes return to reuse. Two questions, crossed:
+// does a released buffer return whole or by subrange, and only after its
+// users complete, or at once, fenced, for writers ordered after them?
+//
+//	policy                 returns                          models
+//	ir-order               at Release, ignoring users       the premature-reuse bug (unsafe)
+//	whole-after-users      whole buffer, users completed    ggml-alloc, record_stream polling
+//	whole-fenced           whole buffer, fenced, at once    stream-ordered pools
+//	subrange-after-users   each subrange, its users done    subrange liveness
+//	subrange-fenced        each subrange, fenced, at once   (default)
+//
+// The zero value is SubrangeFenced.
+type Policy uint8
+
+// The release policies.
+const (
+	// SubrangeFenced returns each subrange at once with its own fence: a
+	// writer whose point is ordered after the subrange's pending users may
+	// take it before they complete; it becomes clean (and coalesces in the
+	// arena) when they complete.
+	SubrangeFenced Policy = iota
+	// SubrangeAfterUsers returns each subrange when its own users complete.
+	SubrangeAfterUsers
+	// WholeFenced returns the whole buffer at once with one fence.
+	WholeFenced
+	// WholeAfterUsers returns the whole buffer when every user of every
+	// view of it has completed.
+	WholeAfterUsers
+	// IROrder returns bytes at Release, ignoring pending users. It is
+	// UNSAFE — a reader behind a view chain or on another engine can see the
+	// next owner's bytes — and exists only as the baseline the checkers must
+	// catch.
+	IROrder
+	numPolicies
+)
+
+var policyNames = [numPolicies]string{
+	SubrangeFenced:     "subrange-fenced",
+	SubrangeAfterUsers: "subrange-after-users",
+	WholeFenced:        "whole-fenced",
+	WholeAfterUsers:    "whole-after-users",
+	IROrder:            "ir-order",
+}
+
+// String returns the policy's name as the CLI's --policy flag spells it.
+func (p Policy) String() string {
+	if p < numPolicies {
+		return policyNames[p]
+	}
+	return fmt.Sprintf("policy(%d)", uint8(p))
+}
+
+// Safe reports whether the policy obeys the reuse rule (all but IROrder).
+func (p Policy) Safe() bool { return p < numPolicies && p != IROrder }
+
+// Valid reports whether p is one of the defined policies.
+func (p Policy) Valid() bool { return p < numPolicies }
+
+// ParsePolicy returns the policy named s (as String spells it).
+func ParsePolicy(s string) (Policy, error) {
+	for p, name := range policyNames {
+		if name == s {
+			return Policy(p), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown policy %q (want one of ir-order, whole-after-users, whole-fenced, subrange-after-users, subrange-fenced)", ErrInvalidConfig, s)
+}
+
+// Policies returns all five policies in the order of the design's table:
+// ir-order, whole-after-users, whole-fenced, subrange-after-users,
+// subrange-fenced.
+func Policies() []Policy {
+	return []Policy{IROrder, WholeAfterUsers, WholeFenced, SubrangeAfterUsers, SubrangeFenced}
+}
+
+func (p Policy) mode() liveness.Mode {
+	switch p {
+	case SubrangeAfterUsers:
+		return liveness.Mode{}
+	case WholeFenced:
+		return liveness.Mode{Whole: true, Fenced: true}
+	case WholeAfterUsers:
+		return liveness.Mode{Whole: true}
+	case IROrder:
+		return liveness.Mode{Unsafe: true}
+	default:
+		return liveness.Mode{Fenced: true}
+	}
+}

@@ -1,0 +1,122 @@
+package subarena
+
+import (
+	"fmt"
+
+	"github.com/subarena/subarena/ranges"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// Stats is a snapshot of the Allocator's memory.
+type Stats struct {
+	Capacity int64 // arena size (grows in Unbounded mode)
+	InUse    int64 // arena bytes not clean: held by the program or waiting to return (granule-rounded)
+	Live     int64 // bytes the program holds (buffers not released, minus discarded bytes)
+	Held     int64 // bytes released or discarded, not yet returned to the arena
+	Fenced   int64 // held bytes a safe writer may take before their users complete (fenced policies)
+	Pending  int64 // bytes covered by pending users (union over users)
+	// PendingPerEngine is Pending split by the engine of the users' events
+	// (unknown users are counted in Pending only).
+	PendingPerEngine [sasync.MaxEngines]int64
+	Free             int64   // clean bytes in the arena
+	LargestFree      int64   // largest clean run
+	FreeRegions      int     // clean runs
+	Fragmentation    float64 // 1 − LargestFree/Free (0 when nothing is free)
+	HighWater        int64   // highest end offset ever allocated
+	PeakInUse        int64   // highest InUse ever
+	Buffers          int     // buffers the program holds
+	Users            int     // pending users
+}
+
+// Stats returns a snapshot. It walks the pending users, so it costs
+// O(users); call it for reports, not on a hot path.
+func (a *Allocator) Stats() Stats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	as := a.ar.Stats()
+	s := Stats{
+		Capacity:      as.Capacity,
+		InUse:         as.InUse,
+		Live:          a.live,
+		Held:          a.idx.Held().Len(),
+		Free:          as.Free,
+		LargestFree:   as.LargestFree,
+		FreeRegions:   as.FreeRegions,
+		Fragmentation: as.Fragmentation,
+		HighWater:     as.HighWater,
+		PeakInUse:     as.PeakInUse,
+		Buffers:       a.nBuffers,
+		Users:         a.idx.Pending(),
+	}
+	if a.idx.Mode().Fenced {
+		s.Fenced = s.Held
+	}
+	s.Pending, s.PendingPerEngine = a.idx.PendingBytes()
+	return s
+}
+
+// CheckInvariants verifies the Allocator's invariants and those of its arena
+// and liveness index, returning the first violation:
+//   - the arena always took back what it was given;
+//   - buffers' held bytes lie within their spans, are pairwise disjoint, and
+//     disjoint from the released bytes waiting to return;
+//   - the arena's allocated bytes are exactly the granules touched by held
+//     and waiting bytes; the live byte count adds up;
+//   - open claims cover held bytes that no pending user covers.
+func (a *Allocator) CheckInvariants() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.internalErr != nil {
+		return a.internalErr
+	}
+	if err := a.ar.CheckInvariants(); err != nil {
+		return err
+	}
+	if err := a.idx.CheckInvariants(); err != nil {
+		return err
+	}
+	var all ranges.Set
+	held := a.idx.Held()
+	all.AddSet(held)
+	var live int64
+	n := 0
+	for b := a.head; b != nil; b = b.next {
+		n++
+		if b.released || b.live.IsEmpty() {
+			return fmt.Errorf("subarena: retired buffer %d still listed", b.id)
+		}
+		span := ranges.Range{Lo: b.off, Hi: b.off + b.span}
+		if bd := b.live.Bounds(); bd.Lo < span.Lo || bd.Hi > span.Hi {
+			return fmt.Errorf("subarena: buffer %d holds %v outside its span %v", b.id, bd, span)
+		}
+		if r, ok := all.OverlapsSet(&b.live); ok {
+			return fmt.Errorf("subarena: buffer %d bytes %v also held elsewhere", b.id, r)
+		}
+		all.AddSet(&b.live)
+		live += b.live.Len()
+		for _, c := range b.claims {
+			if c.done {
+				return fmt.Errorf("subarena: finished claim listed on buffer %d", b.id)
+			}
+			for _, r := range c.bytes.Runs() {
+				if a.idx.Covered(r) {
+					return fmt.Errorf("subarena: claimed bytes %v of buffer %d have a pending user", r, b.id)
+				}
+			}
+		}
+	}
+	if n != a.nBuffers || live != a.live {
+		return fmt.Errorf("subarena: %d buffers / %d live bytes listed, counted %d / %d", n, live, a.nBuffers, a.live)
+	}
+	g := a.cfg.Granule
+	used := all.AlignOut(g)
+	for _, r := range used.Runs() {
+		if !a.ar.IsAllocated(r.Lo, r.Len()) {
+			return fmt.Errorf("subarena: bytes %v in use but free in the arena", r)
+		}
+	}
+	if st := a.ar.Stats(); st.InUse != used.Len() {
+		return fmt.Errorf("subarena: arena has %d bytes in use, buffers and held bytes touch %d", st.InUse, used.Len())
+	}
+	return nil
+}

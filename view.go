@@ -1,0 +1,135 @@
+package subarena
+
+import (
+	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/strided"
+)
+
+// CoverBudget is the number of runs up to which a view's covered bytes are
+// computed exactly. A view needing more (a column of a huge matrix, say) is
+// indexed by a conservative superset of its bytes: users pin more than they
+// read, never less. Discard of such a view is refused, since discarding a
+// superset would hand back bytes the program still holds.
+const CoverBudget = 1 << 16
+
+// View is a strided layout over a buffer: metadata only, no bytes move.
+// Views of views compose into one layout relative to the buffer, so a chain
+// of any depth costs O(depth) once, at creation, and nothing per query.
+// A View is immutable; it is safe for concurrent use.
+type View struct {
+	buf    *Buffer
+	parent *View
+	depth  int
+	layout strided.Layout // relative to the buffer's first byte
+
+	// Covered bytes in absolute arena offsets, computed on first use under
+	// the Allocator's lock.
+	coverDone bool
+	coverOK   bool // exact
+	coverErr  error
+	cover     ranges.Set
+}
+
+// Buffer returns the buffer the view is over.
+func (v *View) Buffer() *Buffer { return v.buf }
+
+// Parent returns the view this one was taken from, or nil for a view taken
+// directly from the buffer.
+func (v *View) Parent() *View { return v.parent }
+
+// Depth returns the number of views between this one and its buffer
+// (1 for a view of the buffer; the buffer's Whole view has depth 0).
+func (v *View) Depth() int { return v.depth }
+
+// Layout returns the view's layout relative to its buffer's first byte.
+// The slices are shared: do not modify them.
+func (v *View) Layout() strided.Layout { return v.layout }
+
+// String describes the view's layout.
+func (v *View) String() string { return v.layout.String() }
+
+// View takes a view of v: l.Offset is relative to v's first byte
+// (v.Layout().Offset), l's strides are in bytes of the buffer. The result
+// is validated against the buffer's bounds.
+func (v *View) View(l strided.Layout) (*View, error) {
+	l = l.Clone()
+	l.Offset += v.layout.Offset
+	return v.derive(l, nil)
+}
+
+func (v *View) derive(l strided.Layout, err error) (*View, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Validate(v.buf.size); err != nil {
+		return nil, err
+	}
+	return &View{buf: v.buf, parent: v, depth: v.depth + 1, layout: l}, nil
+}
+
+// Slice views elements start, start+step, ... (< stop) of dimension dim.
+func (v *View) Slice(dim int, start, stop, step int64) (*View, error) {
+	return v.derive(v.layout.Slice(dim, start, stop, step))
+}
+
+// Select views index i of dimension dim, dropping the dimension.
+func (v *View) Select(dim int, i int64) (*View, error) {
+	return v.derive(v.layout.Select(dim, i))
+}
+
+// Permute reorders the dimensions.
+func (v *View) Permute(perm ...int) (*View, error) {
+	return v.derive(v.layout.Permute(perm...))
+}
+
+// Transpose swaps dimensions a and b.
+func (v *View) Transpose(a, b int) (*View, error) {
+	return v.derive(v.layout.Transpose(a, b))
+}
+
+// Reshape views the same elements with another shape; it fails with
+// strided.ErrNotExpressible when no single strided layout describes them.
+func (v *View) Reshape(shape ...int64) (*View, error) {
+	return v.derive(v.layout.Reshape(shape...))
+}
+
+// Expand broadcasts size-1 dimensions to shape with stride 0.
+func (v *View) Expand(shape ...int64) (*View, error) {
+	return v.derive(v.layout.Expand(shape...))
+}
+
+// Split cuts dimension dim into consecutive parts of the given sizes.
+func (v *View) Split(dim int, sizes ...int64) ([]*View, error) {
+	ls, err := v.layout.Split(dim, sizes...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*View, len(ls))
+	for i, l := range ls {
+		if out[i], err = v.derive(l, nil); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// AsStrided views shape and strides at offset bytes from v's first byte.
+func (v *View) AsStrided(offset int64, shape, strides []int64) (*View, error) {
+	return v.derive(v.layout.AsStrided(offset, shape, strides))
+}
+
+// coverLocked returns the view's covered bytes (absolute), computing them
+// once. The caller holds the Allocator's lock.
+func (v *View) coverLocked() (*ranges.Set, bool, error) {
+	if !v.coverDone {
+		set, exact, err := v.layout.Cover(CoverBudget)
+		if err == nil {
+			base := v.buf.off
+			for _, r := range set.Runs() {
+				v.cover.Add(ranges.Range{Lo: base + r.Lo, Hi: base + r.Hi})
+			}
+		}
+		v.coverOK, v.coverErr, v.coverDone = exact, err, true
+	}
+	return &v.cover, v.coverOK, v.coverErr
+}
