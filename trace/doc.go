@@ -1,0 +1,63 @@
+// Package trace is subarena's one interchange format and everything that reads it: the
+// subarena-trace/v1 model, its parser and writer, importers (MiniMalloc CSV, ggml
+// graph-allocator traces) and exporters (MiniMalloc CSV with offsets, Chrome trace /
+// Perfetto JSON), the subarena-plan/v1 plan format, a replay of a trace on simulated
+// engines driving the real Allocator, and a checker that decides whether a plan is safe.
+//
+// # What a trace is
+//
+// A trace is what a host program issues, in order: buffers come into being (alloc,
+// external), views are taken of them (view), ops are submitted to engines reading and
+// writing buffers or views (op), the host drops buffers or the bytes of one view (release)
+// and blocks on an op (sync). TRACE.md in the project's shared notes is the normative
+// description; this package implements it exactly and says here only what TRACE.md leaves
+// open.
+//
+// Every byte range in this package is half-open, [lo, hi): lo is the first byte, hi one
+// past the last. A view's layout (strided.Layout) is kept relative to its buffer's first
+// byte; a plan's offsets are arena bytes.
+//
+// # Model, normalization and round trips
+//
+// Trace and Step are plain data mirroring the JSON one to one. Parse normalizes what the
+// format lets a document leave out (granule 256, an alloc's or op's engine = the first
+// engine, cost 1) and Write spells every default out, so parse → write → parse gives an
+// identical Trace and a second write identical bytes. Buffers and views share one namespace
+// of data names; ops have their own, so an op may bear the name of the tensor it writes
+// (the ggml importer relies on this). An op's engine may be left out, like an alloc's.
+//
+// # Validation
+//
+// Parse rejects a document that breaks any rule with a *StepError carrying the step index
+// (-1 for the top level), the rule (one of the Rule* constants) and an error matching one
+// exported sentinel through errors.Is (ErrUnknownName, ErrUseAfterRelease, ErrOverflow,
+// ...). Keys are compared exactly (encoding/json alone would fold case), duplicate keys and
+// unknown keys are errors, integers must be JSON integers that fit int64, and no input
+// panics. Use after release covers a released buffer, a discarded view, any view of
+// either, and an op whose view touches bytes discarded earlier (checked exactly when both
+// footprints are exact).
+//
+// Resolve turns a valid Trace into a Program: names bound to indices, each view's layout
+// composed relative to its buffer (a child's offset is relative to its parent's first
+// byte, the parent's layout Offset), each op's reads and writes merged per name, releases
+// and discards recorded on their buffers. Footprints (exact covered bytes) come from
+// strided.Layout.Cover with CoverBudget runs; a view needing more is represented by a
+// superset, which keeps the checker and the lower bound conservative.
+//
+// # Plans
+//
+// A Plan gives every alloc buffer one offset. ParsePlan ignores keys it does not know;
+// CheckPlan rejects a plan that misses a buffer, names one the trace lacks (or a view or an
+// external), or places a buffer at a negative offset or beyond the plan's size.
+//
+// # Importers
+//
+// Read detects the format by content. A MiniMalloc CSV (ImportMiniMalloc) becomes one
+// engine with one op per distinct lower time; a buffer is allocated before the op at its
+// lower time, written by it, read by the op at the last lower time below its upper time,
+// and released after that op, so two buffers overlap in op time exactly when their
+// half-open lifetimes intersect. Gaps are read and ignored (conservative); the granule is
+// the largest power of two up to 256 dividing every size, raised to the largest
+// alignment. A ggml-alloc-trace/1 document (ImportGGML) becomes one engine following
+// ggml-alloc's walk; see ImportGGML for the mapping.
+package trace

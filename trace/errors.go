@@ -1,0 +1,111 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels. Every error this package returns for bad input matches one of them through
+// errors.Is; validation errors come wrapped in a *StepError naming the step and the rule.
+var (
+	// ErrSyntax: the document is not well-formed (JSON or CSV syntax, a value of the
+	// wrong type, invalid UTF-8, trailing data).
+	ErrSyntax = errors.New("trace: malformed document")
+	// ErrFormat: the document is not of a format this package reads.
+	ErrFormat = errors.New("trace: unsupported format")
+	// ErrUnknownKey: a trace object has a key the format does not define.
+	ErrUnknownKey = errors.New("trace: unknown key")
+	// ErrMissingKey: a required key is absent.
+	ErrMissingKey = errors.New("trace: missing key")
+	// ErrStepKind: a step does not have exactly one kind key.
+	ErrStepKind = errors.New("trace: step must have exactly one kind key")
+	// ErrInvalidName: a name is empty.
+	ErrInvalidName = errors.New("trace: invalid name")
+	// ErrUnknownName: a step names a buffer, view, op or engine that does not exist (yet).
+	ErrUnknownName = errors.New("trace: unknown name")
+	// ErrDuplicateName: a name is introduced twice.
+	ErrDuplicateName = errors.New("trace: duplicate name")
+	// ErrUseAfterRelease: a step names a released buffer, a discarded view, or a view
+	// whose bytes were discarded.
+	ErrUseAfterRelease = errors.New("trace: use after release")
+	// ErrOutOfBounds: a view covers a byte outside its buffer.
+	ErrOutOfBounds = errors.New("trace: view outside its buffer")
+	// ErrShape: shape and strides differ in length, a dimension is negative, or an alloc's
+	// shape × elem is not its size.
+	ErrShape = errors.New("trace: bad shape")
+	// ErrInvalidSize: a size is <= 0.
+	ErrInvalidSize = errors.New("trace: size must be > 0")
+	// ErrInvalidElem: an element size is <= 0.
+	ErrInvalidElem = errors.New("trace: elem must be > 0")
+	// ErrInvalidCost: an op's cost is <= 0.
+	ErrInvalidCost = errors.New("trace: cost must be > 0")
+	// ErrInvalidGranule: the granule is not a power of two.
+	ErrInvalidGranule = errors.New("trace: granule must be a power of two")
+	// ErrNoEngines: the engine list is empty.
+	ErrNoEngines = errors.New("trace: at least one engine is required")
+	// ErrWaitOrder: an op waits on (or the host syncs on) an op not yet submitted.
+	ErrWaitOrder = errors.New("trace: wait on an op not yet submitted")
+	// ErrExternal: a step releases an external buffer (externals are never released).
+	ErrExternal = errors.New("trace: external buffers are never released")
+	// ErrOverflow: arithmetic on the trace's numbers overflows int64.
+	ErrOverflow = errors.New("trace: arithmetic overflow")
+	// ErrPlan: a plan does not fit its trace (missing or unknown buffers, offsets < 0 or
+	// beyond the plan's size).
+	ErrPlan = errors.New("trace: plan does not fit the trace")
+	// ErrUnsafe: a plan is not safe for its trace (Check found violations).
+	ErrUnsafe = errors.New("trace: plan is unsafe")
+	// ErrReplay: the replay could not drive the allocator (an allocator or timeline error
+	// on a valid trace, wrapped).
+	ErrReplay = errors.New("trace: replay failed")
+)
+
+// Rules named by StepError.Rule.
+const (
+	RuleSyntax         = "syntax"
+	RuleFormat         = "format"
+	RuleUnknownKey     = "unknown key"
+	RuleMissingKey     = "missing key"
+	RuleKind           = "exactly one kind key"
+	RuleEmptyName      = "empty name"
+	RuleUnknownName    = "unknown name"
+	RuleDuplicateName  = "duplicate name"
+	RuleUseAfterFree   = "use after release"
+	RuleViewBounds     = "view outside its buffer"
+	RuleShapeStrides   = "shape/strides length mismatch"
+	RuleNegativeDim    = "negative dimension"
+	RuleAllocShape     = "shape × elem must equal size"
+	RuleSize           = "size must be > 0"
+	RuleElem           = "elem must be > 0"
+	RuleCost           = "cost must be > 0"
+	RuleGranule        = "granule must be a power of two"
+	RuleEngines        = "engines"
+	RuleWaitOrder      = "wait on an op not yet submitted"
+	RuleReleaseExtern  = "release of an external buffer"
+	RuleOverflow       = "arithmetic overflow"
+	RuleDuplicateEngin = "duplicate engine"
+)
+
+// StepError is a validation error: the step index (-1 for the document's top level), the
+// rule the step breaks, and the underlying error, which matches one of the sentinels.
+type StepError struct {
+	Index int
+	Rule  string
+	Err   error
+}
+
+// Error formats the error as "step I: rule: detail".
+func (e *StepError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("trace: %s: %v", e.Rule, e.Err)
+	}
+	return fmt.Sprintf("trace: step %d: %s: %v", e.Index, e.Rule, e.Err)
+}
+
+// Unwrap returns the underlying error, so errors.Is matches its sentinel.
+func (e *StepError) Unwrap() error { return e.Err }
+
+// stepErr builds a *StepError whose Err wraps sentinel with a formatted detail.
+func stepErr(index int, rule string, sentinel error, format string, args ...any) error {
+	detail := fmt.Sprintf(format, args...)
+	return &StepError{Index: index, Rule: rule, Err: fmt.Errorf("%w: %s", sentinel, detail)}
+}

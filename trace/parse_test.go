@@ -1,0 +1,181 @@
+package trace
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+func mustLoad(t *testing.T, path string) *Trace {
+	t.Helper()
+	tr, err := Load(path)
+	if err != nil {
+		t.Fatalf("load %s: %v", path, err)
+	}
+	return tr
+}
+
+func TestParseExample(t *testing.T) {
+	tr := mustLoad(t, "testdata/split-qkv.json")
+	if tr.Name != "split-qkv" || tr.Granule != 256 || len(tr.Engines) != 2 || len(tr.Steps) != 12 {
+		t.Fatalf("unexpected trace header: %+v", tr)
+	}
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Buffers) != 2 || len(p.Views) != 4 || len(p.Ops) != 4 {
+		t.Fatalf("buffers %d views %d ops %d", len(p.Buffers), len(p.Views), len(p.Ops))
+	}
+	kt, _ := p.Lookup("kt")
+	if got := strings.Join(p.Chain(kt), " -> "); got != "kt -> k -> qkv" {
+		t.Fatalf("chain %q", got)
+	}
+	if l := p.Layout(kt); l.Offset != 512 {
+		t.Fatalf("kt offset %d, want 512 (relative to qkv)", l.Offset)
+	}
+	// kt covers exactly k's bytes: 16 runs of 512 bytes at 512 + 1536 i.
+	set, exact := p.Footprint(kt)
+	if !exact || set.NumRuns() != 16 || set.Len() != 16*512 {
+		t.Fatalf("kt footprint %v exact %v", set.String(), exact)
+	}
+	for i, r := range set.Runs() {
+		if r.Lo != 512+1536*int64(i) || r.Hi != r.Lo+512 {
+			t.Fatalf("run %d = %v", i, r)
+		}
+	}
+	if p.Buffers[0].Release != 8 || p.Buffers[1].Release != 11 {
+		t.Fatalf("release steps %d %d", p.Buffers[0].Release, p.Buffers[1].Release)
+	}
+	off := p.Ops[2]
+	if off.Engine != 1 || len(off.Waits) != 1 || off.Waits[0] != 0 || off.Cost != 20 {
+		t.Fatalf("offload_v resolved as %+v", off)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	paths := []string{"testdata/split-qkv.json"}
+	if _, err := os.Stat(sharedData); err == nil {
+		paths = append(paths, sharedData+"/ggml/ggml-tiny.json", sharedData+"/minimalloc/A.1048576.csv",
+			sharedData+"/minimalloc/input.12.csv")
+	}
+	for _, path := range paths {
+		tr := mustLoad(t, path)
+		out := Marshal(tr)
+		again, err := Parse(out)
+		if err != nil {
+			t.Fatalf("%s: reparse: %v\n%s", path, err, out)
+		}
+		if !tr.Equal(again) {
+			t.Fatalf("%s: round trip differs", path)
+		}
+		if string(Marshal(again)) != string(out) {
+			t.Fatalf("%s: second write differs", path)
+		}
+	}
+}
+
+// TestDefaults: leaving out granule, engine and cost gives the documented defaults, and
+// the written form spells them out.
+func TestDefaults(t *testing.T) {
+	tr, err := Parse([]byte(`{"format": "subarena-trace/v1", "engines": ["e0", "e1"], "steps": [
+		{"alloc": "a", "size": 10}, {"op": "o", "writes": ["a"]}, {"release": "a"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Granule != DefaultGranule || tr.Steps[0].Engine != "e0" || tr.Steps[1].Engine != "e0" ||
+		tr.Steps[1].Cost != DefaultCost {
+		t.Fatalf("defaults not applied: %+v", tr)
+	}
+	if !strings.Contains(string(Marshal(tr)), `"cost": 1`) {
+		t.Fatalf("written form lacks the cost:\n%s", Marshal(tr))
+	}
+}
+
+const header = `{"format": "subarena-trace/v1", "name": "x", "engines": ["c", "d"], "steps": [`
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		name  string
+		doc   string
+		want  error
+		index int
+		rule  string
+	}{
+		{"not json", `{"format": `, ErrSyntax, -1, RuleSyntax},
+		{"trailing", header + `]} {}`, ErrSyntax, -1, RuleSyntax},
+		{"bad utf8", header + `{"alloc": "a\xff", "size": 1}]}`, ErrSyntax, -1, RuleSyntax},
+		{"format", `{"format": "subarena-trace/v2", "engines": ["c"], "steps": []}`, ErrFormat, -1, RuleFormat},
+		{"missing format", `{"engines": ["c"], "steps": []}`, ErrMissingKey, -1, RuleMissingKey},
+		{"unknown top key", `{"format": "subarena-trace/v1", "engines": ["c"], "steps": [], "x": 1}`, ErrUnknownKey, -1, RuleUnknownKey},
+		{"case differs", `{"format": "subarena-trace/v1", "Engines": ["c"], "steps": []}`, ErrUnknownKey, -1, RuleUnknownKey},
+		{"duplicate key", `{"format": "subarena-trace/v1", "engines": ["c"], "engines": ["d"], "steps": []}`, ErrSyntax, -1, RuleSyntax},
+		{"no engines", `{"format": "subarena-trace/v1", "engines": [], "steps": []}`, ErrNoEngines, -1, RuleEngines},
+		{"dup engine", `{"format": "subarena-trace/v1", "engines": ["c", "c"], "steps": []}`, ErrDuplicateName, -1, RuleDuplicateEngin},
+		{"granule", `{"format": "subarena-trace/v1", "granule": 48, "engines": ["c"], "steps": []}`, ErrInvalidGranule, -1, RuleGranule},
+		{"granule null", `{"format": "subarena-trace/v1", "granule": null, "engines": ["c"], "steps": []}`, ErrSyntax, -1, RuleSyntax},
+		{"two kinds", header + `{"alloc": "a", "view": "b", "size": 1}]}`, ErrStepKind, 0, RuleKind},
+		{"no kind", header + `{"size": 1}]}`, ErrStepKind, 0, RuleKind},
+		{"unknown step key", header + `{"alloc": "a", "size": 1, "strides": [1]}]}`, ErrUnknownKey, 0, RuleUnknownKey},
+		{"size 0", header + `{"alloc": "a", "size": 0}]}`, ErrInvalidSize, 0, RuleSize},
+		{"size float", header + `{"alloc": "a", "size": 1.5}]}`, ErrSyntax, 0, RuleSyntax},
+		{"size huge", header + `{"alloc": "a", "size": 99999999999999999999}]}`, ErrOverflow, 0, RuleOverflow},
+		{"size missing", header + `{"alloc": "a"}]}`, ErrMissingKey, 0, RuleMissingKey},
+		{"shape w/o elem", header + `{"alloc": "a", "size": 4, "shape": [4]}]}`, ErrMissingKey, 0, RuleMissingKey},
+		{"alloc shape", header + `{"alloc": "a", "size": 4, "shape": [3], "elem": 1}]}`, ErrShape, 0, RuleAllocShape},
+		{"alloc shape overflow", header + `{"alloc": "a", "size": 4, "shape": [4294967296, 4294967296], "elem": 2}]}`, ErrOverflow, 0, RuleOverflow},
+		{"unknown engine", header + `{"alloc": "a", "size": 4, "engine": "x"}]}`, ErrUnknownName, 0, RuleUnknownName},
+		{"dup buffer", header + `{"alloc": "a", "size": 4}, {"external": "a", "size": 4}]}`, ErrDuplicateName, 1, RuleDuplicateName},
+		{"view unknown", header + `{"view": "v", "of": "z", "shape": [], "strides": [], "elem": 1}]}`, ErrUnknownName, 0, RuleUnknownName},
+		{"view len", header + `{"alloc": "a", "size": 4}, {"view": "v", "of": "a", "shape": [2], "strides": [], "elem": 1}]}`, ErrShape, 1, RuleShapeStrides},
+		{"view elem", header + `{"alloc": "a", "size": 4}, {"view": "v", "of": "a", "shape": [2], "strides": [1], "elem": 0}]}`, ErrInvalidElem, 1, RuleElem},
+		{"view outside", header + `{"alloc": "a", "size": 4}, {"view": "v", "of": "a", "offset": 1, "shape": [2], "strides": [2], "elem": 2}]}`, ErrOutOfBounds, 1, RuleViewBounds},
+		{"view negative", header + `{"alloc": "a", "size": 4}, {"view": "v", "of": "a", "offset": 0, "shape": [2], "strides": [-1], "elem": 1}]}`, ErrOutOfBounds, 1, RuleViewBounds},
+		{"view overflow", header + `{"alloc": "a", "size": 4}, {"view": "v", "of": "a", "offset": 9223372036854775807, "shape": [2], "strides": [1], "elem": 1}]}`, ErrOverflow, 1, RuleOverflow},
+		{"view chain overflow", header + `{"alloc": "a", "size": 4}, {"view": "v", "of": "a", "offset": 3, "shape": [], "strides": [], "elem": 1}, {"view": "w", "of": "v", "offset": 9223372036854775807, "shape": [], "strides": [], "elem": 1}]}`, ErrOverflow, 2, RuleOverflow},
+		{"dim negative", header + `{"alloc": "a", "size": 4}, {"view": "v", "of": "a", "shape": [-1], "strides": [1], "elem": 1}]}`, ErrShape, 1, RuleNegativeDim},
+		{"use after release", header + `{"alloc": "a", "size": 4}, {"release": "a"}, {"op": "o", "reads": ["a"]}]}`, ErrUseAfterRelease, 2, RuleUseAfterFree},
+		{"double release", header + `{"alloc": "a", "size": 4}, {"release": "a"}, {"release": "a"}]}`, ErrUseAfterRelease, 2, RuleUseAfterFree},
+		{"view after release", header + `{"alloc": "a", "size": 4}, {"release": "a"}, {"view": "v", "of": "a", "shape": [], "strides": [], "elem": 1}]}`, ErrUseAfterRelease, 2, RuleUseAfterFree},
+		{"discarded view", header + `{"alloc": "a", "size": 4}, {"view": "v", "of": "a", "shape": [2], "strides": [1], "elem": 1}, {"release": "v"}, {"op": "o", "reads": ["v"]}]}`, ErrUseAfterRelease, 3, RuleUseAfterFree},
+		{"discarded bytes", header + `{"alloc": "a", "size": 4}, {"view": "v", "of": "a", "shape": [2], "strides": [1], "elem": 1}, {"release": "v"}, {"op": "o", "reads": ["a"]}]}`, ErrUseAfterRelease, 3, RuleUseAfterFree},
+		{"release external", header + `{"external": "w", "size": 4}, {"release": "w"}]}`, ErrExternal, 1, RuleReleaseExtern},
+		{"wait later", header + `{"op": "a", "waits": ["b"]}, {"op": "b"}]}`, ErrWaitOrder, 0, RuleWaitOrder},
+		{"wait self", header + `{"op": "a", "waits": ["a"]}]}`, ErrWaitOrder, 0, RuleWaitOrder},
+		{"wait unknown", header + `{"op": "a", "waits": ["zz"]}]}`, ErrUnknownName, 0, RuleUnknownName},
+		{"sync later", header + `{"sync": "b"}, {"op": "b"}]}`, ErrWaitOrder, 0, RuleWaitOrder},
+		{"dup op", header + `{"op": "a"}, {"op": "a"}]}`, ErrDuplicateName, 1, RuleDuplicateName},
+		{"cost", header + `{"op": "a", "cost": 0}]}`, ErrInvalidCost, 0, RuleCost},
+		{"reads null", header + `{"op": "a", "reads": null}]}`, ErrSyntax, 0, RuleSyntax},
+		{"reads number", header + `{"op": "a", "reads": [1]}]}`, ErrSyntax, 0, RuleSyntax},
+		{"empty name", header + `{"alloc": "", "size": 1}]}`, ErrInvalidName, 0, RuleEmptyName},
+		{"inplace type", header + `{"op": "a", "inplace": 1}]}`, ErrSyntax, 0, RuleSyntax},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.doc))
+			if err == nil {
+				t.Fatalf("accepted")
+			}
+			if !errors.Is(err, c.want) {
+				t.Fatalf("error %v does not match %v", err, c.want)
+			}
+			var se *StepError
+			if !errors.As(err, &se) {
+				t.Fatalf("error %v is not a *StepError", err)
+			}
+			if se.Index != c.index || se.Rule != c.rule {
+				t.Fatalf("step %d rule %q, want step %d rule %q (%v)", se.Index, se.Rule, c.index, c.rule, err)
+			}
+		})
+	}
+}
+
+// TestSeparateNamespaces: an op may share its name with the buffer it writes.
+func TestSeparateNamespaces(t *testing.T) {
+	_, err := Parse([]byte(header + `{"alloc": "a", "size": 4}, {"op": "a", "writes": ["a"]}, {"sync": "a"}, {"release": "a"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,219 @@
+package trace
+
+import (
+	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/strided"
+)
+
+// CoverBudget is the number of runs up to which a view's covered bytes are computed
+// exactly (strided.Layout.Cover); a view that needs more is represented by a superset of
+// its bytes, which makes the checker and the lower bound conservative, never unsound.
+const CoverBudget = 1 << 16
+
+// Program is a validated Trace resolved to indices: every name bound to the buffer, view
+// or op it denotes, every view's layout composed relative to its buffer, every op's uses
+// merged per name. Replay, Check and the planner work on a Program.
+//
+// A Program is read-only after Resolve, except for the footprint cache, which is filled
+// on first use; it is not safe for concurrent use.
+type Program struct {
+	Trace *Trace
+	// Buffers are the alloc and external steps, in step order.
+	Buffers []Buffer
+	// Views are the view steps, in step order.
+	Views []View
+	// Ops are the op steps, in submission (step) order.
+	Ops []Op
+	// Syncs are the sync steps, in step order.
+	Syncs []Sync
+	// StepIndex maps a step to the index of what it introduces or targets: a buffer index
+	// for alloc, external and buffer release steps; a view index for view and discard
+	// steps; an op index for op and sync steps.
+	StepIndex []int
+
+	data   map[string]Ref
+	ops    map[string]int
+	engine map[string]int
+	covers map[Ref]footprint
+}
+
+// Buffer is one alloc or external step.
+type Buffer struct {
+	Name string
+	// Step is the index of the alloc or external step.
+	Step int
+	// Size in bytes, > 0.
+	Size     int64
+	External bool
+	// Engine indexes Trace.Engines: the allocation point's engine (0 for externals).
+	Engine int
+	// Layout is the buffer's natural layout: dense over its shape and elem when the alloc
+	// gives them, else one dimension of Size bytes.
+	Layout strided.Layout
+	// Release is the index of the step that releases the buffer, or -1 when it is held
+	// to the end of the trace (always -1 for externals).
+	Release int
+	// Discards are the views of this buffer that the host discards, in step order.
+	Discards []int
+}
+
+// View is one view step.
+type View struct {
+	Name string
+	// Step is the index of the view step.
+	Step int
+	// Of is the name the view was taken of (a buffer or a view).
+	Of string
+	// Buffer is the index of the buffer the view reaches.
+	Buffer int
+	// Parent is the index of the view it was taken of, or -1 when taken of the buffer.
+	Parent int
+	// Layout is relative to the buffer's first byte: the parent chain's offsets summed.
+	Layout strided.Layout
+	// Discard is the index of the step that discards the view, or -1.
+	Discard int
+}
+
+// Ref names the bytes an op uses: a whole buffer (View == -1) or one view of it.
+type Ref struct {
+	Buffer int
+	View   int
+}
+
+// Access says how an op uses a Ref.
+type Access uint8
+
+// Accesses; a name in both reads and writes is an AccessReadWrite use.
+const (
+	AccessRead      Access = 1
+	AccessWrite     Access = 2
+	AccessReadWrite        = AccessRead | AccessWrite
+)
+
+// String returns "read", "write" or "read-write".
+func (a Access) String() string {
+	switch a {
+	case AccessRead:
+		return "read"
+	case AccessWrite:
+		return "write"
+	case AccessReadWrite:
+		return "read-write"
+	}
+	return "none"
+}
+
+// Use is one op using one Ref.
+type Use struct {
+	Ref    Ref
+	Access Access
+	// Name is the buffer or view name the op used.
+	Name string
+}
+
+// Op is one op step.
+type Op struct {
+	Name string
+	// Step is the index of the op step.
+	Step int
+	// Engine indexes Trace.Engines.
+	Engine  int
+	Cost    int64
+	Inplace bool
+	// Waits are indices of earlier ops.
+	Waits []int
+	// Uses are the op's reads and writes merged per name, in first-mention order (reads
+	// first).
+	Uses []Use
+}
+
+// Sync is one sync step: the host blocks until Op has completed.
+type Sync struct {
+	Step int
+	Op   int
+}
+
+type footprint struct {
+	set   ranges.Set
+	exact bool
+}
+
+// Lookup returns the Ref a buffer or view name denotes.
+func (p *Program) Lookup(name string) (Ref, bool) {
+	r, ok := p.data[name]
+	return r, ok
+}
+
+// OpIndex returns the index of the op with the given name.
+func (p *Program) OpIndex(name string) (int, bool) {
+	i, ok := p.ops[name]
+	return i, ok
+}
+
+// EngineIndex returns the index in Trace.Engines of the engine with the given name.
+func (p *Program) EngineIndex(name string) (int, bool) {
+	i, ok := p.engine[name]
+	return i, ok
+}
+
+// Layout returns the layout of r relative to its buffer's first byte.
+func (p *Program) Layout(r Ref) strided.Layout {
+	if r.View < 0 {
+		return p.Buffers[r.Buffer].Layout
+	}
+	return p.Views[r.View].Layout
+}
+
+// Name returns the buffer or view name r denotes.
+func (p *Program) Name(r Ref) string {
+	if r.View < 0 {
+		return p.Buffers[r.Buffer].Name
+	}
+	return p.Views[r.View].Name
+}
+
+// Chain returns the view chain of r: its own name, then the name of each view it was
+// taken of, ending with its buffer's name.
+func (p *Program) Chain(r Ref) []string {
+	var chain []string
+	for v := r.View; v >= 0; v = p.Views[v].Parent {
+		chain = append(chain, p.Views[v].Name)
+	}
+	return append(chain, p.Buffers[r.Buffer].Name)
+}
+
+// Footprint returns the bytes r covers, relative to its buffer's first byte, and whether
+// the set is exact; a view needing more than CoverBudget runs gets a superset (exact
+// false). The set is cached and shared: callers must not modify it.
+func (p *Program) Footprint(r Ref) (ranges.Set, bool) {
+	if f, ok := p.covers[r]; ok {
+		return f.set, f.exact
+	}
+	var f footprint
+	if r.View < 0 {
+		f = footprint{set: ranges.FromRanges(ranges.Range{Lo: 0, Hi: p.Buffers[r.Buffer].Size}), exact: true}
+	} else {
+		set, exact, err := p.Views[r.View].Layout.Cover(CoverBudget)
+		if err != nil {
+			// Resolve validated the layout, so Cover cannot fail; stay conservative anyway.
+			set, exact = ranges.FromRanges(ranges.Range{Lo: 0, Hi: p.Buffers[r.Buffer].Size}), false
+		}
+		f = footprint{set: set, exact: exact}
+	}
+	if p.covers == nil {
+		p.covers = make(map[Ref]footprint)
+	}
+	p.covers[r] = f
+	return f.set, f.exact
+}
+
+// NumAllocs returns the number of alloc (non-external) buffers: the buffers a plan places.
+func (p *Program) NumAllocs() int {
+	n := 0
+	for i := range p.Buffers {
+		if !p.Buffers[i].External {
+			n++
+		}
+	}
+	return n
+}

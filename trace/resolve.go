@@ -1,0 +1,254 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/strided"
+)
+
+// Validate checks every rule of the format (see Resolve) and returns the first broken one.
+func (t *Trace) Validate() error {
+	_, err := t.Resolve()
+	return err
+}
+
+// Resolve validates t and binds its names. It checks, in step order, every rule of
+// subarena-trace/v1: well-formed steps (see Parse), unknown or duplicate names (data and
+// op names are separate namespaces; engines must be unique), use after release (a released
+// buffer, a discarded view, a view of either, or an op touching discarded bytes), views
+// inside their buffer, shape/stride lengths, sizes and elems > 0, waits and syncs on ops
+// already submitted, and int64 overflow. The error is a *StepError. t is not modified.
+func (t *Trace) Resolve() (*Program, error) {
+	if t.Granule <= 0 || t.Granule&(t.Granule-1) != 0 {
+		return nil, stepErr(-1, RuleGranule, ErrInvalidGranule, "%d", t.Granule)
+	}
+	if len(t.Engines) == 0 {
+		return nil, &StepError{Index: -1, Rule: RuleEngines, Err: ErrNoEngines}
+	}
+	r := &resolver{t: t, p: &Program{
+		Trace:     t,
+		StepIndex: make([]int, len(t.Steps)),
+		data:      make(map[string]Ref),
+		ops:       make(map[string]int),
+		engine:    make(map[string]int, len(t.Engines)),
+	}}
+	for i, e := range t.Engines {
+		if e == "" {
+			return nil, stepErr(-1, RuleEmptyName, ErrInvalidName, "engine %d has an empty name", i)
+		}
+		if _, dup := r.p.engine[e]; dup {
+			return nil, stepErr(-1, RuleDuplicateEngin, ErrDuplicateName, "engine %q", e)
+		}
+		r.p.engine[e] = i
+	}
+	r.laterOps = make(map[string]bool)
+	for _, s := range t.Steps {
+		if s.Kind == KindOp {
+			r.laterOps[s.Name] = true
+		}
+	}
+	for i, s := range t.Steps {
+		if err := checkStepLocal(i, s); err != nil {
+			return nil, err
+		}
+		if err := r.step(i, s); err != nil {
+			return nil, err
+		}
+	}
+	return r.p, nil
+}
+
+type resolver struct {
+	t        *Trace
+	p        *Program
+	laterOps map[string]bool // every op name in the trace
+	// released[b]: buffer b has been released; discarded[b]: bytes of b discarded so far
+	// (exact part only), kept per buffer.
+	released  []bool
+	discarded []ranges.Set
+}
+
+func (r *resolver) engineOf(i int, s Step) (int, error) {
+	e, ok := r.p.engine[s.Engine]
+	if !ok {
+		return 0, stepErr(i, RuleUnknownName, ErrUnknownName, "%s %q: engine %q", s.Kind, s.Name, s.Engine)
+	}
+	return e, nil
+}
+
+// live resolves a data name used by step i and fails if it was released or discarded.
+func (r *resolver) live(i int, name string) (Ref, error) {
+	ref, ok := r.p.data[name]
+	if !ok {
+		return Ref{}, stepErr(i, RuleUnknownName, ErrUnknownName, "no buffer or view %q", name)
+	}
+	if r.released[ref.Buffer] {
+		return Ref{}, stepErr(i, RuleUseAfterFree, ErrUseAfterRelease, "%q: buffer %q was released",
+			name, r.p.Buffers[ref.Buffer].Name)
+	}
+	for v := ref.View; v >= 0; v = r.p.Views[v].Parent {
+		if d := r.p.Views[v].Discard; d >= 0 {
+			return Ref{}, stepErr(i, RuleUseAfterFree, ErrUseAfterRelease, "%q: view %q was discarded at step %d",
+				name, r.p.Views[v].Name, d)
+		}
+	}
+	return ref, nil
+}
+
+func (r *resolver) step(i int, s Step) error {
+	p := r.p
+	switch s.Kind {
+	case KindAlloc, KindExternal:
+		if _, dup := p.data[s.Name]; dup {
+			return stepErr(i, RuleDuplicateName, ErrDuplicateName, "%q", s.Name)
+		}
+		b := Buffer{Name: s.Name, Step: i, Size: s.Size, External: s.Kind == KindExternal, Release: -1}
+		b.Layout = strided.Bytes(0, s.Size)
+		if s.Kind == KindAlloc {
+			e, err := r.engineOf(i, s)
+			if err != nil {
+				return err
+			}
+			b.Engine = e
+			if s.Shape != nil {
+				l, err := strided.Dense(0, cloneInts(s.Shape), s.Elem)
+				if err != nil {
+					return layoutErr(i, s.Name, err)
+				}
+				b.Layout = l
+			}
+		}
+		p.StepIndex[i] = len(p.Buffers)
+		p.data[s.Name] = Ref{Buffer: len(p.Buffers), View: -1}
+		p.Buffers = append(p.Buffers, b)
+		r.released = append(r.released, false)
+		r.discarded = append(r.discarded, ranges.Set{})
+	case KindView:
+		if _, dup := p.data[s.Name]; dup {
+			return stepErr(i, RuleDuplicateName, ErrDuplicateName, "%q", s.Name)
+		}
+		parent, err := r.live(i, s.Of)
+		if err != nil {
+			return err
+		}
+		base := p.Layout(parent).Offset
+		off, ok := addCheck(base, s.Offset)
+		if !ok {
+			return stepErr(i, RuleOverflow, ErrOverflow, "view %q: offset %d + %d", s.Name, base, s.Offset)
+		}
+		l := strided.Layout{Offset: off, Shape: cloneInts(s.Shape), Strides: cloneInts(s.Strides), Elem: s.Elem}
+		if err := l.Validate(p.Buffers[parent.Buffer].Size); err != nil {
+			return layoutErr(i, s.Name, err)
+		}
+		p.StepIndex[i] = len(p.Views)
+		p.data[s.Name] = Ref{Buffer: parent.Buffer, View: len(p.Views)}
+		p.Views = append(p.Views, View{Name: s.Name, Step: i, Of: s.Of, Buffer: parent.Buffer,
+			Parent: parent.View, Layout: l, Discard: -1})
+	case KindOp:
+		return r.op(i, s)
+	case KindRelease:
+		ref, err := r.live(i, s.Name)
+		if err != nil {
+			return err
+		}
+		b := &p.Buffers[ref.Buffer]
+		if b.External {
+			return stepErr(i, RuleReleaseExtern, ErrExternal, "%q is (a view of) external buffer %q", s.Name, b.Name)
+		}
+		if ref.View < 0 {
+			b.Release = i
+			r.released[ref.Buffer] = true
+			p.StepIndex[i] = ref.Buffer
+			return nil
+		}
+		p.Views[ref.View].Discard = i
+		b.Discards = append(b.Discards, ref.View)
+		if set, exact := p.Footprint(ref); exact {
+			r.discarded[ref.Buffer].AddSet(&set)
+		}
+		p.StepIndex[i] = ref.View
+	case KindSync:
+		op, ok := p.ops[s.Name]
+		if !ok {
+			if r.laterOps[s.Name] {
+				return stepErr(i, RuleWaitOrder, ErrWaitOrder, "sync on %q", s.Name)
+			}
+			return stepErr(i, RuleUnknownName, ErrUnknownName, "sync on %q: no such op", s.Name)
+		}
+		p.Syncs = append(p.Syncs, Sync{Step: i, Op: op})
+		p.StepIndex[i] = op
+	}
+	return nil
+}
+
+func (r *resolver) op(i int, s Step) error {
+	p := r.p
+	if _, dup := p.ops[s.Name]; dup {
+		return stepErr(i, RuleDuplicateName, ErrDuplicateName, "op %q", s.Name)
+	}
+	e, err := r.engineOf(i, s)
+	if err != nil {
+		return err
+	}
+	op := Op{Name: s.Name, Step: i, Engine: e, Cost: s.Cost, Inplace: s.Inplace}
+	for _, w := range s.Waits {
+		j, ok := p.ops[w]
+		if !ok {
+			if r.laterOps[w] {
+				return stepErr(i, RuleWaitOrder, ErrWaitOrder, "op %q waits on %q", s.Name, w)
+			}
+			return stepErr(i, RuleUnknownName, ErrUnknownName, "op %q waits on %q: no such op", s.Name, w)
+		}
+		op.Waits = append(op.Waits, j)
+	}
+	add := func(name string, acc Access) error {
+		ref, err := r.live(i, name)
+		if err != nil {
+			return err
+		}
+		for k := range op.Uses {
+			if op.Uses[k].Name == name {
+				op.Uses[k].Access |= acc
+				return nil
+			}
+		}
+		if d := &r.discarded[ref.Buffer]; !d.IsEmpty() {
+			if set, exact := p.Footprint(ref); exact {
+				if hit, ok := d.OverlapsSet(&set); ok {
+					return stepErr(i, RuleUseAfterFree, ErrUseAfterRelease, "op %q: %q covers discarded bytes %v",
+						s.Name, name, hit)
+				}
+			}
+		}
+		op.Uses = append(op.Uses, Use{Ref: ref, Access: acc, Name: name})
+		return nil
+	}
+	for _, n := range s.Reads {
+		if err := add(n, AccessRead); err != nil {
+			return err
+		}
+	}
+	for _, n := range s.Writes {
+		if err := add(n, AccessWrite); err != nil {
+			return err
+		}
+	}
+	p.StepIndex[i] = len(p.Ops)
+	p.ops[s.Name] = len(p.Ops)
+	p.Ops = append(p.Ops, op)
+	return nil
+}
+
+// layoutErr maps a strided validation error onto this package's rules and sentinels.
+func layoutErr(i int, name string, err error) error {
+	switch {
+	case errors.Is(err, strided.ErrOverflow):
+		return &StepError{Index: i, Rule: RuleOverflow, Err: fmt.Errorf("%w: %q: %v", ErrOverflow, name, err)}
+	case errors.Is(err, strided.ErrOutOfBounds):
+		return &StepError{Index: i, Rule: RuleViewBounds, Err: fmt.Errorf("%w: %q: %v", ErrOutOfBounds, name, err)}
+	default:
+		return &StepError{Index: i, Rule: RuleShapeStrides, Err: fmt.Errorf("%w: %q: %v", ErrShape, name, err)}
+	}
+}
