@@ -1,0 +1,98 @@
+package subarena
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/subarena/subarena/strided"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// pendingFixture is an Allocator with n pending readers of distinct 256-byte
+// slices of one buffer (engine "slow", never completed during the
+// benchmark), and a second engine for the measured ops.
+func pendingFixture(b *testing.B, n int, policy Policy) (*Allocator, *sasync.Timeline, sasync.EngineID, *Buffer) {
+	tl := sasync.NewTimeline()
+	slow, _ := tl.AddEngine("slow", sasync.Copy)
+	fast, _ := tl.AddEngine("fast", sasync.Compute)
+	a, err := New(Config{Capacity: int64(n+64) * 512, Policy: policy, Timeline: tl})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pt, _ := tl.Point(fast)
+	big, err := a.Alloc(int64(n)*512, pt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		v, err := big.View(strided.Bytes(int64(i)*512, 256))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ev, _ := tl.Submit(slow)
+		if err := a.Use(v, ev, Read); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return a, tl, fast, big
+}
+
+// BenchmarkUseComplete measures one Use and its Complete with n other users
+// pending: the interval tree holds n+1 keys.
+func BenchmarkUseComplete(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
+			a, tl, fast, big := pendingFixture(b, n, SubrangeFenced)
+			views := make([]*View, 64)
+			for i := range views {
+				views[i], _ = big.View(strided.Bytes(int64(i)*512+256, 256))
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ev, _ := tl.Submit(fast)
+				if err := a.Use(views[i&63], ev, Read); err != nil {
+					b.Fatal(err)
+				}
+				if err := tl.Complete(ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if st := a.Stats(); st.Users != n {
+				b.Fatalf("%d users pending, want %d", st.Users, n)
+			}
+		})
+	}
+}
+
+// BenchmarkReleaseCycle measures Alloc, Use, Release and Complete of a
+// 4 KiB buffer with n other users pending, under each safe policy.
+func BenchmarkReleaseCycle(b *testing.B) {
+	for _, policy := range []Policy{SubrangeFenced, SubrangeAfterUsers, WholeFenced, WholeAfterUsers} {
+		for _, n := range []int{1000, 10000, 100000} {
+			b.Run(fmt.Sprintf("%v/pending=%d", policy, n), func(b *testing.B) {
+				a, tl, fast, _ := pendingFixture(b, n, policy)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					pt, _ := tl.Point(fast)
+					buf, err := a.Alloc(4096, pt)
+					if err != nil {
+						b.Fatal(err)
+					}
+					ev, _ := tl.Submit(fast)
+					if err := a.Use(buf.Whole(), ev, Write); err != nil {
+						b.Fatal(err)
+					}
+					if err := a.Release(buf); err != nil {
+						b.Fatal(err)
+					}
+					if err := tl.Complete(ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,320 @@
+package liveness
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/subarena/subarena/ranges"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// model is a byte-by-byte reference for the Index: it keeps users and held
+// bytes as plain slices and applies the return rule by brute force.
+type model struct {
+	n, g   int
+	mode   Mode
+	held   []bool
+	users  map[UserID]modelUser
+	pieces [][]bool // whole mode
+	freed  []bool   // bytes returned (cleared when re-released)
+}
+
+type modelUser struct {
+	ev      sasync.Event
+	unknown bool
+	bytes   []bool
+}
+
+func newModel(n, g int, mode Mode) *model {
+	return &model{n: n, g: g, mode: mode, held: make([]bool, n), users: map[UserID]modelUser{}, freed: make([]bool, n)}
+}
+
+func (m *model) covered(x int) bool {
+	for _, u := range m.users {
+		if u.bytes[x] {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *model) pieceCovered(p []bool) bool {
+	for x, in := range p {
+		if in && m.covered(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// settle applies the return rule until nothing more returns.
+func (m *model) settle() {
+	whole := m.mode.Whole && !m.mode.Unsafe
+	if whole {
+		kept := m.pieces[:0]
+		for _, p := range m.pieces {
+			if m.pieceCovered(p) {
+				kept = append(kept, p)
+			}
+		}
+		m.pieces = kept
+	}
+	for g0 := 0; g0 < m.n; g0 += m.g {
+		ok := true
+		for x := g0; x < g0+m.g && ok; x++ {
+			if !m.held[x] {
+				ok = false
+				continue
+			}
+			switch {
+			case m.mode.Unsafe:
+			case whole:
+				for _, p := range m.pieces {
+					if p[x] {
+						ok = false
+					}
+				}
+			default:
+				if m.covered(x) {
+					ok = false
+				}
+			}
+		}
+		if ok {
+			for x := g0; x < g0+m.g; x++ {
+				m.held[x] = false
+				m.freed[x] = true
+			}
+		}
+	}
+}
+
+func toSet(bs []bool) ranges.Set {
+	var s ranges.Set
+	for x, in := range bs {
+		if in {
+			s.Add(ranges.Range{Lo: int64(x), Hi: int64(x) + 1})
+		}
+	}
+	return s
+}
+
+func randomRuns(r *rand.Rand, n int) []ranges.Range {
+	var s ranges.Set
+	for k := r.IntN(3) + 1; k > 0; k-- {
+		lo := r.IntN(n)
+		hi := lo + 1 + r.IntN(min(n-lo, 64))
+		s.Add(ranges.Range{Lo: int64(lo), Hi: int64(hi)})
+	}
+	return append([]ranges.Range(nil), s.Runs()...)
+}
+
+// TestIndexAgainstModel drives random adds, removals, releases, completions
+// and takes against the brute-force model in every mode, checking
+// invariants after every step.
+func TestIndexAgainstModel(t *testing.T) {
+	modes := []Mode{{}, {Fenced: true}, {Whole: true}, {Whole: true, Fenced: true}, {Unsafe: true}}
+	steps := 3000
+	if testing.Short() {
+		steps = 500
+	}
+	for _, mode := range modes {
+		for seed := uint64(1); seed <= 4; seed++ {
+			t.Run(fmt.Sprintf("%+v/%d", mode, seed), func(t *testing.T) {
+				runModel(t, mode, seed, steps)
+			})
+		}
+	}
+}
+
+func runModel(t *testing.T, mode Mode, seed uint64, steps int) {
+	const n, g, engines = 512, 16, 3
+	r := rand.New(rand.NewPCG(seed, 7))
+	x, err := New(g, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newModel(n, g, mode)
+	var submitted, completed sasync.Clock
+	var owned ranges.Set // bytes not held: the program's, free to release
+	owned.Add(ranges.Range{Lo: 0, Hi: n})
+	var freedNow []ranges.Range
+	free := func(rg ranges.Range) {
+		if rg.Lo%g != 0 || rg.Hi%g != 0 {
+			t.Fatalf("free of unaligned %v", rg)
+		}
+		freedNow = append(freedNow, rg)
+	}
+	for step := 0; step < steps; step++ {
+		freedNow = freedNow[:0]
+		var what string
+		switch op := r.IntN(10); {
+		case op < 4: // add a user
+			runs := randomRuns(r, n)
+			unknown := r.IntN(8) == 0
+			e := r.IntN(engines)
+			ev := sasync.Event{Engine: sasync.EngineID(e), Seq: submitted[e] + 1}
+			submitted[e]++
+			id, err := x.AddUser(ev, unknown, runs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs := make([]bool, n)
+			for _, rg := range runs {
+				for b := rg.Lo; b < rg.Hi; b++ {
+					bs[b] = true
+				}
+			}
+			m.users[id] = modelUser{ev: ev, unknown: unknown, bytes: bs}
+			what = fmt.Sprintf("add %d %v unknown=%v %v", id, ev, unknown, runs)
+		case op < 5: // remove an unknown user
+			for id, u := range m.users {
+				if u.unknown {
+					if err := x.RemoveUser(id, free); err != nil {
+						t.Fatal(err)
+					}
+					delete(m.users, id)
+					m.settle()
+					what = fmt.Sprintf("remove %d", id)
+					break
+				}
+			}
+		case op < 7: // release some owned bytes
+			if owned.IsEmpty() {
+				continue
+			}
+			runs := owned.Runs()
+			rg := runs[r.IntN(len(runs))]
+			lo := rg.Lo + int64(r.IntN(int(rg.Len())))
+			hi := lo + 1 + int64(r.IntN(int(rg.Hi-lo)))
+			rel := ranges.FromRanges(ranges.Range{Lo: lo, Hi: hi})
+			if err := x.Release(&rel, free); err != nil {
+				t.Fatal(err)
+			}
+			if _, still := x.Held().OverlapsSet(&rel); still {
+				before := x.Held().Clone()
+				if err := x.Release(&rel, free); !errors.Is(err, ErrNotHeld) {
+					t.Fatalf("second release: %v", err)
+				}
+				if !before.Equal(x.Held()) {
+					t.Fatal("failed release changed the held bytes")
+				}
+			}
+			owned.Remove(ranges.Range{Lo: lo, Hi: hi})
+			bs := make([]bool, n)
+			for b := lo; b < hi; b++ {
+				m.held[b] = true
+				bs[b] = true
+			}
+			if mode.Whole && !mode.Unsafe {
+				m.pieces = append(m.pieces, bs)
+			}
+			m.settle()
+			what = fmt.Sprintf("release [%d, %d)", lo, hi)
+		case op < 9: // complete a prefix of one engine
+			e := r.IntN(engines)
+			if completed[e] == submitted[e] {
+				continue
+			}
+			completed[e] += sasync.Seq(1 + r.IntN(int(submitted[e]-completed[e])))
+			x.Complete(&completed, free)
+			for id, u := range m.users {
+				if !u.unknown && u.ev.Seq <= completed[u.ev.Engine] {
+					delete(m.users, id)
+				}
+			}
+			m.settle()
+			what = fmt.Sprintf("complete to %v", completed[:engines])
+		default: // take for a writer at a random point
+			var point sasync.Clock
+			for e := 0; e < engines; e++ {
+				point[e] = sasync.Seq(r.IntN(int(submitted[e]) + 1))
+			}
+			safe := func(ev sasync.Event) bool { return ev.Seq <= point[ev.Engine] || ev.Seq <= completed[ev.Engine] }
+			size := int64(1 + r.IntN(96))
+			w, fence, ok := x.Take(size, safe, free)
+			what = fmt.Sprintf("take %d at %v -> %v %v", size, point[:engines], w, ok)
+			if !ok {
+				break
+			}
+			if !mode.Fenced || mode.Unsafe {
+				t.Fatalf("take succeeded in mode %+v", mode)
+			}
+			if w.Lo%g != 0 || w.Len() < size || w.Len()%g != 0 {
+				t.Fatalf("%s: bad window", what)
+			}
+			for b := w.Lo; b < w.Hi; b++ {
+				if !m.held[b] {
+					t.Fatalf("%s: byte %d was not held", what, b)
+				}
+				m.held[b] = false
+				for _, u := range m.users {
+					if u.bytes[b] && (u.unknown || !safe(u.ev)) {
+						t.Fatalf("%s: byte %d pinned by unsafe user %v", what, b, u.ev)
+					}
+					if u.bytes[b] && !fence.Covers(u.ev) {
+						t.Fatalf("%s: fence %v misses user %v", what, fence, u.ev)
+					}
+				}
+				for _, p := range m.pieces {
+					p[b] = false
+				}
+			}
+			m.settle()
+		}
+		if err := x.CheckInvariants(); err != nil {
+			t.Fatalf("step %d (%s): %v", step, what, err)
+		}
+		want := toSet(m.held)
+		if !want.Equal(x.Held()) {
+			t.Fatalf("step %d (%s): held %v, model %v", step, what, x.Held().Runs(), want.Runs())
+		}
+		if x.Pending() != len(m.users) {
+			t.Fatalf("step %d (%s): %d pending, model %d", step, what, x.Pending(), len(m.users))
+		}
+		for _, rg := range freedNow {
+			for b := rg.Lo; b < rg.Hi; b++ {
+				if !m.freed[b] {
+					t.Fatalf("step %d (%s): freed byte %d the model keeps", step, what, b)
+				}
+				m.freed[b] = false
+			}
+		}
+		for b, f := range m.freed {
+			if f {
+				t.Fatalf("step %d (%s): model freed byte %d, index did not", step, what, b)
+			}
+		}
+		// Returned bytes are the program's again (the arena re-issues them).
+		for _, rg := range freedNow {
+			owned.Add(rg)
+		}
+	}
+}
+
+func TestBadCalls(t *testing.T) {
+	if _, err := New(3, Mode{}); !errors.Is(err, ErrInvalidGranule) {
+		t.Fatalf("granule 3: %v", err)
+	}
+	x, _ := New(16, Mode{})
+	if _, err := x.AddUser(sasync.Event{Seq: 1}, false, []ranges.Range{{Lo: 5, Hi: 5}}); !errors.Is(err, ErrInvalidRange) {
+		t.Fatalf("empty run: %v", err)
+	}
+	if _, err := x.AddUser(sasync.Event{Seq: 1}, false, []ranges.Range{{Lo: 0, Hi: 8}, {Lo: 4, Hi: 12}}); !errors.Is(err, ErrInvalidRange) {
+		t.Fatalf("overlapping runs: %v", err)
+	}
+	if _, err := x.AddUser(sasync.Event{Engine: 99, Seq: 1}, false, []ranges.Range{{Lo: 0, Hi: 8}}); !errors.Is(err, sasync.ErrUnknownEngine) {
+		t.Fatalf("bad engine: %v", err)
+	}
+	if err := x.RemoveUser(0, func(ranges.Range) {}); !errors.Is(err, ErrUnknownUser) {
+		t.Fatalf("unknown user: %v", err)
+	}
+	if x.Pending() != 0 || x.keys != 0 {
+		t.Fatal("bad calls changed the index")
+	}
+	if err := x.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}
