@@ -390,8 +390,9 @@ func (a *Allocator) Discard(v *View) error {
 // Donate hands v's bytes, in place, to the output of the op behind ev, the
 // last user of those bytes (ggml's in-place ops, buffer donation): the
 // returned buffer is exactly v's bytes, which leave v's buffer. v must be
-// dense (one gap-free run), still held, and no pending user other than ev
-// itself may cover any of its bytes (ErrPending).
+// dense (one gap-free run) and still held, and every pending user of its
+// bytes must be ev itself or happen-before ev (ErrPending otherwise): the
+// op then overwrites bytes nobody else will read.
 func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -399,7 +400,8 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.tl.EventClock(ev); err != nil {
+	evClock, err := a.tl.EventClock(ev)
+	if err != nil {
 		return nil, err
 	}
 	if cover.NumRuns() != 1 || !v.coverOK {
@@ -415,7 +417,7 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	r := cover.Runs()[0]
 	var other error
 	a.idx.Users(r, func(_ liveness.UserID, uev sasync.Event, unknown bool) bool {
-		if unknown || uev != ev {
+		if unknown || !evClock.Covers(uev) {
 			other = fmt.Errorf("%w: %v of buffer %d is still used by %v", ErrPending, r, b.id, describeUser(uev, unknown))
 			return false
 		}
