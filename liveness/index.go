@@ -83,6 +83,13 @@ type Index struct {
 
 	tree *interval.SearchTree[*group, int64]
 	keys int // number of keys in tree
+	// empty counts keys whose group has no users. They stay in the tree so
+	// that a view used again finds its key without an insertion (no
+	// allocation), and are swept when they outnumber the others.
+	empty int
+	// byRun finds a key's group without descending the tree; the tree
+	// answers only overlap queries. Same keys, same groups.
+	byRun map[ranges.Range]*group
 
 	users   []user
 	freeIDs []UserID
@@ -109,6 +116,7 @@ func New(granule int64, mode Mode) (*Index, error) {
 		granule: granule,
 		mode:    mode,
 		tree:    interval.NewSearchTreeWithOptions[*group](cmp.Compare[int64], interval.TreeWithIntervalPoint()),
+		byRun:   make(map[ranges.Range]*group),
 	}, nil
 }
 
@@ -151,11 +159,14 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 	u.gen++
 	u.runs = append(u.runs[:0], runs...)
 	for _, r := range runs {
-		g, ok := x.tree.Find(r.Lo, r.Hi-1)
+		g, ok := x.byRun[r]
 		if !ok {
 			g = x.newGroup(r)
 			_ = x.tree.Insert(r.Lo, r.Hi-1, g) // cannot fail: r is non-empty
+			x.byRun[r] = g
 			x.keys++
+		} else if len(g.users) == 0 {
+			x.empty--
 		}
 		g.users = append(g.users, id)
 	}
@@ -203,6 +214,7 @@ func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
 	x.touched.Reset()
 	x.drop(id)
 	x.reclaim(free)
+	x.maybeSweep()
 	return nil
 }
 
@@ -212,7 +224,7 @@ func (x *Index) drop(id UserID) {
 	u := &x.users[id]
 	for _, r := range u.runs {
 		x.touched.Add(r)
-		g, ok := x.tree.Find(r.Lo, r.Hi-1)
+		g, ok := x.byRun[r]
 		if !ok {
 			continue // unreachable while invariants hold
 		}
@@ -225,9 +237,7 @@ func (x *Index) drop(id UserID) {
 			}
 		}
 		if len(g.users) == 0 {
-			_ = x.tree.Delete(r.Lo, r.Hi-1)
-			x.keys--
-			x.groupPool = append(x.groupPool, g)
+			x.empty++
 		}
 	}
 	u.live = false
@@ -266,8 +276,26 @@ func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
 	}
 	if n > 0 {
 		x.reclaim(free)
+		x.maybeSweep()
 	}
 	return n
+}
+
+// maybeSweep deletes the empty keys once they are more than half of all
+// keys (and more than a few): amortized O(log n) per removed user.
+func (x *Index) maybeSweep() {
+	if x.empty <= 256 || x.empty <= x.keys/2 {
+		return
+	}
+	for r, g := range x.byRun {
+		if len(g.users) == 0 {
+			_ = x.tree.Delete(r.Lo, r.Hi-1)
+			delete(x.byRun, r)
+			x.keys--
+			x.groupPool = append(x.groupPool, g)
+		}
+	}
+	x.empty = 0
 }
 
 // Covered reports whether any pending user covers a byte of r.
@@ -275,8 +303,20 @@ func (x *Index) Covered(r ranges.Range) bool {
 	if r.Empty() {
 		return false
 	}
-	_, ok := x.tree.AnyIntersection(r.Lo, r.Hi-1)
-	return ok
+	g, ok := x.tree.AnyIntersection(r.Lo, r.Hi-1)
+	if !ok {
+		return false
+	}
+	if len(g.users) > 0 {
+		return true
+	}
+	gs, _ := x.tree.AllIntersections(r.Lo, r.Hi-1)
+	for _, g := range gs {
+		if len(g.users) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Users calls fn for each pending user covering a byte of r, once per
@@ -320,6 +360,8 @@ func (x *Index) coveredSet(r ranges.Range, dst *ranges.Set) {
 	}
 	gs, _ := x.tree.AllIntersections(r.Lo, r.Hi-1)
 	for _, g := range gs {
-		dst.Add(ranges.Range{Lo: g.lo, Hi: g.hi}.Intersect(r))
+		if len(g.users) > 0 {
+			dst.Add(ranges.Range{Lo: g.lo, Hi: g.hi}.Intersect(r))
+		}
 	}
 }

@@ -311,8 +311,45 @@ func TestBadCalls(t *testing.T) {
 	if err := x.RemoveUser(0, func(ranges.Range) {}); !errors.Is(err, ErrUnknownUser) {
 		t.Fatalf("unknown user: %v", err)
 	}
-	if x.Pending() != 0 || x.keys != 0 {
+	if x.Pending() != 0 || x.keys != 0 || x.empty != 0 {
 		t.Fatal("bad calls changed the index")
+	}
+	if err := x.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEmptyKeysSwept: keys of completed users stay for reuse but are swept
+// once they outnumber the live ones, so the tree does not grow without bound.
+func TestEmptyKeysSwept(t *testing.T) {
+	x, _ := New(16, Mode{})
+	var c sasync.Clock
+	for i := 0; i < 5000; i++ {
+		ev := sasync.Event{Seq: sasync.Seq(i + 1)}
+		if _, err := x.AddUser(ev, false, []ranges.Range{{Lo: int64(i), Hi: int64(i) + 8}}); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			c[0] = ev.Seq
+			x.Complete(&c, func(ranges.Range) { t.Fatal("nothing is held") })
+		}
+		if i%97 == 0 {
+			if err := x.CheckInvariants(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if x.keys > 600 {
+		t.Fatalf("%d keys left after 5000 distinct completed users", x.keys)
+	}
+	// A reused run finds its key: no new key.
+	before := x.keys
+	ev := sasync.Event{Seq: 5001}
+	if _, err := x.AddUser(ev, false, []ranges.Range{{Lo: 4999, Hi: 5007}}); err != nil {
+		t.Fatal(err)
+	}
+	if x.keys != before {
+		t.Fatalf("reused run added a key: %d -> %d", before, x.keys)
 	}
 	if err := x.CheckInvariants(); err != nil {
 		t.Fatal(err)

@@ -209,8 +209,9 @@ func (x *Index) PendingBytes() (total int64, perEngine [sasync.MaxEngines]int64)
 // CheckInvariants verifies every invariant of the Index and returns the
 // first violation found:
 //   - the held bytes are a normalized set;
-//   - every tree key [lo, hi] has a non-empty group for exactly [lo, hi+1),
-//     whose users are live and list that run, each once; the key count is right;
+//   - every tree key [lo, hi] has a group for exactly [lo, hi+1), also
+//     found by the run map, whose users are live and list that run, each
+//     once; the key and empty-key counts are right;
 //   - every live user's runs are normalized and each is a key listing it;
 //     the live count equals Pending();
 //   - every known live user is queued once on its engine, queues sorted;
@@ -222,7 +223,7 @@ func (x *Index) CheckInvariants() error {
 	if err := x.held.CheckInvariants(); err != nil {
 		return fmt.Errorf("liveness: held: %w", err)
 	}
-	keys := 0
+	keys, empty := 0, 0
 	var terr error
 	_ = x.tree.InOrderTraverse(func(lo, hiIncl int64, g *group) error {
 		keys++
@@ -230,9 +231,12 @@ func (x *Index) CheckInvariants() error {
 			terr = fmt.Errorf("liveness: key [%d, %d] holds group [%d, %d)", lo, hiIncl, g.lo, g.hi)
 			return terr
 		}
-		if len(g.users) == 0 {
-			terr = fmt.Errorf("liveness: empty group [%d, %d)", g.lo, g.hi)
+		if x.byRun[ranges.Range{Lo: g.lo, Hi: g.hi}] != g {
+			terr = fmt.Errorf("liveness: run map misses group [%d, %d)", g.lo, g.hi)
 			return terr
+		}
+		if len(g.users) == 0 {
+			empty++
 		}
 		for i, id := range g.users {
 			if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
@@ -255,8 +259,8 @@ func (x *Index) CheckInvariants() error {
 	if terr != nil {
 		return terr
 	}
-	if keys != x.keys {
-		return fmt.Errorf("liveness: %d keys in tree, counted %d", keys, x.keys)
+	if keys != x.keys || len(x.byRun) != keys || empty != x.empty {
+		return fmt.Errorf("liveness: %d keys (%d empty) in tree, %d in the run map, counted %d (%d empty)", keys, empty, len(x.byRun), x.keys, x.empty)
 	}
 	live := 0
 	var queuedCount [sasync.MaxEngines]int
