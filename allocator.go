@@ -198,6 +198,7 @@ func (a *Allocator) takeFenced(size int64, at *sasync.Point, completed *sasync.C
 func (a *Allocator) adopt(b *Buffer, r ranges.Range) {
 	a.nextID++
 	b.id = a.nextID
+	b.initWhole()
 	b.live.Add(r)
 	a.live += r.Len()
 	b.next = a.head
@@ -347,12 +348,15 @@ func (a *Allocator) Release(b *Buffer) error {
 // releaseLocked hands bytes (a subset of b.live) to the index and drops
 // them from b; b retires when nothing is left.
 func (a *Allocator) releaseLocked(b *Buffer, bytes *ranges.Set) error {
-	part := bytes.Clone()
-	if err := a.idx.Release(&part, a.freeFn); err != nil {
+	if err := a.idx.Release(bytes, a.freeFn); err != nil {
 		return err
 	}
-	a.live -= part.Len()
-	b.live.RemoveSet(&part)
+	a.live -= bytes.Len()
+	if bytes == &b.live {
+		b.live.Reset()
+	} else {
+		b.live.RemoveSet(bytes)
+	}
 	if b.live.IsEmpty() {
 		a.retire(b)
 	}

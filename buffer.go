@@ -18,8 +18,11 @@ type Buffer struct {
 	id         uint64
 	off, size  int64
 	span       int64 // bytes taken from the arena: size rounded up to the granule (donated: exactly size)
-	whole      *View
 	prev, next *Buffer
+	// The Whole view lives inside the Buffer (its shape and strides too),
+	// so allocating a buffer costs no extra objects for it.
+	whole     View
+	wholeDims [2]int64
 
 	// Guarded by a.mu.
 	released bool
@@ -65,13 +68,12 @@ func (b *Buffer) String() string {
 }
 
 // Whole returns the view of every byte of b: a dense 1-D byte layout.
-func (b *Buffer) Whole() *View {
-	b.a.mu.Lock()
-	defer b.a.mu.Unlock()
-	if b.whole == nil {
-		b.whole = &View{buf: b, layout: strided.Bytes(0, b.size)}
-	}
-	return b.whole
+func (b *Buffer) Whole() *View { return &b.whole }
+
+// initWhole sets up the Whole view; called once, before b is published.
+func (b *Buffer) initWhole() {
+	b.wholeDims = [2]int64{b.size, 1}
+	b.whole = View{buf: b, layout: strided.Layout{Shape: b.wholeDims[0:1:1], Strides: b.wholeDims[1:2:2], Elem: 1}}
 }
 
 // View takes a view of b with layout l, relative to b's first byte, and

@@ -104,6 +104,9 @@ type Index struct {
 	scratch   ranges.Set
 	scratch2  ranges.Set
 	touched   ranges.Set
+	cand      ranges.Set
+	cand2     ranges.Set
+	blocked   ranges.Set
 }
 
 // New returns an empty Index for an arena with the given granule (a power of

@@ -55,30 +55,51 @@ func (x *Index) reclaim(free func(ranges.Range)) {
 			i++
 		}
 	}
-	around := x.touched.AlignOut(x.granule)
-	near := ranges.Intersect(&around, &x.held)
-	cand := near.AlignIn(x.granule)
-	for _, c := range cand.Runs() {
+	// cand: the fully held granules around the touched bytes.
+	alignOutInto(&x.cand, &x.touched, x.granule)
+	x.cand.RetainSet(&x.held)
+	alignInInto(&x.cand2, &x.cand, x.granule)
+	for _, c := range x.cand2.Runs() {
 		x.scratch.Reset()
 		switch {
 		case x.mode.Unsafe:
 		case whole:
 			for _, p := range x.pieces {
 				if p.bytes.Bounds().Overlaps(c) {
-					in := p.bytes.IntersectRange(c)
-					x.scratch.AddSet(&in)
+					for _, pr := range p.bytes.Runs() {
+						x.scratch.Add(pr.Intersect(c))
+					}
 				}
 			}
 		default:
 			x.coveredSet(c, &x.scratch)
 		}
-		blocked := x.scratch.AlignOut(x.granule)
+		alignOutInto(&x.blocked, &x.scratch, x.granule)
 		x.scratch2.Reset()
 		x.scratch2.Add(c)
-		x.scratch2.RemoveSet(&blocked)
+		x.scratch2.RemoveSet(&x.blocked)
 		for _, r := range x.scratch2.Runs() {
 			x.held.Remove(r)
 			free(r)
+		}
+	}
+}
+
+// alignOutInto sets dst to the granules src touches, without allocating
+// once dst has grown.
+func alignOutInto(dst, src *ranges.Set, g int64) {
+	dst.Reset()
+	for _, r := range src.Runs() {
+		dst.Add(ranges.Range{Lo: r.Lo &^ (g - 1), Hi: (r.Hi + g - 1) &^ (g - 1)})
+	}
+}
+
+// alignInInto sets dst to the granules src covers fully.
+func alignInInto(dst, src *ranges.Set, g int64) {
+	dst.Reset()
+	for _, r := range src.Runs() {
+		if lo, hi := (r.Lo+g-1)&^(g-1), r.Hi&^(g-1); lo < hi {
+			dst.Add(ranges.Range{Lo: lo, Hi: hi})
 		}
 	}
 }
