@@ -116,9 +116,9 @@ func randomRuns(r *rand.Rand, n int) []ranges.Range {
 // invariants after every step.
 func TestIndexAgainstModel(t *testing.T) {
 	modes := []Mode{{}, {Fenced: true}, {Whole: true}, {Whole: true, Fenced: true}, {Unsafe: true}}
-	steps := 3000
+	steps := 1500
 	if testing.Short() {
-		steps = 500
+		steps = 300
 	}
 	for _, mode := range modes {
 		for seed := uint64(1); seed <= 4; seed++ {
