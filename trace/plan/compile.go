@@ -1,0 +1,348 @@
+package plan
+
+import (
+	"slices"
+	"sort"
+)
+
+// rel is a forbidden half-open interval [lo, hi) of relative offsets
+// x_self - x_other between two items that conflict.
+type rel struct{ lo, hi int64 }
+
+// edge records that an item conflicts with item other: placing other at b
+// forbids the item every offset in [b+r.lo, b+r.hi) for r in rels. rels are
+// sorted and pairwise disjoint (touching intervals are merged).
+type edge struct {
+	other int32
+	// solid marks the classic whole-buffer case, the single interval
+	// [-size_self+1, size_other): once other sits at b and the item is to be
+	// placed at or above b, it must sit at or above b+size_other.
+	solid bool
+	rels  []rel
+}
+
+// span says an item has bytes live in sections [s0, s1): bytes of them in
+// each, the first run0 of which form one run starting at the item's byte 0.
+type span struct {
+	s0, s1 int32
+	bytes  int64
+	run0   int64
+}
+
+// compiled is the solver's view of a problem: time compressed into
+// sections, each item's normalized occupancy per section, and the conflict
+// graph with forbidden relative offsets. It is immutable once built.
+//
+// Invariants: sections are [times[k], times[k+1]); every span lies inside
+// [0, nsec); extent[i] = [first section, one past last section) of item i
+// (empty items have first == last == 0); edges are symmetric: i lists j
+// iff j lists i, with negated intervals.
+type compiled struct {
+	n      int
+	align  int64
+	grain  int64 // every offset a canonical search produces is a multiple of grain
+	size   []int64
+	pieces [][]Piece // normalized: pieces of one item never overlap in time and bytes
+	spans  [][]span
+	edges  [][]edge
+	times  []Time
+	nsec   int
+	extent [][2]int32 // live sections of each item (hull)
+	// cutExtent widens extent to the hull of every concurrent partner, so
+	// that no conflict crosses a section boundary no cut extent spans.
+	cutExtent [][2]int32
+	secItems  [][]int32 // items with live bytes in each section
+	solidAll  bool      // every edge is solid: min offsets need no rescan
+}
+
+// compile builds the solver representation of a validated problem.
+func compile(p *Problem) *compiled {
+	n := len(p.Items)
+	c := &compiled{n: n, align: p.align()}
+	c.size = make([]int64, n)
+	c.pieces = make([][]Piece, n)
+	g := c.align
+	var times []Time
+	for i, it := range p.Items {
+		c.size[i] = it.Size
+		g = gcd(g, it.Size)
+		c.pieces[i] = normalizePieces(it.Pieces)
+		for _, pc := range c.pieces[i] {
+			times = append(times, pc.Start, pc.End)
+			g = gcd(g, gcd(pc.Lo, pc.Hi))
+		}
+	}
+	c.grain = g
+	slices.Sort(times)
+	c.times = slices.Compact(times)
+	c.nsec = max(len(c.times)-1, 0)
+	sec := func(t Time) int32 {
+		k, _ := slices.BinarySearch(c.times, t)
+		return int32(k)
+	}
+
+	c.spans = make([][]span, n)
+	c.extent = make([][2]int32, n)
+	c.secItems = make([][]int32, c.nsec)
+	for i := range n {
+		c.spans[i] = itemSpans(c.pieces[i], sec)
+		if sp := c.spans[i]; len(sp) > 0 {
+			c.extent[i] = [2]int32{sp[0].s0, sp[len(sp)-1].s1}
+			for _, s := range sp {
+				for k := s.s0; k < s.s1; k++ {
+					c.secItems[k] = append(c.secItems[k], int32(i))
+				}
+			}
+		}
+	}
+	c.buildEdges(p)
+	return c
+}
+
+// normalizePieces rewrites pieces as disjoint rectangles: for each time
+// slice between consecutive piece boundaries, the union of the byte ranges
+// live there; consecutive slices with equal unions merge into one window.
+func normalizePieces(in []Piece) []Piece {
+	if len(in) <= 1 {
+		return slices.Clone(in)
+	}
+	var bounds []Time
+	for _, pc := range in {
+		bounds = append(bounds, pc.Start, pc.End)
+	}
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
+	var out []Piece
+	var prev [][2]int64 // byte ranges of the previous slice
+	var open []int      // indexes into out of the pieces of the previous slice
+	var cur [][2]int64
+	for k := 0; k+1 < len(bounds); k++ {
+		t0, t1 := bounds[k], bounds[k+1]
+		cur = cur[:0]
+		for _, pc := range in {
+			if pc.Start <= t0 && t1 <= pc.End {
+				cur = append(cur, [2]int64{pc.Lo, pc.Hi})
+			}
+		}
+		cur = unionRanges(cur)
+		if len(open) > 0 && equalRanges(cur, prev) {
+			for _, idx := range open {
+				out[idx].End = t1
+			}
+			continue
+		}
+		open = open[:0]
+		for _, r := range cur {
+			open = append(open, len(out))
+			out = append(out, Piece{Lo: r[0], Hi: r[1], Start: t0, End: t1})
+		}
+		prev = append(prev[:0], cur...)
+	}
+	return out
+}
+
+// unionRanges sorts half-open ranges and merges overlapping or touching ones.
+func unionRanges(rs [][2]int64) [][2]int64 {
+	if len(rs) <= 1 {
+		return rs
+	}
+	slices.SortFunc(rs, func(a, b [2]int64) int { return cmp64(a[0], b[0]) })
+	out := rs[:1]
+	for _, r := range rs[1:] {
+		last := &out[len(out)-1]
+		if r[0] <= last[1] {
+			last[1] = max(last[1], r[1])
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func equalRanges(a, b [][2]int64) bool { return slices.Equal(a, b) }
+
+func cmp64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// itemSpans turns normalized pieces into per-section live bytes.
+func itemSpans(pieces []Piece, sec func(Time) int32) []span {
+	if len(pieces) == 0 {
+		return nil
+	}
+	var bounds []int32
+	for _, pc := range pieces {
+		bounds = append(bounds, sec(pc.Start), sec(pc.End))
+	}
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
+	var out []span
+	for k := 0; k+1 < len(bounds); k++ {
+		s0, s1 := bounds[k], bounds[k+1]
+		var bytes, run0 int64
+		var rs [][2]int64
+		for _, pc := range pieces {
+			if sec(pc.Start) <= s0 && s1 <= sec(pc.End) {
+				bytes += pc.Hi - pc.Lo
+				rs = append(rs, [2]int64{pc.Lo, pc.Hi})
+			}
+		}
+		if bytes == 0 {
+			continue
+		}
+		rs = unionRanges(rs)
+		if rs[0][0] == 0 {
+			run0 = rs[0][1]
+		}
+		if m := len(out); m > 0 && out[m-1].s1 == s0 && out[m-1].bytes == bytes && out[m-1].run0 == run0 {
+			out[m-1].s1 = s1
+			continue
+		}
+		out = append(out, span{s0: s0, s1: s1, bytes: bytes, run0: run0})
+	}
+	return out
+}
+
+// buildEdges finds every conflicting pair of items and the relative offsets
+// it forbids, and widens cut extents over concurrent partners.
+func (c *compiled) buildEdges(p *Problem) {
+	n := c.n
+	pairRels := map[[2]int32][]rel{} // key (i, j) with i < j: forbidden x_j - x_i
+	add := func(i, j int, a, b Piece) {
+		// Pieces a of i and b of j share a byte iff
+		// x_j + b.Lo < x_i + a.Hi and x_i + a.Lo < x_j + b.Hi, that is
+		// x_j - x_i in [a.Lo - b.Hi + 1, a.Hi - b.Lo).
+		r := rel{a.Lo - b.Hi + 1, a.Hi - b.Lo}
+		if i > j {
+			i, j = j, i
+			r = rel{-r.hi + 1, -r.lo + 1}
+		}
+		k := [2]int32{int32(i), int32(j)}
+		pairRels[k] = append(pairRels[k], r)
+	}
+	// Sweep items by extent to find pairs whose windows may intersect.
+	order := make([]int, 0, n)
+	for i := range n {
+		if len(c.pieces[i]) > 0 {
+			order = append(order, i)
+		}
+	}
+	sort.Slice(order, func(a, b int) bool { return c.extent[order[a]][0] < c.extent[order[b]][0] })
+	var active []int
+	for _, i := range order {
+		keep := active[:0]
+		for _, j := range active {
+			if c.extent[j][1] > c.extent[i][0] {
+				keep = append(keep, j)
+			}
+		}
+		active = keep
+		for _, j := range active {
+			for _, a := range c.pieces[j] {
+				for _, b := range c.pieces[i] {
+					if a.Start < b.End && b.Start < a.End {
+						add(j, i, a, b)
+					}
+				}
+			}
+		}
+		active = append(active, i)
+	}
+	c.cutExtent = slices.Clone(c.extent)
+	for _, pp := range p.Concurrent {
+		i, j := pp.A.Item, pp.B.Item
+		add(i, j, p.Items[i].Pieces[pp.A.Piece], p.Items[j].Pieces[pp.B.Piece])
+		for _, k := range [2]int{i, j} {
+			o := i + j - k
+			e, oe := &c.cutExtent[k], c.extent[o]
+			if oe[0] < oe[1] {
+				e[0], e[1] = min(e[0], oe[0]), max(e[1], oe[1])
+			}
+		}
+	}
+	c.edges = make([][]edge, n)
+	c.solidAll = true
+	keys := make([][2]int32, 0, len(pairRels))
+	for k := range pairRels {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b [2]int32) int {
+		if a[0] != b[0] {
+			return int(a[0] - b[0])
+		}
+		return int(a[1] - b[1])
+	})
+	for _, k := range keys {
+		i, j := k[0], k[1]
+		rs := mergeRels(pairRels[k]) // forbidden x_j - x_i
+		neg := make([]rel, len(rs))  // forbidden x_i - x_j
+		for m, r := range rs {
+			neg[len(rs)-1-m] = rel{-r.hi + 1, -r.lo + 1}
+		}
+		solid := len(rs) == 1 && rs[0] == rel{-c.size[j] + 1, c.size[i]}
+		c.solidAll = c.solidAll && solid
+		c.edges[j] = append(c.edges[j], edge{other: i, solid: solid, rels: rs})
+		c.edges[i] = append(c.edges[i], edge{other: j, solid: solid, rels: neg})
+	}
+}
+
+// mergeRels sorts intervals and merges overlapping or touching ones.
+func mergeRels(rs []rel) []rel {
+	slices.SortFunc(rs, func(a, b rel) int { return cmp64(a.lo, b.lo) })
+	out := rs[:1]
+	for _, r := range rs[1:] {
+		last := &out[len(out)-1]
+		if r.lo <= last.hi {
+			last.hi = max(last.hi, r.hi)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func gcd(a, b int64) int64 {
+	if a < 0 {
+		a = -a
+	}
+	if b < 0 {
+		b = -b
+	}
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// lowerBound is the largest number of bytes live in any one section: no
+// placement can be lower, since bytes live at one time are pairwise disjoint.
+func (c *compiled) lowerBound() int64 {
+	total := make([]int64, c.nsec)
+	for i := range c.n {
+		for _, s := range c.spans[i] {
+			for k := s.s0; k < s.s1; k++ {
+				total[k] += s.bytes
+			}
+		}
+	}
+	var lb int64
+	for _, t := range total {
+		lb = max(lb, t)
+	}
+	return lb
+}
+
+// LowerBound returns the largest number of bytes live at any one time in a
+// valid problem: the height no placement can beat.
+func LowerBound(p *Problem) (int64, error) {
+	if err := p.Validate(); err != nil {
+		return 0, err
+	}
+	return compile(p).lowerBound(), nil
+}

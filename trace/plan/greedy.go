@@ -1,0 +1,195 @@
+package plan
+
+import (
+	"math"
+	"slices"
+)
+
+// Greedy placement: items are taken in one fixed order and each is put at a
+// feasible offset given the items already placed, never moved again. The
+// variants differ in the order and in the rule that picks among feasible
+// offsets; the planner runs them all and keeps the lowest. They give a
+// placement within microseconds, which the search then improves.
+
+// greedyOrder names an order in which greedy placement takes items.
+type greedyOrder uint8
+
+const (
+	bySize     greedyOrder = iota // largest first (TFLite, XLA "spatial")
+	byArea                        // largest bytes x time first
+	byLifetime                    // longest-lived first (XLA "temporal")
+	byConflict                    // most conflicting bytes first
+	byTotal                       // busiest section first (MiniMalloc's T)
+	byStart                       // earliest first (what an online allocator sees)
+	numGreedyOrders
+)
+
+var greedyOrderNames = [numGreedyOrders]string{"size", "area", "lifetime", "conflict", "total", "start"}
+
+// fitRule picks among an item's feasible offsets.
+type fitRule uint8
+
+const (
+	firstFit fitRule = iota // the lowest feasible offset
+	bestFit                 // the lowest offset of the tightest feasible gap
+	numFitRules
+)
+
+var fitRuleNames = [numFitRules]string{"first-fit", "best-fit"}
+
+// greedy holds reusable scratch space for greedy runs over one problem.
+type greedy struct {
+	c       *compiled
+	keys    [numGreedyOrders][]int32 // item orders
+	offsets []int64
+	placed  []bool
+	forb    []rel // scratch: absolute forbidden intervals
+}
+
+func newGreedy(c *compiled) *greedy {
+	g := &greedy{c: c, offsets: make([]int64, c.n), placed: make([]bool, c.n)}
+	n := c.n
+	size := c.size
+	life := make([]int64, n)
+	area := make([]int64, n)
+	start := make([]int64, n)
+	conflict := make([]int64, n)
+	total := make([]int64, n)
+	secTotal := make([]int64, c.nsec)
+	for i := range n {
+		for _, s := range c.spans[i] {
+			for k := s.s0; k < s.s1; k++ {
+				secTotal[k] += s.bytes
+			}
+		}
+	}
+	for i := range n {
+		if e := c.extent[i]; e[0] < e[1] {
+			life[i] = int64(c.times[e[1]] - c.times[e[0]])
+			start[i] = int64(c.times[e[0]])
+		}
+		for _, pc := range c.pieces[i] {
+			area[i] += pc.Bytes() * int64(pc.End-pc.Start)
+		}
+		for _, e := range c.edges[i] {
+			conflict[i] += size[e.other]
+		}
+		for _, s := range c.spans[i] {
+			for k := s.s0; k < s.s1; k++ {
+				total[i] = max(total[i], secTotal[k])
+			}
+		}
+	}
+	desc := func(primary, secondary []int64) func(a, b int32) int {
+		return func(a, b int32) int {
+			if primary[a] != primary[b] {
+				return cmp64(primary[b], primary[a])
+			}
+			if secondary[a] != secondary[b] {
+				return cmp64(secondary[b], secondary[a])
+			}
+			return int(a - b)
+		}
+	}
+	cmps := [numGreedyOrders]func(a, b int32) int{
+		bySize:     desc(size, life),
+		byArea:     desc(area, size),
+		byLifetime: desc(life, size),
+		byConflict: desc(conflict, size),
+		byTotal:    desc(total, size),
+		byStart: func(a, b int32) int {
+			if start[a] != start[b] {
+				return cmp64(start[a], start[b])
+			}
+			return desc(size, life)(a, b)
+		},
+	}
+	for o := range numGreedyOrders {
+		k := make([]int32, n)
+		for i := range k {
+			k[i] = int32(i)
+		}
+		slices.SortFunc(k, cmps[o])
+		g.keys[o] = k
+	}
+	return g
+}
+
+// run places every item in the given order with the given rule and returns
+// the height; the offsets are left in g.offsets.
+func (g *greedy) run(order greedyOrder, rule fitRule) int64 {
+	c := g.c
+	clear(g.placed)
+	var height int64
+	for _, i := range g.keys[order] {
+		off := g.place(i, rule)
+		g.offsets[i] = off
+		g.placed[i] = true
+		height = max(height, off+c.size[i])
+	}
+	return height
+}
+
+// place returns the offset rule picks for item i given the placed items.
+func (g *greedy) place(i int32, rule fitRule) int64 {
+	c := g.c
+	a := c.align
+	forb := g.forb[:0]
+	for _, e := range c.edges[i] {
+		if !g.placed[e.other] {
+			continue
+		}
+		b := g.offsets[e.other]
+		for _, r := range e.rels {
+			forb = append(forb, rel{b + r.lo, b + r.hi})
+		}
+	}
+	g.forb = forb
+	if len(forb) == 0 {
+		return 0
+	}
+	slices.SortFunc(forb, func(x, y rel) int { return cmp64(x.lo, y.lo) })
+	// Walk the feasible ranges [from, to) between forbidden intervals.
+	bestOff, bestLen := int64(-1), int64(math.MaxInt64)
+	from := int64(0)
+	for _, f := range forb {
+		if f.lo > from {
+			x := alignUp(from, a)
+			if x < f.lo {
+				if rule == firstFit {
+					return x
+				}
+				if l := f.lo - x; l < bestLen {
+					bestOff, bestLen = x, l
+				}
+			}
+		}
+		from = max(from, f.hi)
+	}
+	if bestOff >= 0 {
+		return bestOff
+	}
+	return alignUp(from, a)
+}
+
+// best runs every greedy variant and returns the lowest placement found,
+// its height, and the name of the variant that produced it.
+func (g *greedy) best() ([]int64, int64, string) {
+	var bestOff []int64
+	bestH := int64(math.MaxInt64)
+	name := ""
+	for o := range numGreedyOrders {
+		for r := range numFitRules {
+			h := g.run(o, r)
+			if h < bestH {
+				bestH = h
+				bestOff = append(bestOff[:0], g.offsets...)
+				name = "greedy " + greedyOrderNames[o] + " " + fitRuleNames[r]
+			}
+		}
+	}
+	if g.c.n == 0 {
+		return []int64{}, 0, "empty"
+	}
+	return bestOff, bestH, name
+}

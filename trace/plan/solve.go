@@ -1,0 +1,209 @@
+package plan
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Options tunes Solve. The zero value runs the greedy variants only.
+type Options struct {
+	// Budget bounds the time spent searching below the best greedy
+	// placement. Zero means no search; negative is an error.
+	Budget time.Duration
+	// Capacity, when positive, ends the search as soon as a placement no
+	// higher than it is found (decision mode).
+	Capacity int64
+	// Stop, when closed, ends the search early; the best placement so far
+	// is returned.
+	Stop <-chan struct{}
+	// Heuristics are the preorders the search cycles through; nil means
+	// MiniMalloc's {"WAT", "TAW", "TWA"}.
+	Heuristics []string
+}
+
+// DefaultHeuristics are MiniMalloc's static preorders: W lifetime width,
+// A area, T busiest section total, Z size; all descending.
+var DefaultHeuristics = []string{"WAT", "TAW", "TWA"}
+
+// Solution is a placement of a problem.
+type Solution struct {
+	Offsets    []int64 // one per item
+	Height     int64   // max offset+size: the arena the placement needs
+	LowerBound int64   // the most bytes live at once; no placement is lower
+	Method     string  // the variant that produced it
+	// Proven is true when no lower placement exists: the height equals the
+	// lower bound, or an exhaustive search at one grain below failed.
+	Proven bool
+	Nodes  int64 // search nodes visited
+	Probes int   // decision searches run
+}
+
+// Solve places a problem: the best of the greedy variants first, then, if
+// opts.Budget allows, decision searches at decreasing capacities between
+// the lower bound and the best height so far. Every returned placement has
+// been checked with Verify.
+func Solve(p *Problem, opts Options) (Solution, error) {
+	if err := p.Validate(); err != nil {
+		return Solution{}, err
+	}
+	if opts.Budget < 0 || opts.Capacity < 0 {
+		return Solution{}, fmt.Errorf("budget %v, capacity %d: %w", opts.Budget, opts.Capacity, ErrInvalidOptions)
+	}
+	start := time.Now()
+	c := compile(p)
+	sol := solveCompiled(c, opts, start)
+	if _, err := Verify(p, sol.Offsets); err != nil {
+		return Solution{}, fmt.Errorf("internal: %s produced an invalid placement: %w", sol.Method, err)
+	}
+	return sol, nil
+}
+
+func solveCompiled(c *compiled, opts Options, start time.Time) Solution {
+	g := newGreedy(c)
+	offs, h, method := g.best()
+	sol := Solution{Offsets: offs, Height: h, LowerBound: c.lowerBound(), Method: method}
+	lb := alignUp(sol.LowerBound, c.grain) // no placement is lower
+	if sol.Height <= lb {
+		sol.Proven = true
+		return sol
+	}
+	if opts.Budget == 0 || c.n == 0 || (opts.Capacity > 0 && sol.Height <= opts.Capacity) {
+		return sol
+	}
+	heur := opts.Heuristics
+	if len(heur) == 0 {
+		heur = DefaultHeuristics
+	}
+	r := &race{sol: sol, done: make(chan struct{}), c: c, lb: lb, capacity: opts.Capacity}
+	deadline := start.Add(opts.Budget)
+	// Two searches share the budget. The prover asks for the lower bound
+	// itself (or the requested capacity): perfect packings are rigid, and
+	// section inference finds them fast when they exist. The bisector
+	// narrows the gap between the best height and the lower bound with
+	// short probes, whose difficulty varies erratically with capacity.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		target := lb
+		if opts.Capacity > 0 {
+			target = max(lb, opts.Capacity-opts.Capacity%c.grain)
+		}
+		s := newSearcher(c)
+		st := s.decide(target, deadline, opts.Stop, r.done, heur)
+		r.report(s, st, target)
+	}()
+	r.bisect(deadline, opts.Stop, heur)
+	wg.Wait()
+	r.finish()
+	return r.sol
+}
+
+// race holds the best placement two concurrent searches have found.
+type race struct {
+	mu       sync.Mutex
+	sol      Solution
+	c        *compiled
+	lb       int64
+	capacity int64
+	done     chan struct{} // closed when no search can improve the result
+	closed   bool
+	soft     int64 // caps below soft timed out or failed in the bisector
+}
+
+// report records a finished decision search at capacity target.
+func (r *race) report(s *searcher, st status, target int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sol.Probes++
+	r.sol.Nodes += s.nodes
+	switch st {
+	case found:
+		if h := heightOf(r.c, s.solution); h < r.sol.Height {
+			r.sol.Height = h
+			r.sol.Offsets = append(r.sol.Offsets[:0], s.solution...)
+			r.sol.Method = fmt.Sprintf("search at capacity %d", target)
+		}
+	case notFound:
+		if r.c.solidAll && r.sol.Height <= target+r.c.grain {
+			r.sol.Proven = true
+		}
+	}
+	if r.sol.Height <= r.lb || r.sol.Proven || (r.capacity > 0 && r.sol.Height <= r.capacity) {
+		r.stop()
+	}
+}
+
+func (r *race) stop() {
+	if !r.closed {
+		r.closed = true
+		close(r.done)
+	}
+}
+
+func (r *race) height() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sol.Height
+}
+
+// bisect probes capacities strictly between the lower bound and the best
+// height, halving the gap: a found placement lowers the top, a timed-out or
+// failed probe raises the bottom. Each probe gets a third of the time left.
+func (r *race) bisect(deadline time.Time, stop <-chan struct{}, heur []string) {
+	c := r.c
+	s := newSearcher(c)
+	lo := r.lb + c.grain
+	for {
+		hi := r.height()
+		if hi <= lo || stopped(r.done) || stopped(stop) {
+			return
+		}
+		now := time.Now()
+		if !now.Before(deadline) {
+			return
+		}
+		mid := lo + (hi-c.grain-lo)/2
+		target := max(lo, mid-mid%c.grain)
+		probeEnd := now.Add(deadline.Sub(now) / 3)
+		if hi-lo <= 2*c.grain {
+			probeEnd = deadline
+		}
+		st := s.decide(target, probeEnd, stop, r.done, heur)
+		r.report(s, st, target)
+		if st == notFound || st == timedOut {
+			lo = target + c.grain
+		}
+	}
+}
+
+// finish marks the result proven when it meets the lower bound.
+func (r *race) finish() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stop()
+	if r.sol.Height <= r.lb {
+		r.sol.Proven = true
+	}
+}
+
+func stopped(stop <-chan struct{}) bool {
+	if stop == nil {
+		return false
+	}
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func heightOf(c *compiled, offsets []int64) int64 {
+	var h int64
+	for i, off := range offsets {
+		h = max(h, off+c.size[i])
+	}
+	return h
+}
