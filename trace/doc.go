@@ -60,4 +60,48 @@
 // the largest power of two up to 256 dividing every size, raised to the largest
 // alignment. A ggml-alloc-trace/1 document (ImportGGML) becomes one engine following
 // ggml-alloc's walk; see ImportGGML for the mapping.
+// # Checking a plan
+//
+// Check decides whether a plan is safe. For every byte x shared by two placed buffers A
+// and B, the buffer that lets x go first is found from the step that releases it or
+// discards a view covering x (bytes held to the end go last; if both hold x to the end
+// the plan is unsafe outright). Say A lets x go first. Then every op using x through A, by
+// any view chain, must happen-before every op using x through B, where happens-before is
+// TRACE.md's relation computed on a sasync.Timeline (Order). One op using x through both
+// is allowed only when it is inplace and its two views put element i over element i
+// (same element size and the same address for every element in row-major order). Bytes no
+// op uses are never in conflict. Each violation names the byte runs, both ops and their
+// engines, the view chain through which each reaches the bytes, and the missing edge
+// earlier op -> later op.
+//
+// # Replay
+//
+// Replay drives the real Allocator (Unbounded mode, any policy) with the host program
+// and a discrete-event simulation of the engines: FIFO per engine, an op starts when its
+// engine's previous op and its waits have completed (and not before the host submitted
+// it), and runs for its cost. The host issues steps at once and waits only at syncs, so
+// the Allocator sees completions only at syncs (the synced op and what happens-before it)
+// and at the end; a trace without syncs shows what the after-users policies cost a host
+// that runs ahead. Each alloc takes bytes at its
+// allocation point, narrowed when needed to what every user of the buffer happens-after;
+// donations follow TRACE.md (see Replay). The result carries the high-water mark, the
+// plan, LiveLB, the overhead HWM/LiveLB - 1, the peak of pending bytes, how many
+// allocations were handed bytes whose previous users had not completed, and per-step,
+// per-op and per-buffer records for timelines (WritePerfetto).
+//
+// # LiveLB
+//
+// LiveLB is the lower bound the overhead is measured against. Fix the schedule the replay
+// simulated (each op k runs over [start_k, end_k), which no placement changes). A byte x of
+// an alloc buffer B is live over [first, last): first is the earliest start of an op
+// using x through B (any view), last the latest end of one; if the host still holds x at
+// the end of the trace, last is the end of the schedule; and if the last user is an
+// inplace op whose output may take over that read (same element layout up to offset, as
+// TRACE.md's inplace allows), last is that op's start instead. Bytes no op uses are never
+// live. A granule of B is live at t when any of its bytes is, and LiveLB is the maximum
+// over t of the live granules times the granule size, summed over buffers. In a safe plan
+// with granule-aligned offsets, two granules live at the same time cannot share arena
+// bytes (their users would have to be ordered, so one interval would end before the other
+// starts), hence no safe allocator needs less than LiveLB on this schedule. It is computed
+// per buffer from elementary byte segments and one sweep over time.
 package trace

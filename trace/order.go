@@ -1,0 +1,131 @@
+package trace
+
+import (
+	"fmt"
+
+	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/strided"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// Order is the happens-before relation of a Program's ops, built by submitting every op
+// (with its waits) to a fresh sasync.Timeline and recording every sync as a host sync, in
+// step order. Nothing completes on it: happens-before is structural.
+type Order struct {
+	Timeline *sasync.Timeline
+	// Events[i] is the event of op i.
+	Events []sasync.Event
+}
+
+// NewOrder builds the Order of p. It fails (wrapping sasync.ErrTooManyEngines) when the
+// trace has more engines than a Timeline supports.
+func NewOrder(p *Program) (*Order, error) {
+	tl, err := newTimeline(p)
+	if err != nil {
+		return nil, err
+	}
+	o := &Order{Timeline: tl, Events: make([]sasync.Event, len(p.Ops))}
+	for i, s := range p.Trace.Steps {
+		switch s.Kind {
+		case KindOp:
+			k := p.StepIndex[i]
+			if o.Events[k], err = submitOp(tl, p, k, o.Events); err != nil {
+				return nil, err
+			}
+		case KindSync:
+			if err := tl.HostSync(o.Events[p.StepIndex[i]]); err != nil {
+				return nil, fmt.Errorf("%w: sync at step %d: %w", ErrReplay, i, err)
+			}
+		}
+	}
+	return o, nil
+}
+
+// HappensBefore reports whether op a happens-before op b.
+func (o *Order) HappensBefore(a, b int) bool {
+	hb, err := o.Timeline.HappensBefore(o.Events[a], o.Events[b])
+	return err == nil && hb
+}
+
+func newTimeline(p *Program) (*sasync.Timeline, error) {
+	tl := sasync.NewTimeline()
+	for _, e := range p.Trace.Engines {
+		if _, err := tl.AddEngine(e, sasync.Compute); err != nil {
+			return nil, fmt.Errorf("%w: engine %q: %w", ErrReplay, e, err)
+		}
+	}
+	return tl, nil
+}
+
+// submitOp submits op k on tl with its waits (events of earlier ops, from events).
+func submitOp(tl *sasync.Timeline, p *Program, k int, events []sasync.Event) (sasync.Event, error) {
+	op := &p.Ops[k]
+	var waits []sasync.Event
+	for _, w := range op.Waits {
+		waits = append(waits, events[w])
+	}
+	ev, err := tl.Submit(sasync.EngineID(op.Engine), waits...)
+	if err != nil {
+		return ev, fmt.Errorf("%w: op %q: %w", ErrReplay, op.Name, err)
+	}
+	return ev, nil
+}
+
+// elementMap is a layout reduced to what decides which element sits at which byte:
+// dimensions of size 1 dropped, and an outer dimension merged into the next inner one
+// when it continues it (stride_outer = shape_inner × stride_inner). Two layouts have the
+// same elementMap exactly when element i of one occupies the bytes of element i of the
+// other, for every i in row-major order.
+type elementMap struct {
+	offset  int64
+	shape   []int64
+	strides []int64
+	elem    int64
+	empty   bool
+}
+
+func mapOf(l strided.Layout, base int64) elementMap {
+	m := elementMap{offset: l.Offset + base, elem: l.Elem}
+	for k, d := range l.Shape {
+		if d == 0 {
+			return elementMap{empty: true}
+		}
+		if d == 1 {
+			continue
+		}
+		m.shape = append(m.shape, d)
+		m.strides = append(m.strides, l.Strides[k])
+	}
+	// Merge from the inside out: dims k and k+1 merge when stride_k = shape_{k+1} × stride_{k+1}.
+	for k := len(m.shape) - 2; k >= 0; k-- {
+		if m.strides[k] == m.shape[k+1]*m.strides[k+1] {
+			m.shape[k+1] *= m.shape[k]
+			m.shape = append(m.shape[:k], m.shape[k+1:]...)
+			m.strides = append(m.strides[:k], m.strides[k+1:]...)
+		}
+	}
+	return m
+}
+
+func (m elementMap) equal(o elementMap) bool {
+	if m.empty || o.empty {
+		return m.empty && o.empty
+	}
+	return m.offset == o.offset && m.elem == o.elem && equalInts(m.shape, o.shape) && equalInts(m.strides, o.strides)
+}
+
+// sameElements reports whether two refs, placed at arena offsets baseA and baseB, put
+// element i over element i: the in-place relation TRACE.md's "inplace" allows.
+func sameElements(p *Program, a Ref, baseA int64, b Ref, baseB int64) bool {
+	return mapOf(p.Layout(a), baseA).equal(mapOf(p.Layout(b), baseB))
+}
+
+// translated returns a copy of s moved by d (s is not modified); on overflow it returns
+// the copy unmoved and false.
+func translated(s *ranges.Set, d int64) (ranges.Set, bool) {
+	c := s.Clone()
+	if err := c.Translate(d); err != nil {
+		return c, false
+	}
+	return c, true
+}

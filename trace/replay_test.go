@@ -1,0 +1,198 @@
+package trace
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	subarena "github.com/subarena/subarena"
+)
+
+func mustResolve(t *testing.T, tr *Trace) *Program {
+	t.Helper()
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSharedDataReplayAndCheck: every MiniMalloc instance and the ggml trace import,
+// replay under every policy, and pass Check with the replayed plan under every safe one.
+func TestSharedDataReplayAndCheck(t *testing.T) {
+	files := append(sharedFiles(t, "minimalloc/*.csv"), sharedFiles(t, "ggml/*.json")...)
+	for _, f := range files {
+		p := mustResolve(t, mustLoad(t, f))
+		for _, pol := range subarena.Policies() {
+			res, err := Replay(p, ReplayOptions{Policy: pol})
+			if err != nil {
+				t.Fatalf("%s %v: %v", f, pol, err)
+			}
+			rep, err := Check(p, res.Plan)
+			if err != nil {
+				t.Fatalf("%s %v: check: %v", f, pol, err)
+			}
+			if pol.Safe() && !rep.Safe {
+				t.Fatalf("%s %v: unsafe plan: %s", f, pol, rep.Violations[0].String())
+			}
+			if pol.Safe() && res.HWM < res.LiveLB {
+				t.Fatalf("%s %v: HWM %d below LiveLB %d", f, pol, res.HWM, res.LiveLB)
+			}
+			if res.Buffers != p.NumAllocs() || res.Ops != len(p.Ops) || len(res.Plan.Offsets) != res.Buffers {
+				t.Fatalf("%s %v: counts %d buffers %d ops %d offsets", f, pol, res.Buffers, res.Ops, len(res.Plan.Offsets))
+			}
+		}
+	}
+}
+
+// TestMiniMallocConflicts: in a replayed plan, two buffers overlap only if their
+// half-open lifetimes in the CSV do not intersect (MiniMalloc's definition).
+func TestMiniMallocConflicts(t *testing.T) {
+	for _, f := range sharedFiles(t, "minimalloc/*.csv") {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mm, err := ParseMiniMalloc(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := mustResolve(t, mustLoad(t, f))
+		for _, pol := range subarena.Policies() {
+			res, err := Replay(p, ReplayOptions{Policy: pol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			overlaps := 0
+			for i, a := range mm.Buffers {
+				for _, b := range mm.Buffers[i+1:] {
+					oa, ob := res.Plan.Offsets[a.ID], res.Plan.Offsets[b.ID]
+					if oa < ob+b.Size && ob < oa+a.Size {
+						overlaps++
+						if a.Lower < b.Upper && b.Lower < a.Upper {
+							t.Fatalf("%s %v: %s [%d,%d) and %s [%d,%d) overlap in space and time", f, pol,
+								a.ID, a.Lower, a.Upper, b.ID, b.Lower, b.Upper)
+						}
+					}
+				}
+			}
+			if pol == subarena.SubrangeFenced && overlaps == 0 {
+				t.Fatalf("%s: no buffers share space: the test would pass vacuously", f)
+			}
+		}
+	}
+}
+
+// TestMiniMallocLowerBound: on a one-engine MiniMalloc trace LiveLB is the instance's
+// classic lower bound (max over time of the live sizes), here computed from the CSV.
+func TestMiniMallocLowerBound(t *testing.T) {
+	for _, f := range sharedFiles(t, "minimalloc/*.csv") {
+		data, _ := os.ReadFile(f)
+		mm, err := ParseMiniMalloc(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want int64
+		for _, a := range mm.Buffers {
+			var live int64 // at time a.Lower
+			for _, b := range mm.Buffers {
+				if b.Lower <= a.Lower && a.Lower < b.Upper {
+					live += b.Size
+				}
+			}
+			want = max(want, live)
+		}
+		p := mustResolve(t, mustLoad(t, f))
+		res, err := Replay(p, ReplayOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.LiveLB != want {
+			t.Fatalf("%s: LiveLB %d, CSV lower bound %d", f, res.LiveLB, want)
+		}
+	}
+}
+
+// TestIROrderCounterexample: on a two-engine trace whose copy engine reads through a view
+// chain, the ir-order plan hands the read bytes to a compute writer; Check names the
+// reader, its view chain and the missing edge. Every safe policy's plan passes.
+func TestIROrderCounterexample(t *testing.T) {
+	p := mustResolve(t, mustLoad(t, "testdata/split-qkv.json"))
+	res, err := Replay(p, ReplayOptions{Policy: subarena.IROrder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(p, res.Plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Safe || len(rep.Violations) == 0 {
+		t.Fatalf("ir-order plan %v passed the check", res.Plan.Offsets)
+	}
+	v := rep.Violations[0]
+	if v.Earlier.Op != "offload_v" || v.Earlier.Engine != "copy" || strings.Join(v.Earlier.Chain, ">") != "v>qkv" ||
+		v.Later.Op != "use_tmp" || v.Later.Buffer != "tmp" || v.MissingEdge() != "offload_v -> use_tmp" ||
+		v.Rule != ViolationUnordered {
+		t.Fatalf("unexpected counterexample: %s", v.String())
+	}
+	// v covers bytes [1024, 1536) of every 1536-byte row; tmp (8192 bytes at qkv's
+	// offset) overlaps rows 0..5, so the violation is 5 whole runs and part of none.
+	if v.Bytes != 5*512 || v.Ranges[0].Lo != res.Plan.Offsets["qkv"]+1024 {
+		t.Fatalf("violating bytes %d from %v", v.Bytes, v.Ranges)
+	}
+	for _, pol := range subarena.Policies() {
+		if !pol.Safe() {
+			continue
+		}
+		res, err := Replay(p, ReplayOptions{Policy: pol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep, err := Check(p, res.Plan); err != nil || !rep.Safe {
+			t.Fatalf("%v: %v %+v", pol, err, rep)
+		}
+	}
+}
+
+// TestGGMLReproducesGGML: replaying a ggml trace under ir-order with donation places
+// every tensor where ggml-alloc put it (TRACE.md: replay reproduces ggml's graph
+// allocator on its own traces), which checks the importer's mapping end to end.
+func TestGGMLReproducesGGML(t *testing.T) {
+	for _, f := range sharedFiles(t, "ggml/*.json") {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g struct {
+			Size    int64 `json:"buffer_size_after_reserve"`
+			Tensors []struct {
+				Name   string `json:"name"`
+				Offset *int64 `json:"offset"`
+				IsView bool   `json:"is_view"`
+			} `json:"tensors"`
+		}
+		if err := json.Unmarshal(data, &g); err != nil {
+			t.Fatal(err)
+		}
+		p := mustResolve(t, mustLoad(t, f))
+		res, err := Replay(p, ReplayOptions{Policy: subarena.IROrder})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.HWM != g.Size {
+			t.Errorf("%s: HWM %d, ggml's buffer %d", f, res.HWM, g.Size)
+		}
+		for _, x := range g.Tensors {
+			if x.Offset == nil || x.IsView {
+				continue
+			}
+			if got := res.Plan.Offsets[x.Name]; got != *x.Offset {
+				t.Errorf("%s: %s at %d, ggml put it at %d", f, x.Name, got, *x.Offset)
+			}
+		}
+		if res.Donated == 0 {
+			t.Errorf("%s: no donation", f)
+		}
+	}
+}
