@@ -1,0 +1,309 @@
+package block
+
+import (
+	"github.com/subarena/subarena"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// step submits one step: the embedding of its n tokens, every layer, the
+// final norm and LM head on the compute engine, and the consumer's read of
+// the last logits row. Each buffer is allocated at the point of the engine
+// that writes it first and released as soon as the host has submitted (and
+// Used) its last reader.
+func (r *runner) step(s int) error {
+	c, w := r.c, r.w
+	n, p0 := c.stepTokens(s)
+	d := c.Dim
+
+	xb, err := r.alloc(r.compute, n*d)
+	if err != nil {
+		return err
+	}
+	xv, err := dense(xb, n, d)
+	if err != nil {
+		return err
+	}
+	ts, err := tensors(xv)
+	if err != nil {
+		return err
+	}
+	xt := ts[0]
+	var waits []sasync.Event
+	if s > 0 && !c.Forced {
+		waits = []sasync.Event{r.lastConsumer} // the token comes from the consumer
+	}
+	tokens := r.res.Tokens[p0 : p0+n]
+	if _, err := r.submit(r.compute, waits, func() error { return Embed(xt, w.Embed, tokens) }, use{xv, subarena.Write}); err != nil {
+		return err
+	}
+	for l := range c.Layers {
+		if err := r.layer(l, n, p0, xv, xt); err != nil {
+			return err
+		}
+	}
+
+	hb, err := r.alloc(r.compute, n*d)
+	if err != nil {
+		return err
+	}
+	hv, err := dense(hb, n, d)
+	if err != nil {
+		return err
+	}
+	lb, err := r.alloc(r.compute, n*c.Vocab)
+	if err != nil {
+		return err
+	}
+	lv, err := dense(lb, n, c.Vocab)
+	if err != nil {
+		return err
+	}
+	last, err := lv.Select(0, int64(n-1))
+	if err != nil {
+		return err
+	}
+	ts, err = tensors(hv, lv, last)
+	if err != nil {
+		return err
+	}
+	ht, lt, lastT := ts[0], ts[1], ts[2]
+	if _, err := r.submit(r.compute, nil, func() error { return RMSNorm(ht, xt, w.Norm) },
+		use{xv, subarena.Read}, use{hv, subarena.Write}); err != nil {
+		return err
+	}
+	if err := r.releaseBuf(xb); err != nil {
+		return err
+	}
+	head, err := r.submit(r.compute, nil, func() error { return MatMul(lt, ht, w.Head) },
+		use{hv, subarena.Read}, use{lv, subarena.Write})
+	if err != nil {
+		return err
+	}
+	if err := r.releaseBuf(hb); err != nil {
+		return err
+	}
+
+	row := Dense(r.res.Logits[s], c.Vocab)
+	consume := func() error {
+		if r.gate != nil {
+			<-r.gate
+		}
+		if err := Copy(row, lastT); err != nil {
+			return err
+		}
+		next, err := Argmax(row)
+		if err != nil {
+			return err
+		}
+		r.res.Next[s] = next
+		if s < c.Steps && !c.Forced {
+			r.res.Tokens[c.Prompt+s] = next
+		}
+		return nil
+	}
+	if _, err := r.submit(r.consumer, []sasync.Event{head}, consume, use{last, subarena.Read}); err != nil {
+		return err
+	}
+	// Only the last row has a reader left: under the subrange policies the
+	// other rows return at once.
+	return r.releaseBuf(lb)
+}
+
+// layer submits one decoder block over the residual stream x [n, D],
+// which it updates in place.
+func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
+	c, lw := r.c, r.w.Layers[l]
+	d, h, dh, f := c.Dim, c.Heads, c.HeadDim(), c.FFN
+	const (
+		rd = subarena.Read
+		wr = subarena.Write
+		rw = subarena.ReadWrite
+	)
+
+	// h = RMSNorm(x); qkv = h·Wqkv, split into Q, K, V views [n, H, Dh].
+	hb, err := r.alloc(r.compute, n*d)
+	if err != nil {
+		return err
+	}
+	hv, err := dense(hb, n, d)
+	if err != nil {
+		return err
+	}
+	qb, err := r.alloc(r.compute, n*3*d)
+	if err != nil {
+		return err
+	}
+	qkvv, err := dense(qb, n, 3*d)
+	if err != nil {
+		return err
+	}
+	parts, err := qkvv.Split(1, int64(d), int64(d), int64(d))
+	if err != nil {
+		return err
+	}
+	heads := make([]*subarena.View, 3)
+	for i, p := range parts {
+		if heads[i], err = p.Reshape(int64(n), int64(h), int64(dh)); err != nil {
+			return err
+		}
+	}
+	qv, kv, vv := heads[0], heads[1], heads[2]
+	ts, err := tensors(hv, qkvv, qv, kv, vv)
+	if err != nil {
+		return err
+	}
+	ht, qkvt, qt, kt, vt := ts[0], ts[1], ts[2], ts[3], ts[4]
+	if _, err := r.submit(r.compute, nil, func() error { return RMSNorm(ht, xt, lw.Norm1) }, use{xv, rd}, use{hv, wr}); err != nil {
+		return err
+	}
+	if _, err := r.submit(r.compute, nil, func() error { return MatMul(qkvt, ht, lw.QKV) }, use{hv, rd}, use{qkvv, wr}); err != nil {
+		return err
+	}
+	if err := r.releaseBuf(hb); err != nil {
+		return err
+	}
+	rope, err := r.submit(r.compute, nil, func() error {
+		if err := Rope(qt, p0, r.w.Cos, r.w.Sin); err != nil {
+			return err
+		}
+		return Rope(kt, p0, r.w.Cos, r.w.Sin)
+	}, use{qv, rw}, use{kv, rw})
+	if err != nil {
+		return err
+	}
+
+	// The copy engine writes K and V into the cache; their thirds of the
+	// qkv buffer are discarded at once and return when the copy is done.
+	if err := r.writeCache(l, n, p0, rope, kv, vv, kt, vt); err != nil {
+		return err
+	}
+	if err := r.discard(kv); err != nil {
+		return err
+	}
+	if err := r.discard(vv); err != nil {
+		return err
+	}
+
+	// Attention over the cache (host chunks and arena chunks), then the
+	// output projection and the residual.
+	ab, err := r.alloc(r.compute, n*d)
+	if err != nil {
+		return err
+	}
+	av, err := dense(ab, n, d)
+	if err != nil {
+		return err
+	}
+	a3, err := av.Reshape(int64(n), int64(h), int64(dh))
+	if err != nil {
+		return err
+	}
+	segs, segUses, err := r.segments(l, p0+n)
+	if err != nil {
+		return err
+	}
+	ts, err = tensors(av, a3)
+	if err != nil {
+		return err
+	}
+	at, a3t := ts[0], ts[1]
+	uses := append([]use{{qv, rd}, {a3, wr}}, segUses...)
+	if _, err := r.submit(r.compute, []sasync.Event{r.lastCopy}, func() error { return Attention(a3t, qt, p0, segs) }, uses...); err != nil {
+		return err
+	}
+	if err := r.releaseBuf(qb); err != nil {
+		return err
+	}
+	ob, err := r.alloc(r.compute, n*d)
+	if err != nil {
+		return err
+	}
+	ov, err := dense(ob, n, d)
+	if err != nil {
+		return err
+	}
+	ts, err = tensors(ov)
+	if err != nil {
+		return err
+	}
+	ot := ts[0]
+	if _, err := r.submit(r.compute, nil, func() error { return MatMul(ot, at, lw.Out) }, use{av, rd}, use{ov, wr}); err != nil {
+		return err
+	}
+	if err := r.releaseBuf(ab); err != nil {
+		return err
+	}
+	if _, err := r.submit(r.compute, nil, func() error { return Add(xt, xt, ot) }, use{xv, rw}, use{ov, rd}); err != nil {
+		return err
+	}
+	if err := r.releaseBuf(ob); err != nil {
+		return err
+	}
+
+	// Feed-forward: gate|up = RMSNorm(x)·Wgu, split in halves; gate =
+	// silu(gate)·up in place (up is discarded at once); x += gate·Wdown.
+	h2b, err := r.alloc(r.compute, n*d)
+	if err != nil {
+		return err
+	}
+	h2v, err := dense(h2b, n, d)
+	if err != nil {
+		return err
+	}
+	gub, err := r.alloc(r.compute, n*2*f)
+	if err != nil {
+		return err
+	}
+	guv, err := dense(gub, n, 2*f)
+	if err != nil {
+		return err
+	}
+	halves, err := guv.Split(1, int64(f), int64(f))
+	if err != nil {
+		return err
+	}
+	gate, up := halves[0], halves[1]
+	ts, err = tensors(h2v, guv, gate, up)
+	if err != nil {
+		return err
+	}
+	h2t, gut, gatet, upt := ts[0], ts[1], ts[2], ts[3]
+	if _, err := r.submit(r.compute, nil, func() error { return RMSNorm(h2t, xt, lw.Norm2) }, use{xv, rd}, use{h2v, wr}); err != nil {
+		return err
+	}
+	if _, err := r.submit(r.compute, nil, func() error { return MatMul(gut, h2t, lw.GateUp) }, use{h2v, rd}, use{guv, wr}); err != nil {
+		return err
+	}
+	if err := r.releaseBuf(h2b); err != nil {
+		return err
+	}
+	if _, err := r.submit(r.compute, nil, func() error { return SiLUMul(gatet, gatet, upt) }, use{gate, rw}, use{up, rd}); err != nil {
+		return err
+	}
+	if err := r.discard(up); err != nil {
+		return err
+	}
+	db, err := r.alloc(r.compute, n*d)
+	if err != nil {
+		return err
+	}
+	dv, err := dense(db, n, d)
+	if err != nil {
+		return err
+	}
+	ts, err = tensors(dv)
+	if err != nil {
+		return err
+	}
+	dt := ts[0]
+	if _, err := r.submit(r.compute, nil, func() error { return MatMul(dt, gatet, lw.Down) }, use{gate, rd}, use{dv, wr}); err != nil {
+		return err
+	}
+	if err := r.releaseBuf(gub); err != nil {
+		return err
+	}
+	if _, err := r.submit(r.compute, nil, func() error { return Add(xt, xt, dt) }, use{xv, rw}, use{dv, rd}); err != nil {
+		return err
+	}
+	return r.releaseBuf(db)
+}
