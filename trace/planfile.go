@@ -232,3 +232,12 @@ func CheckPlan(p *Program, plan *Plan) error {
 	}
 	return nil
 }
+
+// MarshalJSON renders p as its subarena-plan/v1 document.
+func (p *Plan) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	if err := WritePlan(&b, p); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

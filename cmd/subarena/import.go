@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/trace"
+)
+
+func init() {
+	var (
+		out, format, planPath, policy string
+		asJSON                        bool
+	)
+	cmd := &cobra.Command{
+		Use:   "import FILE -o OUT",
+		Short: "Convert a trace (MiniMalloc CSV, ggml, subarena JSON) to subarena-trace/v1 or MiniMalloc CSV",
+		Long: `import reads FILE in any supported format and writes it to OUT as a subarena-trace/v1
+document, or, with --format minimalloc (the default when OUT ends in .csv), as a MiniMalloc
+CSV whose times are op positions; offsets come from --plan, or from a replay under
+--policy when that flag is given.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return fmt.Errorf("%w: -o OUT is required", trace.ErrMissingKey)
+			}
+			t, err := trace.Load(args[0])
+			if err != nil {
+				return err
+			}
+			p, err := t.Resolve()
+			if err != nil {
+				return err
+			}
+			if format == "" {
+				format = "trace"
+				if strings.EqualFold(filepath.Ext(out), ".csv") {
+					format = "minimalloc"
+				}
+			}
+			switch format {
+			case "trace":
+				err = writeFile(out, func(w io.Writer) error { return trace.Write(w, t) })
+			case "minimalloc":
+				var plan *trace.Plan
+				switch {
+				case planPath != "":
+					if plan, err = trace.LoadPlan(planPath); err != nil {
+						return err
+					}
+				case cmd.Flags().Changed("policy"):
+					pol, err := subarena.ParsePolicy(policy)
+					if err != nil {
+						return err
+					}
+					res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol})
+					if err != nil {
+						return err
+					}
+					plan = res.Plan
+				}
+				if plan != nil {
+					if err := trace.CheckPlan(p, plan); err != nil {
+						return err
+					}
+				}
+				err = writeFile(out, func(w io.Writer) error { return trace.WriteMiniMalloc(w, p, plan) })
+			default:
+				return fmt.Errorf("%w: --format %q (want trace or minimalloc)", trace.ErrFormat, format)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"trace": t.Name, "format": format, "out": out,
+					"buffers": p.NumAllocs(), "ops": len(p.Ops), "steps": len(t.Steps)})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d steps, %d buffers, %d ops -> %s (%s)\n",
+				t.Name, len(t.Steps), p.NumAllocs(), len(p.Ops), out, format)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (- for standard output)")
+	cmd.Flags().StringVar(&format, "format", "", "output format: trace or minimalloc (default from OUT's extension)")
+	cmd.Flags().StringVar(&planPath, "plan", "", "minimalloc: take offsets from this plan")
+	cmd.Flags().StringVar(&policy, "policy", subarena.SubrangeFenced.String(), "minimalloc: take offsets from a replay under this policy")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary")
+	rootCmd.AddCommand(cmd)
+}

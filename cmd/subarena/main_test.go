@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const example = "../../trace/testdata/split-qkv.json"
+
+// run executes the root command with args and returns standard output and the exit code.
+func run(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&out)
+	rootCmd.SetArgs(args)
+	err := rootCmd.Execute()
+	return out.String(), exitCode(err)
+}
+
+func TestReplayJSON(t *testing.T) {
+	dir := t.TempDir()
+	planPath := filepath.Join(dir, "plan.json")
+	out, code := run(t, "replay", example, "--policy", "subrange-fenced", "--json", "-o", planPath,
+		"--perfetto", filepath.Join(dir, "timeline.json"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	for _, k := range []string{"trace", "policy", "hwm", "live_lb", "overhead", "pending_peak", "buffers", "ops", "plan"} {
+		if _, ok := got[k]; !ok {
+			t.Fatalf("replay --json lacks %q: %s", k, out)
+		}
+	}
+	if got["policy"] != "subrange-fenced" || got["trace"] != "split-qkv" {
+		t.Fatalf("unexpected header: %v", got)
+	}
+	plan := got["plan"].(map[string]any)
+	if plan["format"] != "subarena-plan/v1" || plan["size"] != got["hwm"] {
+		t.Fatalf("plan %v", plan)
+	}
+	// The plan written with -o checks clean.
+	if out, code := run(t, "check", example, planPath, "--json=false"); code != 0 {
+		t.Fatalf("check of the replayed plan: exit %d: %s", code, out)
+	}
+	var timeline struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "timeline.json"))
+	if err != nil || json.Unmarshal(data, &timeline) != nil || len(timeline.TraceEvents) == 0 {
+		t.Fatalf("perfetto output unreadable: %v", err)
+	}
+	slices, counters := 0, 0
+	for _, e := range timeline.TraceEvents {
+		switch e["ph"] {
+		case "X":
+			slices++
+		case "C":
+			counters++
+		}
+	}
+	if slices != 4 || counters == 0 {
+		t.Fatalf("%d op slices, %d counter samples", slices, counters)
+	}
+}
+
+func TestCheckExitCodes(t *testing.T) {
+	out, code := run(t, "check", example, "--policy", "ir-order", "--json=false")
+	if code != 1 || !strings.Contains(out, "offload_v -> use_tmp") || !strings.Contains(out, "v -> qkv") {
+		t.Fatalf("ir-order: exit %d\n%s", code, out)
+	}
+	out, code = run(t, "check", example, "--policy", "ir-order", "--json")
+	var rep struct {
+		Safe       bool `json:"safe"`
+		Violations []struct {
+			MissingEdge string `json:"missing_edge"`
+		} `json:"violations"`
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || rep.Safe || len(rep.Violations) != 1 ||
+		rep.Violations[0].MissingEdge != "offload_v -> use_tmp" {
+		t.Fatalf("ir-order --json: exit %d\n%s", code, out)
+	}
+	if out, code := run(t, "check", example, "--policy", "whole-fenced", "--json=false"); code != 0 {
+		t.Fatalf("whole-fenced: exit %d\n%s", code, out)
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"format": "subarena-plan/v1", "trace": "x", "size": 10, "offsets": {"qkv": 0}}`), 0o644)
+	if _, code := run(t, "check", example, bad); code != 2 {
+		t.Fatalf("plan missing a buffer: exit %d, want 2", code)
+	}
+	if _, code := run(t, "check", filepath.Join(dir, "missing.json")); code != 2 {
+		t.Fatalf("missing file: exit %d, want 2", code)
+	}
+}
+
+func TestImport(t *testing.T) {
+	dir := t.TempDir()
+	outPath := filepath.Join(dir, "x.json")
+	if out, code := run(t, "import", example, "-o", outPath, "--json=false", "--format", ""); code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	orig, _ := os.ReadFile(example)
+	again, _ := os.ReadFile(outPath)
+	if !bytes.Contains(again, []byte(`"format": "subarena-trace/v1"`)) || len(again) == 0 || len(orig) == 0 {
+		t.Fatalf("import wrote %q", again)
+	}
+	csvPath := filepath.Join(dir, "x.csv")
+	if out, code := run(t, "import", outPath, "-o", csvPath, "--policy", "subrange-fenced", "--format", ""); code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	csv, _ := os.ReadFile(csvPath)
+	if !strings.HasPrefix(string(csv), "id,lower,upper,size,offset\n") {
+		t.Fatalf("csv %q", csv)
+	}
+	if _, code := run(t, "import", example, "-o", filepath.Join(dir, "y"), "--format", "nope"); code != 2 {
+		t.Fatalf("bad format: exit %d, want 2", code)
+	}
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/trace"
+)
+
+// replayJSON is the object replay --json prints.
+type replayJSON struct {
+	Trace       string      `json:"trace"`
+	Policy      string      `json:"policy"`
+	HWM         int64       `json:"hwm"`
+	LiveLB      int64       `json:"live_lb"`
+	Overhead    float64     `json:"overhead"`
+	PendingPeak int64       `json:"pending_peak"`
+	Waited      int         `json:"waited"`
+	Donated     int         `json:"donated"`
+	Buffers     int         `json:"buffers"`
+	Ops         int         `json:"ops"`
+	Makespan    int64       `json:"makespan"`
+	Plan        *trace.Plan `json:"plan"`
+}
+
+func init() {
+	var (
+		policy, planOut, perfettoOut string
+		asJSON, noDonate             bool
+	)
+	cmd := &cobra.Command{
+		Use:   "replay FILE",
+		Short: "Replay a trace against the Allocator on simulated engines",
+		Long: `replay runs the trace's host program against the Allocator (unbounded arena) under
+one release policy, simulating the engines, and reports the high-water mark, the lower
+bound LiveLB, the overhead HWM/LiveLB - 1, the peak of pending bytes and the plan.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pol, err := subarena.ParsePolicy(policy)
+			if err != nil {
+				return err
+			}
+			p, err := loadProgram(args[0])
+			if err != nil {
+				return err
+			}
+			res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol, NoDonate: noDonate})
+			if err != nil {
+				return err
+			}
+			if planOut != "" {
+				if err := writeFile(planOut, func(w io.Writer) error { return trace.WritePlan(w, res.Plan) }); err != nil {
+					return err
+				}
+			}
+			if perfettoOut != "" {
+				if err := writeFile(perfettoOut, func(w io.Writer) error {
+					return trace.WritePerfetto(w, res, p.Trace.Engines)
+				}); err != nil {
+					return err
+				}
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return printJSON(out, replayJSON{Trace: res.Trace, Policy: res.Policy.String(), HWM: res.HWM,
+					LiveLB: res.LiveLB, Overhead: res.Overhead, PendingPeak: res.PendingPeak, Waited: res.Waited,
+					Donated: res.Donated, Buffers: res.Buffers, Ops: res.Ops, Makespan: res.Makespan, Plan: res.Plan})
+			}
+			fmt.Fprintf(out, "trace         %s\n", res.Trace)
+			fmt.Fprintf(out, "policy        %s\n", res.Policy)
+			fmt.Fprintf(out, "buffers       %d\nops           %d\n", res.Buffers, res.Ops)
+			fmt.Fprintf(out, "hwm           %d B\n", res.HWM)
+			fmt.Fprintf(out, "live_lb       %d B\n", res.LiveLB)
+			fmt.Fprintf(out, "overhead      %.4f\n", res.Overhead)
+			fmt.Fprintf(out, "pending_peak  %d B\n", res.PendingPeak)
+			fmt.Fprintf(out, "waited        %d allocations took bytes whose users had not completed\n", res.Waited)
+			fmt.Fprintf(out, "donated       %d\n", res.Donated)
+			fmt.Fprintf(out, "makespan      %d\n", res.Makespan)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&policy, "policy", subarena.SubrangeFenced.String(), "release policy: "+policyNames())
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.Flags().StringVarP(&planOut, "output", "o", "", "write the plan (subarena-plan/v1) to this file")
+	cmd.Flags().StringVar(&perfettoOut, "perfetto", "", "write a Chrome trace / Perfetto JSON timeline to this file")
+	cmd.Flags().BoolVar(&noDonate, "no-donate", false, "do not place in-place outputs over dying inputs")
+	rootCmd.AddCommand(cmd)
+}
+
+// loadProgram loads and resolves a trace file in any supported format.
+func loadProgram(path string) (*trace.Program, error) {
+	t, err := trace.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return t.Resolve()
+}
+
+func policyNames() string {
+	s := ""
+	for i, p := range subarena.Policies() {
+		if i > 0 {
+			s += ", "
+		}
+		s += p.String()
+	}
+	return s
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeFile creates path and fills it with write; "-" is standard output.
+func writeFile(path string, write func(io.Writer) error) error {
+	if path == "-" {
+		return write(os.Stdout)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
