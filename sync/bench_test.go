@@ -1,0 +1,236 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// histories are the prior-event counts every history-sensitive benchmark
+// runs at: the cost per op must not depend on them.
+var histories = []int{1_000, 1_000_000}
+
+// prefilled returns a 4-engine Timeline holding n submitted ops: op i runs
+// on engine i%4 and every other op waits for the latest op of the next
+// engine; every op but the last 64 is completed.
+func prefilled(tb testing.TB, n int) *Timeline {
+	tb.Helper()
+	const engines = 4
+	tl := newEngines(tb, engines)
+	for i := 0; i < n; i++ {
+		e := EngineID(i % engines)
+		next := (e + 1) % engines
+		var err error
+		if i%2 == 0 && tl.hist[next].n > 0 {
+			_, err = tl.Submit(e, Event{next, tl.hist[next].n})
+		} else {
+			_, err = tl.Submit(e)
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if n > 64 {
+		done := n - 64
+		if err := tl.Complete(Event{EngineID(done % engines), Seq(done/engines + 1)}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return tl
+}
+
+// settle finishes the garbage collection the set-up started, so that it
+// does not run concurrently with the timed loop.
+func settle() { runtime.GC() }
+
+func historyName(n int) string { return fmt.Sprintf("history=%.0e", float64(n)) }
+
+func BenchmarkSubmit(b *testing.B) {
+	for _, n := range histories {
+		b.Run(historyName(n), func(b *testing.B) {
+			tl := prefilled(b, n)
+			var last [4]Seq
+			for e := range last {
+				last[e] = tl.Submitted(EngineID(e))
+			}
+			settle()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				// Each op waits for the latest op of the next engine.
+				e := EngineID(i & 3)
+				next := (e + 1) & 3
+				ev, err := tl.Submit(e, Event{next, last[next]})
+				if err != nil {
+					b.Fatal(err)
+				}
+				last[e] = ev.Seq
+			}
+		})
+	}
+}
+
+// eventPairs returns count random pairs of submitted events, spread over
+// the whole history (so lookups of old clocks are measured, not only hot
+// recent ones).
+func eventPairs(tl *Timeline, count int) [][2]Event {
+	r := rand.New(rand.NewPCG(1, 2))
+	pick := func() Event {
+		e := EngineID(r.IntN(4))
+		return Event{e, 1 + Seq(r.Uint64N(uint64(tl.hist[e].n)))}
+	}
+	pairs := make([][2]Event, count)
+	for i := range pairs {
+		pairs[i] = [2]Event{pick(), pick()}
+	}
+	return pairs
+}
+
+func BenchmarkHappensBefore(b *testing.B) {
+	for _, n := range histories {
+		tl := prefilled(b, n)
+		// Check the answer once before timing: on one engine, order is
+		// submission order.
+		if hb, err := tl.HappensBefore(Event{0, 1}, Event{0, 2}); err != nil || !hb {
+			b.Fatalf("HappensBefore(e0#1, e0#2) = %v, %v", hb, err)
+		}
+		if hb, err := tl.HappensBefore(Event{0, 2}, Event{0, 1}); err != nil || hb {
+			b.Fatalf("HappensBefore(e0#2, e0#1) = %v, %v", hb, err)
+		}
+		pairs := eventPairs(tl, 1<<12)
+		settle()
+		b.Run(historyName(n)+"/random", func(b *testing.B) {
+			b.ReportAllocs()
+			hits := 0
+			for i := 0; i < b.N; i++ {
+				p := &pairs[i&(len(pairs)-1)]
+				hb, err := tl.HappensBefore(p[0], p[1])
+				if err != nil {
+					b.Fatal(err)
+				}
+				if hb {
+					hits++
+				}
+			}
+			sinkInt = hits
+		})
+		b.Run(historyName(n)+"/recent", func(b *testing.B) {
+			last := tl.Submitted(1)
+			a, c := Event{0, tl.Submitted(0) - 3}, Event{1, last}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := tl.HappensBefore(a, c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+var sinkInt int
+
+func BenchmarkComplete(b *testing.B) {
+	for _, n := range histories {
+		for _, subscribed := range []bool{false, true} {
+			name := historyName(n)
+			if subscribed {
+				name += "/subscribed"
+			}
+			b.Run(name, func(b *testing.B) {
+				tl := prefilled(b, n)
+				if subscribed {
+					var seen Clock
+					defer tl.Subscribe(func(c Clock) { seen.Join(&c) })()
+				}
+				// b.N fresh ops to complete, one per engine in turn, each
+				// waiting on the previous one, so completing them in order
+				// never hits an op already completed.
+				prev := Event{3, tl.Submitted(3)}
+				evs := make([]Event, b.N)
+				for i := range evs {
+					ev, err := tl.Submit(EngineID(i&3), prev)
+					if err != nil {
+						b.Fatal(err)
+					}
+					evs[i], prev = ev, ev
+				}
+				settle()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for _, ev := range evs {
+					if err := tl.Complete(ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkPointSafeFor(b *testing.B) {
+	for _, n := range histories {
+		b.Run(historyName(n), func(b *testing.B) {
+			tl := prefilled(b, n)
+			var fence Clock
+			fence.Observe(Event{1, tl.Submitted(1) / 2})
+			p, err := tl.Point(0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !tl.SafeFor(&fence, p) {
+				b.Fatal("an old, completed fence is not safe")
+			}
+			settle()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p, _ := tl.Point(EngineID(i & 3))
+				if !tl.SafeFor(&fence, p) {
+					b.Fatal("not safe")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBaselineRWMutex is the floor every Timeline query stands on:
+// one uncontended read lock and unlock, in the same run.
+func BenchmarkBaselineRWMutex(b *testing.B) {
+	var mu sync.RWMutex
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		mu.RLock()
+		mu.RUnlock() //nolint:staticcheck // empty critical section on purpose
+	}
+}
+
+// BenchmarkExecutor measures one submitted, run and completed no-op per
+// iteration on two engines, each op waiting for the other engine's
+// previous one (a ping-pong: the worst case for goroutine hand-off).
+func BenchmarkExecutor(b *testing.B) {
+	tl := newEngines(b, 2)
+	x := NewExecutor(tl)
+	x.Start(context.Background())
+	noop := func(context.Context) error { return nil }
+	var prev []Event
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ev, err := x.Submit(EngineID(i&1), prev, noop)
+		if err != nil {
+			b.Fatal(err)
+		}
+		prev = append(prev[:0], ev)
+		if i&1023 == 1023 {
+			if err := x.Wait(ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := x.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
