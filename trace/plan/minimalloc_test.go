@@ -74,7 +74,7 @@ func loadInstance(t testing.TB, name string) *Problem {
 // TestMiniMallocExample solves the five-buffer example to its known optimum.
 func TestMiniMallocExample(t *testing.T) {
 	p := readMiniMalloc(t, filepath.Join(minimallocDir, "input.12.csv"))
-	sol, err := Solve(p, Options{Budget: time.Second})
+	sol, err := Solve(p, SolveOptions{Budget: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestMiniMallocSearch(t *testing.T) {
 	for _, in := range instances {
 		p := loadInstance(t, in.name)
 		start := time.Now()
-		sol, err := Solve(p, Options{Budget: budget})
+		sol, err := Solve(p, SolveOptions{Budget: budget})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +220,7 @@ func ExampleSolve() {
 		Whole("b4", 4, 9, 21),
 		Whole("b5", 4, 0, 21),
 	}}
-	sol, err := Solve(p, Options{Budget: time.Second})
+	sol, err := Solve(p, SolveOptions{Budget: time.Second})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Options tunes Solve. The zero value runs the greedy variants only.
-type Options struct {
+// SolveOptions tunes Solve. The zero value runs the greedy variants only.
+type SolveOptions struct {
 	// Budget bounds the time spent searching below the best greedy
 	// placement. Zero means no search; negative is an error.
 	Budget time.Duration
@@ -43,7 +43,7 @@ type Solution struct {
 // opts.Budget allows, decision searches at decreasing capacities between
 // the lower bound and the best height so far. Every returned placement has
 // been checked with Verify.
-func Solve(p *Problem, opts Options) (Solution, error) {
+func Solve(p *Problem, opts SolveOptions) (Solution, error) {
 	if err := p.Validate(); err != nil {
 		return Solution{}, err
 	}
@@ -59,7 +59,7 @@ func Solve(p *Problem, opts Options) (Solution, error) {
 	return sol, nil
 }
 
-func solveCompiled(c *compiled, opts Options, start time.Time) Solution {
+func solveCompiled(c *compiled, opts SolveOptions, start time.Time) Solution {
 	g := newGreedy(c)
 	offs, h, method := g.best()
 	sol := Solution{Offsets: offs, Height: h, LowerBound: c.lowerBound(), Method: method}

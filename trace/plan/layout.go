@@ -1,0 +1,181 @@
+package plan
+
+import (
+	"github.com/subarena/subarena/strided"
+)
+
+// Layout arithmetic for in-place placement. A buffer B written in place over
+// a read view R takes R's footprint: element i of B's natural (dense,
+// row-major) layout sits on element i of R. When R is itself dense that is
+// a plain shift; when R is strided (the gate half of a fused gate/up
+// output), B is relaid: its elements follow R's strides. Every view of B
+// must then be re-expressed in R's layout, which is possible exactly when
+// the view walks B's elements along B's own dimensions without carrying
+// from one dimension into the next.
+
+// elementMap is a layout reduced to what decides which element sits at
+// which byte: size-1 dimensions dropped and an outer dimension merged into
+// the next inner one when it continues it (stride_outer = shape_inner x
+// stride_inner). Two layouts put element i on the same bytes for every i
+// (row-major order) exactly when their element maps are equal.
+type elementMap struct {
+	offset  int64
+	shape   []int64
+	strides []int64
+	elem    int64
+	empty   bool
+}
+
+func mapOf(l strided.Layout) elementMap {
+	m := elementMap{offset: l.Offset, elem: l.Elem}
+	for k, d := range l.Shape {
+		if d == 0 {
+			return elementMap{empty: true}
+		}
+		if d == 1 {
+			continue
+		}
+		m.shape = append(m.shape, d)
+		m.strides = append(m.strides, l.Strides[k])
+	}
+	for k := len(m.shape) - 2; k >= 0; k-- {
+		if m.strides[k] == m.shape[k+1]*m.strides[k+1] {
+			m.shape[k+1] *= m.shape[k]
+			m.shape = append(m.shape[:k], m.shape[k+1:]...)
+			m.strides = append(m.strides[:k], m.strides[k+1:]...)
+		}
+	}
+	return m
+}
+
+func (m elementMap) equal(o elementMap) bool {
+	if m.empty || o.empty {
+		return m.empty && o.empty
+	}
+	return m.offset == o.offset && m.elem == o.elem && equalInts(m.shape, o.shape) && equalInts(m.strides, o.strides)
+}
+
+func equalInts(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// squeeze returns the dimensions of size other than 1 and their strides.
+func squeeze(l strided.Layout) (shape, strides []int64) {
+	for k, d := range l.Shape {
+		if d != 1 {
+			shape = append(shape, d)
+			strides = append(strides, l.Strides[k])
+		}
+	}
+	return shape, strides
+}
+
+// sameShape reports whether a and b have the same shape once size-1
+// dimensions are dropped, and the same element size: the "same-shape,
+// same-elem" of an in-place op.
+func sameShape(a, b strided.Layout) bool {
+	sa, _ := squeeze(a)
+	sb, _ := squeeze(b)
+	return a.Elem == b.Elem && equalInts(sa, sb)
+}
+
+// shifted returns l moved by d bytes.
+func shifted(l strided.Layout, d int64) strided.Layout {
+	c := l.Clone()
+	c.Offset += d
+	return c
+}
+
+// relayout maps view v, given relative to buffer B whose natural layout is
+// the dense nat, onto B's new placement target (a layout of B's elements
+// with nat's shape up to size-1 dimensions, relative to the host buffer).
+// It reports false when v cannot be expressed in target's layout: a
+// different element size, an offset inside an element, or a dimension
+// whose walk would carry from one of B's dimensions into the next.
+func relayout(v, nat, target strided.Layout) (strided.Layout, bool) {
+	e := nat.Elem
+	shape, dense := squeeze(nat)
+	tshape, tstrides := squeeze(target)
+	if v.Elem != e || target.Elem != e || !equalInts(shape, tshape) {
+		return strided.Layout{}, false
+	}
+	if len(shape) == 0 { // a single element
+		if v.Offset != nat.Offset {
+			return strided.Layout{}, false
+		}
+		out := v.Clone()
+		out.Offset = target.Offset
+		for k := range out.Strides {
+			if out.Shape[k] > 1 && out.Strides[k] != 0 {
+				return strided.Layout{}, false
+			}
+			out.Strides[k] = 0
+		}
+		return out, true
+	}
+	// Index of the view's first element in B's dimensions (mixed radix).
+	o := v.Offset - nat.Offset
+	if o < 0 || o%e != 0 {
+		return strided.Layout{}, false
+	}
+	idx := make([]int64, len(shape))
+	rem := o
+	for k := range shape {
+		idx[k] = rem / dense[k]
+		rem %= dense[k]
+	}
+	if idx[0] >= shape[0] {
+		return strided.Layout{}, false
+	}
+	lo := make([]int64, len(shape))
+	hi := make([]int64, len(shape))
+	copy(lo, idx)
+	copy(hi, idx)
+	out := strided.Layout{Shape: append([]int64(nil), v.Shape...), Strides: make([]int64, len(v.Shape)), Elem: e}
+	for m, n := range v.Shape {
+		s := v.Strides[m]
+		if n == 0 {
+			return strided.Layout{}, false
+		}
+		if n == 1 || s == 0 {
+			continue
+		}
+		k := -1
+		for q := range dense {
+			if s%dense[q] == 0 {
+				k = q
+				break
+			}
+		}
+		if k < 0 {
+			return strided.Layout{}, false
+		}
+		c := s / dense[k]
+		walk := c * (n - 1)
+		if walk/(n-1) != c { // overflow
+			return strided.Layout{}, false
+		}
+		if walk < 0 {
+			lo[k] += walk
+		} else {
+			hi[k] += walk
+		}
+		out.Strides[m] = c * tstrides[k]
+	}
+	out.Offset = target.Offset
+	for k := range shape {
+		if lo[k] < 0 || hi[k] >= shape[k] {
+			return strided.Layout{}, false
+		}
+		out.Offset += idx[k] * tstrides[k]
+	}
+	return out, true
+}

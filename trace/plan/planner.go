@@ -1,0 +1,181 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/subarena/subarena/trace"
+)
+
+// DefaultBudget is the search budget the CLI gives Plan when none is named.
+const DefaultBudget = 3 * time.Second
+
+// Options tunes Plan. The zero value places with the greedy variants only,
+// in place where it can, and keeps the online replay's plan if it is lower.
+type Options struct {
+	// Budget bounds the search below the best greedy placement (see
+	// SolveOptions.Budget). Zero means greedy only; negative is an error.
+	Budget time.Duration
+	// NoInPlace places every buffer on its own bytes.
+	NoInPlace bool
+	// NoRelayout keeps in-place placement to dense read views, so the plan
+	// is for the trace as given (no buffer becomes a view).
+	NoRelayout bool
+	// NoReplay skips the comparison with the online replay.
+	NoReplay bool
+	// NoCheck skips the final safety check of the plan (for benchmarks).
+	NoCheck bool
+	// Stop, when closed, ends the search early.
+	Stop <-chan struct{}
+}
+
+// Result is a plan and what the planner knows about it.
+type Result struct {
+	// Plan places every alloc buffer of Trace; Plan.Size is its high-water mark.
+	Plan *trace.Plan
+	// Trace is the trace Plan is for: the input, or, when some buffers were
+	// placed in place over a strided footprint, its rewrite in which those
+	// buffers are views of their host (see Relaid).
+	Trace *trace.Trace
+	// Relaid names the buffers the rewrite turned into views.
+	Relaid []string
+	// InPlace counts buffers placed over a dying read view (relaid included).
+	InPlace int
+	// LowerBound is the most bytes live at once under the planner's
+	// liveness and in-place choices: no plan for Trace with these in-place
+	// placements is lower. Proven says Plan.Size reaches it or the search
+	// showed nothing lower exists.
+	LowerBound int64
+	Proven     bool
+	// Method names what produced the plan: a greedy variant, the search, or
+	// the online replay.
+	Method string
+	// ReplayHWM is the online replay's high-water mark on the input trace
+	// (0 when not run).
+	ReplayHWM int64
+	Elapsed   time.Duration
+}
+
+// Plan places the buffers of t offline, knowing every future use: it
+// derives subrange lifetimes and in-place placements from the trace, solves
+// the placement problem (greedy, then search within opts.Budget), and
+// returns the lower of that plan and the online replay's. The plan passes
+// trace.Check for Result.Trace (unless opts.NoCheck).
+func Plan(t *trace.Trace, opts Options) (Result, error) {
+	start := time.Now()
+	if t == nil {
+		return Result{}, fmt.Errorf("nil trace: %w", ErrInvalidTrace)
+	}
+	if opts.Budget < 0 {
+		return Result{}, fmt.Errorf("budget %v: %w", opts.Budget, ErrInvalidOptions)
+	}
+	p, err := t.Resolve()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrInvalidTrace, err)
+	}
+	hb, err := happensBefore(p)
+	if err != nil {
+		return Result{}, err
+	}
+	ip := newInplacer(p, hb, !opts.NoRelayout)
+	if !opts.NoInPlace {
+		ip.decide()
+	}
+	t2, relaid, err := rewrite(t, ip)
+	if err != nil {
+		return Result{}, err
+	}
+	p2, hb2 := p, hb
+	if t2 != t {
+		if p2, err = t2.Resolve(); err != nil {
+			return Result{}, fmt.Errorf("rewritten trace: %w: %w", ErrInvalidTrace, err)
+		}
+		if hb2, err = happensBefore(p2); err != nil {
+			return Result{}, err
+		}
+	}
+	members := map[int]member{}
+	inPlace := 0
+	for b, pl := range ip.place {
+		if pl.root == b {
+			continue
+		}
+		inPlace++
+		if pl.relaid {
+			continue
+		}
+		mb, _ := p2.Lookup(p.Buffers[b].Name)
+		mr, _ := p2.Lookup(p.Buffers[pl.root].Name)
+		members[mb.Buffer] = member{root: mr.Buffer, shift: pl.shift}
+	}
+	d := derive(p2, members, hb2)
+	sol, err := Solve(d.prob, SolveOptions{Budget: opts.Budget, Stop: opts.Stop})
+	if err != nil {
+		return Result{}, err
+	}
+	out := &trace.Plan{Trace: t2.Name, Offsets: make(map[string]int64, len(p2.Buffers)),
+		Policy: "plan", LowerBound: sol.LowerBound}
+	for b := range p2.Buffers {
+		buf := &p2.Buffers[b]
+		if buf.External {
+			continue
+		}
+		off := sol.Offsets[d.itemOf[b]] + d.shift[b]
+		out.Offsets[buf.Name] = off
+		out.Size = max(out.Size, off+buf.Size)
+	}
+	res := Result{Plan: out, Trace: t2, Relaid: relaid, InPlace: inPlace, LowerBound: sol.LowerBound,
+		Proven: sol.Proven, Method: sol.Method}
+	if !opts.NoCheck {
+		if err := mustBeSafe(p2, out); err != nil {
+			return Result{}, err
+		}
+	}
+	if !opts.NoReplay {
+		rr, err := trace.Replay(p, trace.ReplayOptions{})
+		if err != nil {
+			return Result{}, fmt.Errorf("online replay: %w", err)
+		}
+		res.ReplayHWM = rr.HWM
+		if rr.HWM < out.Size && rr.Plan != nil {
+			rp := *rr.Plan
+			rp.Policy = "replay"
+			rp.LowerBound = 0
+			res.Plan, res.Trace, res.Relaid, res.Method, res.Proven = &rp, t, nil, "online replay", false
+			res.LowerBound = 0
+			if !opts.NoCheck {
+				if err := mustBeSafe(p, &rp); err != nil {
+					return Result{}, err
+				}
+			}
+		}
+	}
+	res.Elapsed = time.Since(start)
+	res.Plan.Ms = float64(res.Elapsed.Microseconds()) / 1000
+	return res, nil
+}
+
+// mustBeSafe runs the trace package's checker on a plan the planner made.
+func mustBeSafe(p *trace.Program, pl *trace.Plan) error {
+	rep, err := trace.Check(p, pl)
+	if err != nil {
+		return fmt.Errorf("internal: plan does not fit its trace: %w", err)
+	}
+	if !rep.Safe {
+		return fmt.Errorf("internal: planned placement is unsafe: %s: %w", rep.Violations[0].String(), ErrConflict)
+	}
+	return nil
+}
+
+// happensBefore returns the happens-before relation of p's ops: op order on
+// one engine, the trace package's Order otherwise.
+func happensBefore(p *trace.Program) (func(a, b int) bool, error) {
+	if len(p.Trace.Engines) == 1 {
+		return func(a, b int) bool { return a < b }, nil
+	}
+	o, err := trace.NewOrder(p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidTrace, err)
+	}
+	return o.HappensBefore, nil
+}
