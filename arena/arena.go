@@ -5,6 +5,35 @@ import (
 	"math/bits"
 )
 
+// Arena manages the free space of the region [0, Capacity()): which
+// granule-aligned ranges are free to allocate. It does not know what the
+// allocated bytes hold or who uses them. An Arena is not safe for
+// concurrent use; callers serialize access.
+type Arena struct {
+	nodes   []node            // node slots, addressed by int32 handles
+	heads   [numClasses]int32 // first node of each class list, or none
+	classes classSet          // the non-empty classes
+	tails   tailBits          // bit g: a free region's last granule is g
+	chains  []int32           // per level-0 tail word: chain of the nodes ending in it
+	retired int32             // head of the retired-slot list, or none
+
+	shift   uint  // log2(granule)
+	gmask   int64 // granule - 1
+	maxSize int64 // largest size Alloc accepts: maxGranules granules
+
+	capG   int64 // capacity in granules
+	inUseG int64 // allocated granules; free granules = capG - inUseG
+	peakG  int64 // max inUseG since init
+	highG  int64 // max allocated end since init, in granules
+	nfree  int   // live nodes: the number of free regions
+
+	fit       Fit   // resolved: FitFast or FitLean
+	sorted    bool  // fit == FitLean: class lists kept in address order
+	unbounded bool  // grow at the top instead of failing
+	initCap   int64 // capacity in granules given to New; Reset returns to it
+	backing   []byte
+}
+
 // DefaultGranule is the granule New uses when Config.Granule is 0: 256 bytes.
 const DefaultGranule = 256
 
@@ -54,6 +83,9 @@ type Stats struct {
 // at the default granule.
 const maxGranules = 1 << 32
 
+// maxGranule bounds the granule so that maxGranules granules fit in an int64.
+const maxGranule = 1 << 30
+
 // New returns an arena over [0, cfg.Capacity) with every byte free.
 // It fails with ErrInvalidConfig for a granule that is not a power of two,
 // a capacity that is negative, unaligned, zero (unless Unbounded) or too
@@ -65,8 +97,8 @@ func New(cfg Config) (*Arena, error) {
 		g = DefaultGranule
 	}
 	switch {
-	case g < 0 || g&(g-1) != 0:
-		return nil, fmt.Errorf("arena: granule %d is not a power of two: %w", cfg.Granule, ErrInvalidConfig)
+	case g < 0 || g&(g-1) != 0 || g > maxGranule:
+		return nil, fmt.Errorf("arena: granule %d is not a power of two up to %d: %w", cfg.Granule, maxGranule, ErrInvalidConfig)
 	case cfg.Capacity < 0:
 		return nil, fmt.Errorf("arena: capacity %d is negative: %w", cfg.Capacity, ErrInvalidConfig)
 	case cfg.Capacity == 0 && !cfg.Unbounded:
@@ -84,10 +116,13 @@ func New(cfg Config) (*Arena, error) {
 	}
 	a := &Arena{
 		shift:     uint(bits.TrailingZeros64(uint64(g))),
+		gmask:     g - 1,
+		maxSize:   maxGranules * g,
 		fit:       cfg.Fit.resolve(),
 		unbounded: cfg.Unbounded,
 		initCap:   cfg.Capacity / g,
 	}
+	a.sorted = a.fit == FitLean
 	if cfg.Backing != nil {
 		a.backing = cfg.Backing[:cfg.Capacity:cfg.Capacity]
 	}
@@ -124,7 +159,7 @@ func (a *Arena) Stats() Stats {
 	s := Stats{
 		Capacity:    a.capG << a.shift,
 		InUse:       a.inUseG << a.shift,
-		FreeRegions: a.freeRegions(),
+		FreeRegions: a.nfree,
 		HighWater:   a.highG << a.shift,
 		PeakInUse:   a.peakG << a.shift,
 		LargestFree: a.largestFreeG() << a.shift,
@@ -140,22 +175,19 @@ func (a *Arena) Stats() Stats {
 // arena returns to the capacity it was created with.
 func (a *Arena) Reset() { a.init() }
 
-// noSpace builds the error for a request of reqG granules.
-func (a *Arena) noSpace(reqG int64) error {
-	return &NoSpaceError{
-		Requested:   reqG << a.shift,
-		TotalFree:   (a.capG - a.inUseG) << a.shift,
-		LargestFree: a.largestFreeG() << a.shift,
-	}
-}
 
 // AppendFreeRegions appends the free regions to dst in address order and
 // returns the extended slice.
 func (a *Arena) AppendFreeRegions(dst []Block) []Block {
-	a.eachFree(func(lo, hi int64) {
-		dst = append(dst, Block{Offset: lo << a.shift, Size: (hi - lo) << a.shift})
-	})
-	return dst
+	for g := int64(0); ; {
+		t := a.tails.next(g)
+		if t < 0 {
+			return dst
+		}
+		n := &a.nodes[a.tailNode(t)]
+		dst = append(dst, Block{Offset: n.lo << a.shift, Size: (n.hi - n.lo) << a.shift})
+		g = t + 1
+	}
 }
 
 // IsAllocated reports whether every byte of [off, off+size) is allocated.
@@ -165,54 +197,22 @@ func (a *Arena) IsAllocated(off, size int64) bool {
 		return false
 	}
 	lo := off >> a.shift
-	hi := (off + size + (1 << a.shift) - 1) >> a.shift
-	return a.allocated(lo, hi)
+	hi := (off + size + a.gmask) >> a.shift
+	t := a.tails.next(lo)
+	return t < 0 || a.nodes[a.tailNode(t)].lo >= hi
 }
 
-// Alloc returns a free block of at least size bytes (size rounded up to the
-// granule), now allocated. It fails with ErrInvalidSize for size <= 0 or a
-// size that overflows, and with a *NoSpaceError (ErrNoSpace) when a bounded
-// arena has no free region large enough.
-func (a *Arena) Alloc(size int64) (Block, error) {
-	if size <= 0 || size > maxGranules<<a.shift {
-		return Block{}, fmt.Errorf("arena: alloc %d B: %w", size, ErrInvalidSize)
+// largestFreeG returns the size of the largest free region in granules: the
+// largest in the highest non-empty class.
+func (a *Arena) largestFreeG() int64 {
+	c := a.classes.last()
+	if c < 0 {
+		return 0
 	}
-	n := (size + (1 << a.shift) - 1) >> a.shift
-	lo, ok := a.alloc(n)
-	if !ok {
-		if !a.unbounded {
-			return Block{}, fmt.Errorf("arena: alloc %d B: %w", size, a.noSpace(n))
-		}
-		if lo, ok = a.grow(n); !ok {
-			return Block{}, fmt.Errorf("arena: alloc %d B beyond %d granules: %w", size, int64(maxGranules), ErrInvalidSize)
-		}
+	var m int64
+	for h := a.heads[c]; h != none; h = a.nodes[h].next {
+		m = max(m, a.nodes[h].hi-a.nodes[h].lo)
 	}
-	a.inUseG += n
-	a.peakG = max(a.peakG, a.inUseG)
-	a.highG = max(a.highG, lo+n)
-	return Block{Offset: lo << a.shift, Size: n << a.shift}, nil
+	return m
 }
 
-// Free returns [off, off+size) to the free space, coalescing it with free
-// neighbours. The range may be any granule-aligned part of allocated space:
-// a whole block, a piece of one, or a span across adjacent blocks. It fails
-// with ErrInvalidSize for size <= 0, ErrMisaligned for an unaligned offset or
-// size, ErrOutOfRange for a range outside [0, Capacity), and ErrNotAllocated
-// when any byte of the range is already free.
-func (a *Arena) Free(off, size int64) error {
-	gm := int64(1)<<a.shift - 1
-	switch {
-	case size <= 0:
-		return fmt.Errorf("arena: free [%d, +%d): %w", off, size, ErrInvalidSize)
-	case off&gm != 0 || size&gm != 0:
-		return fmt.Errorf("arena: free [%d, +%d) with granule %d: %w", off, size, gm+1, ErrMisaligned)
-	case off < 0 || off > a.Capacity()-size:
-		return fmt.Errorf("arena: free [%d, +%d) beyond capacity %d: %w", off, size, a.Capacity(), ErrOutOfRange)
-	}
-	lo, n := off>>a.shift, size>>a.shift
-	if !a.free(lo, lo+n) {
-		return fmt.Errorf("arena: free [%d, %d): %w", off, off+size, ErrNotAllocated)
-	}
-	a.inUseG -= n
-	return nil
-}

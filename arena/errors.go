@@ -41,3 +41,41 @@ func (e *NoSpaceError) Error() string {
 
 // Is makes errors.Is(err, ErrNoSpace) true for a *NoSpaceError.
 func (e *NoSpaceError) Is(target error) bool { return target == ErrNoSpace }
+
+// The error constructors below run only on failure; keeping them out of
+// Alloc and Free keeps those small.
+
+//go:noinline
+func (a *Arena) invalidSize(size int64) error {
+	return fmt.Errorf("arena: alloc %d B (at most %d): %w", size, a.maxSize, ErrInvalidSize)
+}
+
+//go:noinline
+func (a *Arena) tooLarge(size int64) error {
+	return fmt.Errorf("arena: alloc %d B would grow the arena past %d granules: %w", size, int64(maxGranules), ErrInvalidSize)
+}
+
+//go:noinline
+func (a *Arena) noSpace(size, n int64) error {
+	return fmt.Errorf("arena: alloc %d B: %w", size, &NoSpaceError{
+		Requested:   n << a.shift,
+		TotalFree:   (a.capG - a.inUseG) << a.shift,
+		LargestFree: a.largestFreeG() << a.shift,
+	})
+}
+
+//go:noinline
+func (a *Arena) badFree(off, size int64) error {
+	switch {
+	case size <= 0:
+		return fmt.Errorf("arena: free [%d, +%d): %w", off, size, ErrInvalidSize)
+	case (off|size)&a.gmask != 0:
+		return fmt.Errorf("arena: free [%d, +%d) with granule %d: %w", off, size, a.gmask+1, ErrMisaligned)
+	}
+	return fmt.Errorf("arena: free [%d, +%d) outside [0, %d): %w", off, size, a.capG<<a.shift, ErrOutOfRange)
+}
+
+//go:noinline
+func (a *Arena) notAllocated(off, size int64) error {
+	return fmt.Errorf("arena: free [%d, %d): %w", off, off+size, ErrNotAllocated)
+}

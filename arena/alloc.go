@@ -1,0 +1,128 @@
+package arena
+
+// leanScan bounds FitLean's first-fit walk of the request's own class.
+const leanScan = 8
+
+// Alloc returns a free block of at least size bytes (size rounded up to the
+// granule), now allocated. It fails with ErrInvalidSize for size <= 0 or a
+// size beyond any possible arena, and with a *NoSpaceError (ErrNoSpace)
+// when a bounded arena has no free region large enough. An unbounded arena
+// grows at the top instead of failing.
+//
+// FitLean takes the first region that fits among leanScan of the request's
+// own class (address order, roughly); failing that, the lower-addressed of
+// the first regions of the two smallest classes whose every region fits.
+// FitFast takes the first region of the smallest such class. Both carve
+// the block from the low end of the region.
+func (a *Arena) Alloc(size int64) (Block, error) {
+	sh := a.shift & 63
+	if size <= 0 || size > a.maxSize {
+		return Block{}, a.invalidSize(size)
+	}
+	n := (size + a.gmask) >> sh
+	nodes := a.nodes
+	h := int32(none)
+	c := classOf(n)
+	mixed := c >= 1<<classBits && classLow(c) != n // class c holds regions smaller than n too
+	if a.sorted {
+		if mixed {
+			k := leanScan
+			for x := a.heads[c]; x != none; x = nodes[x].next {
+				if nodes[x].hi-nodes[x].lo >= n {
+					h = x
+					break
+				}
+				if k--; k == 0 {
+					break
+				}
+			}
+			c++
+		}
+		if h == none {
+			if up := a.classes.first(c); up >= 0 {
+				h = a.heads[up]
+				if up = a.classes.first(up + 1); up >= 0 {
+					if h2 := a.heads[up]; nodes[h2].lo < nodes[h].lo {
+						h = h2
+					}
+				}
+			}
+		}
+	} else {
+		if mixed {
+			c++
+		}
+		if up := a.classes.first(c); up >= 0 {
+			h = a.heads[up]
+		}
+	}
+	if h == none {
+		// Only a region of n's own class, beyond the walk, can still fit.
+		if h = a.fitInClass(n); h == none {
+			return a.allocSlow(size, n)
+		}
+	}
+
+	nd := &nodes[h]
+	lo := nd.lo
+	if rest := nd.hi - lo - n; rest == 0 {
+		a.remove(h)
+	} else {
+		// The region keeps its tail; only its size class may change. In an
+		// address-ordered list raising lo keeps the order.
+		nd.lo = lo + n
+		if rc := classOf(rest); rc != int(nd.class) {
+			a.relink(h, rc)
+		}
+	}
+	u := a.inUseG + n
+	a.inUseG = u
+	if u > a.peakG {
+		a.peakG = u
+	}
+	if lo+n > a.highG {
+		a.highG = lo + n
+	}
+	return Block{Offset: lo << sh, Size: n << sh}, nil
+}
+
+// fitInClass walks the whole class of n for a region that fits: the last
+// resort before failing or growing, when no larger class has a region.
+func (a *Arena) fitInClass(n int64) int32 {
+	for h := a.heads[classOf(n)]; h != none; h = a.nodes[h].next {
+		if a.nodes[h].hi-a.nodes[h].lo >= n {
+			return h
+		}
+	}
+	return none
+}
+
+// allocSlow serves a request no free region can hold: an unbounded arena
+// grows, a bounded one fails with the figures.
+func (a *Arena) allocSlow(size, n int64) (Block, error) {
+	if !a.unbounded {
+		return Block{}, a.noSpace(size, n)
+	}
+	// Place at the start of the free region that ends at the top, if any,
+	// else at the top; the capacity becomes the block's end.
+	lo, top := a.capG, int32(none)
+	if a.capG > 0 && a.tails.has(a.capG-1) {
+		top = a.tailNode(a.capG - 1)
+		lo = a.nodes[top].lo
+	}
+	if n > maxGranules-lo {
+		return Block{}, a.tooLarge(size)
+	}
+	if top != none {
+		a.remove(top)
+	}
+	a.capG = lo + n
+	if a.capG > a.tails.size() {
+		a.tails.grow(a.capG)
+		a.resizeChains(true)
+	}
+	a.inUseG += n
+	a.peakG = max(a.peakG, a.inUseG)
+	a.highG = max(a.highG, a.capG)
+	return Block{Offset: lo << a.shift, Size: n << a.shift}, nil
+}

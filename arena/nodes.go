@@ -1,0 +1,233 @@
+package arena
+
+// none is the null handle of node lists and chains.
+const none = -1
+
+// node is one maximal free region [lo, hi), in granules. A live node sits in
+// exactly one class list (prev, next) and in the tail chain of the level-0
+// word holding hi-1 (chain). A retired slot sits in the retired list
+// through next, with class == none.
+type node struct {
+	lo, hi     int64
+	prev, next int32 // class list neighbours, or the next retired slot
+	chain      int32 // next node whose last granule lies in the same 64-granule word
+	class      int32 // classOf(hi-lo) while live; none while retired
+}
+
+// The operations below keep four structures in step: the node slots, the
+// class lists with their bitmap, the tail bitmap and the tail chains. They
+// are written out in full rather than composed from smaller helpers: Alloc
+// and Free run one or two of them per call, and a Go call costs as much as
+// the list surgery inside it.
+
+// unlinkNode takes n (handle h) out of its class list.
+func (a *Arena) unlinkNode(n *node) {
+	nodes := a.nodes
+	prev, next := n.prev, n.next
+	if prev != none {
+		nodes[prev].next = next
+	} else {
+		c := int(n.class)
+		a.heads[c] = next
+		if next == none {
+			a.classes.remove(c)
+		}
+	}
+	if next != none {
+		nodes[next].prev = prev
+	}
+}
+
+// linkNode puts n (handle h) into the list of class c. FitFast pushes it
+// at the front. FitLean puts it second when the front region lies lower,
+// so the first region of a list tends to be the lowest-addressed one and
+// low addresses are reused first.
+func (a *Arena) linkNode(h int32, n *node, c int) {
+	nodes := a.nodes
+	n.class = int32(c)
+	first := a.heads[c]
+	switch {
+	case first == none:
+		n.prev, n.next = none, none
+		a.heads[c] = h
+		a.classes.add(c)
+	case a.sorted && nodes[first].lo < n.lo:
+		f := &nodes[first]
+		second := f.next
+		n.prev, n.next = first, second
+		f.next = h
+		if second != none {
+			nodes[second].prev = h
+		}
+	default:
+		n.prev, n.next = none, first
+		nodes[first].prev = h
+		a.heads[c] = h
+	}
+}
+
+// relink moves node h from its class list to that of class c.
+func (a *Arena) relink(h int32, c int) {
+	nodes := a.nodes
+	n := &nodes[h]
+	// Unlink.
+	prev, next := n.prev, n.next
+	if prev != none {
+		nodes[prev].next = next
+	} else {
+		oc := int(n.class)
+		a.heads[oc] = next
+		if next == none {
+			a.classes.remove(oc)
+		}
+	}
+	if next != none {
+		nodes[next].prev = prev
+	}
+	// Link.
+	n.class = int32(c)
+	first := a.heads[c]
+	switch {
+	case first == none:
+		n.prev, n.next = none, none
+		a.heads[c] = h
+		a.classes.add(c)
+	case a.sorted && nodes[first].lo < n.lo:
+		f := &nodes[first]
+		second := f.next
+		n.prev, n.next = first, second
+		f.next = h
+		if second != none {
+			nodes[second].prev = h
+		}
+	default:
+		n.prev, n.next = none, first
+		nodes[first].prev = h
+		a.heads[c] = h
+	}
+}
+
+// tailSet records that node h's last granule is g.
+func (a *Arena) tailSet(h int32, g int64) {
+	w := g >> 6
+	s0 := a.tails.level[0]
+	old := s0[w]
+	s0[w] = old | 1<<(uint64(g)&63)
+	if old == 0 {
+		a.tails.setUp(w)
+	}
+	a.nodes[h].chain = a.chains[w]
+	a.chains[w] = h
+}
+
+// tailClear forgets that node h's last granule is g.
+func (a *Arena) tailClear(h int32, g int64) {
+	w := g >> 6
+	s0 := a.tails.level[0]
+	v := s0[w] &^ (1 << (uint64(g) & 63))
+	s0[w] = v
+	if v == 0 {
+		a.tails.clearUp(w)
+	}
+	nodes := a.nodes
+	p := a.chains[w]
+	if p == h {
+		a.chains[w] = nodes[h].chain
+		return
+	}
+	for {
+		q := nodes[p].chain
+		if q == h {
+			nodes[p].chain = nodes[h].chain
+			return
+		}
+		p = q
+	}
+}
+
+// tailNode returns the node whose last granule is g; the tail bit of g must
+// be set. The chain holds at most 64 nodes and almost always one.
+func (a *Arena) tailNode(g int64) int32 {
+	nodes := a.nodes
+	h := a.chains[g>>6]
+	for nodes[h].hi-1 != g {
+		h = nodes[h].chain
+	}
+	return h
+}
+
+// moveTail re-records node h's last granule, moved from old to g.
+func (a *Arena) moveTail(h int32, old, g int64) {
+	if old>>6 == g>>6 {
+		// Same word: move the bit; the chain and summaries stay.
+		a.tails.level[0][g>>6] ^= 1<<(uint64(old)&63) | 1<<(uint64(g)&63)
+		return
+	}
+	a.tailClear(h, old)
+	a.tailSet(h, g)
+}
+
+// insert adds the free region [lo, hi), which touches no other free region.
+func (a *Arena) insert(lo, hi int64) {
+	h := a.retired
+	if h == none {
+		h = int32(len(a.nodes))
+		a.nodes = append(a.nodes, node{})
+	} else {
+		a.retired = a.nodes[h].next
+	}
+	a.nfree++
+	n := &a.nodes[h]
+	n.lo, n.hi = lo, hi
+	a.linkNode(h, n, classOf(hi-lo))
+	a.tailSet(h, hi-1)
+}
+
+// remove deletes free region h entirely: out of its list and chain, slot
+// retired.
+func (a *Arena) remove(h int32) {
+	n := &a.nodes[h]
+	a.unlinkNode(n)
+	a.tailClear(h, n.hi-1)
+	n.class = none
+	n.next = a.retired
+	a.retired = h
+	a.nfree--
+}
+
+// resizeChains sizes chains to one head per level-0 tail word. With keep,
+// existing heads stay and only new ones start empty; otherwise all do.
+func (a *Arena) resizeChains(keep bool) {
+	n := len(a.tails.level[0])
+	old := 0
+	if keep {
+		old = len(a.chains)
+	}
+	if cap(a.chains) < n {
+		c := make([]int32, n)
+		copy(c, a.chains[:old])
+		a.chains = c
+	} else {
+		a.chains = a.chains[:n]
+	}
+	for i := old; i < n; i++ {
+		a.chains[i] = none
+	}
+}
+
+// init empties the arena to one free region [0, initCap).
+func (a *Arena) init() {
+	a.capG = a.initCap
+	a.inUseG, a.peakG, a.highG, a.nfree = 0, 0, 0, 0
+	a.nodes = a.nodes[:0]
+	a.retired = none
+	for i := range a.heads {
+		a.heads[i] = none
+	}
+	a.classes = classSet{}
+	a.tails.reset(a.capG)
+	a.resizeChains(false)
+	if a.capG > 0 {
+		a.insert(0, a.capG)
+	}
+}
