@@ -145,7 +145,15 @@ func (s *Set) Add(r Range) {
 		return
 	}
 	runs[i] = Range{min(r.Lo, runs[i].Lo), max(r.Hi, runs[j-1].Hi)}
-	s.runs = append(runs[:i+1], runs[j:]...)
+	s.runs = closeGap(runs, i+1, j)
+}
+
+// closeGap deletes runs[from:to], moving the tail only when there is something to delete.
+func closeGap(runs []Range, from, to int) []Range {
+	if from == to {
+		return runs
+	}
+	return append(runs[:from], runs[to:]...)
 }
 
 // insertAt inserts r before runs[i], growing the array only when it is full.
@@ -179,15 +187,15 @@ func (s *Set) Remove(r Range) {
 	case left && right:
 		runs[i].Hi = r.Lo
 		runs[i+1] = Range{r.Hi, last.Hi}
-		s.runs = append(runs[:i+2], runs[j:]...)
+		s.runs = closeGap(runs, i+2, j)
 	case left:
 		runs[i].Hi = r.Lo
-		s.runs = append(runs[:i+1], runs[j:]...)
+		s.runs = closeGap(runs, i+1, j)
 	case right:
 		runs[i] = Range{r.Hi, last.Hi}
-		s.runs = append(runs[:i+1], runs[j:]...)
+		s.runs = closeGap(runs, i+1, j)
 	default:
-		s.runs = append(runs[:i], runs[j:]...)
+		s.runs = closeGap(runs, i, j)
 	}
 }
 

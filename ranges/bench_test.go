@@ -1,0 +1,117 @@
+package ranges
+
+import (
+	"fmt"
+	"testing"
+)
+
+// benchSets returns two sets of n runs each that interleave: a has runs at [8i, 8i+4),
+// b at [8i+2, 8i+6) for half the indices and [8i+5, 8i+7) for the rest, so unions merge,
+// subtractions split, and both sets span the same bytes.
+func benchSets(n int) (a, b Set) {
+	a.runs = make([]Range, 0, n)
+	b.runs = make([]Range, 0, n)
+	for i := range int64(n) {
+		a.Add(Range{8 * i, 8*i + 4})
+		if i%2 == 0 {
+			b.Add(Range{8*i + 2, 8*i + 6})
+		} else {
+			b.Add(Range{8*i + 5, 8*i + 7})
+		}
+	}
+	return a, b
+}
+
+var benchSizes = []int{100, 1000, 10000, 100000}
+
+func BenchmarkUnion(b *testing.B) {
+	for _, n := range benchSizes {
+		x, y := benchSets(n)
+		// Check the answer once before timing.
+		u := Union(&x, &y)
+		if err := u.CheckInvariants(); err != nil || u.NumRuns() != n+n/2 {
+			b.Fatalf("union: %v, %d runs", err, u.NumRuns())
+		}
+		b.Run(fmt.Sprintf("runs=%d/new", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = Union(&x, &y)
+			}
+		})
+		b.Run(fmt.Sprintf("runs=%d/inplace", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var s Set
+			s.runs = make([]Range, 0, 2*n)
+			for b.Loop() {
+				s.Reset()
+				s.runs = append(s.runs, x.runs...)
+				s.AddSet(&y)
+			}
+		})
+		// Baseline: the same union by one Add per run of y (quadratic: half of them insert
+		// in the middle), so only for the small sizes.
+		if n > 1000 {
+			continue
+		}
+		b.Run(fmt.Sprintf("runs=%d/add-each", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var s Set
+			s.runs = make([]Range, 0, 2*n)
+			for b.Loop() {
+				s.Reset()
+				s.runs = append(s.runs, x.runs...)
+				for _, r := range y.runs {
+					s.Add(r)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkSubtract(b *testing.B) {
+	for _, n := range benchSizes {
+		x, y := benchSets(n)
+		d := Subtract(&x, &y)
+		if err := d.CheckInvariants(); err != nil || d.NumRuns() != n {
+			b.Fatalf("subtract: %v, %d runs", err, d.NumRuns())
+		}
+		b.Run(fmt.Sprintf("runs=%d/new", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = Subtract(&x, &y)
+			}
+		})
+		b.Run(fmt.Sprintf("runs=%d/inplace", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var s Set
+			s.runs = make([]Range, 0, 2*n)
+			for b.Loop() {
+				s.Reset()
+				s.runs = append(s.runs, x.runs...)
+				s.RemoveSet(&y)
+			}
+		})
+	}
+}
+
+func BenchmarkAddAppend(b *testing.B) {
+	b.ReportAllocs()
+	var s Set
+	s.runs = make([]Range, 0, 4096)
+	for b.Loop() {
+		s.Reset()
+		for i := range int64(4096) {
+			s.Add(Range{i * 16384, i*16384 + 4})
+		}
+	}
+}
+
+func BenchmarkContains(b *testing.B) {
+	x, _ := benchSets(100000)
+	b.ReportAllocs()
+	i := int64(0)
+	for b.Loop() {
+		_ = x.Contains(i)
+		i = (i + 7919) % 800000
+	}
+}
