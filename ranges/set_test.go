@@ -50,10 +50,10 @@ func TestAddRemoveTable(t *testing.T) {
 	//          [0,3)     [10,15)   [20,25)
 	base := []Range{{0, 3}, {10, 15}, {20, 25}}
 	cases := []struct {
-		name   string
-		add    bool
-		r      Range
-		want   []Range
+		name string
+		add  bool
+		r    Range
+		want []Range
 	}{
 		{"add empty", true, Range{7, 7}, base},
 		{"add append", true, Range{30, 31}, []Range{{0, 3}, {10, 15}, {20, 25}, {30, 31}}},
@@ -96,7 +96,7 @@ func TestExtremeCoordinates(t *testing.T) {
 	s.Add(Range{math.MaxInt64 - 5, math.MaxInt64})
 	s.Add(Range{math.MinInt64, math.MinInt64 + 5})
 	s.Add(Range{math.MaxInt64 - 10, math.MaxInt64 - 5}) // touches the top run
-	s.Add(Range{math.MinInt64 + 5, math.MinInt64 + 6}) // touches the bottom run
+	s.Add(Range{math.MinInt64 + 5, math.MinInt64 + 6})  // touches the bottom run
 	mustCheck(t, &s)
 	want := []Range{{math.MinInt64, math.MinInt64 + 6}, {math.MaxInt64 - 10, math.MaxInt64}}
 	if !slices.Equal(s.Runs(), want) {
