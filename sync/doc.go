@@ -68,14 +68,20 @@
 //
 // Submit, Complete, HostSync, HappensBefore, EventClock, Point and SafeFor
 // each cost O(MaxEngines) (Submit: times 1+len(waits)), whatever the
-// length of the history, and allocate nothing in steady state. The Timeline
-// keeps the clock of every submitted op: 128 bytes per op, in per-engine
-// chunks of 512 clocks (64 KiB), so looking up an old event is a shift and
-// a mask and growing never copies old clocks; one chunk allocation per 512
-// submissions amortizes to 0 allocs/op. Memory therefore grows with the
-// number of ops submitted over the Timeline's life; a long-running program
-// starts a new Timeline at a quiescent point (every op completed) to bound
-// it.
+// length of the history, and allocate nothing in steady state.
+//
+// The Timeline keeps the clock of every op it remembers: 128 bytes per op,
+// in per-engine chunks of 512 clocks (64 KiB), so looking up an old event
+// is a shift and a mask and growing never copies old clocks; one chunk
+// allocation per 512 submissions amortizes to 0 allocs/op. Left alone,
+// memory grows with every op submitted. Forget bounds it: it forgets every
+// completed op (but each engine's last), drops whole chunks of forgotten
+// clocks and reuses them for later submissions, so a program that calls it
+// now and then runs in bounded memory with no allocation at all.
+// Forgetting is lossless for what an allocator asks (completion, points,
+// SafeFor); it only makes EventClock and HappensBefore about forgotten,
+// long-completed ops unanswerable or conservative (see Forget). A Timeline
+// used to analyse a whole trace simply never calls it.
 //
 // # Concurrency
 //
@@ -100,7 +106,8 @@
 //
 // Bad input — an unknown engine, an event not yet submitted, completing an
 // op twice or out of order — returns an error wrapping one of the exported
-// sentinels (ErrUnknownEngine, ErrUnknownEvent, ErrAlreadyCompleted, ...)
+// sentinels (ErrUnknownEngine, ErrUnknownEvent, ErrAlreadyCompleted,
+// ErrForgotten, ...)
 // and leaves the Timeline exactly as it was. Nothing in this package
 // panics on caller input.
 package sync

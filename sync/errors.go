@@ -18,6 +18,9 @@ var (
 	// directly or because a later op of its engine, or an op it
 	// happens-before, was completed first.
 	ErrAlreadyCompleted = errors.New("sync: event already completed")
+	// ErrForgotten: the event's clock was dropped by Timeline.Forget; the
+	// event has completed.
+	ErrForgotten = errors.New("sync: event forgotten")
 	// ErrTooManyEngines: AddEngine would exceed MaxEngines.
 	ErrTooManyEngines = errors.New("sync: too many engines")
 	// ErrDuplicateEngine: AddEngine was given a name already in use.

@@ -1,24 +1,38 @@
 package sync
 
-// history holds the clock of every op submitted to one engine, indexed by
+// history holds the clock of every remembered op of one engine, indexed by
 // seq, in fixed-size chunks.
 //
-// Chunk i holds the clocks of seqs [i·chunkLen+1, (i+1)·chunkLen+1). Looking
-// a seq up is a shift and a mask, O(1) whatever the history length. Growing
-// never copies old clocks (only the first chunk starts small and doubles up
-// to chunkLen, so that an engine that runs three ops does not pay 64 KiB),
-// which keeps the pause of a growth step bounded; each later chunk is one
-// allocation per chunkLen submissions, so the amortized cost rounds to 0
-// allocs/op.
+//	seq:     1 ........ base | base+1 ...... floor | floor+1 ........ n
+//	         dropped chunks  | stored, forgotten   | stored, remembered
 //
-// Cost: one Clock (MaxEngines·8 = 128 bytes) per submitted op, kept for the
-// life of the Timeline.
+// Chunk i holds the clocks of seqs [base+i·chunkLen+1, base+(i+1)·chunkLen+1).
+// Looking a seq up is a subtraction, a shift and a mask: O(1) whatever the
+// history length. Growing never copies old clocks (only the very first
+// chunk starts small and doubles up to chunkLen, so that an engine that
+// runs three ops does not pay 64 KiB), so a growth step never stalls a
+// submit; each later chunk is one allocation per chunkLen submissions,
+// which amortizes to 0 allocs/op.
+//
+// Ops with seq <= floor are forgotten (Timeline.Forget): their clocks are no
+// longer consulted, and whole chunks of them are dropped (base advances)
+// and kept on the Timeline's spare list for reuse, so a Timeline that
+// forgets regularly reaches a steady state with no allocation and no fresh
+// memory at all.
+//
+// Cost: one Clock (MaxEngines·8 = 128 bytes) per remembered op.
 type history struct {
 	// chunks[i] has length chunkLen for every i < len(chunks)-1; the last
-	// chunk holds the remainder. The total length is n.
+	// chunk holds the remainder, so the total length is n-base.
 	chunks [][]Clock
-	// n is the number of clocks stored: the engine's last submitted seq.
+	// n is the engine's last submitted seq.
 	n Seq
+	// base is the number of leading seqs whose chunks were dropped; a
+	// multiple of chunkLen, base <= floor.
+	base Seq
+	// floor is the last forgotten seq: floor <= completed[e], and
+	// floor < n whenever n > 0, so the last op's clock is always kept.
+	floor Seq
 }
 
 const (
@@ -28,12 +42,24 @@ const (
 	chunkLen      = 1 << chunkShift
 	chunkMask     = chunkLen - 1
 	firstChunkCap = 4
+	// maxSpare bounds the spare chunks a Timeline keeps for reuse:
+	// 64 · 64 KiB = 4 MiB.
+	maxSpare = 64
 )
 
-// at returns the stored clock of seq s. It requires 1 <= s <= h.n.
+// at returns the stored clock of seq s. It requires base < s <= n.
 func (h *history) at(s Seq) *Clock {
-	i := s - 1
+	i := s - 1 - h.base
 	return &h.chunks[i>>chunkShift][i&chunkMask]
+}
+
+// remembered returns the clock of seq s, or nil if s is forgotten. It
+// requires 1 <= s <= n.
+func (h *history) remembered(s Seq) *Clock {
+	if s <= h.floor {
+		return nil
+	}
+	return h.at(s)
 }
 
 // last returns the clock of the last submitted op, or nil if none.
@@ -44,15 +70,24 @@ func (h *history) last() *Clock {
 	return h.at(h.n)
 }
 
-// push appends c as the clock of seq h.n+1.
-func (h *history) push(c *Clock) {
-	ci := int(h.n >> chunkShift)
+// push appends c as the clock of seq n+1, taking a new chunk from spare
+// when there is one.
+func (h *history) push(c *Clock, spare *[][]Clock) {
+	ci := int((h.n - h.base) >> chunkShift)
 	if ci == len(h.chunks) {
-		capacity := chunkLen
-		if ci == 0 {
-			capacity = firstChunkCap
+		var ch []Clock
+		switch {
+		case h.n == 0:
+			ch = make([]Clock, 0, firstChunkCap)
+		case len(*spare) > 0:
+			last := len(*spare) - 1
+			ch = (*spare)[last]
+			(*spare)[last] = nil
+			*spare = (*spare)[:last]
+		default:
+			ch = make([]Clock, 0, chunkLen)
 		}
-		h.chunks = append(h.chunks, make([]Clock, 0, capacity))
+		h.chunks = append(h.chunks, ch)
 	}
 	ch := h.chunks[ci]
 	if len(ch) == cap(ch) {
@@ -64,9 +99,34 @@ func (h *history) push(c *Clock) {
 	h.n++
 }
 
+// forget raises floor to upTo (which must be < n and <= the engine's
+// completed seq), drops every chunk that now holds only forgotten seqs
+// onto spare (up to maxSpare), and returns how many clocks it dropped.
+func (h *history) forget(upTo Seq, spare *[][]Clock) int {
+	if upTo <= h.floor {
+		return 0
+	}
+	h.floor = upTo
+	k := int((h.floor - h.base) >> chunkShift)
+	if k == 0 {
+		return 0
+	}
+	for _, ch := range h.chunks[:k] {
+		if len(*spare) < maxSpare && cap(ch) == chunkLen {
+			*spare = append(*spare, ch[:0])
+		}
+	}
+	n := copy(h.chunks, h.chunks[k:])
+	clear(h.chunks[n:])
+	h.chunks = h.chunks[:n]
+	h.base += Seq(k) * chunkLen
+	return k * chunkLen
+}
+
 // clone returns a deep copy of h.
 func (h *history) clone() history {
-	out := history{n: h.n, chunks: make([][]Clock, len(h.chunks))}
+	out := *h
+	out.chunks = make([][]Clock, len(h.chunks))
 	for i, ch := range h.chunks {
 		out.chunks[i] = append(make([]Clock, 0, cap(ch)), ch...)
 	}

@@ -21,7 +21,13 @@ var ErrInvariant = errors.New("sync: invariant violated")
 //     clock(e, s), clock(f, clock(e, s)[f]) <= clock(e, s);
 //   - the completed clock and the host clock are closed under
 //     happens-before: clock(e, completed[e]) <= completed, and likewise for
-//     host.
+//     host;
+//   - forgotten ops have completed, the last op of an engine is never
+//     forgotten, and the chunk bookkeeping (stored counts, dropped prefix,
+//     spare chunks) is consistent.
+//
+// The clock checks cover remembered ops only (see Forget), and a
+// component pointing at a forgotten op is not followed.
 //
 // It holds the read lock for its whole run, which costs
 // O(events · MaxEngines): meant for tests and fuzzers, not hot paths.
@@ -46,6 +52,14 @@ func (t *Timeline) CheckInvariants() error {
 	if !t.host.LessEq(&submitted) {
 		return fmt.Errorf("%w: host clock %v exceeds submitted %v", ErrInvariant, &t.host, &submitted)
 	}
+	if len(t.spare) > maxSpare {
+		return fmt.Errorf("%w: %d spare chunks, at most %d", ErrInvariant, len(t.spare), maxSpare)
+	}
+	for i, ch := range t.spare {
+		if len(ch) != 0 || cap(ch) != chunkLen {
+			return fmt.Errorf("%w: spare chunk %d has length %d, capacity %d", ErrInvariant, i, len(ch), cap(ch))
+		}
+	}
 	if err := t.checkClosedLocked("completed", &t.completed); err != nil {
 		return err
 	}
@@ -62,7 +76,7 @@ func (t *Timeline) checkEnginesLocked() error {
 	for i := 0; i < MaxEngines; i++ {
 		eng := t.engines[i]
 		if i >= t.n {
-			if eng != (Engine{}) || t.hist[i].n != 0 || len(t.hist[i].chunks) != 0 {
+			if eng != (Engine{}) || t.hist[i].n != 0 || t.hist[i].floor != 0 || len(t.hist[i].chunks) != 0 {
 				return fmt.Errorf("%w: unused engine slot %d is not empty", ErrInvariant, i)
 			}
 			continue
@@ -87,11 +101,14 @@ func (t *Timeline) checkHistoryLocked(e EngineID, submitted *Clock) error {
 		}
 		want += len(ch)
 	}
-	if Seq(want) != h.n {
-		return fmt.Errorf("%w: engine %d stores %d clocks for %d ops", ErrInvariant, e, want, h.n)
+	if Seq(want) != h.n-h.base {
+		return fmt.Errorf("%w: engine %d stores %d clocks for ops (%d, %d]", ErrInvariant, e, want, h.base, h.n)
+	}
+	if h.base%chunkLen != 0 || h.base > h.floor || h.floor > t.completed[e] || (h.n > 0 && h.floor >= h.n) {
+		return fmt.Errorf("%w: engine %d: base %d, floor %d, completed %d, submitted %d", ErrInvariant, e, h.base, h.floor, t.completed[e], h.n)
 	}
 	var prev Clock
-	for s := Seq(1); s <= h.n; s++ {
+	for s := h.floor + 1; s <= h.n; s++ {
 		c := h.at(s)
 		if c[e] != s {
 			return fmt.Errorf("%w: clock of %v is %v: does not cover itself exactly", ErrInvariant, Event{e, s}, c)
@@ -103,7 +120,7 @@ func (t *Timeline) checkHistoryLocked(e EngineID, submitted *Clock) error {
 			return fmt.Errorf("%w: clock of %v is %v, below its predecessor's %v", ErrInvariant, Event{e, s}, c, &prev)
 		}
 		for f, fs := range c {
-			if EngineID(f) == e || fs == 0 {
+			if EngineID(f) == e || fs <= t.hist[f].floor {
 				continue
 			}
 			if !t.hist[f].at(fs).LessEq(c) {
@@ -118,7 +135,7 @@ func (t *Timeline) checkHistoryLocked(e EngineID, submitted *Clock) error {
 // checkClosedLocked checks that c covers the clock of every op it covers.
 func (t *Timeline) checkClosedLocked(name string, c *Clock) error {
 	for e, s := range c {
-		if s == 0 {
+		if s <= t.hist[e].floor {
 			continue
 		}
 		if !t.hist[e].at(s).LessEq(c) {

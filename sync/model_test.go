@@ -10,15 +10,30 @@ import (
 // refModel is the slow reference: it keeps the happens-before DAG
 // explicitly (direct predecessor edges) and answers every question by
 // brute-force transitive closure. It knows nothing of vector clocks.
+//
+// It also mirrors Forget: an edge to an op that was forgotten when the
+// edge was made is weak. The exact relation follows weak edges like any
+// other; the remembered relation (what the Timeline's clocks can still
+// tell) takes from a weak edge only its target and the earlier ops of the
+// target's engine, and follows nothing further.
 type refModel struct {
 	byEngine  [][]int // byEngine[e][s-1] = index of op (e, s)
 	events    []Event
-	preds     [][]int // direct predecessors of each op
-	synced    []int   // ops the host has synced on, in order
+	preds     [][]edge // direct predecessors of each op
+	synced    []edge   // ops the host has synced on, in order
 	completed []bool
+	forgotten []Seq // per engine: last forgotten seq
 }
 
-func (m *refModel) addEngine() { m.byEngine = append(m.byEngine, nil) }
+type edge struct {
+	to   int
+	weak bool
+}
+
+func (m *refModel) addEngine() {
+	m.byEngine = append(m.byEngine, nil)
+	m.forgotten = append(m.forgotten, 0)
+}
 
 func (m *refModel) index(ev Event) (int, bool) {
 	if int(ev.Engine) >= len(m.byEngine) || ev.Seq == 0 || int(ev.Seq) > len(m.byEngine[ev.Engine]) {
@@ -27,14 +42,21 @@ func (m *refModel) index(ev Event) (int, bool) {
 	return m.byEngine[ev.Engine][ev.Seq-1], true
 }
 
+func (m *refModel) isForgotten(ev Event) bool { return ev.Seq <= m.forgotten[ev.Engine] }
+
+// edgeTo returns an edge to the submitted op ev, weak if ev is forgotten.
+func (m *refModel) edgeTo(ev Event) edge {
+	i, _ := m.index(ev)
+	return edge{to: i, weak: m.isForgotten(ev)}
+}
+
 func (m *refModel) submit(e EngineID, waits []Event) Event {
-	var preds []int
+	var preds []edge
 	if ops := m.byEngine[e]; len(ops) > 0 {
-		preds = append(preds, ops[len(ops)-1])
+		preds = append(preds, edge{to: ops[len(ops)-1]})
 	}
 	for _, w := range waits {
-		i, _ := m.index(w)
-		preds = append(preds, i)
+		preds = append(preds, m.edgeTo(w))
 	}
 	preds = append(preds, m.synced...)
 	ev := Event{Engine: e, Seq: Seq(len(m.byEngine[e]) + 1)}
@@ -45,33 +67,36 @@ func (m *refModel) submit(e EngineID, waits []Event) Event {
 	return ev
 }
 
-// ancestors returns the strict ancestors of op i: every op with a path
-// of predecessor edges to i.
-func (m *refModel) ancestors(i int) []bool {
-	seen := make([]bool, len(m.events))
-	stack := append([]int(nil), m.preds[i]...)
+// closure returns the roots and everything reachable backwards from them.
+// exact follows weak edges; otherwise a weak edge (and a weak root) adds
+// its target and the target engine's earlier ops only.
+func (m *refModel) closure(exact bool, roots ...edge) []bool {
+	set := make([]bool, len(m.events))
+	follow := make([]bool, len(m.events))
+	stack := append([]edge(nil), roots...)
 	for len(stack) > 0 {
-		j := stack[len(stack)-1]
+		ed := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if seen[j] {
+		set[ed.to] = true
+		if ed.weak && !exact {
+			ev := m.events[ed.to]
+			for _, j := range m.byEngine[ev.Engine][:ev.Seq] {
+				set[j] = true
+			}
 			continue
 		}
-		seen[j] = true
-		stack = append(stack, m.preds[j]...)
-	}
-	return seen
-}
-
-// closure returns ops ∪ their ancestors.
-func (m *refModel) closure(ops ...int) []bool {
-	set := make([]bool, len(m.events))
-	for _, i := range ops {
-		set[i] = true
-		for j, in := range m.ancestors(i) {
-			set[j] = set[j] || in
+		if follow[ed.to] {
+			continue
 		}
+		follow[ed.to] = true
+		stack = append(stack, m.preds[ed.to]...)
 	}
 	return set
+}
+
+// ancestors returns the strict ancestors of op i.
+func (m *refModel) ancestors(i int, exact bool) []bool {
+	return m.closure(exact, m.preds[i]...)
 }
 
 // clockOf returns the latest seq per engine in set.
@@ -86,12 +111,12 @@ func (m *refModel) clockOf(set []bool) Clock {
 }
 
 // pointSet returns what happens-before the next op on e.
-func (m *refModel) pointSet(e EngineID) []bool {
-	roots := append([]int(nil), m.synced...)
+func (m *refModel) pointSet(e EngineID, exact bool) []bool {
+	roots := append([]edge(nil), m.synced...)
 	if ops := m.byEngine[e]; len(ops) > 0 {
-		roots = append(roots, ops[len(ops)-1])
+		roots = append(roots, edge{to: ops[len(ops)-1]})
 	}
-	return m.closure(roots...)
+	return m.closure(exact, roots...)
 }
 
 // complete marks op i and all its ancestors completed; false if i already was.
@@ -99,15 +124,30 @@ func (m *refModel) complete(i int) bool {
 	if m.completed[i] {
 		return false
 	}
-	for j, in := range m.closure(i) {
+	for j, in := range m.closure(true, edge{to: i}) {
 		m.completed[j] = m.completed[j] || in
 	}
 	return true
 }
 
-// safeFor checks every op the fence covers, one by one.
+// forget mirrors Timeline.Forget: every completed op but the last of its
+// engine becomes forgotten.
+func (m *refModel) forget() {
+	for e, ops := range m.byEngine {
+		done := Seq(0)
+		for s, i := range ops {
+			if m.completed[i] && s+1 < len(ops) {
+				done = Seq(s + 1)
+			}
+		}
+		m.forgotten[e] = max(m.forgotten[e], done)
+	}
+}
+
+// safeFor checks every op the fence covers, one by one, against the exact
+// relation.
 func (m *refModel) safeFor(fence *Clock, e EngineID) bool {
-	p := m.pointSet(e)
+	p := m.pointSet(e, true)
 	for f, s := range fence {
 		for q := Seq(1); q <= s; q++ {
 			i := m.byEngine[f][q-1]
@@ -185,7 +225,7 @@ func runScenario(tb testing.TB, ch chooser, maxEngines int) {
 		var err error
 		var wantErr error
 		what := ""
-		switch k := ch.intn(20); {
+		switch k := ch.intn(21); {
 		case k < 9: // submit
 			e := EngineID(ch.intn(len(m.byEngine) + 1)) // sometimes unknown
 			waits := make([]Event, ch.intn(4))
@@ -213,12 +253,11 @@ func runScenario(tb testing.TB, ch chooser, maxEngines int) {
 			what = fmt.Sprintf("HostSync(%v)", ev)
 			err = tl.HostSync(ev)
 			if ok {
-				i, _ := m.index(ev)
-				m.synced = append(m.synced, i)
+				m.synced = append(m.synced, m.edgeTo(ev))
 			} else {
 				wantErr = ErrUnknownEvent
 			}
-		case k < 19: // complete
+		case k < 18: // complete
 			ev, ok := pickEvent()
 			what = fmt.Sprintf("Complete(%v)", ev)
 			err = tl.Complete(ev)
@@ -226,6 +265,12 @@ func runScenario(tb testing.TB, ch chooser, maxEngines int) {
 				wantErr = ErrUnknownEvent
 			} else if i, _ := m.index(ev); !m.complete(i) {
 				wantErr = ErrAlreadyCompleted
+			}
+		case k < 19:
+			what = "Forget"
+			if ch.intn(3) == 0 {
+				tl.Forget()
+				m.forget()
 			}
 		default:
 			what = "AddEngine"
@@ -250,12 +295,16 @@ func runScenario(tb testing.TB, ch chooser, maxEngines int) {
 }
 
 // compareWithModel compares every answer the Timeline gives with the
-// reference model's.
+// reference model's: clocks and happens-before with the remembered
+// relation (and never claiming more than the exact one), completion and
+// SafeFor with the exact relation.
 func compareWithModel(tb testing.TB, tl *Timeline, m *refModel, ch chooser, where string) {
 	tb.Helper()
 	anc := make([][]bool, len(m.events))
+	exact := make([][]bool, len(m.events))
 	for i := range m.events {
-		anc[i] = m.ancestors(i)
+		anc[i] = m.ancestors(i, false)
+		exact[i] = m.ancestors(i, true)
 	}
 	var completed Clock
 	for i, ev := range m.events {
@@ -265,22 +314,43 @@ func compareWithModel(tb testing.TB, tl *Timeline, m *refModel, ch chooser, wher
 		if got := tl.Completed(ev); got != m.completed[i] {
 			tb.Fatalf("%s: Completed(%v) = %v, want %v", where, ev, got, m.completed[i])
 		}
-		set := append([]bool(nil), anc[i]...)
-		set[i] = true
-		c, err := tl.EventClock(ev)
-		if err != nil {
-			tb.Fatalf("%s: EventClock(%v): %v", where, ev, err)
+		if got, want := tl.Forgotten(ev.Engine), m.forgotten[ev.Engine]; got != want {
+			tb.Fatalf("%s: Forgotten(%d) = %d, want %d", where, ev.Engine, got, want)
 		}
-		if want := m.clockOf(set); c != want {
-			tb.Fatalf("%s: EventClock(%v) = %v, want %v", where, ev, c, want)
+		c, err := tl.EventClock(ev)
+		if m.isForgotten(ev) {
+			if !errors.Is(err, ErrForgotten) {
+				tb.Fatalf("%s: EventClock(forgotten %v) = %v, %v", where, ev, c, err)
+			}
+		} else {
+			if err != nil {
+				tb.Fatalf("%s: EventClock(%v): %v", where, ev, err)
+			}
+			set := append([]bool(nil), anc[i]...)
+			set[i] = true
+			if want := m.clockOf(set); c != want {
+				tb.Fatalf("%s: EventClock(%v) = %v, want %v", where, ev, c, want)
+			}
 		}
 		for j, b := range m.events {
 			hb, err := tl.HappensBefore(ev, b)
+			if m.isForgotten(b) {
+				if !errors.Is(err, ErrForgotten) {
+					tb.Fatalf("%s: HappensBefore(%v, forgotten %v) = %v, %v", where, ev, b, hb, err)
+				}
+				continue
+			}
 			if err != nil {
 				tb.Fatalf("%s: HappensBefore(%v, %v): %v", where, ev, b, err)
 			}
 			if want := anc[j][i]; hb != want {
 				tb.Fatalf("%s: HappensBefore(%v, %v) = %v, want %v", where, ev, b, hb, want)
+			}
+			if hb && !exact[j][i] {
+				tb.Fatalf("%s: HappensBefore(%v, %v) = true for unordered ops", where, ev, b)
+			}
+			if !hb && exact[j][i] && !m.completed[i] {
+				tb.Fatalf("%s: HappensBefore(%v, %v) lost the order of an op not completed", where, ev, b)
 			}
 		}
 	}
@@ -296,7 +366,7 @@ func compareWithModel(tb testing.TB, tl *Timeline, m *refModel, ch chooser, wher
 		if err != nil {
 			tb.Fatalf("%s: Point(%d): %v", where, e, err)
 		}
-		if want := m.clockOf(m.pointSet(id)); p.Clock != want || p.Engine != id {
+		if want := m.clockOf(m.pointSet(id, false)); p.Clock != want || p.Engine != id {
 			tb.Fatalf("%s: Point(%d) = %v, want %v", where, e, p.Clock, want)
 		}
 		for range 3 {

@@ -34,6 +34,9 @@ type Timeline struct {
 	// submissions: the join of the clocks of the synced events. It is
 	// closed under happens-before too.
 	host Clock
+	// spare holds dropped history chunks (length 0, capacity chunkLen) for
+	// reuse; len(spare) <= maxSpare.
+	spare [][]Clock
 
 	// subMu serializes Subscribe and unsubscribe; subs is the current
 	// subscriber list, replaced (never mutated) on change so that Complete
@@ -160,11 +163,11 @@ func (t *Timeline) submitLocked(e EngineID, waits []Event) (Event, *Clock, error
 	}
 	c.Join(&t.host)
 	for i := range waits {
-		c.Join(t.hist[waits[i].Engine].at(waits[i].Seq))
+		t.joinEventLocked(&c, waits[i])
 	}
 	seq := h.n + 1
 	c[e] = seq
-	h.push(&c)
+	h.push(&c, &t.spare)
 	return Event{Engine: e, Seq: seq}, h.at(seq), nil
 }
 
@@ -203,7 +206,7 @@ func (t *Timeline) HostSync(ev Event) error {
 	if err := t.checkEventLocked(ev); err != nil {
 		return fmt.Errorf("host sync: %w", err)
 	}
-	t.host.Join(t.hist[ev.Engine].at(ev.Seq))
+	t.joinEventLocked(&t.host, ev)
 	return nil
 }
 
@@ -265,31 +268,35 @@ func (t *Timeline) CompletedClock() Clock {
 }
 
 // EventClock returns everything that happens-before ev, including ev
-// itself. It fails with ErrUnknownEvent if ev has not been submitted.
+// itself. It fails with ErrUnknownEvent if ev has not been submitted and
+// ErrForgotten if Forget has dropped it.
 func (t *Timeline) EventClock(ev Event) (Clock, error) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if err := t.checkEventLocked(ev); err != nil {
+	c, err := t.rememberedLocked(ev)
+	if err != nil {
 		return Clock{}, fmt.Errorf("event clock: %w", err)
 	}
-	return *t.hist[ev.Engine].at(ev.Seq), nil
+	return *c, nil
 }
 
 // HappensBefore reports whether a happens-before b: a precedes b on one
 // engine, or b waits for a, or a was host-synced before b was submitted, or
 // a chain of these links them. It is a strict order: an event does not
 // happen-before itself. It fails with ErrUnknownEvent if either has not
-// been submitted. Cost: O(1).
+// been submitted, and ErrForgotten if b has been forgotten (see Forget for
+// what forgetting does to the answer). Cost: O(1).
 func (t *Timeline) HappensBefore(a, b Event) (bool, error) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if err := t.checkEventLocked(a); err != nil {
 		return false, fmt.Errorf("happens-before: first: %w", err)
 	}
-	if err := t.checkEventLocked(b); err != nil {
+	bc, err := t.rememberedLocked(b)
+	if err != nil {
 		return false, fmt.Errorf("happens-before: second: %w", err)
 	}
-	return a != b && t.hist[b.Engine].at(b.Seq).Covers(a), nil
+	return a != b && bc.Covers(a), nil
 }
 
 // HappensBeforePoint reports whether ev happens-before point p, that is
@@ -322,6 +329,54 @@ func (t *Timeline) AllCompleted(fence *Clock) bool {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return fence.LessEq(&t.completed)
+}
+
+// Forget lets the Timeline drop the clocks of completed ops, so that its
+// memory stays bounded however long it runs: on every engine, every
+// completed op except the engine's last submitted one becomes forgotten,
+// and whole chunks of forgotten clocks are released for reuse by later
+// submissions. It returns how many clocks it released. Call it now and
+// then (for example every few thousand completions); it costs
+// O(MaxEngines) plus the chunks it drops.
+//
+// What forgetting changes, and what it does not:
+//
+//   - Completion, Point and SafeFor answers never change. A forgotten op has
+//     completed, and so has everything that happens-before it, so
+//     max(p.Clock[e], completed[e]) is the same with or without the
+//     forgotten op's ancestry.
+//   - Submit and HostSync accept forgotten events: they order after the
+//     event itself but no longer inherit its clock.
+//   - EventClock(ev) and HappensBefore(a, ev) fail with ErrForgotten for a
+//     forgotten ev. HappensBefore may answer false for ops ordered only
+//     through a forgotten one, but only when the earlier op has completed
+//     (it happens-before a forgotten, hence completed, op); it never
+//     answers true for unordered ops.
+//   - Complete on a forgotten op fails with ErrAlreadyCompleted, as before.
+func (t *Timeline) Forget() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	released := 0
+	for e := 0; e < t.n; e++ {
+		h := &t.hist[e]
+		upTo := t.completed[e]
+		if upTo >= h.n && h.n > 0 {
+			upTo = h.n - 1
+		}
+		released += h.forget(upTo, &t.spare)
+	}
+	return released
+}
+
+// Forgotten returns the last forgotten seq of engine e (0 if none, or if e
+// is unknown): ops of e with seq <= Forgotten(e) have no clock any more.
+func (t *Timeline) Forgotten(e EngineID) Seq {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if int(e) >= t.n {
+		return 0
+	}
+	return t.hist[e].floor
 }
 
 // Subscribe registers fn to be called after every successful Complete with
@@ -370,6 +425,31 @@ func (t *Timeline) Subscribe(fn func(completed Clock)) (unsubscribe func()) {
 		}
 		t.subs.Store(&next)
 	}
+}
+
+// rememberedLocked returns the stored clock of ev, or a wrapped
+// ErrUnknownEvent or ErrForgotten. t.mu must be held (read or write).
+func (t *Timeline) rememberedLocked(ev Event) (*Clock, error) {
+	if err := t.checkEventLocked(ev); err != nil {
+		return nil, err
+	}
+	c := t.hist[ev.Engine].remembered(ev.Seq)
+	if c == nil {
+		return nil, fmt.Errorf("%w %v: engine %q forgot seqs up to %d", ErrForgotten, ev, t.engines[ev.Engine].Name, t.hist[ev.Engine].floor)
+	}
+	return c, nil
+}
+
+// joinEventLocked joins ev's clock into c, or, if ev is forgotten, just ev
+// itself (Observe): ev has completed, so everything before it has too,
+// and leaving it out of c changes no completion or SafeFor answer. ev must
+// have been checked. t.mu must be held (read or write).
+func (t *Timeline) joinEventLocked(c *Clock, ev Event) {
+	if ec := t.hist[ev.Engine].remembered(ev.Seq); ec != nil {
+		c.Join(ec)
+		return
+	}
+	c.Observe(ev)
 }
 
 // checkEngineLocked returns a wrapped ErrUnknownEngine unless e exists.

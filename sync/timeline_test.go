@@ -464,3 +464,57 @@ func mustSubmitQuiet(tb testing.TB, t *Timeline, e EngineID, waits ...Event) Eve
 	}
 	return ev
 }
+
+// TestForgetRecyclesChunks runs a long two-engine pipeline that forgets as
+// it goes: the dropped chunks are reused, so memory stays bounded and the
+// steady state allocates nothing.
+func TestForgetRecyclesChunks(t *testing.T) {
+	tl := newEngines(t, 2)
+	var prev Event
+	step := func() {
+		a := mustSubmitQuiet(t, tl, 0)
+		var b Event
+		if prev.IsZero() {
+			b = mustSubmitQuiet(t, tl, 1, a)
+		} else {
+			b = mustSubmitQuiet(t, tl, 1, a, prev) // prev is usually forgotten
+		}
+		if err := tl.Complete(b); err != nil {
+			t.Fatal(err)
+		}
+		prev = b
+		if b.Seq%chunkLen == 0 {
+			tl.Forget()
+		}
+	}
+	for range 4 * chunkLen {
+		step()
+	}
+	mustCheck(t, tl)
+	if f := tl.Forgotten(1); f < 2*chunkLen {
+		t.Fatalf("Forgotten(1) = %d after %d completed ops", f, 4*chunkLen)
+	}
+	if _, err := tl.EventClock(Event{1, 1}); !errors.Is(err, ErrForgotten) {
+		t.Fatalf("EventClock of a forgotten op = %v", err)
+	}
+	if allocs := testing.AllocsPerRun(4*chunkLen, step); allocs != 0 {
+		t.Fatalf("steady state with Forget allocates %v per step", allocs)
+	}
+	mustCheck(t, tl)
+	for e := range 2 {
+		h := &tl.hist[e]
+		if stored := h.n - h.base; stored > 2*chunkLen {
+			t.Fatalf("engine %d still stores %d clocks", e, stored)
+		}
+	}
+	// Forgetting changed no answer about completion or safety.
+	p, _ := tl.Point(0)
+	var fence Clock
+	fence.Observe(Event{1, 3})
+	if !tl.SafeFor(&fence, p) || !tl.Completed(Event{0, 1}) {
+		t.Fatal("a forgotten op is no longer completed or safe")
+	}
+	if err := tl.Complete(Event{0, 1}); !errors.Is(err, ErrAlreadyCompleted) {
+		t.Fatalf("Complete of a forgotten op = %v", err)
+	}
+}
