@@ -107,6 +107,7 @@ type Index struct {
 	cand      ranges.Set
 	cand2     ranges.Set
 	blocked   ranges.Set
+	safeRuns  []ranges.Range
 }
 
 // New returns an empty Index for an arena with the given granule (a power of

@@ -1,0 +1,106 @@
+package liveness
+
+import (
+	"fmt"
+
+	"github.com/subarena/subarena/ranges"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// SafeRuns appends to dst the held bytes a writer may take now: maximal
+// granule-aligned runs of fully held granules whose pending users are all
+// known and satisfy safe. In whole mode a piece qualifies only as a whole
+// (every user of the piece safe). It returns nil in the after-users and
+// unsafe modes, where nothing is taken before its users complete.
+func (x *Index) SafeRuns(dst []ranges.Range, safe func(sasync.Event) bool) []ranges.Range {
+	if !x.mode.Fenced || x.mode.Unsafe || x.held.IsEmpty() {
+		return dst
+	}
+	if x.mode.Whole {
+		for _, p := range x.pieces {
+			if !x.allSafe(&p.bytes, safe) {
+				continue
+			}
+			alignInInto(&x.cand, &p.bytes, x.granule)
+			dst = append(dst, x.cand.Runs()...)
+		}
+		return dst
+	}
+	alignInInto(&x.cand2, &x.held, x.granule)
+	for _, c := range x.cand2.Runs() {
+		x.scratch.Reset()
+		x.Users(c, func(id UserID, ev sasync.Event, unknown bool) bool {
+			if unknown || !safe(ev) {
+				for _, r := range x.users[id].runs {
+					x.scratch.Add(r.Intersect(c))
+				}
+			}
+			return true
+		})
+		alignOutInto(&x.blocked, &x.scratch, x.granule)
+		x.scratch2.Reset()
+		x.scratch2.Add(c)
+		x.scratch2.RemoveSet(&x.blocked)
+		dst = append(dst, x.scratch2.Runs()...)
+	}
+	return dst
+}
+
+// TakeRange hands the held bytes r (granule-aligned, every byte held; take
+// them from SafeRuns) to a new owner and returns their fence: the join of
+// the events of the pending users covering them, which the new owner's
+// users must be ordered after. In whole mode, what remains of the piece
+// returns through free if r held its last pins.
+func (x *Index) TakeRange(r ranges.Range, free func(ranges.Range)) (sasync.Clock, error) {
+	g := x.granule
+	if r.Empty() || r.Lo&(g-1) != 0 || r.Hi&(g-1) != 0 || !x.held.ContainsRange(r) {
+		return sasync.Clock{}, fmt.Errorf("%w: take %v", ErrInvalidRange, r)
+	}
+	fence, _ := x.Fence(r)
+	x.held.Remove(r)
+	for i := 0; i < len(x.pieces); i++ {
+		p := x.pieces[i]
+		if _, ok := p.bytes.Overlaps(r); !ok {
+			continue
+		}
+		p.bytes.Remove(r)
+		if p.bytes.IsEmpty() {
+			last := len(x.pieces) - 1
+			x.pieces[i] = x.pieces[last]
+			x.pieces[last] = nil
+			x.pieces = x.pieces[:last]
+			i--
+			continue
+		}
+		// The users that pinned the piece may all have covered r.
+		x.touched.Reset()
+		x.touched.AddSet(&p.bytes)
+		x.reclaim(free)
+	}
+	return fence, nil
+}
+
+// Take hands held bytes to a writer before their pending users complete:
+// the smallest run of SafeRuns that holds size bytes (rounded up to the
+// granule), at its lowest offset (best fit), taken with TakeRange. It
+// reports false when no safe run is large enough, or in a mode that does
+// not take.
+func (x *Index) Take(size int64, safe func(sasync.Event) bool, free func(ranges.Range)) (ranges.Range, sasync.Clock, bool) {
+	if size <= 0 {
+		return ranges.Range{}, sasync.Clock{}, false
+	}
+	size = (size + x.granule - 1) &^ (x.granule - 1)
+	x.safeRuns = x.SafeRuns(x.safeRuns[:0], safe)
+	best := ranges.Range{}
+	for _, r := range x.safeRuns {
+		if r.Len() >= size && (best.Empty() || r.Len() < best.Len()) {
+			best = r
+		}
+	}
+	if best.Empty() {
+		return ranges.Range{}, sasync.Clock{}, false
+	}
+	w := ranges.Range{Lo: best.Lo, Hi: best.Lo + size}
+	fence, err := x.TakeRange(w, free)
+	return w, fence, err == nil
+}
