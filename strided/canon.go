@@ -26,8 +26,8 @@ type canon struct {
 	off   int64 // lowest covered byte
 	run   int64 // bytes per run (> 0 unless empty)
 	empty bool  // no elements: covers nothing
-	dims  []cdim
-	buf   [inlineDims]cdim // backing store for dims, to stay off the heap
+	nd    int   // number of dimensions in use: dims[:nd]
+	dims  [maxCanonDims]cdim
 }
 
 // cdim is one canonical dimension.
@@ -37,7 +37,10 @@ type cdim struct {
 	ext int64 // bytes from the first byte of this block to the end of its last run
 }
 
-const inlineDims = 8
+// maxCanonDims bounds the canonical dimensions: each has size >= 2 and the element count
+// fits in an int64, so there are at most 62. A fixed array (not a slice into the struct
+// itself, which would force it onto the heap) keeps canon on the caller's stack.
+const maxCanonDims = 63
 
 // init sets c to the canonical form of l, or returns l's well-formedness error.
 func (c *canon) init(l Layout) error {
@@ -45,8 +48,7 @@ func (c *canon) init(l Layout) error {
 	if err != nil {
 		return err
 	}
-	*c = canon{off: l.Offset, run: l.Elem}
-	c.dims = c.buf[:0]
+	c.off, c.run, c.empty, c.nd = l.Offset, l.Elem, false, 0
 	if g.elems == 0 {
 		c.empty = true
 		return nil
@@ -60,48 +62,52 @@ func (c *canon) init(l Layout) error {
 			c.off += (n - 1) * s // stays within the extent geometry checked
 			s = -s
 		}
-		c.dims = append(c.dims, cdim{n: n, s: s})
+		c.dims[c.nd] = cdim{n: n, s: s}
+		c.nd++
 	}
+	ds := c.dims[:c.nd]
 	// Insertion sort, largest stride first; there are few dimensions.
-	for i := 1; i < len(c.dims); i++ {
-		for j := i; j > 0 && c.dims[j].s > c.dims[j-1].s; j-- {
-			c.dims[j], c.dims[j-1] = c.dims[j-1], c.dims[j]
+	for i := 1; i < len(ds); i++ {
+		for j := i; j > 0 && ds[j].s > ds[j-1].s; j-- {
+			ds[j], ds[j-1] = ds[j-1], ds[j]
 		}
 	}
 	for changed := true; changed; {
 		changed = false
-		for len(c.dims) > 0 {
-			d := c.dims[len(c.dims)-1]
+		for len(ds) > 0 {
+			d := ds[len(ds)-1]
 			if d.s > c.run {
 				break
 			}
 			c.run += (d.n - 1) * d.s
-			c.dims = c.dims[:len(c.dims)-1]
+			ds = ds[:len(ds)-1]
 			changed = true
 		}
-		for k := 0; k+1 < len(c.dims); k++ {
-			outer, inner := c.dims[k], c.dims[k+1]
+		for k := 0; k+1 < len(ds); k++ {
+			outer, inner := ds[k], ds[k+1]
 			if outer.s%inner.s != 0 || outer.s/inner.s > inner.n {
 				continue
 			}
 			m := outer.s / inner.s
-			c.dims[k] = cdim{n: (outer.n-1)*m + inner.n, s: inner.s}
-			c.dims = append(c.dims[:k+1], c.dims[k+2:]...)
+			ds[k] = cdim{n: (outer.n-1)*m + inner.n, s: inner.s}
+			copy(ds[k+1:], ds[k+2:])
+			ds = ds[:len(ds)-1]
 			changed = true
 			k--
 		}
 	}
+	c.nd = len(ds)
 	ext := c.run
-	for k := len(c.dims) - 1; k >= 0; k-- {
-		ext += (c.dims[k].n - 1) * c.dims[k].s
-		c.dims[k].ext = ext
+	for k := len(ds) - 1; k >= 0; k-- {
+		ext += (ds[k].n - 1) * ds[k].s
+		ds[k].ext = ext
 	}
 	return nil
 }
 
 // extAt returns the extent of the block made of dims[k:] and the run.
 func (c *canon) extAt(k int) int64 {
-	if k >= len(c.dims) {
+	if k >= c.nd {
 		return c.run
 	}
 	return c.dims[k].ext
@@ -111,7 +117,7 @@ func (c *canon) extAt(k int) int64 {
 // (dims[k].s >= extAt(k+1)): then enumerating the runs in index order yields them in
 // increasing address order, overlapping nothing and touching at most their predecessor.
 func (c *canon) nested() bool {
-	for k := range c.dims {
+	for k := range c.nd {
 		if c.dims[k].s < c.extAt(k+1) {
 			return false
 		}
@@ -122,7 +128,7 @@ func (c *canon) nested() bool {
 // rawRuns returns the number of runs enumeration produces, Π dims[k].n, saturating.
 func (c *canon) rawRuns() int64 {
 	p := int64(1)
-	for _, d := range c.dims {
+	for _, d := range c.dims[:c.nd] {
 		p = satMul(p, d.n)
 	}
 	return p
@@ -133,7 +139,7 @@ func (c *canon) rawRuns() int64 {
 // stride equals the inner extent, the last run of one copy meets the first of the next).
 func (c *canon) nestedRuns() int64 {
 	cnt := int64(1)
-	for k := len(c.dims) - 1; k >= 0; k-- {
+	for k := c.nd - 1; k >= 0; k-- {
 		d := c.dims[k]
 		cnt = satMul(cnt, d.n)
 		if d.s == c.extAt(k+1) && cnt != math.MaxInt64 {
@@ -145,8 +151,8 @@ func (c *canon) nestedRuns() int64 {
 
 // layout returns c as a Layout.
 func (c *canon) layout() Layout {
-	l := Layout{Offset: c.off, Shape: make([]int64, len(c.dims)), Strides: make([]int64, len(c.dims)), Elem: c.run}
-	for k, d := range c.dims {
+	l := Layout{Offset: c.off, Shape: make([]int64, c.nd), Strides: make([]int64, c.nd), Elem: c.run}
+	for k, d := range c.dims[:c.nd] {
 		l.Shape[k], l.Strides[k] = d.n, d.s
 	}
 	return l

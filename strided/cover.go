@@ -32,7 +32,7 @@ func (l Layout) Cover(budget int) (set ranges.Set, exact bool, err error) {
 // dst: O(runs), and no allocation when dst is empty (or l lies after everything in dst) and
 // has the capacity. Interleaved strides (elements of one dimension falling between those of
 // another) are unioned by doubling, O(runs · log n) with temporary sets, and exact while
-// intermediate results stay within 8·budget runs.
+// intermediate results stay within max(8·budget, 4096) runs.
 //
 // The superset for a layout over budget: with the canonical dimensions d_0 (outermost) to
 // d_{m-1}, enumerate the longest prefix d_0..d_{p-1} whose index count P fits the budget,
@@ -70,7 +70,7 @@ func (l Layout) AppendCover(dst *ranges.Set, budget int) (exact bool, err error)
 		dst.AddSet(&tmp)
 		return true, nil
 	}
-	if tmp, ok := c.coverByDoubling(8 * budget); ok && tmp.NumRuns() <= budget {
+	if tmp, ok := c.coverByDoubling(max(8*budget, 4096)); ok && tmp.NumRuns() <= budget {
 		dst.AddSet(&tmp)
 		return true, nil
 	}
@@ -81,12 +81,12 @@ func (l Layout) AppendCover(dst *ranges.Set, budget int) (exact bool, err error)
 // emitNested adds the runs of the block dims[k:] starting at base to dst, in increasing
 // order (c must be nested), so every Add takes ranges.Set's O(1) append path.
 func (c *canon) emitNested(dst *ranges.Set, k int, base int64) {
-	if k == len(c.dims) {
+	if k == c.nd {
 		dst.Add(ranges.Range{Lo: base, Hi: base + c.run})
 		return
 	}
 	d := c.dims[k]
-	if k == len(c.dims)-1 {
+	if k == c.nd-1 {
 		for i := int64(0); i < d.n; i++ {
 			b := base + i*d.s
 			dst.Add(ranges.Range{Lo: b, Hi: b + c.run})
@@ -101,7 +101,7 @@ func (c *canon) emitNested(dst *ranges.Set, k int, base int64) {
 // appendRaw appends one range per run start of the block dims[k:] at base, in index order
 // (not necessarily sorted or disjoint).
 func (c *canon) appendRaw(rs []ranges.Range, k int, base int64) []ranges.Range {
-	if k == len(c.dims) {
+	if k == c.nd {
 		return append(rs, ranges.Range{Lo: base, Hi: base + c.run})
 	}
 	d := c.dims[k]
@@ -117,7 +117,7 @@ func (c *canon) appendRaw(rs []ranges.Range, k int, base int64) []ranges.Range {
 // P_m = ∪_{i<m} (B + i·s), P_2m = P_m ∪ (P_m + m·s).
 func (c *canon) coverByDoubling(limit int) (ranges.Set, bool) {
 	cur := ranges.FromRanges(ranges.Range{Lo: 0, Hi: c.run})
-	for k := len(c.dims) - 1; k >= 0; k-- {
+	for k := c.nd - 1; k >= 0; k-- {
 		d := c.dims[k]
 		pow := cur // P_m; cur is not used again until reassigned
 		var acc ranges.Set
@@ -155,11 +155,11 @@ func (c *canon) coverByDoubling(limit int) (ranges.Set, bool) {
 // AppendCover for the construction).
 func (c *canon) addSuperset(dst *ranges.Set, budget int) {
 	p, prefix := 0, int64(1)
-	for p < len(c.dims) && satMul(prefix, c.dims[p].n) <= int64(budget) {
+	for p < c.nd && satMul(prefix, c.dims[p].n) <= int64(budget) {
 		prefix *= c.dims[p].n
 		p++
 	}
-	if p == len(c.dims) { // cannot happen for a layout over budget; be safe anyway
+	if p == c.nd { // cannot happen for a layout over budget; be safe anyway
 		raw := c.appendRaw(nil, 0, c.off)
 		tmp := ranges.FromRanges(raw...)
 		dst.AddSet(&tmp)

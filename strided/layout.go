@@ -176,7 +176,7 @@ func (l Layout) IsDense() bool {
 	if c.init(l) != nil {
 		return false
 	}
-	return c.empty || len(c.dims) == 0
+	return c.empty || c.nd == 0
 }
 
 // IsContiguous reports whether l is row-major contiguous: element number i (in row-major

@@ -87,14 +87,14 @@ func overlapCanon(a *canon, ka int, offA int64, b *canon, kb int, offB int64, wo
 	if offA >= offB+eb || offB >= offA+ea {
 		return false, true
 	}
-	if ka == len(a.dims) && kb == len(b.dims) {
+	if ka == a.nd && kb == b.nd {
 		return true, true // two runs whose extents meet
 	}
 	var sa, sb int64
-	if ka < len(a.dims) {
+	if ka < a.nd {
 		sa = a.dims[ka].s
 	}
-	if kb < len(b.dims) {
+	if kb < b.nd {
 		sb = b.dims[kb].s
 	}
 	switch {
