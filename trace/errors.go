@@ -19,7 +19,7 @@ var (
 	ErrMissingKey = errors.New("trace: missing key")
 	// ErrStepKind: a step does not have exactly one kind key.
 	ErrStepKind = errors.New("trace: step must have exactly one kind key")
-	// ErrInvalidName: a name is empty.
+	// ErrInvalidName: a name is empty or not valid UTF-8.
 	ErrInvalidName = errors.New("trace: invalid name")
 	// ErrUnknownName: a step names a buffer, view, op or engine that does not exist (yet).
 	ErrUnknownName = errors.New("trace: unknown name")
@@ -66,7 +66,7 @@ const (
 	RuleUnknownKey     = "unknown key"
 	RuleMissingKey     = "missing key"
 	RuleKind           = "exactly one kind key"
-	RuleEmptyName      = "empty name"
+	RuleEmptyName      = "empty or invalid name"
 	RuleUnknownName    = "unknown name"
 	RuleDuplicateName  = "duplicate name"
 	RuleUseAfterFree   = "use after release"

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"unicode/utf8"
 )
 
 // GGMLFormat is the "format" of a ggml graph-allocator trace.
@@ -80,6 +81,9 @@ const (
 // view of it) is an output.
 func ImportGGML(data []byte, name string) (*Trace, error) {
 	var g ggmlTrace
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("ggml: %w: invalid UTF-8", ErrSyntax)
+	}
 	if err := json.Unmarshal(data, &g); err != nil {
 		return nil, fmt.Errorf("ggml: %w: %v", ErrSyntax, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MiniMalloc is a MiniMalloc problem (github.com/google/minimalloc) as its CSV reader sees
@@ -46,6 +47,9 @@ type MiniMallocGap struct {
 // <= 0, empty lifetime, alignment <= 0) or ErrOverflow.
 func ParseMiniMalloc(data []byte) (*MiniMalloc, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("minimalloc: %w: invalid UTF-8", ErrSyntax)
+	}
 	m := &MiniMalloc{}
 	col := map[string]int{}
 	ncols := 0

@@ -267,6 +267,13 @@ func checkStepLocal(index int, s Step) error {
 	if s.Name == "" {
 		return stepErr(index, RuleEmptyName, ErrInvalidName, "%s step has an empty name", s.Kind)
 	}
+	for _, list := range [][]string{{s.Name, s.Engine, s.Of}, s.Reads, s.Writes, s.Waits} {
+		for _, n := range list {
+			if !utf8.ValidString(n) {
+				return stepErr(index, RuleEmptyName, ErrInvalidName, "%s step: name %q is not valid UTF-8", s.Kind, n)
+			}
+		}
+	}
 	switch s.Kind {
 	case KindAlloc, KindExternal:
 		if s.Size <= 0 {

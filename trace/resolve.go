@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
@@ -34,7 +35,13 @@ func (t *Trace) Resolve() (*Program, error) {
 		ops:       make(map[string]int),
 		engine:    make(map[string]int, len(t.Engines)),
 	}}
+	if !utf8.ValidString(t.Name) {
+		return nil, stepErr(-1, RuleEmptyName, ErrInvalidName, "trace name %q is not valid UTF-8", t.Name)
+	}
 	for i, e := range t.Engines {
+		if !utf8.ValidString(e) {
+			return nil, stepErr(-1, RuleEmptyName, ErrInvalidName, "engine %q is not valid UTF-8", e)
+		}
 		if e == "" {
 			return nil, stepErr(-1, RuleEmptyName, ErrInvalidName, "engine %d has an empty name", i)
 		}
