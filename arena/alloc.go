@@ -106,9 +106,10 @@ func (a *Arena) allocSlow(size, n int64) (Block, error) {
 	// Place at the start of the free region that ends at the top, if any,
 	// else at the top; the capacity becomes the block's end.
 	lo, top := a.capG, int32(none)
-	if a.capG > 0 && a.tails.has(a.capG-1) {
-		top = a.tailNode(a.capG - 1)
-		lo = a.nodes[top].lo
+	if a.capG > 0 {
+		if top = a.tailNode(a.capG); top != none {
+			lo = a.nodes[top].lo
+		}
 	}
 	if n > maxGranules-lo {
 		return Block{}, a.tooLarge(size)
@@ -117,8 +118,8 @@ func (a *Arena) allocSlow(size, n int64) (Block, error) {
 		a.remove(top)
 	}
 	a.capG = lo + n
-	if a.capG > a.tails.size() {
-		a.tails.grow(a.capG)
+	if buckets := (a.capG + 1<<bucketShift - 1) >> bucketShift; buckets > a.tails.size() {
+		a.tails.grow(buckets)
 		a.resizeChains(true)
 	}
 	a.inUseG += n

@@ -13,8 +13,8 @@ type Arena struct {
 	nodes   []node            // node slots, addressed by int32 handles
 	heads   [numClasses]int32 // first node of each class list, or none
 	classes classSet          // the non-empty classes
-	tails   tailBits          // bit g: a free region's last granule is g
-	chains  []int32           // per level-0 tail word: chain of the nodes ending in it
+	tails   tailBits          // bit w: bucket w's chain is non-empty
+	chains  []int32           // per bucket: chain of the nodes whose last granule is in it
 	retired int32             // head of the retired-slot list, or none
 
 	shift   uint  // log2(granule)
@@ -177,17 +177,27 @@ func (a *Arena) Reset() { a.init() }
 
 
 // AppendFreeRegions appends the free regions to dst in address order and
-// returns the extended slice.
+// returns the extended slice. It walks the non-empty tail buckets and
+// allocates only to grow dst.
 func (a *Arena) AppendFreeRegions(dst []Block) []Block {
-	for g := int64(0); ; {
-		t := a.tails.next(g)
-		if t < 0 {
-			return dst
+	var bucket [1 << bucketShift]int32
+	for w := a.tails.next(0); w >= 0; w = a.tails.next(w + 1) {
+		// Sort the bucket's chain (at most 64 regions) by address.
+		k := 0
+		for h := a.chains[w]; h != none && k < len(bucket); h = a.nodes[h].chain {
+			i := k
+			for ; i > 0 && a.nodes[bucket[i-1]].lo > a.nodes[h].lo; i-- {
+				bucket[i] = bucket[i-1]
+			}
+			bucket[i] = h
+			k++
 		}
-		n := &a.nodes[a.tailNode(t)]
-		dst = append(dst, Block{Offset: n.lo << a.shift, Size: (n.hi - n.lo) << a.shift})
-		g = t + 1
+		for _, h := range bucket[:k] {
+			n := &a.nodes[h]
+			dst = append(dst, Block{Offset: n.lo << a.shift, Size: (n.hi - n.lo) << a.shift})
+		}
 	}
+	return dst
 }
 
 // IsAllocated reports whether every byte of [off, off+size) is allocated.
@@ -198,8 +208,8 @@ func (a *Arena) IsAllocated(off, size int64) bool {
 	}
 	lo := off >> a.shift
 	hi := (off + size + a.gmask) >> a.shift
-	t := a.tails.next(lo)
-	return t < 0 || a.nodes[a.tailNode(t)].lo >= hi
+	h := a.after(lo)
+	return h == none || a.nodes[h].lo >= hi
 }
 
 // largestFreeG returns the size of the largest free region in granules: the

@@ -1,7 +1,5 @@
 package arena
 
-import "math/bits"
-
 // Free returns [off, off+size) to the free space, coalescing it at once with
 // the free regions that end at off and start at off+size. The range may be
 // any granule-aligned part of allocated space: a whole block, a piece of
@@ -18,38 +16,46 @@ func (a *Arena) Free(off, size int64) error {
 	hi := lo + size>>sh
 	nodes := a.nodes
 	chains := a.chains
-	t0 := a.tails.level[0]
 
-	// The first free region ending after lo either meets the range, which
-	// is then not all allocated, or starts at hi (the right neighbour), or
+	// One walk of the bucket of lo finds the left neighbour (ending at lo)
+	// and the first region ending after lo, which either meets the range,
+	// so it is not all allocated, or starts at hi (the right neighbour), or
 	// lies beyond.
-	var t int64
-	if m := t0[lo>>6] >> (uint64(lo) & 63); m != 0 {
-		t = lo + int64(bits.TrailingZeros64(m))
-	} else {
-		t = a.tails.next((lo|63) + 1)
-	}
-	right := int32(none)
-	if t >= 0 {
-		h := chains[t>>6]
-		for nodes[h].hi-1 != t {
-			h = nodes[h].chain
-		}
-		if rlo := nodes[h].lo; rlo <= hi {
-			if rlo < hi {
-				return a.notAllocated(off, size)
-			}
+	left, right := int32(none), int32(none)
+	w := lo >> bucketShift
+	for h := chains[w]; h != none; h = nodes[h].chain {
+		if rhi := nodes[h].hi; rhi == lo {
+			left = h
+		} else if rhi > lo && (right == none || rhi < nodes[right].hi) {
 			right = h
 		}
 	}
-	// The left neighbour is the region whose last granule is lo-1.
-	left := int32(none)
-	if g := lo - 1; g >= 0 && t0[g>>6]&(1<<(uint64(g)&63)) != 0 {
-		h := chains[g>>6]
-		for nodes[h].hi != lo {
-			h = nodes[h].chain
+	if lo&(1<<bucketShift-1) == 0 && lo > 0 {
+		// lo-1 lies in the bucket below.
+		for h := chains[w-1]; h != none; h = nodes[h].chain {
+			if nodes[h].hi == lo {
+				left = h
+				break
+			}
 		}
-		left = h
+	}
+	if right == none {
+		if w = a.tails.next(w + 1); w >= 0 {
+			right = chains[w]
+			for h := nodes[right].chain; h != none; h = nodes[h].chain {
+				if nodes[h].hi < nodes[right].hi {
+					right = h
+				}
+			}
+		}
+	}
+	if right != none {
+		if rlo := nodes[right].lo; rlo != hi {
+			if rlo < hi {
+				return a.notAllocated(off, size)
+			}
+			right = none
+		}
 	}
 
 	switch {

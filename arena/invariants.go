@@ -1,8 +1,10 @@
 package arena
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // errCorrupt wraps every invariant violation CheckInvariants reports.
@@ -17,12 +19,13 @@ func corrupt(format string, args ...any) error {
 //
 //   - the counters are consistent: 0 <= InUse <= Capacity, PeakInUse >= InUse,
 //     HighWater <= Capacity, Capacity within the granule limit;
-//   - the free regions, read from the tail bitmap in address order, are
-//     non-empty, inside [0, Capacity), sorted, disjoint and fully coalesced
-//     (no two touch), so in-use + free = capacity;
-//   - every tail bit names exactly one live node through its chain, every
-//     summary bit is set exactly when the word below is non-zero, and no
-//     bit lies at or beyond the capacity;
+//   - every live node is chained exactly once, under the bucket of its last
+//     granule; chains are at most 64 long; the tail bitmap marks exactly
+//     the non-empty buckets and every summary bit is set exactly when the
+//     word below is non-zero;
+//   - the free regions, sorted by address, are non-empty, inside
+//     [0, Capacity), disjoint and fully coalesced (no two touch), so
+//     in-use + free = capacity;
 //   - every live node is in exactly one class list, the list of
 //     classOf(its size), with consistent prev/next links, and the class
 //     bitmap marks exactly the non-empty lists;
@@ -44,51 +47,69 @@ func (a *Arena) CheckInvariants() error {
 	}
 	nn := len(a.nodes)
 	const (
-		seenAddr = 1 << iota
+		seenChain = 1 << iota
 		seenClass
-		seenChain
 		seenRetired
 	)
 	seen := make([]uint8, nn)
 
-	// Free regions in address order.
+	// Tail buckets: every chained node is live, chained once, under the
+	// bucket of its last granule; the bitmap marks exactly the non-empty
+	// chains.
+	if int64(len(a.chains)) != a.tails.size() {
+		return corrupt("%d chains for %d buckets", len(a.chains), a.tails.size())
+	}
+	var live []int32
+	for w, h := range a.chains {
+		bit := a.tails.level[0][w>>6]&(1<<(uint(w)&63)) != 0
+		if bit != (h != none) {
+			return corrupt("bucket %d: bit %v, chain head %d", w, bit, h)
+		}
+		for k := 0; h != none; h, k = a.nodes[h].chain, k+1 {
+			if h < 0 || int(h) >= nn {
+				return corrupt("bucket %d: handle %d out of range", w, h)
+			}
+			if k >= 1<<bucketShift {
+				return corrupt("bucket %d: chain longer than %d", w, 1<<bucketShift)
+			}
+			n := a.nodes[h]
+			switch {
+			case seen[h]&seenChain != 0:
+				return corrupt("node %d chained twice", h)
+			case n.class == none:
+				return corrupt("bucket %d chains retired node %d", w, h)
+			case (n.hi-1)>>bucketShift != int64(w):
+				return corrupt("node %d ending at %d chained in bucket %d", h, n.hi, w)
+			}
+			seen[h] |= seenChain
+			live = append(live, h)
+		}
+	}
+	if len(live) != a.nfree {
+		return corrupt("%d regions chained, count says %d", len(live), a.nfree)
+	}
+
+	// Free regions in address order: non-empty, inside the capacity,
+	// disjoint and fully coalesced.
+	slices.SortFunc(live, func(x, y int32) int { return cmp.Compare(a.nodes[x].lo, a.nodes[y].lo) })
 	var freeG, prevHi int64 = 0, -1
-	count := 0
-	for g := int64(0); ; {
-		t := a.tails.next(g)
-		if t < 0 {
-			break
-		}
-		h := a.findChain(t)
-		if h == none {
-			return corrupt("tail bit %d names no node", t)
-		}
+	for _, h := range live {
 		n := a.nodes[h]
 		switch {
-		case seen[h]&seenAddr != 0:
-			return corrupt("node %d reached twice in address order", h)
-		case n.class == none:
-			return corrupt("tail %d names retired node %d", t, h)
 		case n.lo >= n.hi || n.lo < 0 || n.hi > a.capG:
 			return corrupt("region [%d, %d) empty or outside [0, %d)", n.lo, n.hi, a.capG)
 		case n.lo <= prevHi:
 			return corrupt("region [%d, %d) overlaps or touches the region ending at %d", n.lo, n.hi, prevHi)
 		}
-		seen[h] |= seenAddr
 		freeG += n.hi - n.lo
 		prevHi = n.hi
-		count++
-		g = t + 1
-	}
-	if count != a.nfree {
-		return corrupt("%d regions in address order, count says %d", count, a.nfree)
 	}
 	if freeG+a.inUseG != a.capG {
 		return corrupt("free %d + in use %d != capacity %d granules", freeG, a.inUseG, a.capG)
 	}
 
 	// Class lists.
-	count = 0
+	count := 0
 	for c := 0; c < numClasses; c++ {
 		h := a.heads[c]
 		word := a.classes.word[c>>6]&(1<<(uint(c)&63)) != 0
@@ -104,7 +125,7 @@ func (a *Arena) CheckInvariants() error {
 			switch {
 			case seen[h]&seenClass != 0:
 				return corrupt("node %d listed twice in the classes", h)
-			case seen[h]&seenAddr == 0:
+			case seen[h]&seenChain == 0:
 				return corrupt("class %d lists node %d that is no free region", c, h)
 			case n.prev != prev:
 				return corrupt("node %d: prev %d, want %d", h, n.prev, prev)
@@ -128,33 +149,7 @@ func (a *Arena) CheckInvariants() error {
 		return corrupt("%d nodes in class lists, %d free regions", count, a.nfree)
 	}
 
-	// Tail chains.
-	if len(a.chains) != len(a.tails.level[0]) {
-		return corrupt("%d chains for %d tail words", len(a.chains), len(a.tails.level[0]))
-	}
-	count = 0
-	for w, h := range a.chains {
-		for ; h != none; h = a.nodes[h].chain {
-			if h < 0 || int(h) >= nn {
-				return corrupt("chain %d: handle %d out of range", w, h)
-			}
-			n := a.nodes[h]
-			switch {
-			case seen[h]&seenChain != 0:
-				return corrupt("node %d chained twice", h)
-			case seen[h]&seenAddr == 0:
-				return corrupt("chain %d holds node %d that is no free region", w, h)
-			case (n.hi-1)>>6 != int64(w):
-				return corrupt("node %d ending at %d chained in word %d", h, n.hi, w)
-			}
-			seen[h] |= seenChain
-			count++
-		}
-	}
-	if count != a.nfree {
-		return corrupt("%d nodes chained, %d free regions", count, a.nfree)
-	}
-
+	count = len(live)
 	// Retired slots.
 	for h := a.retired; h != none; h = a.nodes[h].next {
 		if h < 0 || int(h) >= nn {
@@ -178,31 +173,14 @@ func (a *Arena) CheckInvariants() error {
 	return nil
 }
 
-// findChain returns the node chained under tail g, or none. Unlike
-// tailNode it survives a corrupt chain.
-func (a *Arena) findChain(g int64) int32 {
-	if g>>6 >= int64(len(a.chains)) {
-		return none
-	}
-	for h, k := a.chains[g>>6], 0; h != none && k <= len(a.nodes); h, k = a.nodes[h].chain, k+1 {
-		if h < 0 || int(h) >= len(a.nodes) {
-			return none
-		}
-		if a.nodes[h].hi-1 == g {
-			return h
-		}
-	}
-	return none
-}
-
 // checkTailBits verifies the shape and summaries of the tail bitmap.
 func (a *Arena) checkTailBits() error {
 	t := &a.tails
 	if t.depth < 1 || t.depth > maxLevels || len(t.level[t.depth-1]) != 1 {
 		return corrupt("tail bitmap depth %d or top level malformed", t.depth)
 	}
-	if a.capG > t.size() {
-		return corrupt("tail bitmap holds %d granules, capacity %d", t.size(), a.capG)
+	if a.capG > t.size()<<bucketShift {
+		return corrupt("tail bitmap holds %d buckets, capacity %d granules", t.size(), a.capG)
 	}
 	for l := 1; l < t.depth; l++ {
 		below, s := t.level[l-1], t.level[l]
@@ -218,11 +196,6 @@ func (a *Arena) checkTailBits() error {
 			if s[w>>6]&(1<<(uint(w)&63)) != 0 {
 				return corrupt("tail summary level %d bit %d past the end", l, w)
 			}
-		}
-	}
-	if a.capG < t.size() {
-		if t.next(max(a.capG, 0)) >= 0 {
-			return corrupt("tail bit at or past capacity %d", a.capG)
 		}
 	}
 	return nil

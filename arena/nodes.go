@@ -4,13 +4,13 @@ package arena
 const none = -1
 
 // node is one maximal free region [lo, hi), in granules. A live node sits in
-// exactly one class list (prev, next) and in the tail chain of the level-0
-// word holding hi-1 (chain). A retired slot sits in the retired list
+// exactly one class list (prev, next) and in the chain of the bucket holding
+// its last granule hi-1 (chain). A retired slot sits in the retired list
 // through next, with class == none.
 type node struct {
 	lo, hi     int64
 	prev, next int32 // class list neighbours, or the next retired slot
-	chain      int32 // next node whose last granule lies in the same 64-granule word
+	chain      int32 // next node whose last granule lies in the same bucket
 	class      int32 // classOf(hi-lo) while live; none while retired
 }
 
@@ -107,64 +107,83 @@ func (a *Arena) relink(h int32, c int) {
 	}
 }
 
-// tailSet records that node h's last granule is g.
+// tailSet chains node h under the bucket of its last granule g.
 func (a *Arena) tailSet(h int32, g int64) {
-	w := g >> 6
-	s0 := a.tails.level[0]
-	old := s0[w]
-	s0[w] = old | 1<<(uint64(g)&63)
-	if old == 0 {
-		a.tails.setUp(w)
+	w := g >> bucketShift
+	first := a.chains[w]
+	if first == none {
+		a.tails.set(w)
 	}
-	a.nodes[h].chain = a.chains[w]
+	a.nodes[h].chain = first
 	a.chains[w] = h
 }
 
-// tailClear forgets that node h's last granule is g.
+// tailClear unchains node h from the bucket of its last granule g.
 func (a *Arena) tailClear(h int32, g int64) {
-	w := g >> 6
-	s0 := a.tails.level[0]
-	v := s0[w] &^ (1 << (uint64(g) & 63))
-	s0[w] = v
-	if v == 0 {
-		a.tails.clearUp(w)
-	}
+	w := g >> bucketShift
 	nodes := a.nodes
+	next := nodes[h].chain
 	p := a.chains[w]
 	if p == h {
-		a.chains[w] = nodes[h].chain
+		a.chains[w] = next
+		if next == none {
+			a.tails.clear(w)
+		}
 		return
 	}
 	for {
 		q := nodes[p].chain
 		if q == h {
-			nodes[p].chain = nodes[h].chain
+			nodes[p].chain = next
 			return
 		}
 		p = q
 	}
 }
 
-// tailNode returns the node whose last granule is g; the tail bit of g must
-// be set. The chain holds at most 64 nodes and almost always one.
-func (a *Arena) tailNode(g int64) int32 {
+// tailNode returns the node whose region ends at granule end, or none.
+func (a *Arena) tailNode(end int64) int32 {
 	nodes := a.nodes
-	h := a.chains[g>>6]
-	for nodes[h].hi-1 != g {
+	h := a.chains[(end-1)>>bucketShift]
+	for h != none && nodes[h].hi != end {
 		h = nodes[h].chain
 	}
 	return h
 }
 
-// moveTail re-records node h's last granule, moved from old to g.
-func (a *Arena) moveTail(h int32, old, g int64) {
-	if old>>6 == g>>6 {
-		// Same word: move the bit; the chain and summaries stay.
-		a.tails.level[0][g>>6] ^= 1<<(uint64(old)&63) | 1<<(uint64(g)&63)
-		return
+// after returns the free region with the lowest end above g: the first
+// free region in address order that ends after granule g (its last granule
+// is g or later), or none.
+func (a *Arena) after(g int64) int32 {
+	nodes := a.nodes
+	w := g >> bucketShift
+	best := int32(none)
+	for h := a.chains[w]; h != none; h = nodes[h].chain {
+		if hi := nodes[h].hi; hi > g && (best == none || hi < nodes[best].hi) {
+			best = h
+		}
 	}
-	a.tailClear(h, old)
-	a.tailSet(h, g)
+	if best != none {
+		return best
+	}
+	if w = a.tails.next(w + 1); w < 0 {
+		return none
+	}
+	best = a.chains[w]
+	for h := nodes[best].chain; h != none; h = nodes[h].chain {
+		if nodes[h].hi < nodes[best].hi {
+			best = h
+		}
+	}
+	return best
+}
+
+// moveTail re-chains node h, whose last granule moved from old to g.
+func (a *Arena) moveTail(h int32, old, g int64) {
+	if old>>bucketShift != g>>bucketShift {
+		a.tailClear(h, old)
+		a.tailSet(h, g)
+	}
 }
 
 // insert adds the free region [lo, hi), which touches no other free region.
@@ -195,10 +214,11 @@ func (a *Arena) remove(h int32) {
 	a.nfree--
 }
 
-// resizeChains sizes chains to one head per level-0 tail word. With keep,
-// existing heads stay and only new ones start empty; otherwise all do.
+// resizeChains sizes chains to one head per bucket the tail bitmap holds.
+// With keep, existing heads stay and only new ones start empty; otherwise
+// all do.
 func (a *Arena) resizeChains(keep bool) {
-	n := len(a.tails.level[0])
+	n := int(a.tails.size())
 	old := 0
 	if keep {
 		old = len(a.chains)
@@ -225,7 +245,7 @@ func (a *Arena) init() {
 		a.heads[i] = none
 	}
 	a.classes = classSet{}
-	a.tails.reset(a.capG)
+	a.tails.reset((a.capG + 1<<bucketShift - 1) >> bucketShift)
 	a.resizeChains(false)
 	if a.capG > 0 {
 		a.insert(0, a.capG)

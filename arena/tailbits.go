@@ -2,25 +2,33 @@ package arena
 
 import "math/bits"
 
-// maxLevels is the depth of a tailBits over maxGranules granules:
-// 2^32 bits -> 2^26 words -> 2^20 -> 2^14 -> 2^8 -> 4 -> 1.
-const maxLevels = 6
+// Tail buckets. The granules are cut into buckets of 64; bucket w holds
+// granules [64w, 64w+64). Every free region is chained under the bucket of
+// its last granule (its tail), and the tailBits summary marks the buckets
+// whose chain is non-empty. Only these two structures answer address
+// queries: a chain holds at most 64 regions (one per granule) and almost
+// always none or one, so a per-bucket chain walk is O(1), and the summary
+// finds the next non-empty bucket in O(depth).
+const bucketShift = 6
 
-// tailBits is a hierarchical bitmap over granule indices: bit g of level 0
-// is set exactly when some free region's last granule is g (its tail), and
-// bit w of level l+1 is set exactly when word w of level l is non-zero.
-// Finding the first tail at or after g, the query every Free and IsAllocated
-// makes, looks at g's own word, then climbs until a masked word is non-zero
-// and descends with one TrailingZeros64 per level: at most 2·depth words.
+// maxLevels is the depth of a tailBits over the buckets of maxGranules
+// granules: 2^26 bits -> 2^20 words -> 2^14 -> 2^8 -> 4 -> 1.
+const maxLevels = 5
+
+// tailBits is a hierarchical bitmap over bucket indices: bit w of level 0 is
+// set exactly when bucket w's chain is non-empty, and bit i of level l+1
+// exactly when word i of level l is non-zero. Finding the first non-empty
+// bucket at or after w climbs until a masked word is non-zero and descends
+// with one TrailingZeros64 per level: at most 2·depth words.
 //
-// Invariants: level depth-1 is exactly one word; no bit is set at or past
-// the arena's capacity; summaries agree with the words below them.
+// Invariants: level depth-1 is exactly one word; summaries agree with the
+// words below them; no bit is set for a bucket without a chain.
 type tailBits struct {
 	level [maxLevels][]uint64
 	depth int
 }
 
-// reset sizes the bitmap for n granules (n >= 0) and clears every bit,
+// reset sizes the bitmap for n buckets (n >= 0) and clears every bit,
 // reusing storage that is large enough.
 func (t *tailBits) reset(n int64) {
 	words := max((n+63)>>6, 1)
@@ -45,11 +53,11 @@ func (t *tailBits) reset(n int64) {
 	}
 }
 
-// size returns the number of granules the bitmap can hold.
+// size returns the number of buckets the bitmap can hold.
 func (t *tailBits) size() int64 { return int64(len(t.level[0])) << 6 }
 
-// grow makes room for n granules, keeping every set bit. New storage is at
-// least twice the old, so growth costs O(1) amortized per granule.
+// grow makes room for n buckets, keeping every set bit. New storage is at
+// least twice the old, so growth costs O(1) amortized per bucket.
 func (t *tailBits) grow(n int64) {
 	if n <= t.size() {
 		return
@@ -68,25 +76,9 @@ func (t *tailBits) grow(n int64) {
 	*t = fresh
 }
 
-// has reports whether bit g is set; 0 <= g < size().
-func (t *tailBits) has(g int64) bool {
-	return t.level[0][g>>6]&(1<<(uint64(g)&63)) != 0
-}
-
-// set sets bit g and, when its word was empty, the summary bits above.
-func (t *tailBits) set(g int64) {
-	s := t.level[0]
-	w := g >> 6
-	old := s[w]
-	s[w] = old | 1<<(uint64(g)&63)
-	if old == 0 {
-		t.setUp(w)
-	}
-}
-
-// setUp marks word w of level 0 non-empty in the summaries.
-func (t *tailBits) setUp(w int64) {
-	for l := 1; l < t.depth; l++ {
+// set sets bit w and the summary bits above it that were clear.
+func (t *tailBits) set(w int64) {
+	for l := 0; l < t.depth; l++ {
 		s := t.level[l]
 		i := w >> 6
 		old := s[i]
@@ -98,21 +90,9 @@ func (t *tailBits) setUp(w int64) {
 	}
 }
 
-// clear clears bit g and, when its word becomes empty, the summary bits
-// above.
-func (t *tailBits) clear(g int64) {
-	s := t.level[0]
-	w := g >> 6
-	v := s[w] &^ (1 << (uint64(g) & 63))
-	s[w] = v
-	if v == 0 {
-		t.clearUp(w)
-	}
-}
-
-// clearUp marks word w of level 0 empty in the summaries.
-func (t *tailBits) clearUp(w int64) {
-	for l := 1; l < t.depth; l++ {
+// clear clears bit w and the summary bits above it whose word empties.
+func (t *tailBits) clear(w int64) {
+	for l := 0; l < t.depth; l++ {
 		s := t.level[l]
 		i := w >> 6
 		v := s[i] &^ (1 << (uint64(w) & 63))
@@ -124,31 +104,18 @@ func (t *tailBits) clearUp(w int64) {
 	}
 }
 
-// next returns the first set bit at or after g (g >= 0), or -1. The two
-// common cases, a tail in g's own word or under the same level-1 word, are
-// answered here; the climb beyond is nextWord's.
-func (t *tailBits) next(g int64) int64 {
+// next returns the first set bit at or after w (w >= 0), or -1.
+func (t *tailBits) next(w int64) int64 {
 	s0 := t.level[0]
-	w := uint64(g) >> 6
-	if w >= uint64(len(s0)) {
+	i := uint64(w) >> 6
+	if i >= uint64(len(s0)) {
 		return -1
 	}
-	if m := s0[w] >> (uint64(g) & 63); m != 0 {
-		return g + int64(bits.TrailingZeros64(m))
+	if m := s0[i] >> (uint64(w) & 63); m != 0 {
+		return w + int64(bits.TrailingZeros64(m))
 	}
-	w++
-	if s1 := t.level[1]; w>>6 < uint64(len(s1)) {
-		if m := s1[w>>6] >> (w & 63); m != 0 {
-			w += uint64(bits.TrailingZeros64(m))
-			return int64(w<<6) | int64(bits.TrailingZeros64(s0[w]))
-		}
-	}
-	return t.nextWord(int64(w))
-}
-
-// nextWord returns the first set bit in level-0 words w and later, or -1.
-func (t *tailBits) nextWord(w int64) int64 {
 	// Climb: at level l, w is a bit index (a word index of level l-1).
+	w = int64(i) + 1
 	l := 1
 	for {
 		if l == t.depth {
@@ -167,8 +134,8 @@ func (t *tailBits) nextWord(w int64) int64 {
 		l++
 	}
 	// Descend: w is a set bit of level l, so word w of level l-1 is non-zero.
-	for l--; l > 0; l-- {
+	for l--; l >= 0; l-- {
 		w = w<<6 | int64(bits.TrailingZeros64(t.level[l][w]))
 	}
-	return w<<6 | int64(bits.TrailingZeros64(t.level[0][w]))
+	return w
 }
