@@ -68,9 +68,13 @@ type execOp struct {
 	fn   func(ctx context.Context) error
 }
 
-// NewExecutor returns an Executor over t. It subscribes to t's completions
-// until Close.
+// NewExecutor returns an Executor over t (a new, empty Timeline if t is
+// nil). It subscribes to t's completions until Close. The zero Executor is
+// not usable.
 func NewExecutor(t *Timeline) *Executor {
+	if t == nil {
+		t = NewTimeline()
+	}
 	x := &Executor{t: t}
 	x.cond.L = &x.mu
 	x.unsubscribe = t.Subscribe(func(Clock) {
@@ -80,6 +84,9 @@ func NewExecutor(t *Timeline) *Executor {
 	})
 	return x
 }
+
+// Timeline returns the Timeline the Executor records its ops in.
+func (x *Executor) Timeline() *Timeline { return x.t }
 
 // Start launches one goroutine per engine of the Timeline (engines added
 // after Start get none, and Submit to them fails with ErrUnknownEngine).
@@ -153,13 +160,15 @@ func (x *Executor) Submit(e EngineID, waits []Event, fn func(ctx context.Context
 }
 
 // Wait blocks the host until ev has completed, then records HostSync(ev)
-// so that every op submitted afterwards happens-after ev. It returns the
+// so that every op submitted afterwards happens-after ev. ev may be any
+// submitted op of the Timeline, including one completed by someone else.
+// Before Start, Wait blocks until Start has run the op. It returns the
 // Executor's first failure if there has been one (even if ev itself
 // completed: like a sticky device error), ErrClosed if the Executor has
 // shut down with ev still pending, and ErrUnknownEvent if ev was never
 // submitted.
 func (x *Executor) Wait(ev Event) error {
-	if _, err := x.t.EventClock(ev); err != nil {
+	if err := x.t.checkEvent(ev); err != nil {
 		return fmt.Errorf("executor wait: %w", err)
 	}
 	x.mu.Lock()

@@ -435,3 +435,32 @@ func TestConcurrentTimeline(t *testing.T) {
 		t.Fatal("no completion succeeded")
 	}
 }
+
+func TestExecutorWaitOnForgotten(t *testing.T) {
+	noLeaks(t)
+	x := NewExecutor(nil)
+	tl := x.Timeline()
+	if _, err := tl.AddEngine("compute", Compute); err != nil {
+		t.Fatal(err)
+	}
+	x.Start(context.Background())
+	first, _ := x.Submit(0, nil, nil)
+	last, _ := x.Submit(0, nil, nil)
+	if err := x.Wait(last); err != nil {
+		t.Fatal(err)
+	}
+	tl.Forget()
+	if tl.Forgotten(0) < first.Seq {
+		t.Fatalf("Forgotten(0) = %d, want >= %d", tl.Forgotten(0), first.Seq)
+	}
+	if err := x.Wait(first); err != nil {
+		t.Fatalf("Wait on a forgotten, completed op = %v", err)
+	}
+	if _, err := x.Submit(0, []Event{first}, nil); err != nil {
+		t.Fatalf("Submit waiting on a forgotten op = %v", err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mustCheck(t, tl)
+}

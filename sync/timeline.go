@@ -427,6 +427,14 @@ func (t *Timeline) Subscribe(fn func(completed Clock)) (unsubscribe func()) {
 	}
 }
 
+// checkEvent returns a wrapped ErrUnknownEvent unless ev names a
+// submitted op.
+func (t *Timeline) checkEvent(ev Event) error {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.checkEventLocked(ev)
+}
+
 // rememberedLocked returns the stored clock of ev, or a wrapped
 // ErrUnknownEvent or ErrForgotten. t.mu must be held (read or write).
 func (t *Timeline) rememberedLocked(ev Event) (*Clock, error) {
