@@ -85,7 +85,7 @@ func TestErrors(t *testing.T) {
 					t.Errorf("error %q does not match %v", err, want)
 				}
 			}
-			for _, other := range []error{ErrUnknownEngine, ErrUnknownEvent, ErrAlreadyCompleted, ErrTooManyEngines, ErrDuplicateEngine, ErrInvalidEngine} {
+			for _, other := range []error{ErrUnknownEngine, ErrUnknownEvent, ErrAlreadyCompleted, ErrTooManyEngines, ErrDuplicateEngine, ErrInvalidEngine, ErrForgotten} {
 				wanted := false
 				for _, w := range tc.want {
 					wanted = wanted || w == other

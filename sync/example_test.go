@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	sasync "github.com/subarena/subarena/sync"
@@ -89,4 +90,47 @@ func ExampleExecutor() {
 	// Output:
 	// [1 2 3]
 	// <nil>
+}
+
+// A point covers the engine's last op and what that op waited for, but not
+// the waits of ops submitted later: an allocation made for the next op
+// cannot rely on them.
+func ExampleTimeline_Point() {
+	t := sasync.NewTimeline()
+	compute, _ := t.AddEngine("compute", sasync.Compute)
+	dma, _ := t.AddEngine("copy", sasync.Copy)
+
+	upload, _ := t.Submit(dma)
+	early, _ := t.Point(compute)
+	_, _ = t.Submit(compute, upload)
+	late, _ := t.Point(compute)
+	fmt.Println("early point covers upload:", t.HappensBeforePoint(upload, early))
+	fmt.Println("late point covers upload:", t.HappensBeforePoint(upload, late))
+	fmt.Println("late point:", late.Clock)
+	// Output:
+	// early point covers upload: false
+	// late point covers upload: true
+	// late point: {e0:1 e1:1}
+}
+
+// A long-running program forgets completed history now and then, which
+// keeps memory bounded without changing any completion or safety answer.
+func ExampleTimeline_Forget() {
+	t := sasync.NewTimeline()
+	compute, _ := t.AddEngine("compute", sasync.Compute)
+	var last sasync.Event
+	for range 2000 {
+		last, _ = t.Submit(compute)
+		_ = t.Complete(last)
+	}
+	fmt.Println("released clocks:", t.Forget())
+	fmt.Println("forgotten up to:", t.Forgotten(compute))
+	_, err := t.EventClock(sasync.Event{Engine: compute, Seq: 1})
+	fmt.Println(errors.Is(err, sasync.ErrForgotten))
+	fmt.Println("still completed:", t.Completed(sasync.Event{Engine: compute, Seq: 1}))
+	// Output:
+	// released clocks: 1536
+	// forgotten up to: 1999
+	// true
+	// still completed: true
 }
