@@ -118,6 +118,7 @@ func (a *Arena) allocSlow(size, n int64) (Block, error) {
 		a.remove(top)
 	}
 	a.capG = lo + n
+	a.capB = a.capG << a.shift
 	if buckets := (a.capG + 1<<bucketShift - 1) >> bucketShift; buckets > a.tails.size() {
 		a.tails.grow(buckets)
 		a.resizeChains(true)

@@ -22,6 +22,7 @@ type Arena struct {
 	maxSize int64 // largest size Alloc accepts: maxGranules granules
 
 	capG   int64 // capacity in granules
+	capB   int64 // capacity in bytes: capG << shift
 	inUseG int64 // allocated granules; free granules = capG - inUseG
 	peakG  int64 // max inUseG since init
 	highG  int64 // max allocated end since init, in granules
@@ -175,7 +176,6 @@ func (a *Arena) Stats() Stats {
 // arena returns to the capacity it was created with.
 func (a *Arena) Reset() { a.init() }
 
-
 // AppendFreeRegions appends the free regions to dst in address order and
 // returns the extended slice. It walks the non-empty tail buckets and
 // allocates only to grow dst.
@@ -225,4 +225,3 @@ func (a *Arena) largestFreeG() int64 {
 	}
 	return m
 }
-

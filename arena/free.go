@@ -9,7 +9,9 @@ package arena
 // and ErrNotAllocated when any byte of the range is already free.
 func (a *Arena) Free(off, size int64) error {
 	sh := a.shift & 63
-	if size <= 0 || (off|size)&a.gmask != 0 || off < 0 || off > a.capG<<sh-size {
+	// size-1 < capB rejects size <= 0 and size > capB; then capB-size >= 0
+	// and the unsigned comparison rejects off < 0 as well.
+	if uint64(size-1) >= uint64(a.capB) || (off|size)&a.gmask != 0 || uint64(off) > uint64(a.capB-size) {
 		return a.badFree(off, size)
 	}
 	lo := off >> sh

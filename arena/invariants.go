@@ -36,6 +36,9 @@ func (a *Arena) CheckInvariants() error {
 	if a.capG < 0 || a.capG > maxGranules {
 		return corrupt("capacity %d granules outside [0, %d]", a.capG, int64(maxGranules))
 	}
+	if a.capB != a.capG<<a.shift {
+		return corrupt("capacity %d B for %d granules", a.capB, a.capG)
+	}
 	if !a.unbounded && a.capG != a.initCap {
 		return corrupt("bounded capacity %d changed from %d", a.capG, a.initCap)
 	}

@@ -238,6 +238,7 @@ func (a *Arena) resizeChains(keep bool) {
 // init empties the arena to one free region [0, initCap).
 func (a *Arena) init() {
 	a.capG = a.initCap
+	a.capB = a.capG << a.shift
 	a.inUseG, a.peakG, a.highG, a.nfree = 0, 0, 0, 0
 	a.nodes = a.nodes[:0]
 	a.retired = none
