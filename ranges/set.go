@@ -299,6 +299,14 @@ func (s *Set) Clone() Set {
 	return Set{runs: slices.Clone(s.runs)}
 }
 
+// Grow makes room for at least n more runs, so that the next n additions after the last
+// run do not allocate. A negative n is ignored.
+func (s *Set) Grow(n int) {
+	if n > 0 {
+		s.runs = slices.Grow(s.runs, n)
+	}
+}
+
 // Reset empties s and keeps its capacity for reuse.
 func (s *Set) Reset() { s.runs = s.runs[:0] }
 

@@ -51,15 +51,18 @@ func (l Layout) AppendCover(dst *ranges.Set, budget int) (exact bool, err error)
 		budget = DefaultBudget
 	}
 	if c.nested() {
-		if c.nestedRuns() > int64(budget) {
+		runs := c.nestedRuns()
+		if runs > int64(budget) {
 			c.addSuperset(dst, budget)
 			return false, nil
 		}
 		if dst.IsEmpty() || c.off >= dst.Bounds().Hi {
+			dst.Grow(int(runs))
 			c.emitNested(dst, 0, c.off)
 			return true, nil
 		}
 		var tmp ranges.Set
+		tmp.Grow(int(runs))
 		c.emitNested(&tmp, 0, c.off)
 		dst.AddSet(&tmp)
 		return true, nil

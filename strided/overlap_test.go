@@ -105,10 +105,8 @@ func TestOverlapAgainstOracle(t *testing.T) {
 			eff = DefaultBudget
 		}
 		shared, ra, rb := oracleOverlap(a, b, size)
-		var results [2]OverlapResult
-		for i, pair := range [2][2]Layout{{a, b}, {b, a}} {
+		for _, pair := range [2][2]Layout{{a, b}, {b, a}} {
 			got := Overlap(pair[0], pair[1], budget)
-			results[i] = got
 			counts[got]++
 			switch got {
 			case Disjoint:
@@ -127,9 +125,6 @@ func TestOverlapAgainstOracle(t *testing.T) {
 				t.Fatalf("Overlap returned %v", got)
 			}
 		}
-		// The work budget may run out in one order only; definite answers always agree
-		// (they are both checked against the oracle above).
-		_ = results
 	}
 	if counts[Disjoint] == 0 || counts[Overlapping] == 0 {
 		t.Fatalf("degenerate test: %v", counts)
