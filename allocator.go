@@ -278,10 +278,6 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 	if err != nil {
 		return err
 	}
-	evClock, err := a.tl.EventClock(ev)
-	if err != nil {
-		return err
-	}
 	b := v.buf
 	if err := b.checkLiveLocked(cover); err != nil {
 		return err
@@ -289,15 +285,24 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 	if c := b.claimOverlapping(cover); c != nil {
 		return fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
 	}
-	if b.hasResidual {
-		if ev.Seq <= b.born[ev.Engine] {
-			return fmt.Errorf("%w: %v was submitted before buffer %d was allocated", ErrUnordered, ev, b.id)
+	done := !ev.IsZero() && a.tl.Completed(ev)
+	if b.hasResidual || !done {
+		// Validates ev; a completed event of a buffer without residual
+		// needs no clock (the Timeline may have forgotten it).
+		evClock, err := a.tl.EventClock(ev)
+		if err != nil {
+			return err
 		}
-		if !b.residual.LessEq(&evClock) {
-			return fmt.Errorf("%w: %v does not happen-after the fence of buffer %d", ErrUnordered, ev, b.id)
+		if b.hasResidual {
+			if ev.Seq <= b.born[ev.Engine] {
+				return fmt.Errorf("%w: %v was submitted before buffer %d was allocated", ErrUnordered, ev, b.id)
+			}
+			if !b.residual.LessEq(&evClock) {
+				return fmt.Errorf("%w: %v does not happen-after the fence of buffer %d", ErrUnordered, ev, b.id)
+			}
 		}
 	}
-	if a.tl.Completed(ev) {
+	if done {
 		return nil
 	}
 	_, err = a.idx.AddUser(ev, false, cover.Runs())
