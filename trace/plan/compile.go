@@ -320,10 +320,16 @@ func gcd(a, b int64) int64 {
 	return a
 }
 
-// lowerBound is the largest number of bytes live in any one section: no
-// placement can be lower, since bytes live at one time are pairwise disjoint.
+// lowerBound is the largest number of bytes live in any one section, or
+// the largest item if that is larger: no placement can be lower, since
+// bytes live at one time are pairwise disjoint and every item's bytes
+// [offset, offset+size) count toward the height.
 func (c *compiled) lowerBound() int64 {
 	total := make([]int64, c.nsec)
+	var lb int64
+	for _, sz := range c.size {
+		lb = max(lb, sz)
+	}
 	for i := range c.n {
 		for _, s := range c.spans[i] {
 			for k := s.s0; k < s.s1; k++ {
@@ -331,7 +337,6 @@ func (c *compiled) lowerBound() int64 {
 			}
 		}
 	}
-	var lb int64
 	for _, t := range total {
 		lb = max(lb, t)
 	}

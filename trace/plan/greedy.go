@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -170,6 +171,28 @@ func (g *greedy) place(i int32, rule fitRule) int64 {
 		return bestOff
 	}
 	return alignUp(from, a)
+}
+
+// CheckInvariants verifies the last run: every item placed at a
+// non-negative aligned offset, and no two conflicting items sharing a
+// forbidden relative offset.
+func (g *greedy) CheckInvariants() error {
+	c := g.c
+	for i := range c.n {
+		if !g.placed[i] {
+			return fmt.Errorf("item %d not placed: %w", i, ErrConflict)
+		}
+		off := g.offsets[i]
+		if off < 0 || off%c.align != 0 {
+			return fmt.Errorf("item %d at %d: negative or unaligned: %w", i, off, ErrConflict)
+		}
+		for _, e := range c.edges[i] {
+			if forbidden(e.rels, off-g.offsets[e.other]) {
+				return fmt.Errorf("items %d at %d and %d at %d conflict: %w", i, off, e.other, g.offsets[e.other], ErrConflict)
+			}
+		}
+	}
+	return nil
 }
 
 // best runs every greedy variant and returns the lowest placement found,

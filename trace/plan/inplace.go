@@ -161,7 +161,8 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 	dense := mapOf(l).equal(mapOf(shifted(B.Layout, l.Offset)))
 	pl := placement{root: r, layout: l, relaid: !dense || ip.relaid[r], op: k}
 	if pl.relaid {
-		if !ip.relayout || ip.dense[r] || p.Buffers[r].Step > B.Step || !ip.viewsExpressible(b, l) {
+		if !ip.relayout || ip.dense[r] || p.Buffers[r].Step > B.Step || !ip.viewsExpressible(b, l) ||
+			ip.discardedLater(r, fp, p.Ops[k].Step) {
 			return placement{}, ranges.Set{}, false
 		}
 	} else {
@@ -172,6 +173,14 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 	}
 	if !ip.dying(k, r, fp, mapOf(l)) {
 		return placement{}, ranges.Set{}, false
+	}
+	// Every later use of b must come after op k, so that each use of the
+	// bytes through their old owner (all happening before k) happens
+	// before each use through b.
+	for _, u := range ip.usesOf[b] {
+		if u.op != k && !ip.hb(k, u.op) {
+			return placement{}, ranges.Set{}, false
+		}
 	}
 	return pl, fp, true
 }
@@ -203,8 +212,10 @@ func (ip *inplacer) dying(k, r int, fp ranges.Set, em elementMap) bool {
 }
 
 // releasedBefore reports whether the host lets every byte of rd (a view of
-// buffer a) go before it lets buffer b go, as the checker requires of a
-// dense member: bytes held to the end never qualify.
+// buffer a) go before it lets any byte of buffer b go, as the checker
+// requires of a dense member: it orders each shared byte's two owners by
+// the discard or release that lets the byte go. Bytes held to the end
+// never qualify.
 func (ip *inplacer) releasedBefore(rd trace.Ref, b int) bool {
 	p := ip.p
 	A := &p.Buffers[rd.Buffer]
@@ -224,8 +235,31 @@ func (ip *inplacer) releasedBefore(rd trace.Ref, b int) bool {
 		}
 		latest = max(latest, A.Release)
 	}
-	rb := p.Buffers[b].Release
-	return rb < 0 || latest < rb
+	B := &p.Buffers[b]
+	for _, v := range B.Discards {
+		if p.Views[v].Discard <= latest {
+			return false
+		}
+	}
+	return B.Release < 0 || latest < B.Release
+}
+
+// discardedLater reports whether the host discards, after step, a view of
+// root r's group overlapping fp: once b is a view of r, that discard would
+// take b's bytes.
+func (ip *inplacer) discardedLater(r int, fp ranges.Set, step int) bool {
+	for _, m := range ip.members[r] {
+		for _, v := range ip.p.Buffers[m].Discards {
+			if ip.p.Views[v].Discard < step {
+				continue
+			}
+			set := ip.rootFootprint(trace.Ref{Buffer: m, View: v})
+			if _, hit := set.OverlapsSet(&fp); hit {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // viewsExpressible reports whether every view of b can be re-expressed in

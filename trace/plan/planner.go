@@ -51,8 +51,13 @@ type Result struct {
 	// the online replay.
 	Method string
 	// ReplayHWM is the online replay's high-water mark on the input trace
-	// (0 when not run).
-	ReplayHWM int64
+	// (0 when not run). ReplayUnsafe reports a lower replay plan that the
+	// checker rejected, and that was therefore not taken.
+	ReplayHWM    int64
+	ReplayUnsafe bool
+	// ReplayErr is the replay's error, when it failed; the plan is then the
+	// planner's own.
+	ReplayErr error
 	Elapsed   time.Duration
 }
 
@@ -134,19 +139,17 @@ func Plan(t *trace.Trace, opts Options) (Result, error) {
 	if !opts.NoReplay {
 		rr, err := trace.Replay(p, trace.ReplayOptions{})
 		if err != nil {
-			return Result{}, fmt.Errorf("online replay: %w", err)
-		}
-		res.ReplayHWM = rr.HWM
-		if rr.HWM < out.Size && rr.Plan != nil {
+			res.ReplayErr = err
+		} else if res.ReplayHWM = rr.HWM; rr.HWM < out.Size && rr.Plan != nil {
 			rp := *rr.Plan
 			rp.Policy = "replay"
 			rp.LowerBound = 0
-			res.Plan, res.Trace, res.Relaid, res.Method, res.Proven = &rp, t, nil, "online replay", false
-			res.LowerBound = 0
-			if !opts.NoCheck {
-				if err := mustBeSafe(p, &rp); err != nil {
-					return Result{}, err
-				}
+			// The replay's plan is taken only if the checker accepts it.
+			if opts.NoCheck || mustBeSafe(p, &rp) == nil {
+				res.Plan, res.Trace, res.Relaid, res.Method, res.Proven = &rp, t, nil, "online replay", false
+				res.LowerBound = 0
+			} else {
+				res.ReplayUnsafe = true
 			}
 		}
 	}

@@ -75,7 +75,7 @@ func solveCompiled(c *compiled, opts SolveOptions, start time.Time) Solution {
 	if len(heur) == 0 {
 		heur = DefaultHeuristics
 	}
-	r := &race{sol: sol, done: make(chan struct{}), c: c, lb: lb, capacity: opts.Capacity}
+	r := &race{sol: sol, done: make(chan struct{}), c: c, lb: lb, capacity: opts.Capacity, infeasible: -1 << 40}
 	deadline := start.Add(opts.Budget)
 	// Two searches share the budget. The prover asks for the lower bound
 	// itself (or the requested capacity): perfect packings are rigid, and
@@ -109,7 +109,9 @@ type race struct {
 	capacity int64
 	done     chan struct{} // closed when no search can improve the result
 	closed   bool
-	soft     int64 // caps below soft timed out or failed in the bisector
+	// infeasible is the highest capacity an exhaustive search proved
+	// infeasible (whole-buffer problems only), or 0.
+	infeasible int64
 }
 
 // report records a finished decision search at capacity target.
@@ -126,9 +128,12 @@ func (r *race) report(s *searcher, st status, target int64) {
 			r.sol.Method = fmt.Sprintf("search at capacity %d", target)
 		}
 	case notFound:
-		if r.c.solidAll && r.sol.Height <= target+r.c.grain {
-			r.sol.Proven = true
+		if r.c.solidAll {
+			r.infeasible = max(r.infeasible, target)
 		}
+	}
+	if r.sol.Height <= r.infeasible+r.c.grain {
+		r.sol.Proven = true
 	}
 	if r.sol.Height <= r.lb || r.sol.Proven || (r.capacity > 0 && r.sol.Height <= r.capacity) {
 		r.stop()

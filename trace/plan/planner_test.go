@@ -1,0 +1,319 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/subarena/subarena/trace"
+)
+
+const ggmlTiny = "../../../shared/data/ggml/ggml-tiny.json"
+
+// ggmlTinyBound is the ggml-tiny trace's
+// max_live_bytes_subrange_elementwise_inplace_exact.
+const ggmlTinyBound = 241792
+
+func loadTrace(t testing.TB, path string) *trace.Trace {
+	t.Helper()
+	tr, err := trace.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// checkSafe runs the trace package's checker on a result, independently of
+// the check Plan already ran.
+func checkSafe(t testing.TB, res Result) {
+	t.Helper()
+	p, err := res.Trace.Resolve()
+	if err != nil {
+		t.Fatalf("result trace: %v", err)
+	}
+	rep, err := trace.Check(p, res.Plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Safe {
+		t.Fatalf("unsafe plan: %s", rep.Violations[0].String())
+	}
+	var size int64
+	for name, off := range res.Plan.Offsets {
+		r, _ := p.Lookup(name)
+		size = max(size, off+p.Buffers[r.Buffer].Size)
+	}
+	if size != res.Plan.Size {
+		t.Fatalf("plan size %d, highest end %d", res.Plan.Size, size)
+	}
+}
+
+func TestPlanGGMLTiny(t *testing.T) {
+	tr := loadTrace(t, ggmlTiny)
+	for _, budget := range []time.Duration{0, 200 * time.Millisecond} {
+		res, err := Plan(tr, Options{Budget: budget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSafe(t, res)
+		t.Logf("budget %v: size %d, lower bound %d, replay %d, %d in place (%d relaid), %s, %v",
+			budget, res.Plan.Size, res.LowerBound, res.ReplayHWM, res.InPlace, len(res.Relaid), res.Method, res.Elapsed)
+		if res.Plan.Size > ggmlTinyBound {
+			t.Errorf("size %d above the in-place subrange bound %d", res.Plan.Size, ggmlTinyBound)
+		}
+		if res.ReplayHWM == 0 || res.Plan.Size > res.ReplayHWM {
+			t.Errorf("size %d, replay %d", res.Plan.Size, res.ReplayHWM)
+		}
+		if !slices.Contains(res.Relaid, "gate_silu-0") {
+			t.Errorf("gate_silu-0 not placed over the gate half: relaid %v", res.Relaid)
+		}
+	}
+	// Without strided in-place placement the gate/up peak cannot be met.
+	res, err := Plan(tr, Options{NoRelayout: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSafe(t, res)
+	if len(res.Relaid) != 0 || res.Trace != tr || res.Plan.Size <= ggmlTinyBound {
+		t.Errorf("NoRelayout: size %d, relaid %v", res.Plan.Size, res.Relaid)
+	}
+	res, err = Plan(tr, Options{NoInPlace: true, NoReplay: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSafe(t, res)
+	if res.InPlace != 0 {
+		t.Errorf("NoInPlace placed %d in place", res.InPlace)
+	}
+}
+
+// TestPlanMiniMallocTraces plans MiniMalloc instances imported as traces:
+// the same optimum as the direct solver, and a plan the checker accepts.
+func TestPlanMiniMallocTraces(t *testing.T) {
+	for _, in := range []struct {
+		file string
+		want int64
+	}{{"input.12.csv", 12}, {"C.1048576.csv", 1039360}} {
+		tr := loadTrace(t, minimallocDir+"/"+in.file)
+		res, err := Plan(tr, Options{Budget: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSafe(t, res)
+		if res.Plan.Size != in.want || res.LowerBound != in.want || !res.Proven {
+			t.Errorf("%s: size %d, lower bound %d, proven %v; want %d", in.file, res.Plan.Size, res.LowerBound, res.Proven, in.want)
+		}
+	}
+}
+
+func TestPlanRejects(t *testing.T) {
+	if _, err := Plan(nil, Options{}); !errors.Is(err, ErrInvalidTrace) {
+		t.Errorf("nil trace: %v", err)
+	}
+	bad := &trace.Trace{Name: "bad", Granule: 256, Engines: []string{"e"},
+		Steps: []trace.Step{{Kind: trace.KindRelease, Name: "nothing"}}}
+	if _, err := Plan(bad, Options{}); !errors.Is(err, ErrInvalidTrace) || !errors.Is(err, trace.ErrUnknownName) {
+		t.Errorf("invalid trace: %v", err)
+	}
+	tr := loadTrace(t, ggmlTiny)
+	if _, err := Plan(tr, Options{Budget: -time.Second}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("negative budget: %v", err)
+	}
+}
+
+// genTrace builds a random valid trace: buffers of two-dimensional float
+// tensors, column halves and transposes taken as views, ops on up to three
+// engines with waits and syncs, in-place ops writing a fresh buffer of a
+// read's shape, releases and discards after last use, some buffers held to
+// the end.
+func genTrace(rng *rand.Rand) *trace.Trace {
+	engines := []string{"compute", "copy", "net"}[:1+rng.IntN(3)]
+	tr := &trace.Trace{Name: "gen", Granule: []int64{1, 4, 16}[rng.IntN(3)], Engines: engines}
+	type data struct {
+		name   string
+		buf    string
+		shape  []int64
+		steps  int // number of the step that made it
+		live   bool
+		strict bool // a view of a live buffer
+	}
+	var names []*data
+	bufOf := map[string]*data{}
+	var ops []string
+	n := 0
+	fresh := func(prefix string) string { n++; return fmt.Sprintf("%s%d", prefix, n) }
+	alloc := func(shape []int64) *data {
+		d := &data{name: fresh("b"), shape: shape, live: true}
+		d.buf = d.name
+		tr.Steps = append(tr.Steps, trace.Step{Kind: trace.KindAlloc, Name: d.name, Size: shape[0] * shape[1] * 4,
+			Engine: engines[rng.IntN(len(engines))], Shape: shape, Elem: 4})
+		names = append(names, d)
+		bufOf[d.name] = d
+		return d
+	}
+	liveNames := func() []*data {
+		var out []*data
+		for _, d := range names {
+			if d.live && bufOf[d.buf].live {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	for range 4 + rng.IntN(3) { // inputs, filled by the host
+		alloc([]int64{1 + rng.Int64N(3), 2 * (1 + rng.Int64N(3))})
+	}
+	for range 10 + rng.IntN(20) {
+		live := liveNames()
+		switch r := rng.IntN(10); {
+		case r < 2 && len(live) > 0: // views: column halves or a transpose
+			d := live[rng.IntN(len(live))]
+			if d.name != d.buf {
+				break
+			}
+			rows, cols := d.shape[0], d.shape[1]
+			if cols%2 == 0 && rng.IntN(2) == 0 {
+				for h := range int64(2) {
+					v := &data{name: fresh("v"), buf: d.buf, shape: []int64{rows, cols / 2}, live: true}
+					tr.Steps = append(tr.Steps, trace.Step{Kind: trace.KindView, Name: v.name, Of: d.name,
+						Offset: h * cols / 2 * 4, Shape: v.shape, Strides: []int64{cols * 4, 4}, Elem: 4})
+					names = append(names, v)
+				}
+			} else {
+				v := &data{name: fresh("t"), buf: d.buf, shape: []int64{cols, rows}, live: true}
+				tr.Steps = append(tr.Steps, trace.Step{Kind: trace.KindView, Name: v.name, Of: d.name,
+					Shape: v.shape, Strides: []int64{4, cols * 4}, Elem: 4})
+				names = append(names, v)
+			}
+		case r < 7 && len(live) > 0: // an op writing a fresh buffer
+			reads := []*data{live[rng.IntN(len(live))]}
+			if rng.IntN(2) == 0 {
+				reads = append(reads, live[rng.IntN(len(live))])
+			}
+			b := alloc(slices.Clone(reads[0].shape))
+			op := trace.Step{Kind: trace.KindOp, Name: fresh("op"), Engine: engines[rng.IntN(len(engines))],
+				Writes: []string{b.name}, Inplace: rng.IntN(3) > 0, Cost: 1 + rng.Int64N(3)}
+			for _, rd := range reads {
+				if !slices.Contains(op.Reads, rd.name) {
+					op.Reads = append(op.Reads, rd.name)
+				}
+			}
+			if len(ops) > 0 && rng.IntN(3) == 0 {
+				op.Waits = []string{ops[rng.IntN(len(ops))]}
+			}
+			tr.Steps = append(tr.Steps, op)
+			ops = append(ops, op.Name)
+		case r < 9 && len(live) > 0: // let something go
+			d := live[rng.IntN(len(live))]
+			if rng.IntN(5) == 0 {
+				break // held to the end
+			}
+			tr.Steps = append(tr.Steps, trace.Step{Kind: trace.KindRelease, Name: d.name})
+			d.live = false
+			if d.name == d.buf {
+				for _, o := range names {
+					if o.buf == d.name {
+						o.live = false
+					}
+				}
+			} else {
+				// A discard: the buffer itself and its other views may
+				// overlap these bytes; stop using all of them.
+				for _, o := range names {
+					if o.buf == d.buf {
+						o.live = false
+					}
+				}
+			}
+		case len(ops) > 0:
+			tr.Steps = append(tr.Steps, trace.Step{Kind: trace.KindSync, Name: ops[rng.IntN(len(ops))]})
+		}
+	}
+	return tr
+}
+
+// TestPlanRandomTraces plans random traces and checks every plan with the
+// trace package's checker, against the replay, and against the bounds.
+func TestPlanRandomTraces(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	iters := 150
+	if raceEnabled {
+		iters = 40
+	}
+	if os.Getenv("SUBARENA_PLAN_LONG") != "" {
+		iters = 2000
+	}
+	relaid, inplace, multi, unsafeReplays := 0, 0, 0, 0
+	for iter := range iters {
+		tr := genTrace(rng)
+		if err := tr.Validate(); err != nil {
+			t.Fatalf("iter %d: generator made an invalid trace: %v", iter, err)
+		}
+		budget := time.Duration(0)
+		if iter%4 == 0 {
+			budget = 50 * time.Millisecond
+		}
+		res, err := Plan(tr, Options{Budget: budget})
+		if err != nil {
+			t.Fatalf("iter %d: %v", iter, err)
+		}
+		checkSafe(t, res)
+		if res.ReplayErr != nil {
+			t.Fatalf("iter %d: replay: %v", iter, res.ReplayErr)
+		}
+		if res.Plan.Size > res.ReplayHWM && !res.ReplayUnsafe {
+			t.Fatalf("iter %d: size %d above replay %d", iter, res.Plan.Size, res.ReplayHWM)
+		}
+		if res.ReplayUnsafe {
+			unsafeReplays++
+		}
+		if res.LowerBound > res.Plan.Size {
+			t.Fatalf("iter %d: lower bound %d above size %d", iter, res.LowerBound, res.Plan.Size)
+		}
+		relaid += len(res.Relaid)
+		inplace += res.InPlace
+		if len(tr.Engines) > 1 {
+			multi++
+		}
+		for _, opt := range []Options{{NoRelayout: true}, {NoInPlace: true, NoReplay: true}} {
+			r2, err := Plan(tr, opt)
+			if err != nil {
+				t.Fatalf("iter %d %+v: %v", iter, opt, err)
+			}
+			checkSafe(t, r2)
+		}
+	}
+	t.Logf("%d relaid, %d in place, %d multi-engine traces, %d lower replay plans rejected by the checker",
+		relaid, inplace, multi, unsafeReplays)
+	if relaid == 0 || inplace == 0 || multi == 0 {
+		t.Fatalf("degenerate generator: %d relaid, %d in place, %d multi-engine traces", relaid, inplace, multi)
+	}
+}
+
+func ExamplePlan() {
+	tr, err := trace.Load("../../../shared/data/ggml/ggml-tiny.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := Plan(tr, Options{Budget: time.Second})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("arena", res.Plan.Size, "bytes; lower bound", res.LowerBound)
+	// gate_silu-0 is written over the gate half of gate_up-0: in the
+	// rewritten trace it is a strided view of gate_up-0.
+	for _, s := range res.Trace.Steps {
+		if s.Name == "gate_silu-0" && s.Kind == trace.KindView {
+			fmt.Println(s.Name, "is a view of", s.Of, "with strides", s.Strides)
+		}
+	}
+	// Output:
+	// arena 241792 bytes; lower bound 241792
+	// gate_silu-0 is a view of gate_up-0 with strides [176128 176128 5504 4]
+}
