@@ -42,8 +42,13 @@ type Caching struct {
 	tl *sasync.Timeline
 
 	mu stdsync.Mutex
-	// blocks holds every buffer Malloc returned and Free has not taken.
-	blocks map[*Buffer]*cachingBlock
+	// blocks maps every buffer Malloc returned and Free has not taken to
+	// its record in slots; free lists the unused slots. Reusing slots keeps
+	// Malloc and Free free of allocations in steady state (a Clock is too
+	// large to sit in a map entry inline).
+	blocks map[*Buffer]int32
+	slots  []cachingBlock
+	free   []int32
 	// deferred holds freed buffers waiting for ops their uses could not be
 	// recorded under; each is released once wait has completed.
 	deferred []deferredFree
@@ -74,7 +79,7 @@ func NewCaching(a *Allocator) (*Caching, error) {
 	if a == nil {
 		return nil, fmt.Errorf("%w: nil Allocator", ErrInvalidConfig)
 	}
-	c := &Caching{a: a, tl: a.Timeline(), blocks: make(map[*Buffer]*cachingBlock)}
+	c := &Caching{a: a, tl: a.Timeline(), blocks: make(map[*Buffer]int32)}
 	c.unsubscribe = c.tl.Subscribe(c.onComplete)
 	return c, nil
 }
@@ -102,11 +107,19 @@ func (c *Caching) Malloc(size int64, engine sasync.EngineID) (*Buffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("malloc %d bytes on engine %d: %w", size, engine, err)
 	}
-	blk := &cachingBlock{engine: engine}
+	var slot int32
+	if n := len(c.free); n > 0 {
+		slot, c.free = c.free[n-1], c.free[:n-1]
+	} else {
+		slot = int32(len(c.slots))
+		c.slots = append(c.slots, cachingBlock{})
+	}
+	blk := &c.slots[slot]
+	*blk = cachingBlock{engine: engine}
 	for e := range c.tl.NumEngines() {
 		blk.born[e] = c.tl.Submitted(sasync.EngineID(e))
 	}
-	c.blocks[b] = blk
+	c.blocks[b] = slot
 	return b, nil
 }
 
@@ -167,6 +180,7 @@ func (c *Caching) Free(b *Buffer) error {
 			return fmt.Errorf("free: recording %v: %w", last, err)
 		}
 	}
+	c.free = append(c.free, c.blocks[b])
 	delete(c.blocks, b)
 	if wait.IsZero() || c.tl.AllCompleted(&wait) {
 		if err := c.a.Release(b); err != nil {
@@ -193,13 +207,14 @@ func (a *Allocator) checkWhollyHeld(b *Buffer) error {
 }
 
 // lookupLocked returns b's record, or the error for a buffer the facade
-// does not hold: freed is the sentinel for one it held once. c.mu is held.
+// does not hold: freed is the sentinel for one it held once. c.mu is held;
+// the record is valid until it is released.
 func (c *Caching) lookupLocked(b *Buffer, op string, freed error) (*cachingBlock, error) {
 	if b == nil || b.a != c.a {
 		return nil, fmt.Errorf("%s: %w", op, ErrForeign)
 	}
-	if blk, ok := c.blocks[b]; ok {
-		return blk, nil
+	if slot, ok := c.blocks[b]; ok {
+		return &c.slots[slot], nil
 	}
 	for _, d := range c.deferred {
 		if d.b == b {
@@ -280,7 +295,22 @@ func (c *Caching) checkLocked() error {
 		}
 		return nil
 	}
-	for b, blk := range c.blocks {
+	if len(c.blocks)+len(c.free) != len(c.slots) {
+		return fmt.Errorf("subarena: caching has %d slots, %d in use and %d free", len(c.slots), len(c.blocks), len(c.free))
+	}
+	seen := make([]bool, len(c.slots))
+	for _, slot := range c.free {
+		if slot < 0 || int(slot) >= len(c.slots) || seen[slot] {
+			return fmt.Errorf("subarena: caching free slot %d out of range or listed twice", slot)
+		}
+		seen[slot] = true
+	}
+	for b, slot := range c.blocks {
+		if slot < 0 || int(slot) >= len(c.slots) || seen[slot] {
+			return fmt.Errorf("subarena: caching buffer %d in slot %d, out of range, free or shared", b.ID(), slot)
+		}
+		seen[slot] = true
+		blk := &c.slots[slot]
 		if err := held(b); err != nil {
 			return err
 		}
