@@ -118,6 +118,7 @@ func run(args []string, out io.Writer) error {
 	tw := tabwriter.NewWriter(out, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\tresult\tarena HWM\tHWM/reference\tpeak in use\tallocs\tno-reuse bytes\twaits\ttime\t")
 	differs := false
+	var mismatches []string
 	for _, p := range policies {
 		start := time.Now()
 		res, st, err := block.Run(w, block.Options{Policy: p, Capacity: *capacity, Granule: *granule, Check: *check})
@@ -130,7 +131,7 @@ func run(args []string, out io.Writer) error {
 			if p.Safe() {
 				differs = true
 			}
-			defer fmt.Fprintf(out, "%v: %v\n", p, cerr)
+			mismatches = append(mismatches, fmt.Sprintf("%v: %v", p, cerr))
 		}
 		fmt.Fprintf(tw, "%v\t%s\t%s\t%.1f%%\t%s\t%d\t%s\t%d\t%v\t\n", p, verdict, bytes(st.HighWater),
 			100*float64(st.HighWater)/float64(rst.TotalBytes), bytes(st.PeakInUse), st.Allocs, bytes(st.AllocBytes),
@@ -138,6 +139,9 @@ func run(args []string, out io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, m := range mismatches {
+		fmt.Fprintln(out, m)
 	}
 	if *demo {
 		if err := unsafeDemo(cfg, *granule, out); err != nil {
