@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinels. Every error this package returns for bad input matches one of them through
@@ -93,13 +94,28 @@ type StepError struct {
 	Err   error
 }
 
-// Error formats the error as "step I: rule: detail".
+// Error formats the error as "trace: step I: rule: detail" (the sentinel's own text,
+// which the rule restates, is left out; errors.Is still finds the sentinel).
 func (e *StepError) Error() string {
-	if e.Index < 0 {
-		return fmt.Sprintf("trace: %s: %v", e.Rule, e.Err)
+	msg := "<nil>"
+	if e.Err != nil {
+		msg = e.Err.Error()
 	}
-	return fmt.Sprintf("trace: step %d: %s: %v", e.Index, e.Rule, e.Err)
+	for _, s := range sentinels {
+		if prefix := s.Error() + ": "; errors.Is(e.Err, s) && strings.HasPrefix(msg, prefix) {
+			msg = msg[len(prefix):]
+			break
+		}
+	}
+	if e.Index < 0 {
+		return fmt.Sprintf("trace: %s: %s", e.Rule, msg)
+	}
+	return fmt.Sprintf("trace: step %d: %s: %s", e.Index, e.Rule, msg)
 }
+
+var sentinels = []error{ErrSyntax, ErrFormat, ErrUnknownKey, ErrMissingKey, ErrStepKind, ErrInvalidName,
+	ErrUnknownName, ErrDuplicateName, ErrUseAfterRelease, ErrOutOfBounds, ErrShape, ErrInvalidSize,
+	ErrInvalidElem, ErrInvalidCost, ErrInvalidGranule, ErrNoEngines, ErrWaitOrder, ErrExternal, ErrOverflow}
 
 // Unwrap returns the underlying error, so errors.Is matches its sentinel.
 func (e *StepError) Unwrap() error { return e.Err }

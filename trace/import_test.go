@@ -1,0 +1,149 @@
+package trace
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestMiniMallocImport(t *testing.T) {
+	tr, err := ImportMiniMalloc([]byte("id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n"), "input.12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustResolve(t, tr)
+	// One op per distinct lower value (0, 3, 9), granule 4 (sizes are 4).
+	if len(p.Ops) != 3 || tr.Granule != 4 || p.Ops[0].Name != "t0" || p.Ops[2].Name != "t9" {
+		t.Fatalf("ops %v granule %d", p.Ops, tr.Granule)
+	}
+	// b3 lives [0, 9): written by t0, read by t3 (the last lower below 9), released after it.
+	b3, _ := p.Lookup("b3")
+	rel := p.Buffers[b3.Buffer].Release
+	last := rel - 1
+	for tr.Steps[last].Kind != KindOp {
+		last--
+	}
+	if tr.Steps[last].Name != "t3" || !contains(tr.Steps[last].Reads, "b3") {
+		t.Fatalf("b3 released after %q", tr.Steps[last].Name)
+	}
+}
+
+func TestMiniMallocLegacyAndColumns(t *testing.T) {
+	// Legacy headers: end is inclusive. Alignment raises the granule; gaps are read
+	// (and ignored); extra columns are accepted; the offset column is a plan.
+	csv := "buffer,start,end,size,alignment,gaps,hint,offset\r\n" +
+		"x,0,3,1024,512,1-1@0:512,7,0\r\n" +
+		"y,4,5,2048,1,,,1024\r\n" +
+		"\r\nignored,after,a,blank line\r\n"
+	mm, err := ParseMiniMalloc([]byte(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mm.Buffers) != 2 || mm.Buffers[0].Upper != 4 || mm.Buffers[0].Alignment != 512 ||
+		len(mm.Buffers[0].Gaps) != 1 || mm.Buffers[0].Gaps[0].Upper != 2 || !mm.Buffers[0].Gaps[0].Window {
+		t.Fatalf("%+v", mm.Buffers)
+	}
+	tr, err := mm.Trace("legacy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Granule != 512 {
+		t.Fatalf("granule %d", tr.Granule)
+	}
+	plan, ok := mm.Plan("legacy")
+	if !ok || plan.Offsets["y"] != 1024 || plan.Size != 3072 {
+		t.Fatalf("plan %+v", plan)
+	}
+	// x [0,4) and y [4,6) do not conflict, so the plan is safe even if they overlapped.
+	p := mustResolve(t, tr)
+	plan.Offsets["y"] = 0
+	if rep, err := Check(p, plan); err != nil || !rep.Safe {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	// Export and read back: same conflicts, offsets kept.
+	var b bytes.Buffer
+	if err := WriteMiniMalloc(&b, p, plan); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseMiniMalloc(b.Bytes())
+	if err != nil || !back.HasOffsets || len(back.Buffers) != 2 || back.Buffers[1].Offset != 0 ||
+		back.Buffers[0].Upper > back.Buffers[1].Lower {
+		t.Fatalf("%v %+v\n%s", err, back, b.String())
+	}
+}
+
+func TestMiniMallocErrors(t *testing.T) {
+	cases := map[string]error{
+		"":                                                  ErrSyntax,
+		"id,lower,size\n":                                   ErrMissingKey,
+		"id,id,lower,upper,size\n":                          ErrSyntax,
+		"id,lower,upper,size\na,0,1\n":                      ErrSyntax,
+		"id,lower,upper,size\na,0,x,1\n":                    ErrSyntax,
+		"id,lower,upper,size\na,0,1,0\n":                    ErrInvalidSize,
+		"id,lower,upper,size\na,5,5,1\n":                    ErrInvalidSize,
+		"id,lower,upper,size\na,0,1,1\na,1,2,1":             ErrDuplicateName,
+		"id,lower,upper,size\na,0,99999999999999999999,1\n": ErrOverflow,
+		"id,lower,end,size\na,0,9223372036854775807,1\n":    ErrOverflow,
+		"id,lower,upper,size,gaps\na,0,1,1,1-2@3\n":         ErrSyntax,
+		"id,lower,upper,size,alignment\na,0,1,1,0\n":        ErrInvalidSize,
+		"id,lower,upper,size,alignment\na,0,1,16,3\n":       ErrInvalidGranule,
+		"id,lower,upper,size\n\xff,0,1,1\n":                 ErrSyntax,
+		"id,lower,upper,size\n,0,1,1\n":                     ErrInvalidName,
+	}
+	for csv, want := range cases {
+		if _, err := ImportMiniMalloc([]byte(csv), "x"); !errors.Is(err, want) {
+			t.Errorf("%q: %v, want %v", csv, err, want)
+		}
+	}
+}
+
+const ggmlDoc = `{"format": "ggml-alloc-trace/1", "config": "t", "alignment": 32, "tensors": [
+	{"name": "w", "op": "NONE", "type": "q4_0", "ne": [64, 2, 1, 1], "nb": [18, 36, 72, 72], "nbytes": 72, "alloc_size": 72, "src": [], "view_src": null, "view_offs": 0, "is_input": false, "is_output": false, "buffer": "weights", "exec_index": -1},
+	{"name": "in", "op": "NONE", "type": "f32", "ne": [8, 2, 1, 1], "nb": [4, 32, 64, 64], "nbytes": 64, "alloc_size": 64, "src": [], "view_src": null, "view_offs": 0, "is_input": true, "is_output": false, "buffer": "compute", "exec_index": -1},
+	{"name": "h", "op": "MUL", "type": "f32", "ne": [8, 2, 1, 1], "nb": [4, 32, 64, 64], "nbytes": 64, "alloc_size": 64, "src": ["in", null, "in"], "view_src": null, "view_offs": 0, "is_input": false, "is_output": false, "buffer": "compute", "exec_index": 0},
+	{"name": "ht", "op": "TRANSPOSE", "type": "f32", "ne": [2, 8, 1, 1], "nb": [32, 4, 64, 64], "nbytes": 64, "alloc_size": null, "src": ["h"], "view_src": "h", "view_offs": 0, "is_input": false, "is_output": false, "buffer": "compute", "exec_index": 1},
+	{"name": "out", "op": "CONT", "type": "f32", "ne": [2, 8, 1, 1], "nb": [4, 8, 64, 64], "nbytes": 64, "alloc_size": 64, "src": ["ht"], "view_src": null, "view_offs": 0, "is_input": false, "is_output": true, "buffer": "compute", "exec_index": 2}]}`
+
+func TestGGMLImport(t *testing.T) {
+	tr, err := Read(strings.NewReader(ggmlDoc), "tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustResolve(t, tr)
+	if tr.Granule != 32 || len(p.Ops) != 2 || p.Ops[0].Name != "h" || !p.Ops[0].Inplace || p.Ops[1].Inplace {
+		t.Fatalf("%s", Marshal(tr))
+	}
+	if len(p.Ops[0].Uses) != 2 { // "in" once (deduplicated), "h" written
+		t.Fatalf("uses %+v", p.Ops[0].Uses)
+	}
+	ht, _ := p.Lookup("ht")
+	if l := p.Layout(ht); !equalInts(l.Shape, []int64{1, 1, 8, 2}) || !equalInts(l.Strides, []int64{64, 64, 4, 32}) || l.Elem != 4 {
+		t.Fatalf("ht layout %v", l)
+	}
+	w, _ := p.Lookup("w")
+	if !p.Buffers[w.Buffer].External || p.Buffers[w.Buffer].Size != 72 {
+		t.Fatalf("weights %+v", p.Buffers[w.Buffer])
+	}
+	in, _ := p.Lookup("in")
+	h, _ := p.Lookup("h")
+	out, _ := p.Lookup("out")
+	// in is released after h (its last user), h after out (reads it through ht); out is an
+	// output and stays.
+	if p.Buffers[in.Buffer].Release != p.Ops[0].Step+1 || p.Buffers[h.Buffer].Release != p.Ops[1].Step+1 ||
+		p.Buffers[out.Buffer].Release != -1 {
+		t.Fatalf("releases %d %d %d\n%s", p.Buffers[in.Buffer].Release, p.Buffers[h.Buffer].Release,
+			p.Buffers[out.Buffer].Release, Marshal(tr))
+	}
+	for _, bad := range []string{
+		strings.Replace(ggmlDoc, `"alignment": 32`, `"alignment": 24`, 1),
+		strings.Replace(ggmlDoc, `"ggml-alloc-trace/1"`, `"ggml-alloc-trace/9"`, 1),
+		strings.Replace(ggmlDoc, `"src": ["ht"]`, `"src": ["nope"]`, 1),
+		strings.Replace(ggmlDoc, `"view_src": "h"`, `"view_src": null`, 1),
+		strings.Replace(ggmlDoc, `"name": "out"`, `"name": "h"`, 1),
+	} {
+		if _, err := Read(strings.NewReader(bad), "bad"); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+}
