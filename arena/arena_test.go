@@ -1,0 +1,400 @@
+package arena
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func mustNew(t testing.TB, cfg Config) *Arena {
+	t.Helper()
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func check(t testing.TB, a *Arena) {
+	t.Helper()
+	if err := a.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  Config
+	}{
+		{"zero capacity bounded", Config{}},
+		{"negative capacity", Config{Capacity: -256}},
+		{"granule not power of two", Config{Capacity: 3 * 96, Granule: 96}},
+		{"negative granule", Config{Capacity: 1024, Granule: -256}},
+		{"granule too large", Config{Capacity: 1 << 31, Granule: 1 << 31}},
+		{"capacity not granule multiple", Config{Capacity: 1000}},
+		{"capacity beyond limit", Config{Capacity: (maxGranules + 1) * 16, Granule: 16}},
+		{"short backing", Config{Capacity: 1024, Backing: make([]byte, 1023)}},
+		{"backing with unbounded", Config{Unbounded: true, Backing: make([]byte, 1024)}},
+		{"unknown fit", Config{Capacity: 1024, Fit: 9}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := New(c.cfg)
+			if !errors.Is(err, ErrInvalidConfig) || a != nil {
+				t.Fatalf("New(%+v) = %v, %v", c.cfg, a, err)
+			}
+		})
+	}
+}
+
+func TestNewAccepts(t *testing.T) {
+	a := mustNew(t, Config{Capacity: 4096, Granule: 64, Backing: make([]byte, 5000)})
+	if a.Granule() != 64 || a.Capacity() != 4096 || a.Fit() != FitLean || a.Unbounded() {
+		t.Fatalf("granule %d capacity %d fit %v unbounded %v", a.Granule(), a.Capacity(), a.Fit(), a.Unbounded())
+	}
+	s := a.Stats()
+	if s.Free != 4096 || s.LargestFree != 4096 || s.FreeRegions != 1 || s.Fragmentation != 0 {
+		t.Fatalf("fresh stats %+v", s)
+	}
+	u := mustNew(t, Config{Unbounded: true, Fit: FitFast})
+	if u.Granule() != DefaultGranule || u.Capacity() != 0 || u.Stats().FreeRegions != 0 || u.Fit() != FitFast {
+		t.Fatalf("unbounded: %+v", u.Stats())
+	}
+	check(t, a)
+	check(t, u)
+}
+
+func TestAllocRoundsAndPlacesLow(t *testing.T) {
+	for _, fit := range []Fit{FitFast, FitLean} {
+		a := mustNew(t, Config{Capacity: 16 * 256, Fit: fit})
+		want := []Block{{0, 256}, {256, 512}, {768, 256}, {1024, 1024}}
+		for i, size := range []int64{1, 257, 256, 1000} {
+			b, err := a.Alloc(size)
+			if err != nil || b != want[i] {
+				t.Fatalf("%v: Alloc(%d) = %+v, %v; want %+v", fit, size, b, err, want[i])
+			}
+			check(t, a)
+		}
+		if s := a.Stats(); s.InUse != 2048 || s.HighWater != 2048 || s.PeakInUse != 2048 {
+			t.Fatalf("%v: stats %+v", fit, s)
+		}
+	}
+}
+
+func TestFreeSubrangesCoalesce(t *testing.T) {
+	a := mustNew(t, Config{Capacity: 8 * 256})
+	b, _ := a.Alloc(8 * 256)
+	// Free the middle, then the pieces either side: the arena must end as
+	// one region.
+	steps := []struct {
+		off, size int64
+		regions   int
+	}{
+		{3 * 256, 2 * 256, 1}, // [3,5)
+		{6 * 256, 256, 2},     // [6,7): no neighbour
+		{5 * 256, 256, 1},     // [5,6): joins both
+		{0, 256, 2},           // [0,1)
+		{7 * 256, 256, 2},     // [7,8): extends the right one at the top
+		{256, 2 * 256, 1},     // [1,3): joins everything
+	}
+	for _, s := range steps {
+		if err := a.Free(b.Offset+s.off, s.size); err != nil {
+			t.Fatalf("Free(%d, %d): %v", s.off, s.size, err)
+		}
+		check(t, a)
+		if got := a.Stats().FreeRegions; got != s.regions {
+			t.Fatalf("after Free(%d, %d): %d regions, want %d", s.off, s.size, got, s.regions)
+		}
+	}
+	if s := a.Stats(); s.InUse != 0 || s.LargestFree != 2048 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestFreeAcrossAdjacentBlocks(t *testing.T) {
+	a := mustNew(t, Config{Capacity: 8 * 256})
+	x, _ := a.Alloc(2 * 256)
+	y, _ := a.Alloc(2 * 256)
+	if x.End() != y.Offset {
+		t.Fatalf("blocks %+v %+v not adjacent", x, y)
+	}
+	if err := a.Free(x.Offset+256, 2*256); err != nil { // last granule of x, first of y
+		t.Fatal(err)
+	}
+	check(t, a)
+	if !a.IsAllocated(x.Offset, 256) || a.IsAllocated(x.Offset, 512) || !a.IsAllocated(y.End()-256, 256) {
+		t.Fatal("IsAllocated disagrees with the pieces left")
+	}
+}
+
+func TestErrorsLeaveStateUnchanged(t *testing.T) {
+	a := mustNew(t, Config{Capacity: 8 * 256})
+	b, _ := a.Alloc(4 * 256)
+	_ = a.Free(256, 256) // a hole inside b
+	before := a.AppendFreeRegions(nil)
+	stats := a.Stats()
+	cases := []struct {
+		name      string
+		off, size int64
+		want      error
+	}{
+		{"double free of the hole", 256, 256, ErrNotAllocated},
+		{"range over the hole", 0, 3 * 256, ErrNotAllocated},
+		{"range into free space above", b.End() - 256, 2 * 256, ErrNotAllocated},
+		{"free space only", 6 * 256, 256, ErrNotAllocated},
+		{"misaligned offset", 1, 256, ErrMisaligned},
+		{"misaligned size", 0, 255, ErrMisaligned},
+		{"negative offset", -256, 256, ErrOutOfRange},
+		{"past capacity", 8 * 256, 256, ErrOutOfRange},
+		{"overflowing end", 1 << 62, 1 << 62, ErrOutOfRange},
+		{"zero size", 0, 0, ErrInvalidSize},
+		{"negative size", 0, -256, ErrInvalidSize},
+	}
+	for _, c := range cases {
+		err := a.Free(c.off, c.size)
+		if !errors.Is(err, c.want) {
+			t.Fatalf("%s: Free(%d, %d) = %v, want %v", c.name, c.off, c.size, err, c.want)
+		}
+		if got := a.AppendFreeRegions(nil); len(got) != len(before) || a.Stats() != stats {
+			t.Fatalf("%s: state changed", c.name)
+		}
+	}
+	for _, size := range []int64{0, -1, 1 << 62} {
+		if _, err := a.Alloc(size); !errors.Is(err, ErrInvalidSize) {
+			t.Fatalf("Alloc(%d) = %v", size, err)
+		}
+	}
+	check(t, a)
+}
+
+func TestNoSpaceCarriesFigures(t *testing.T) {
+	a := mustNew(t, Config{Capacity: 8 * 256})
+	b, _ := a.Alloc(8 * 256)
+	_ = a.Free(b.Offset, 256)
+	_ = a.Free(b.Offset+4*256, 2*256)
+	_, err := a.Alloc(3 * 256)
+	var ns *NoSpaceError
+	if !errors.Is(err, ErrNoSpace) || !errors.As(err, &ns) {
+		t.Fatalf("got %v", err)
+	}
+	if ns.Requested != 768 || ns.TotalFree != 768 || ns.LargestFree != 512 {
+		t.Fatalf("figures %+v", ns)
+	}
+	for _, s := range []string{"768", "512"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Fatalf("message %q lacks %s", err, s)
+		}
+	}
+	check(t, a)
+}
+
+func TestAllocFindsTheOnlyFittingRegionDeepInItsClass(t *testing.T) {
+	// Many regions of one mixed class, all too small but the last linked:
+	// Alloc must still find it rather than fail.
+	for _, fit := range []Fit{FitFast, FitLean} {
+		const g = 64
+		a := mustNew(t, Config{Capacity: 4096 * g, Granule: g, Fit: fit})
+		big, _ := a.Alloc(4096 * g)
+		// Free regions of 33 granules (class of 33..33: mixed for 34)
+		// separated by one allocated granule, then one of 34.
+		var off int64
+		for i := 0; i < 40; i++ {
+			_ = a.Free(big.Offset+off, 33*g)
+			off += 34 * g
+		}
+		_ = a.Free(big.Offset+off, 34*g)
+		check(t, a)
+		b, err := a.Alloc(34 * g)
+		if err != nil || b.Offset != off {
+			t.Fatalf("%v: Alloc = %+v, %v; want offset %d", fit, b, err, off)
+		}
+		check(t, a)
+	}
+}
+
+func TestUnboundedGrowsAtTheTop(t *testing.T) {
+	a := mustNew(t, Config{Unbounded: true})
+	x, _ := a.Alloc(1000) // [0, 1024)
+	y, _ := a.Alloc(256)  // [1024, 1280)
+	if x.Offset != 0 || y.Offset != 1024 || a.Capacity() != 1280 {
+		t.Fatalf("x %+v y %+v capacity %d", x, y, a.Capacity())
+	}
+	_ = a.Free(y.Offset, y.Size) // the top is free: the next growth starts there
+	z, _ := a.Alloc(4096)
+	if z.Offset != 1024 || a.Capacity() != 1024+4096 || a.Stats().HighWater != a.Capacity() {
+		t.Fatalf("z %+v capacity %d stats %+v", z, a.Capacity(), a.Stats())
+	}
+	_ = a.Free(x.Offset, x.Size)
+	w, _ := a.Alloc(512) // fits in the freed hole: no growth
+	if w.Offset != 0 || a.Capacity() != 5120 {
+		t.Fatalf("w %+v capacity %d", w, a.Capacity())
+	}
+	check(t, a)
+	// Grow across many buckets and bitmap levels.
+	for i := 0; i < 300; i++ {
+		if _, err := a.Alloc(64 * 256 * int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(t, a)
+	a.Reset()
+	if a.Capacity() != 0 || a.Stats() != (Stats{}) {
+		t.Fatalf("after reset: capacity %d stats %+v", a.Capacity(), a.Stats())
+	}
+	check(t, a)
+}
+
+func TestUnboundedLimit(t *testing.T) {
+	a := mustNew(t, Config{Unbounded: true, Granule: 1 << 30})
+	if _, err := a.Alloc(maxGranules << 30); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Alloc(1); !errors.Is(err, ErrInvalidSize) {
+		t.Fatalf("growth past the limit: %v", err)
+	}
+	check(t, a)
+}
+
+func TestBytes(t *testing.T) {
+	mem := make([]byte, 4096)
+	a := mustNew(t, Config{Capacity: 4096, Backing: mem})
+	b, _ := a.Alloc(300)
+	s := a.Bytes(b)
+	if len(s) != 512 || cap(s) != 512 || &s[0] != &mem[0] {
+		t.Fatalf("len %d cap %d", len(s), cap(s))
+	}
+	if a.Bytes(Block{Offset: 4000, Size: 200}) != nil || a.Bytes(Block{Offset: -1, Size: 1}) != nil {
+		t.Fatal("out-of-range Bytes not nil")
+	}
+	if mustNew(t, Config{Capacity: 4096}).Bytes(b) != nil {
+		t.Fatal("Bytes without backing not nil")
+	}
+}
+
+func TestResetBounded(t *testing.T) {
+	a := mustNew(t, Config{Capacity: 64 * 256})
+	for i := 0; i < 10; i++ {
+		_, _ = a.Alloc(int64(i+1) * 256)
+	}
+	a.Reset()
+	check(t, a)
+	if s := a.Stats(); s.Free != 64*256 || s.FreeRegions != 1 || s.HighWater != 0 || s.PeakInUse != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestFitNames(t *testing.T) {
+	for _, f := range []Fit{FitDefault, FitFast, FitLean} {
+		g, err := ParseFit(f.String())
+		if err != nil || g != f {
+			t.Fatalf("ParseFit(%q) = %v, %v", f.String(), g, err)
+		}
+	}
+	if _, err := ParseFit("best"); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("ParseFit(best) = %v", err)
+	}
+	if s := Fit(7).String(); s != "Fit(7)" {
+		t.Fatal(s)
+	}
+}
+
+func TestClasses(t *testing.T) {
+	prev := classOf(1)
+	for n := int64(1); n < 1<<20; n++ {
+		c := classOf(n)
+		if c < prev || c > prev+1 {
+			t.Fatalf("classOf(%d) = %d after %d: not monotone by steps of one", n, c, prev)
+		}
+		if lo := classLow(c); lo > n || classLow(c+1) <= n {
+			t.Fatalf("n %d in class %d = [%d, %d)", n, c, lo, classLow(c+1))
+		}
+		if u := classUp(n); classLow(u) < n || (u > 0 && classLow(u-1) >= n) {
+			t.Fatalf("classUp(%d) = %d with low %d", n, u, classLow(u))
+		}
+		prev = c
+	}
+	if c := classOf(maxGranules); c >= numClasses || classLow(c) != maxGranules {
+		t.Fatalf("classOf(max) = %d of %d", c, numClasses)
+	}
+	// Width of a class is at most 1/32 of its lower bound.
+	for c := 1 << classBits; c < classOf(maxGranules); c++ {
+		if w := classLow(c+1) - classLow(c); w*(1<<classBits) > classLow(c) {
+			t.Fatalf("class %d width %d for low %d", c, w, classLow(c))
+		}
+	}
+}
+
+func TestClassSet(t *testing.T) {
+	var s classSet
+	ref := make([]bool, numClasses)
+	firstRef := func(c int) int {
+		for ; c < numClasses; c++ {
+			if ref[c] {
+				return c
+			}
+		}
+		return -1
+	}
+	x := uint64(7)
+	for i := 0; i < 20000; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		c := int(x>>33) % numClasses
+		if x>>32&1 == 0 {
+			s.add(c)
+			ref[c] = true
+		} else if ref[c] {
+			s.remove(c)
+			ref[c] = false
+		}
+		q := int(x>>20) % (numClasses + 2)
+		if got, want := s.first(q), firstRef(q); got != want {
+			t.Fatalf("first(%d) = %d, want %d", q, got, want)
+		}
+		last := -1
+		for c := numClasses - 1; c >= 0; c-- {
+			if ref[c] {
+				last = c
+				break
+			}
+		}
+		if s.last() != last {
+			t.Fatalf("last = %d, want %d", s.last(), last)
+		}
+	}
+}
+
+func TestTailBits(t *testing.T) {
+	for _, n := range []int64{1, 64, 65, 4096, 4097, 300000} {
+		var b tailBits
+		b.reset(n)
+		ref := make([]bool, b.size())
+		x := uint64(n)
+		for i := 0; i < 3000; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+			w := int64(x>>33) % n
+			if x>>32&1 == 0 {
+				b.set(w)
+				ref[w] = true
+			} else if ref[w] {
+				b.clear(w)
+				ref[w] = false
+			}
+			q := int64(x>>14) % (n + 1)
+			want := int64(-1)
+			for k := q; k < int64(len(ref)); k++ {
+				if ref[k] {
+					want = k
+					break
+				}
+			}
+			if got := b.next(q); got != want {
+				t.Fatalf("n %d: next(%d) = %d, want %d", n, q, got, want)
+			}
+			if i%500 == 0 {
+				b.grow(b.size() + 1)
+				ref = append(ref, make([]bool, b.size()-int64(len(ref)))...)
+			}
+		}
+	}
+}
