@@ -99,7 +99,7 @@ func checkAgainst(t *testing.T, step string, s *Set, m *bitset.BitSet) {
 
 func TestSetAgainstBitmap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for iter := range 400 {
+	for iter := range 200 {
 		var s Set
 		m := bitset.New(modelN)
 		for step := range 60 {
