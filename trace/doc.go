@@ -104,4 +104,17 @@
 // bytes (their users would have to be ordered, so one interval would end before the other
 // starts), hence no safe allocator needs less than LiveLB on this schedule. It is computed
 // per buffer from elementary byte segments and one sweep over time.
+//
+// # Costs
+//
+// Parse and Resolve are linear in the document plus one Cover per view (at most
+// CoverBudget runs each, cached). Check sorts the placed buffers by offset and visits only
+// pairs whose ranges overlap; per pair it intersects the footprints of their uses and
+// their release pieces, so it costs O(pairs × usesA × usesB × runs) set operations, and
+// one O(1) happens-before query per conflicting use pair. Replay costs one Allocator call
+// per step plus a Stats snapshot per step (O(pending users)); counting fenced hand-overs
+// scans, per alloc, the uses of the earlier buffers overlapping it. LiveLB costs
+// O(S log S) for S elementary segments. None of this is a hot path: the allocation fast
+// path lives in the root package; these are planning and reporting tools, measured by the
+// benchmarks in bench_test.go.
 package trace
