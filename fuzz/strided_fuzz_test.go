@@ -139,6 +139,9 @@ func FuzzStridedCover(f *testing.F) {
 			if !got.Equal(want) {
 				t.Fatalf("Cover(%v, %d) = %v exact, but the oracle differs", l, budget, set.String())
 			}
+			if set.NumRuns() > eff {
+				t.Fatalf("Cover(%v, %d): exact cover of %d runs exceeds the budget", l, budget, set.NumRuns())
+			}
 		} else {
 			if !got.IsSuperSet(want) {
 				t.Fatalf("Cover(%v, %d) = %v misses covered bytes", l, budget, set.String())

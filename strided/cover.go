@@ -32,7 +32,7 @@ func (l Layout) Cover(budget int) (set ranges.Set, exact bool, err error) {
 // dst: O(runs), and no allocation when dst is empty (or l lies after everything in dst) and
 // has the capacity. Interleaved strides (elements of one dimension falling between those of
 // another) are unioned by doubling, O(runs · log n) with temporary sets, and exact while
-// intermediate results stay within max(8·budget, 4096) runs.
+// intermediate results stay within doublingLimit(budget) runs.
 //
 // The superset for a layout over budget: with the canonical dimensions d_0 (outermost) to
 // d_{m-1}, enumerate the longest prefix d_0..d_{p-1} whose index count P fits the budget,
@@ -73,12 +73,19 @@ func (l Layout) AppendCover(dst *ranges.Set, budget int) (exact bool, err error)
 		dst.AddSet(&tmp)
 		return true, nil
 	}
-	if tmp, ok := c.coverByDoubling(max(8*budget, 4096)); ok && tmp.NumRuns() <= budget {
+	if tmp, ok := c.coverByDoubling(doublingLimit(budget)); ok && tmp.NumRuns() <= budget {
 		dst.AddSet(&tmp)
 		return true, nil
 	}
 	c.addSuperset(dst, budget)
 	return false, nil
+}
+
+// doublingLimit bounds the intermediate sets of coverByDoubling: 8·budget runs, but at
+// least 4096 (small budgets still get exact answers for small interleaved views) and at
+// most max(budget, 1<<17) (each doubling step copies them).
+func doublingLimit(budget int) int {
+	return max(4096, budget, min(8*budget, 1<<17))
 }
 
 // emitNested adds the runs of the block dims[k:] starting at base to dst, in increasing

@@ -29,6 +29,9 @@ func checkCover(t *testing.T, l Layout, size int64, budget int, set *ranges.Set,
 		if !got.Equal(want) {
 			t.Fatalf("%v budget %d: exact cover %v, oracle %v", l, budget, set.String(), wantRuns)
 		}
+		if set.NumRuns() > effective {
+			t.Fatalf("%v budget %d: exact cover of %d runs exceeds the budget", l, budget, set.NumRuns())
+		}
 	default:
 		if !got.IsSuperSet(want) {
 			t.Fatalf("%v budget %d: inexact cover %v misses bytes of %v", l, budget, set.String(), wantRuns)
