@@ -285,28 +285,39 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 	if c := b.claimOverlapping(cover); c != nil {
 		return fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
 	}
-	done := !ev.IsZero() && a.tl.Completed(ev)
-	if b.hasResidual || !done {
-		// Validates ev; a completed event of a buffer without residual
-		// needs no clock (the Timeline may have forgotten it).
-		evClock, err := a.tl.EventClock(ev)
-		if err != nil {
-			return err
-		}
-		if b.hasResidual {
-			if ev.Seq <= b.born[ev.Engine] {
-				return fmt.Errorf("%w: %v was submitted before buffer %d was allocated", ErrUnordered, ev, b.id)
-			}
-			if !b.residual.LessEq(&evClock) {
-				return fmt.Errorf("%w: %v does not happen-after the fence of buffer %d", ErrUnordered, ev, b.id)
-			}
-		}
+	done, err := a.checkOrder(b, ev)
+	if err != nil {
+		return err
 	}
 	if done {
 		return nil
 	}
 	_, err = a.idx.AddUser(ev, false, cover.Runs())
 	return err
+}
+
+// checkOrder validates ev for a use of b and reports whether it has
+// already completed. Bytes b took over fenced may only be used by ops
+// submitted after b's allocation that happen-after the residual fence.
+// Caller holds mu.
+func (a *Allocator) checkOrder(b *Buffer, ev sasync.Event) (done bool, err error) {
+	done = !ev.IsZero() && a.tl.Completed(ev)
+	if !b.hasResidual && done {
+		return true, nil // nothing to check (the Timeline may have forgotten ev's clock)
+	}
+	evClock, err := a.tl.EventClock(ev)
+	if err != nil {
+		return false, err
+	}
+	if b.hasResidual {
+		if ev.Seq <= b.born[ev.Engine] {
+			return false, fmt.Errorf("%w: %v was submitted before buffer %d was allocated", ErrUnordered, ev, b.id)
+		}
+		if !b.residual.LessEq(&evClock) {
+			return false, fmt.Errorf("%w: %v does not happen-after the fence of buffer %d", ErrUnordered, ev, b.id)
+		}
+	}
+	return done, nil
 }
 
 // UseBuffer is Use of the buffer's Whole view.

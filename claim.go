@@ -120,8 +120,9 @@ func (a *Allocator) Reserve(v *View) (*Reservation, error) {
 	return &Reservation{a: a, view: v, user: id}, nil
 }
 
-// Activate turns the reservation into a Use by the op behind ev. The buffer
-// may have been released since Reserve: the reservation kept its bytes.
+// Activate turns the reservation into a Use by the op behind ev, with the
+// same ordering checks as Use. The buffer may have been released since
+// Reserve: the reservation kept its bytes.
 func (r *Reservation) Activate(ev sasync.Event, acc Access) error {
 	if acc == 0 || acc&^ReadWrite != 0 {
 		return fmt.Errorf("%w: %d", ErrInvalidAccess, acc)
@@ -132,10 +133,11 @@ func (r *Reservation) Activate(ev sasync.Event, acc Access) error {
 	if r.done {
 		return fmt.Errorf("%w: reservation", ErrFinished)
 	}
-	if _, err := a.tl.EventClock(ev); err != nil {
+	done, err := a.checkOrder(r.view.buf, ev)
+	if err != nil {
 		return err
 	}
-	if !a.tl.Completed(ev) {
+	if !done {
 		cover, _, _ := r.view.coverLocked()
 		if _, err := a.idx.AddUser(ev, false, cover.Runs()); err != nil {
 			return err
