@@ -1,0 +1,239 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/trace"
+)
+
+// FitFirstFit is the Fit column of the FirstFit baseline's rows.
+const FitFirstFit = "first-fit"
+
+// MatrixOptions selects what RunMatrix runs. The zero value runs the full
+// settings of every workload under all five policies, with both arena fit
+// strategies and the FirstFit baseline.
+type MatrixOptions struct {
+	// Quick selects the small workload settings (tests, CI).
+	Quick bool
+	// Workloads names the workloads to run (nil: all, in order).
+	Workloads []string
+	// Policies to run (nil: subarena.Policies()).
+	Policies []subarena.Policy
+	// Fits are the arena strategies (nil: arena.FitFast and arena.FitLean).
+	Fits []arena.Fit
+	// NoFirstFit leaves out the FirstFit baseline rows.
+	NoFirstFit bool
+	// CheckAll runs the plan checker on every cell, not only on the
+	// ir-order cells (an expensive self-test: safe policies must show no
+	// violation).
+	CheckAll bool
+	// Progress, when set, is called after each cell with the number of
+	// cells done and the total.
+	Progress func(done, total int)
+}
+
+// Cell is one measurement: a workload replayed under one policy with one
+// fit strategy (or placed by the FirstFit baseline).
+type Cell struct {
+	Workload string `json:"workload"`
+	Policy   string `json:"policy"`
+	// Fit is the arena's strategy ("fast", "lean") or FitFirstFit.
+	Fit string `json:"fit"`
+	// HWM is the arena size the run needed; LiveLB the lower bound no safe
+	// allocator beats on the same schedule; Overhead = HWM/LiveLB − 1.
+	HWM      int64   `json:"hwm"`
+	LiveLB   int64   `json:"live_lb"`
+	Overhead float64 `json:"overhead"`
+	// Fragmentation is the external fragmentation (1 − largest free /
+	// total free within [0, HWM)) right after the step that first reached
+	// HWM; NaN (null in JSON) when it could not be rebuilt exactly.
+	Fragmentation float64 `json:"fragmentation_at_peak"`
+	// PendingPeak is the most bytes pending users covered at once (0 for
+	// the baseline, which does not track users).
+	PendingPeak int64 `json:"pending_peak"`
+	// Allocs is the number of buffers placed; AllocsPerSec is Allocs over
+	// the wall time of the whole run (replay or placement, simulation and
+	// per-step statistics included).
+	Allocs       int     `json:"allocs"`
+	AllocsPerSec float64 `json:"allocs_per_sec"`
+	// Checked says the plan checker ran on this cell; Violations is what it
+	// found. Safe is the policy's claim (Policy.Safe) and, when checked,
+	// the checker's verdict as well.
+	Checked    bool `json:"checked"`
+	Violations int  `json:"violations"`
+	Safe       bool `json:"safe"`
+}
+
+// WorkloadInfo describes one workload of a matrix run.
+type WorkloadInfo struct {
+	Name    string `json:"name"`
+	Summary string `json:"summary"`
+	Steps   int    `json:"steps"`
+	Buffers int    `json:"buffers"`
+	Ops     int    `json:"ops"`
+}
+
+// Matrix is the result of RunMatrix.
+type Matrix struct {
+	Quick     bool           `json:"quick"`
+	Workloads []WorkloadInfo `json:"workloads"`
+	Cells     []Cell         `json:"cells"`
+}
+
+// RunMatrix replays the built-in workloads under every selected policy and
+// fit strategy and measures each cell. It returns the first error of any
+// generator, replay or checker: the built-in workloads are valid, so an
+// error is a defect, not a result.
+func RunMatrix(opts MatrixOptions) (*Matrix, error) {
+	var ws []Workload
+	if opts.Workloads == nil {
+		ws = Workloads(opts.Quick)
+	} else {
+		for _, name := range opts.Workloads {
+			w, err := LookupWorkload(name, opts.Quick)
+			if err != nil {
+				return nil, err
+			}
+			ws = append(ws, w)
+		}
+	}
+	policies := opts.Policies
+	if policies == nil {
+		policies = subarena.Policies()
+	}
+	for _, pol := range policies {
+		if !pol.Valid() {
+			return nil, fmt.Errorf("%w: policy %v", ErrInvalidWorkload, pol)
+		}
+	}
+	fits := opts.Fits
+	if fits == nil {
+		fits = []arena.Fit{arena.FitFast, arena.FitLean}
+	}
+	var ffPolicies []subarena.Policy
+	if !opts.NoFirstFit {
+		for _, pol := range policies {
+			if pol == subarena.IROrder || pol == subarena.WholeAfterUsers {
+				ffPolicies = append(ffPolicies, pol)
+			}
+		}
+	}
+	total := len(ws) * (len(policies)*len(fits) + len(ffPolicies))
+	m := &Matrix{Quick: opts.Quick}
+	done := 0
+	tick := func() {
+		done++
+		if opts.Progress != nil {
+			opts.Progress(done, total)
+		}
+	}
+	for _, w := range ws {
+		t, err := w.Build()
+		if err != nil {
+			return nil, err
+		}
+		p, err := t.Resolve()
+		if err != nil {
+			return nil, fmt.Errorf("bench: workload %s: %w", w.Name, err)
+		}
+		m.Workloads = append(m.Workloads, WorkloadInfo{Name: w.Name, Summary: w.Summary, Steps: len(t.Steps),
+			Buffers: p.NumAllocs(), Ops: len(p.Ops)})
+		var liveLB int64
+		for _, pol := range policies {
+			for _, fit := range fits {
+				c, err := replayCell(w.Name, p, pol, fit, opts.CheckAll || pol == subarena.IROrder)
+				if err != nil {
+					return nil, err
+				}
+				liveLB = max(liveLB, c.LiveLB)
+				m.Cells = append(m.Cells, c)
+				tick()
+			}
+		}
+		for _, pol := range ffPolicies {
+			c, err := firstFitCell(w.Name, p, pol, liveLB)
+			if err != nil {
+				return nil, err
+			}
+			m.Cells = append(m.Cells, c)
+			tick()
+		}
+	}
+	return m, nil
+}
+
+// replayCell replays p under one policy and fit and measures it.
+func replayCell(workload string, p *trace.Program, pol subarena.Policy, fit arena.Fit, check bool) (Cell, error) {
+	start := time.Now()
+	res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol, Fit: fit})
+	if err != nil {
+		return Cell{}, fmt.Errorf("bench: %s under %v/%v: %w", workload, pol, fit, err)
+	}
+	elapsed := time.Since(start)
+	frag, _, err := PeakFragmentation(p, res)
+	if err != nil {
+		return Cell{}, fmt.Errorf("bench: %s under %v/%v: %w", workload, pol, fit, err)
+	}
+	c := Cell{Workload: workload, Policy: pol.String(), Fit: fitName(fit), HWM: res.HWM, LiveLB: res.LiveLB,
+		Overhead: res.Overhead, Fragmentation: frag, PendingPeak: res.PendingPeak, Allocs: res.Buffers,
+		AllocsPerSec: perSecond(res.Buffers, elapsed), Safe: pol.Safe()}
+	if check {
+		rep, err := trace.Check(p, res.Plan)
+		if err != nil {
+			return Cell{}, fmt.Errorf("bench: checking %s under %v/%v: %w", workload, pol, fit, err)
+		}
+		c.Checked, c.Violations = true, len(rep.Violations)
+		c.Safe = c.Safe && rep.Safe
+	}
+	return c, nil
+}
+
+// firstFitCell places p with the FirstFit baseline under pol's lifetimes
+// and checks the plan.
+func firstFitCell(workload string, p *trace.Program, pol subarena.Policy, liveLB int64) (Cell, error) {
+	start := time.Now()
+	ff, err := FirstFitPlan(p, pol)
+	if err != nil {
+		return Cell{}, err
+	}
+	elapsed := time.Since(start)
+	rep, err := trace.Check(p, ff.Plan)
+	if err != nil {
+		return Cell{}, fmt.Errorf("bench: checking %s first-fit/%v: %w", workload, pol, err)
+	}
+	c := Cell{Workload: workload, Policy: pol.String(), Fit: FitFirstFit, HWM: ff.HWM, LiveLB: liveLB,
+		Fragmentation: ff.Fragmentation, Allocs: ff.Allocs, AllocsPerSec: perSecond(ff.Allocs, elapsed),
+		Checked: true, Violations: len(rep.Violations), Safe: rep.Safe}
+	if liveLB > 0 {
+		c.Overhead = float64(ff.HWM)/float64(liveLB) - 1
+	}
+	return c, nil
+}
+
+func fitName(f arena.Fit) string {
+	if f == arena.FitDefault {
+		return "default"
+	}
+	return f.String()
+}
+
+func perSecond(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return math.Inf(1)
+	}
+	return float64(n) / d.Seconds()
+}
+
+// Find returns the cell of workload, policy and fit, if the matrix has it.
+func (m *Matrix) Find(workload, policy, fit string) (Cell, bool) {
+	for _, c := range m.Cells {
+		if c.Workload == workload && c.Policy == policy && c.Fit == fit {
+			return c, true
+		}
+	}
+	return Cell{}, false
+}

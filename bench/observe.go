@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/trace"
+)
+
+// timeline is what the host of a replay knows, step by step: when each
+// op was submitted, when the host observes its completion, and which ops
+// use each buffer. trace.Replay delivers a completion to the Allocator
+// only when the host observes it — at a sync on that op or on an op it
+// happens-before — or at the end of the trace; observed[k] is the step of
+// that sync, or len(steps) when only the end observes it.
+type timeline struct {
+	p        *trace.Program
+	observed []int
+	usesOf   [][]bufUse // per buffer
+}
+
+// bufUse is one op using a buffer through one name.
+type bufUse struct {
+	op  int
+	ref trace.Ref
+}
+
+func newTimeline(p *trace.Program) (*timeline, error) {
+	order, err := trace.NewOrder(p)
+	if err != nil {
+		return nil, err
+	}
+	tl := &timeline{p: p, observed: make([]int, len(p.Ops)), usesOf: make([][]bufUse, len(p.Buffers))}
+	for k := range tl.observed {
+		tl.observed[k] = len(p.Trace.Steps)
+	}
+	// Ops not yet observed, in submission order; a sync observes a prefix
+	// of nothing in particular, so scan them all (syncs are few).
+	var open []int
+	for i, s := range p.Trace.Steps {
+		switch s.Kind {
+		case trace.KindOp:
+			open = append(open, p.StepIndex[i])
+		case trace.KindSync:
+			j := p.StepIndex[i]
+			kept := open[:0]
+			for _, k := range open {
+				if k == j || order.HappensBefore(k, j) {
+					tl.observed[k] = i
+				} else {
+					kept = append(kept, k)
+				}
+			}
+			open = kept
+		}
+	}
+	for k := range p.Ops {
+		for _, u := range p.Ops[k].Uses {
+			if !p.Buffers[u.Ref.Buffer].External {
+				tl.usesOf[u.Ref.Buffer] = append(tl.usesOf[u.Ref.Buffer], bufUse{op: k, ref: u.Ref})
+			}
+		}
+	}
+	return tl, nil
+}
+
+// pendingAt reports whether op k has been submitted by step i and its
+// completion is not yet observed after step i.
+func (tl *timeline) pendingAt(k, i int) bool {
+	return tl.p.Ops[k].Step <= i && tl.observed[k] > i
+}
+
+// usersDoneStep returns the first step after which every op using buffer
+// b has been observed complete (-1 when no op uses it).
+func (tl *timeline) usersDoneStep(b int) int {
+	last := -1
+	for _, u := range tl.usesOf[b] {
+		last = max(last, tl.observed[u.op])
+	}
+	return last
+}
+
+// pendingCover returns the bytes of buffer b (buffer-relative) that ops
+// pending after step i use.
+func (tl *timeline) pendingCover(b, i int) ranges.Set {
+	var s ranges.Set
+	for _, u := range tl.usesOf[b] {
+		if tl.pendingAt(u.op, i) {
+			fp, _ := tl.p.Footprint(u.ref)
+			s.AddSet(&fp)
+		}
+	}
+	return s
+}
