@@ -116,7 +116,7 @@ func run(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "generated tokens: %v\n\n", ref.Tokens[cfg.Prompt:])
 
 	tw := tabwriter.NewWriter(out, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tresult\tarena HWM\tHWM/reference\tpeak in use\tallocs\tno-reuse bytes\twaits\ttime\t")
+	fmt.Fprintln(tw, "policy\tresult\tarena HWM\tHWM/reference\tpeak in use\tallocs\tno-reuse bytes\tstalls\ttime\t")
 	differs := false
 	var mismatches []string
 	for _, p := range policies {
@@ -135,7 +135,7 @@ func run(args []string, out io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%v\t%s\t%s\t%.1f%%\t%s\t%d\t%s\t%d\t%v\t\n", p, verdict, bytes(st.HighWater),
 			100*float64(st.HighWater)/float64(rst.TotalBytes), bytes(st.PeakInUse), st.Allocs, bytes(st.AllocBytes),
-			st.NoSpaceWaits, time.Since(start).Round(time.Millisecond))
+			st.Stalls, time.Since(start).Round(time.Millisecond))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

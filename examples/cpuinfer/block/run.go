@@ -46,9 +46,9 @@ type RunStats struct {
 	Allocs     int
 	AllocBytes int64
 	Ops        int // ops submitted to the three engines
-	// NoSpaceWaits counts the times an allocation did not fit and the host
-	// waited for work to complete before retrying.
-	NoSpaceWaits int
+	// Stalls counts the allocations that did not fit at first: the host
+	// waited for the engines to complete work and retried.
+	Stalls int
 }
 
 // Engine names on the run's Timeline.
@@ -80,6 +80,16 @@ type runner struct {
 	gate     chan struct{} // closed when the held consumer may run; nil if not held
 	gateOpen bool
 	st       RunStats
+	hooks    hooks
+}
+
+// hooks let tests slow engines down deterministically.
+type hooks struct {
+	// beforeOp runs on the engine's goroutine before each op of engine.
+	beforeOp func(engine sasync.EngineID)
+	// stalled runs on the host when an allocation does not fit, before it
+	// waits, and once more when every op has been submitted.
+	stalled func()
 }
 
 // Run runs the model on three goroutine engines of a sync.Executor with
@@ -88,6 +98,10 @@ type runner struct {
 // safe policy the Result is bit-identical to Reference's; under IROrder it
 // need not be.
 func Run(w *Weights, opt Options) (*Result, RunStats, error) {
+	return run(w, opt, hooks{})
+}
+
+func run(w *Weights, opt Options, hk hooks) (*Result, RunStats, error) {
 	c := w.Config
 	if err := c.Validate(); err != nil {
 		return nil, RunStats{}, err
@@ -108,7 +122,7 @@ func Run(w *Weights, opt Options) (*Result, RunStats, error) {
 		opt.Capacity = c.NoReuseBytes(opt.Granule)
 	}
 	opt.Capacity = (opt.Capacity + opt.Granule - 1) &^ (opt.Granule - 1)
-	r := &runner{w: w, c: c, opt: opt, tl: sasync.NewTimeline(), res: newResult(c)}
+	r := &runner{w: w, c: c, opt: opt, tl: sasync.NewTimeline(), res: newResult(c), hooks: hk}
 	r.st.Policy, r.st.Capacity = opt.Policy, opt.Capacity
 	var err error
 	if r.compute, err = r.tl.AddEngine(EngineCompute, sasync.Compute); err != nil {
@@ -146,6 +160,9 @@ func Run(w *Weights, opt Options) (*Result, RunStats, error) {
 	r.x = sasync.NewExecutor(r.tl)
 	r.x.Start(context.Background())
 	err = r.program()
+	if r.hooks.stalled != nil {
+		r.hooks.stalled()
+	}
 	if err == nil && r.gate != nil {
 		err = r.release()
 	}
@@ -223,7 +240,13 @@ type use struct {
 // touches under its event — submit first, then Use: the Allocator accepts
 // an event that has already completed.
 func (r *runner) submit(e sasync.EngineID, waits []sasync.Event, fn func() error, uses ...use) (sasync.Event, error) {
-	ev, err := r.x.Submit(e, waits, func(context.Context) error { return fn() })
+	before := r.hooks.beforeOp
+	ev, err := r.x.Submit(e, waits, func(context.Context) error {
+		if before != nil {
+			before(e)
+		}
+		return fn()
+	})
 	if err != nil {
 		return ev, err
 	}
@@ -260,7 +283,7 @@ func (r *runner) check() error {
 func (r *runner) alloc(e sasync.EngineID, elems int) (*subarena.Buffer, error) {
 	size := int64(elems) * 4
 	idle := 0
-	for {
+	for attempt := 0; ; attempt++ {
 		pt, err := r.tl.Point(e)
 		if err != nil {
 			return nil, err
@@ -274,6 +297,12 @@ func (r *runner) alloc(e sasync.EngineID, elems int) (*subarena.Buffer, error) {
 		var ns *subarena.NoSpaceError
 		if !errors.As(err, &ns) {
 			return nil, err
+		}
+		if attempt == 0 {
+			r.st.Stalls++
+		}
+		if r.hooks.stalled != nil {
+			r.hooks.stalled()
 		}
 		progress, werr := r.waitForSpace(ns, &idle)
 		if werr != nil {
@@ -290,7 +319,6 @@ func (r *runner) alloc(e sasync.EngineID, elems int) (*subarena.Buffer, error) {
 // when there is nothing left to wait for (the live set does not fit).
 func (r *runner) waitForSpace(ns *subarena.NoSpaceError, idle *int) (bool, error) {
 	if ns.HasWait && !r.tl.Completed(ns.Wait) && r.waitable(ns.Wait.Engine) {
-		r.st.NoSpaceWaits++
 		return true, r.x.Wait(ns.Wait)
 	}
 	waited := false
@@ -299,7 +327,6 @@ func (r *runner) waitForSpace(ns *subarena.NoSpaceError, idle *int) (bool, error
 		if last.IsZero() || r.tl.Completed(last) || !r.waitable(e) {
 			continue
 		}
-		r.st.NoSpaceWaits++
 		if err := r.x.Wait(last); err != nil {
 			return false, err
 		}

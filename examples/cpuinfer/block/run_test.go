@@ -35,10 +35,9 @@ func safePolicies() []subarena.Policy {
 }
 
 // TestRunMatchesReference is the example's claim: under every safe policy,
-// greedy and forced, in a roomy arena and in one tight enough that the host
-// must wait for engines to free bytes, the arena run is bit-identical to
-// the per-tensor reference, the Allocator's invariants hold after every
-// call, and the run leaves the Allocator empty.
+// greedy and forced, the arena run is bit-identical to the per-tensor
+// reference, the Allocator's invariants hold after every call, the run
+// allocates exactly Config.NoReuseBytes and leaves the Allocator empty.
 func TestRunMatchesReference(t *testing.T) {
 	for _, forced := range []bool{false, true} {
 		w := tiny(t, forced)
@@ -47,39 +46,77 @@ func TestRunMatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		noReuse := w.Config.NoReuseBytes(256)
-		tightWaits := 0
 		for _, p := range safePolicies() {
-			for _, capacity := range []int64{0, tight} {
-				res, st, err := Run(w, Options{Policy: p, Capacity: capacity, Check: true})
-				if err != nil {
-					t.Fatalf("forced=%v %v capacity %d: %v", forced, p, capacity, err)
-				}
-				if err := Compare(res, ref); err != nil {
-					t.Fatalf("forced=%v %v capacity %d: %v", forced, p, capacity, err)
-				}
-				if st.AllocBytes != noReuse {
-					t.Fatalf("%v: allocated %d bytes, NoReuseBytes says %d", p, st.AllocBytes, noReuse)
-				}
-				if st.HighWater <= 0 || st.HighWater > st.Capacity || st.PeakInUse > st.HighWater {
-					t.Fatalf("%v: figures %+v", p, st)
-				}
-				if capacity == tight {
-					tightWaits += st.NoSpaceWaits
-				}
-				t.Logf("forced=%v %-20v capacity %6d: HWM %6d (reference %d), waits %d", forced, p, st.Capacity, st.HighWater, rst.TotalBytes, st.NoSpaceWaits)
+			res, st, err := Run(w, Options{Policy: p, Check: true})
+			if err != nil {
+				t.Fatalf("forced=%v %v: %v", forced, p, err)
 			}
-		}
-		// The host submits a whole step in microseconds and the engines take
-		// far longer to run it: in the tight arena it must have waited.
-		if tightWaits == 0 {
-			t.Fatalf("forced=%v: no allocation waited in a %d-byte arena", forced, tight)
+			if err := Compare(res, ref); err != nil {
+				t.Fatalf("forced=%v %v: %v", forced, p, err)
+			}
+			if st.AllocBytes != noReuse || st.Capacity != noReuse {
+				t.Fatalf("%v: allocated %d bytes of %d, NoReuseBytes says %d", p, st.AllocBytes, st.Capacity, noReuse)
+			}
+			if st.HighWater <= 0 || st.HighWater > st.Capacity || st.PeakInUse > st.HighWater {
+				t.Fatalf("%v: figures %+v", p, st)
+			}
+			t.Logf("forced=%v %-20v HWM %6d of %6d (reference %d)", forced, p, st.HighWater, st.Capacity, rst.TotalBytes)
 		}
 	}
 }
 
-// tight is an arena in which the tiny model runs only if the host waits
-// for engines to free bytes: a roomy run's high-water mark is 10-20 KiB,
-// and the prefill's gate/up buffer alone is 6 KiB.
+// TestRunWaitsForSpace: in an arena smaller than what the run allocates,
+// with the compute engine stalled until the host first finds no space, the
+// host must wait for the work the Allocator names and retry — and the
+// result is still bit-identical. Under the after-users policies nothing
+// can return while compute is stalled (every other engine waits for it), so
+// some allocation certainly stalls; under the fenced policies it may instead reuse
+// compute's bytes in compute order.
+func TestRunWaitsForSpace(t *testing.T) {
+	for _, forced := range []bool{false, true} {
+		w := tiny(t, forced)
+		ref, _, err := Reference(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range safePolicies() {
+			gate := make(chan struct{})
+			open := false
+			hk := hooks{
+				beforeOp: func(e sasync.EngineID) {
+					if e == 0 { // compute, the first engine
+						<-gate
+					}
+				},
+				stalled: func() {
+					if !open {
+						open = true
+						close(gate)
+					}
+				},
+			}
+			res, st, err := run(w, Options{Policy: p, Capacity: tight, Check: true}, hk)
+			if err != nil {
+				t.Fatalf("forced=%v %v: %v", forced, p, err)
+			}
+			if err := Compare(res, ref); err != nil {
+				t.Fatalf("forced=%v %v: %v", forced, p, err)
+			}
+			fenced := p == subarena.SubrangeFenced || p == subarena.WholeFenced
+			if st.Stalls == 0 && !fenced {
+				t.Fatalf("forced=%v %v: no allocation stalled in a %d-byte arena with compute stalled", forced, p, tight)
+			}
+			if st.HighWater > tight {
+				t.Fatalf("%v: high-water mark %d beyond the arena", p, st.HighWater)
+			}
+			t.Logf("forced=%v %-20v HWM %6d of %6d, stalls %d", forced, p, st.HighWater, st.Capacity, st.Stalls)
+		}
+	}
+}
+
+// tight is an arena smaller than a tiny run's prefill alone needs without
+// reuse (about 20 KiB), in which a roomy run's 10-20 KiB high-water mark
+// does not always fit either.
 const tight = 16 << 10
 
 // TestIROrderWrongWithSlowConsumer: under ir-order a logits buffer goes
