@@ -81,6 +81,7 @@ type Allocator struct {
 	// safeFn's arguments, set under mu before each Take.
 	safePoint     sasync.Clock
 	safeCompleted sasync.Clock
+	lent          []ranges.Range // held runs lent to the arena during place
 
 	internalErr error // first failure of the arena to take bytes back
 	unsubscribe func()
@@ -129,9 +130,7 @@ func (a *Allocator) Granule() int64 { return a.cfg.Granule }
 // callback). A failure means the Allocator's own bookkeeping is broken; it
 // is recorded for CheckInvariants rather than silently dropped.
 func (a *Allocator) giveBack(r ranges.Range) {
-	if err := a.ar.Free(r.Lo, r.Len()); err != nil && a.internalErr == nil {
-		a.internalErr = fmt.Errorf("subarena: returning %v to the arena: %w", r, err)
-	}
+	a.checkArena(a.ar.Free(r.Lo, r.Len()))
 }
 
 func (a *Allocator) safeForPoint(ev sasync.Event) bool {
@@ -161,20 +160,16 @@ func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
 	defer a.mu.Unlock()
 	b := &Buffer{a: a}
 	completed := a.tl.CompletedClock()
-	if w, fence, ok := a.takeFenced(size, &at, &completed); ok {
-		b.off, b.span = w.Lo, w.Len()
-		for e := range fence {
-			if fence[e] > completed[e] {
-				b.residual[e] = fence[e]
-				b.hasResidual = true
-			}
+	blk, fence, err := a.place(size, &at, &completed)
+	if err != nil {
+		return nil, a.noSpace(size, err)
+	}
+	b.off, b.span = blk.Offset, blk.Size
+	for e := range fence {
+		if fence[e] > completed[e] {
+			b.residual[e] = fence[e]
+			b.hasResidual = true
 		}
-	} else {
-		blk, err := a.ar.Alloc(size)
-		if err != nil {
-			return nil, a.noSpace(size, err)
-		}
-		b.off, b.span = blk.Offset, blk.Size
 	}
 	b.size = size
 	if b.hasResidual {
@@ -186,12 +181,58 @@ func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
 	return b, nil
 }
 
-func (a *Allocator) takeFenced(size int64, at *sasync.Point, completed *sasync.Clock) (ranges.Range, sasync.Clock, bool) {
-	if !a.idx.Mode().Fenced {
-		return ranges.Range{}, sasync.Clock{}, false
+// place chooses the bytes of a new buffer. Under the fenced policies the
+// held runs safe for the point are lent to the arena for this one decision:
+// freed, so that the arena's fit chooses over clean and safe held space as
+// one (a held run and the clean run beside it coalesce), then whatever the
+// block did not use is taken back with AllocAt. The part of the block that
+// came from held bytes leaves the held set; its fence is returned.
+func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock) (arena.Block, sasync.Clock, error) {
+	var fence sasync.Clock
+	a.lent = a.lent[:0]
+	if a.idx.Mode().Fenced {
+		a.safePoint, a.safeCompleted = at.Clock, *completed
+		a.lent = a.idx.SafeRuns(a.lent, a.safeFn)
 	}
-	a.safePoint, a.safeCompleted = at.Clock, *completed
-	return a.idx.Take(size, a.safeFn, a.freeFn)
+	for _, r := range a.lent {
+		a.checkArena(a.ar.Free(r.Lo, r.Len()))
+	}
+	blk, err := a.ar.Alloc(size)
+	if len(a.lent) == 0 {
+		return blk, fence, err
+	}
+	got := ranges.Range{Lo: blk.Offset, Hi: blk.End()}
+	for _, r := range a.lent {
+		if err != nil {
+			a.checkArena(a.ar.AllocAt(r.Lo, r.Len()))
+			continue
+		}
+		if left := (ranges.Range{Lo: r.Lo, Hi: min(r.Hi, got.Lo)}); !left.Empty() {
+			a.checkArena(a.ar.AllocAt(left.Lo, left.Len()))
+		}
+		if right := (ranges.Range{Lo: max(r.Lo, got.Hi), Hi: r.Hi}); !right.Empty() {
+			a.checkArena(a.ar.AllocAt(right.Lo, right.Len()))
+		}
+	}
+	if err != nil {
+		return blk, fence, err
+	}
+	for _, r := range a.lent {
+		if in := r.Intersect(got); !in.Empty() {
+			f, terr := a.idx.TakeRange(in, a.freeFn)
+			a.checkArena(terr)
+			fence.Join(&f)
+		}
+	}
+	return blk, fence, nil
+}
+
+// checkArena records the first failure of the Allocator's own bookkeeping
+// with the arena or the index (CheckInvariants reports it).
+func (a *Allocator) checkArena(err error) {
+	if err != nil && a.internalErr == nil {
+		a.internalErr = fmt.Errorf("subarena: internal: %w", err)
+	}
 }
 
 // adopt gives b an id and the bytes r, and links it into the live list.
