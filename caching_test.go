@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/subarena/subarena"
@@ -602,18 +601,12 @@ func BenchmarkCachingMallocFree(b *testing.B) {
 	}
 }
 
-// TestReservationActivateOrdersLikeUse is a minimal reproduction of a gap in
-// Reservation.Activate, found while building Caching: Use refuses, with
-// ErrUnordered, an op on bytes taken fenced that is not ordered after their
-// previous owner's pending users; Activate of a reservation on the same
-// bytes accepts the very same op, which may then write while the previous
-// owner's reader still runs. It fails until Activate makes Use's ordering
-// checks, so it runs only with SUBARENA_KNOWN_GAPS=1 to keep the suite
-// green meanwhile.
+// TestReservationActivateOrdersLikeUse: Use refuses, with ErrUnordered, an
+// op on bytes taken fenced that is not ordered after their previous owner's
+// pending users; Activate of a reservation on the same bytes must refuse
+// the very same op, or it could write while the previous owner's reader
+// still runs. (Caching's deferred Free relies on Use's refusal.)
 func TestReservationActivateOrdersLikeUse(t *testing.T) {
-	if os.Getenv("SUBARENA_KNOWN_GAPS") == "" {
-		t.Skip("known gap in Reservation.Activate; set SUBARENA_KNOWN_GAPS=1 to run")
-	}
 	tl := sasync.NewTimeline()
 	ea, _ := tl.AddEngine("a", sasync.Compute)
 	eb, _ := tl.AddEngine("b", sasync.Compute)
