@@ -1,0 +1,167 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/bench"
+	"github.com/subarena/subarena/trace"
+)
+
+// progressDelay is how long a run goes before a progress bar appears.
+const progressDelay = 1500 * time.Millisecond
+
+func init() {
+	var (
+		quick, asJSON, noFirstFit, checkAll, noProgress bool
+		outDir, timelineWorkload, fitName               string
+		workloads, policies, fits                       []string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Run the built-in peak-vs-fragmentation matrix and draw it",
+		Long: `bench generates the built-in workloads (llama, llama-engines, batching, cnn-concat,
+random), replays each under every release policy with each arena fit strategy, places it
+with the first-fit baseline, and prints one row per cell: the high-water mark (HWM), the
+lower bound LiveLB, the overhead HWM/LiveLB - 1, the external fragmentation at the peak,
+the peak of pending bytes, allocations per second of the whole run, and safety (ir-order
+and first-fit plans are run through the checker; UNSAFE rows give its violation count).
+
+It writes DIR/bench.svg (peak and fragmentation per workload and policy) and
+DIR/timeline.svg (the memory timeline of one workload under subrange-fenced).
+No input is needed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts := bench.MatrixOptions{Quick: quick, Workloads: workloads, NoFirstFit: noFirstFit, CheckAll: checkAll}
+			for _, name := range policies {
+				p, err := subarena.ParsePolicy(name)
+				if err != nil {
+					return err
+				}
+				opts.Policies = append(opts.Policies, p)
+			}
+			for _, name := range fits {
+				f, err := arena.ParseFit(name)
+				if err != nil {
+					return err
+				}
+				opts.Fits = append(opts.Fits, f)
+			}
+			// Validate the timeline workload before the long run.
+			tw, err := bench.LookupWorkload(timelineWorkload, quick)
+			if err != nil {
+				return err
+			}
+			stop := startProgress(cmd.ErrOrStderr(), noProgress, &opts)
+			m, err := bench.RunMatrix(opts)
+			stop()
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				err = m.WriteJSON(out)
+			} else {
+				err = m.WriteTable(out)
+			}
+			if err != nil {
+				return err
+			}
+			if outDir == "" {
+				return nil
+			}
+			if err := os.MkdirAll(outDir, 0o755); err != nil {
+				return err
+			}
+			plotFit := fitName
+			if plotFit == "" {
+				plotFit = "lean"
+				if len(opts.Fits) > 0 {
+					plotFit = opts.Fits[0].String()
+				}
+			}
+			if err := writeFile(filepath.Join(outDir, "bench.svg"), func(w io.Writer) error {
+				return m.WritePeakSVG(w, plotFit)
+			}); err != nil {
+				return err
+			}
+			return writeTimelineSVG(filepath.Join(outDir, "timeline.svg"), tw)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&quick, "quick", false, "small workload settings (seconds; for CI)")
+	f.BoolVar(&asJSON, "json", false, "print the matrix as JSON instead of a table")
+	f.StringVarP(&outDir, "output", "o", ".", `directory for bench.svg and timeline.svg ("" writes none)`)
+	f.StringSliceVar(&workloads, "workload", nil, "workloads to run (default: all)")
+	f.StringSliceVar(&policies, "policy", nil, "policies to run (default: all): "+policyNames())
+	f.StringSliceVar(&fits, "fit", nil, "arena fit strategies (default: fast,lean)")
+	f.StringVar(&fitName, "plot-fit", "", "fit strategy whose cells bench.svg shows (default: lean, or the first --fit)")
+	f.StringVar(&timelineWorkload, "timeline", "llama-engines", "workload drawn in timeline.svg")
+	f.BoolVar(&noFirstFit, "no-first-fit", false, "leave out the first-fit baseline rows")
+	f.BoolVar(&checkAll, "check-all", false, "run the plan checker on every cell (slow; safe policies must show none)")
+	f.BoolVar(&noProgress, "no-progress", false, "never show a progress bar")
+	rootCmd.AddCommand(cmd)
+}
+
+// startProgress installs a progress callback that shows a bar on w once
+// the run has taken progressDelay, if w is a terminal; stop finishes it.
+func startProgress(w io.Writer, disabled bool, opts *bench.MatrixOptions) (stop func()) {
+	if disabled || !isTerminal(w) {
+		return func() {}
+	}
+	start := time.Now()
+	var bar *progressbar.ProgressBar
+	opts.Progress = func(done, total int) {
+		if bar == nil {
+			if time.Since(start) < progressDelay {
+				return
+			}
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("bench"),
+				progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish(),
+				progressbar.OptionSetWidth(30))
+		}
+		_ = bar.Set(done)
+	}
+	return func() {
+		if bar != nil {
+			_ = bar.Finish()
+		}
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeTimelineSVG replays workload w under subrange-fenced and draws it.
+func writeTimelineSVG(path string, w bench.Workload) error {
+	t, err := w.Build()
+	if err != nil {
+		return err
+	}
+	p, err := t.Resolve()
+	if err != nil {
+		return err
+	}
+	res, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.SubrangeFenced})
+	if err != nil {
+		return err
+	}
+	tl, err := bench.ReplayTimeline(p, res)
+	if err != nil {
+		return err
+	}
+	return writeFile(path, tl.WriteSVG)
+}
