@@ -112,7 +112,7 @@ type Campaign struct {
 	Limit      int
 	Eager      bool // exhaustive: RunOptions.EagerHost
 	Schedules  int
-	Workers    int               // goroutines (at least one)
+	Workers    int                // goroutines (at least one)
 	Progress   func(programs int) // called now and then with the programs done
 }
 

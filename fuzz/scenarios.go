@@ -40,10 +40,10 @@ func viewChain() *Builder {
 	b := NewBuilder("view-chain", 2, 128, 16)
 	a := b.Alloc(64, 0)
 	pa := b.Op(0, nil, W(b.Whole(a)))
-	region := b.Slice(b.Whole(a), 0, 16, 48, 1)   // B
-	c := b.Reshape(region, 4, 8)                  // C
-	d := b.Permute(c, 1, 0)                       // D
-	u := b.Alloc(32, 1)                           // U's output
+	region := b.Slice(b.Whole(a), 0, 16, 48, 1) // B
+	c := b.Reshape(region, 4, 8)                // C
+	d := b.Permute(c, 1, 0)                     // D
+	u := b.Alloc(32, 1)                         // U's output
 	b.Op(1, []int{pa}, R(d), W(b.Dense(u, 0, []int64{8, 4}, 1)))
 	b.Release(a)
 	e := b.Alloc(64, 0) // E: lands on A's bytes under IR order
