@@ -93,186 +93,189 @@ func FuzzArena(f *testing.F) {
 	f.Add([]byte{0x05, 40, 0, 8, 0, 0, 3, 0, 0, 20, 1, 0, 1, 0, 5, 2, 0, 0, 1, 1})
 	f.Add([]byte{0x0a, 0, 0, 30, 0, 0, 60, 0, 1, 0, 0, 0, 200, 0, 3, 1, 2})
 	f.Add([]byte{0x0e, 8, 0, 2, 0, 0, 2, 0, 0, 2, 0, 0, 2, 0, 4, 1, 1, 5, 0, 0})
-	f.Fuzz(func(t *testing.T, prog []byte) {
-		if len(prog) < 2 {
-			return
-		}
-		granule := []int64{16, 64, 256, 256}[prog[0]&3]
-		fit := []arena.Fit{arena.FitLean, arena.FitFast}[prog[0]>>2&1]
-		unbounded := prog[0]>>3&1 == 1
-		capG := int64(prog[1])
-		if !unbounded && capG == 0 {
-			capG = 1
-		}
-		var backing []byte
-		if !unbounded && prog[0]>>4&1 == 1 {
-			backing = make([]byte, capG*granule)
-		}
-		a, err := arena.New(arena.Config{Capacity: capG * granule, Granule: granule, Fit: fit, Unbounded: unbounded, Backing: backing})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := &arenaModel{used: make([]bool, capG)}
-		var live []arena.Block // blocks and pieces handed out and not yet freed
-		stamp := byte(1)
+	f.Fuzz(runArenaProgram)
+}
 
-		for i := 2; i+2 < len(prog); i += 3 {
-			op, x, y := prog[i]%6, int64(prog[i+1]), int64(prog[i+2])
-			before, stats := a.AppendFreeRegions(nil), a.Stats()
-			unchanged := func(what string) {
-				if !slices.Equal(a.AppendFreeRegions(nil), before) || a.Stats() != stats {
-					t.Fatalf("op %d: %s changed the arena", i, what)
+// runArenaProgram runs one FuzzArena program.
+func runArenaProgram(t *testing.T, prog []byte) {
+	if len(prog) < 2 {
+		return
+	}
+	granule := []int64{16, 64, 256, 256}[prog[0]&3]
+	fit := []arena.Fit{arena.FitLean, arena.FitFast}[prog[0]>>2&1]
+	unbounded := prog[0]>>3&1 == 1
+	capG := int64(prog[1])
+	if !unbounded && capG == 0 {
+		capG = 1
+	}
+	var backing []byte
+	if !unbounded && prog[0]>>4&1 == 1 {
+		backing = make([]byte, capG*granule)
+	}
+	a, err := arena.New(arena.Config{Capacity: capG * granule, Granule: granule, Fit: fit, Unbounded: unbounded, Backing: backing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &arenaModel{used: make([]bool, capG)}
+	var live []arena.Block // blocks and pieces handed out and not yet freed
+	stamp := byte(1)
+
+	for i := 2; i+2 < len(prog); i += 3 {
+		op, x, y := prog[i]%6, int64(prog[i+1]), int64(prog[i+2])
+		before, stats := a.AppendFreeRegions(nil), a.Stats()
+		unchanged := func(what string) {
+			if !slices.Equal(a.AppendFreeRegions(nil), before) || a.Stats() != stats {
+				t.Fatalf("op %d: %s changed the arena", i, what)
+			}
+		}
+		c := int64(len(m.used))
+		switch op {
+		case 0, 1: // alloc x+1 granules, less up to a granule in bytes
+			n := x%64 + 1
+			size := n*granule - y%granule
+			fits := m.largest() >= n
+			b, err := a.Alloc(size)
+			if err != nil {
+				if !errors.Is(err, arena.ErrNoSpace) || fits || unbounded {
+					t.Fatalf("op %d: Alloc(%d) with largest free %d granules: %v", i, size, m.largest(), err)
+				}
+				unchanged("failed Alloc")
+				break
+			}
+			lo, hi := b.Offset/granule, b.End()/granule
+			if b.Size != n*granule || b.Offset%granule != 0 || lo < 0 {
+				t.Fatalf("op %d: Alloc(%d) = %+v", i, size, b)
+			}
+			if !fits {
+				if !unbounded {
+					t.Fatalf("op %d: Alloc fitted where nothing fits", i)
+				}
+				m.used = append(m.used, make([]bool, hi-c)...)
+			}
+			if hi > int64(len(m.used)) || !m.all(lo, hi, false) {
+				t.Fatalf("op %d: Alloc gave %+v over used or missing granules", i, b)
+			}
+			for g := lo; g < hi; g++ {
+				m.used[g] = true
+			}
+			m.high = max(m.high, hi)
+			m.peak = max(m.peak, m.inUse())
+			if buf := a.Bytes(b); buf != nil {
+				for k := range buf {
+					buf[k] = stamp
 				}
 			}
-			c := int64(len(m.used))
-			switch op {
-			case 0, 1: // alloc x+1 granules, less up to a granule in bytes
-				n := x%64 + 1
-				size := n*granule - y%granule
-				fits := m.largest() >= n
-				b, err := a.Alloc(size)
+			stamp = stamp%250 + 1
+			live = append(live, b)
+		case 2, 3: // free a live block, whole (y even) or a piece
+			if len(live) == 0 {
+				break
+			}
+			k := int(x) % len(live)
+			b := live[k]
+			if buf := a.Bytes(b); buf != nil {
+				for _, v := range buf {
+					if v != buf[0] {
+						t.Fatalf("op %d: block %+v was overwritten", i, b)
+					}
+				}
+			}
+			lo, hi := b.Offset/granule, b.End()/granule
+			plo, phi := lo, hi
+			if y&1 == 1 && hi-lo > 1 {
+				plo = lo + (y>>1)%(hi-lo)
+				phi = plo + 1 + (y>>3)%(hi-plo)
+			}
+			if err := a.Free(plo*granule, (phi-plo)*granule); err != nil {
+				t.Fatalf("op %d: Free of live piece [%d, %d) of [%d, %d): %v", i, plo, phi, lo, hi, err)
+			}
+			for g := plo; g < phi; g++ {
+				m.used[g] = false
+			}
+			live = slices.Delete(live, k, k+1)
+			if plo > lo {
+				live = append(live, arena.Block{Offset: lo * granule, Size: (plo - lo) * granule})
+			}
+			if phi < hi {
+				live = append(live, arena.Block{Offset: phi * granule, Size: (hi - phi) * granule})
+			}
+		case 4: // free an arbitrary range: succeeds exactly when all of it is allocated
+			if c == 0 {
+				break
+			}
+			lo := x % c
+			hi := lo + 1 + y%(c-lo)
+			err := a.Free(lo*granule, (hi-lo)*granule)
+			if m.all(lo, hi, true) {
 				if err != nil {
-					if !errors.Is(err, arena.ErrNoSpace) || fits || unbounded {
-						t.Fatalf("op %d: Alloc(%d) with largest free %d granules: %v", i, size, m.largest(), err)
-					}
-					unchanged("failed Alloc")
-					break
-				}
-				lo, hi := b.Offset/granule, b.End()/granule
-				if b.Size != n*granule || b.Offset%granule != 0 || lo < 0 {
-					t.Fatalf("op %d: Alloc(%d) = %+v", i, size, b)
-				}
-				if !fits {
-					if !unbounded {
-						t.Fatalf("op %d: Alloc fitted where nothing fits", i)
-					}
-					m.used = append(m.used, make([]bool, hi-c)...)
-				}
-				if hi > int64(len(m.used)) || !m.all(lo, hi, false) {
-					t.Fatalf("op %d: Alloc gave %+v over used or missing granules", i, b)
+					t.Fatalf("op %d: Free of allocated [%d, %d): %v", i, lo, hi, err)
 				}
 				for g := lo; g < hi; g++ {
-					m.used[g] = true
-				}
-				m.high = max(m.high, hi)
-				m.peak = max(m.peak, m.inUse())
-				if buf := a.Bytes(b); buf != nil {
-					for k := range buf {
-						buf[k] = stamp
-					}
-				}
-				stamp = stamp%250 + 1
-				live = append(live, b)
-			case 2, 3: // free a live block, whole (y even) or a piece
-				if len(live) == 0 {
-					break
-				}
-				k := int(x) % len(live)
-				b := live[k]
-				if buf := a.Bytes(b); buf != nil {
-					for _, v := range buf {
-						if v != buf[0] {
-							t.Fatalf("op %d: block %+v was overwritten", i, b)
-						}
-					}
-				}
-				lo, hi := b.Offset/granule, b.End()/granule
-				plo, phi := lo, hi
-				if y&1 == 1 && hi-lo > 1 {
-					plo = lo + (y>>1)%(hi-lo)
-					phi = plo + 1 + (y>>3)%(hi-plo)
-				}
-				if err := a.Free(plo*granule, (phi-plo)*granule); err != nil {
-					t.Fatalf("op %d: Free of live piece [%d, %d) of [%d, %d): %v", i, plo, phi, lo, hi, err)
-				}
-				for g := plo; g < phi; g++ {
 					m.used[g] = false
 				}
-				live = slices.Delete(live, k, k+1)
-				if plo > lo {
-					live = append(live, arena.Block{Offset: lo * granule, Size: (plo - lo) * granule})
+				live = cut(live, lo*granule, hi*granule)
+			} else {
+				if !errors.Is(err, arena.ErrNotAllocated) {
+					t.Fatalf("op %d: Free of partly free [%d, %d): %v", i, lo, hi, err)
 				}
-				if phi < hi {
-					live = append(live, arena.Block{Offset: phi * granule, Size: (hi - phi) * granule})
+				unchanged("refused Free")
+			}
+		case 5: // bad calls and queries
+			off := (x - 8) * granule / 4
+			size := (y - 8) * granule / 4
+			err := a.Free(off, size)
+			switch {
+			case size <= 0:
+				if !errors.Is(err, arena.ErrInvalidSize) {
+					t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
 				}
-			case 4: // free an arbitrary range: succeeds exactly when all of it is allocated
-				if c == 0 {
-					break
+			case off%granule != 0 || size%granule != 0:
+				if !errors.Is(err, arena.ErrMisaligned) {
+					t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
 				}
-				lo := x % c
-				hi := lo + 1 + y%(c-lo)
-				err := a.Free(lo*granule, (hi-lo)*granule)
+			case off < 0 || off+size > c*granule:
+				if !errors.Is(err, arena.ErrOutOfRange) {
+					t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
+				}
+			default:
+				lo, hi := off/granule, (off+size)/granule
 				if m.all(lo, hi, true) {
 					if err != nil {
-						t.Fatalf("op %d: Free of allocated [%d, %d): %v", i, lo, hi, err)
+						t.Fatalf("op %d: Free(%d, %d): %v", i, off, size, err)
 					}
 					for g := lo; g < hi; g++ {
 						m.used[g] = false
 					}
-					live = cut(live, lo*granule, hi*granule)
-				} else {
-					if !errors.Is(err, arena.ErrNotAllocated) {
-						t.Fatalf("op %d: Free of partly free [%d, %d): %v", i, lo, hi, err)
-					}
-					unchanged("refused Free")
-				}
-			case 5: // bad calls and queries
-				off := (x - 8) * granule / 4
-				size := (y - 8) * granule / 4
-				err := a.Free(off, size)
-				switch {
-				case size <= 0:
-					if !errors.Is(err, arena.ErrInvalidSize) {
-						t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
-					}
-				case off%granule != 0 || size%granule != 0:
-					if !errors.Is(err, arena.ErrMisaligned) {
-						t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
-					}
-				case off < 0 || off+size > c*granule:
-					if !errors.Is(err, arena.ErrOutOfRange) {
-						t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
-					}
-				default:
-					lo, hi := off/granule, (off+size)/granule
-					if m.all(lo, hi, true) {
-						if err != nil {
-							t.Fatalf("op %d: Free(%d, %d): %v", i, off, size, err)
-						}
-						for g := lo; g < hi; g++ {
-							m.used[g] = false
-						}
-						live = cut(live, off, off+size)
-					} else if !errors.Is(err, arena.ErrNotAllocated) {
-						t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
-					}
-				}
-				if err != nil {
-					unchanged("bad Free")
-				}
-				if c > 0 {
-					qo := x * granule / 3 % (c * granule)
-					qs := 1 + y%(c*granule-qo)
-					want := m.all(qo/granule, (qo+qs+granule-1)/granule, true)
-					if got := a.IsAllocated(qo, qs); got != want {
-						t.Fatalf("op %d: IsAllocated(%d, %d) = %v, want %v", i, qo, qs, got, want)
-					}
+					live = cut(live, off, off+size)
+				} else if !errors.Is(err, arena.ErrNotAllocated) {
+					t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
 				}
 			}
-			if err := m.compare(a); err != nil {
-				t.Fatalf("op %d (%d %d %d): %v", i, op, x, y, err)
+			if err != nil {
+				unchanged("bad Free")
+			}
+			if c > 0 {
+				qo := x * granule / 3 % (c * granule)
+				qs := 1 + y%(c*granule-qo)
+				want := m.all(qo/granule, (qo+qs+granule-1)/granule, true)
+				if got := a.IsAllocated(qo, qs); got != want {
+					t.Fatalf("op %d: IsAllocated(%d, %d) = %v, want %v", i, qo, qs, got, want)
+				}
 			}
 		}
-		a.Reset()
-		if !unbounded {
-			if s := a.Stats(); s.Free != capG*granule || s.FreeRegions != 1 {
-				t.Fatalf("after Reset: %+v", s)
-			}
+		if err := m.compare(a); err != nil {
+			t.Fatalf("op %d (%d %d %d): %v", i, op, x, y, err)
 		}
-		if err := a.CheckInvariants(); err != nil {
-			t.Fatal(err)
+	}
+	a.Reset()
+	if !unbounded {
+		if s := a.Stats(); s.Free != capG*granule || s.FreeRegions != 1 {
+			t.Fatalf("after Reset: %+v", s)
 		}
-	})
+	}
+	if err := a.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // cut removes the byte range [lo, hi) from the live blocks.
