@@ -29,7 +29,7 @@ type Arena struct {
 	nfree  int   // live nodes: the number of free regions
 
 	fit       Fit   // resolved: FitFast or FitLean
-	sorted    bool  // fit == FitLean: class lists kept in address order
+	sorted    bool  // fit == FitLean: class lists kept roughly in address order
 	unbounded bool  // grow at the top instead of failing
 	initCap   int64 // capacity in granules given to New; Reset returns to it
 	backing   []byte

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/subarena/subarena/arena"
@@ -193,4 +194,29 @@ func Gaps(blocks []arena.Block, capacity int64) (total, largest int64, regions i
 	}
 	gap(at, capacity)
 	return total, largest, regions
+}
+
+// CheckInvariants reports the first inconsistency of the run so far: a
+// live count that does not match the attempts and failures, a live block
+// that is empty or outside [0, capacity), or (for any allocator but
+// NullAllocator) two live blocks that overlap.
+func (c *Churn) CheckInvariants() error {
+	if c.filled && len(c.live) != c.Config.NLive-c.Fail1-c.Fail2 {
+		return fmt.Errorf("bench: %d live blocks after %d attempts with %d+%d failures", len(c.live), c.Config.NLive, c.Fail1, c.Fail2)
+	}
+	if c.Pairs < 0 || c.Fail2 > c.Pairs || c.Fail1 > c.Config.NLive {
+		return fmt.Errorf("bench: %d pairs, %d+%d failures", c.Pairs, c.Fail1, c.Fail2)
+	}
+	s := slices.Clone(c.live)
+	slices.SortFunc(s, func(x, y arena.Block) int { return cmp.Compare(x.Offset, y.Offset) })
+	_, null := c.alloc.(NullAllocator)
+	for i, b := range s {
+		if b.Size <= 0 || b.Offset < 0 || b.End() > c.Config.Capacity {
+			return fmt.Errorf("bench: live block %+v outside [0, %d)", b, c.Config.Capacity)
+		}
+		if !null && i > 0 && s[i-1].End() > b.Offset {
+			return fmt.Errorf("bench: live blocks %+v and %+v overlap", s[i-1], b)
+		}
+	}
+	return nil
 }

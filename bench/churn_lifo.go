@@ -1,6 +1,10 @@
 package bench
 
-import "github.com/subarena/subarena/arena"
+import (
+	"fmt"
+
+	"github.com/subarena/subarena/arena"
+)
 
 // LIFOSizes are the 16 activation tensors of one Llama-3-8B-like decoder
 // layer on a 256-token prefill chunk (d = 4096, 32 query and 8 KV heads,
@@ -99,6 +103,21 @@ func (l *LIFO) Run(pairs int) error {
 	for range pairs / 64 {
 		if err := l.Step(); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// CheckInvariants reports an inconsistent run: a pair count that is not a
+// whole number of steps, more failures than allocations, or (between
+// steps, for a real allocator) a high-water mark below a held block's end.
+func (l *LIFO) CheckInvariants() error {
+	if l.Pairs < 0 || l.Pairs%64 != 0 || l.Fails > l.Pairs {
+		return fmt.Errorf("bench: %d pairs with %d failures", l.Pairs, l.Fails)
+	}
+	for i, b := range l.block {
+		if l.held[i] && b.End() > l.HighWater {
+			return fmt.Errorf("bench: block %+v ends above the high-water mark %d", b, l.HighWater)
 		}
 	}
 	return nil

@@ -45,8 +45,23 @@ func churnTrace(t *testing.T, a BlockAllocator, pairs int) *Churn {
 	t.Helper()
 	c := NewChurn(Churn6k, a)
 	c.Fill()
-	if err := c.Step(pairs); err != nil {
+	if err := c.CheckInvariants(); err != nil {
 		t.Fatal(err)
+	}
+	for done := 0; done < pairs; {
+		n := min(pairs-done, max(pairs/10, 1))
+		if err := c.Step(n); err != nil {
+			t.Fatal(err)
+		}
+		done += n
+		if err := c.CheckInvariants(); err != nil {
+			t.Fatal(err)
+		}
+		if ar, ok := a.(*arena.Arena); ok && pairs <= 10000 {
+			if err := ar.CheckInvariants(); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	return c
 }
@@ -130,8 +145,13 @@ func TestChurn10kFailsAndRecovers(t *testing.T) {
 	if c.Fail1 < 1700 || c.Fail1 > 1800 {
 		t.Fatalf("phase-1 failures %d", c.Fail1)
 	}
-	if err := c.Step(20000); err != nil {
-		t.Fatal(err)
+	for range 10 {
+		if err := c.Step(2000); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.CheckInvariants(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r := c.Result()
 	if r.LiveEnd != Churn10k.NLive-r.Fail1-r.Fail2 { // each failure leaves one block fewer
@@ -151,8 +171,15 @@ func TestLIFOTraceAndPacking(t *testing.T) {
 			if testing.Short() && name != "null" {
 				pairs = 64 * 500
 			}
-			if err := l.Run(pairs); err != nil {
-				t.Fatal(err)
+			for l.Pairs < pairs/64*64 {
+				if err := l.Step(); err != nil {
+					t.Fatal(err)
+				}
+				if l.Pairs%(64*1000) == 0 {
+					if err := l.CheckInvariants(); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 			if pairs == LIFOPairs && l.Trace != 0x5f4cc548d72820d3 {
 				t.Fatalf("trace %016x", l.Trace)

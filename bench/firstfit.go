@@ -97,3 +97,22 @@ func (f *FirstFit) Free(off, size int64) error {
 func (f *FirstFit) AppendFreeRegions(dst []arena.Block) []arena.Block {
 	return append(dst, f.free...)
 }
+
+// CheckInvariants reports the first violated invariant of the free list:
+// regions non-empty, granule-aligned, inside [0, capacity), sorted,
+// disjoint and never touching (fully coalesced).
+func (f *FirstFit) CheckInvariants() error {
+	prevEnd := int64(-1)
+	for i, r := range f.free {
+		switch {
+		case r.Size <= 0 || r.Offset < 0 || r.End() > f.capacity:
+			return fmt.Errorf("bench: first-fit region %d %+v empty or outside [0, %d)", i, r, f.capacity)
+		case r.Offset%f.granule != 0 || r.Size%f.granule != 0:
+			return fmt.Errorf("bench: first-fit region %d %+v misaligned", i, r)
+		case r.Offset <= prevEnd:
+			return fmt.Errorf("bench: first-fit region %d %+v overlaps or touches the one ending at %d", i, r, prevEnd)
+		}
+		prevEnd = r.End()
+	}
+	return nil
+}

@@ -18,8 +18,8 @@ func (g *SplitMix64) Next() uint64 {
 	return z ^ (z >> 31)
 }
 
-// FNV-1a-style hash used for trace and offset fingerprints:
-// h0 = HashInit, Mix(h, v) = (h ^ v) * 0x100000001B3, all 64-bit.
+// HashInit is the starting value of the trace and offset fingerprints, an
+// FNV-1a-style hash over 64-bit values: h0 = HashInit, then h = Mix(h, v).
 const HashInit uint64 = 0xCBF29CE484222325
 
 // Mix folds v into the fingerprint h.
