@@ -247,11 +247,19 @@ func TestUnboundedGrowsAtTheTop(t *testing.T) {
 
 func TestUnboundedLimit(t *testing.T) {
 	a := mustNew(t, Config{Unbounded: true, Granule: 1 << 30})
-	if _, err := a.Alloc(maxGranules << 30); err != nil {
+	if _, err := a.Alloc(1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Alloc(1); !errors.Is(err, ErrInvalidSize) {
+	// maxGranules more granules on top of the first would pass the limit:
+	// refused without growing.
+	if _, err := a.Alloc(maxGranules << 30); !errors.Is(err, ErrInvalidSize) {
 		t.Fatalf("growth past the limit: %v", err)
+	}
+	if _, err := a.Alloc(maxGranules<<30 + 1); !errors.Is(err, ErrInvalidSize) {
+		t.Fatalf("request past the limit: %v", err)
+	}
+	if a.Capacity() != 1<<30 {
+		t.Fatalf("capacity %d", a.Capacity())
 	}
 	check(t, a)
 }

@@ -312,9 +312,9 @@ func splitLive(live []liveBlock, lo, hi int64) []liveBlock {
 }
 
 func TestPropertyAgainstModel(t *testing.T) {
-	steps := 3000
+	steps := 1500
 	if testing.Short() {
-		steps = 600
+		steps = 400
 	}
 	configs := []Config{
 		{Capacity: 64 * 256},
