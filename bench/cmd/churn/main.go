@@ -8,7 +8,17 @@
 //
 //	((Ir(N) - Ir(0)) for the allocator - (Ir(N) - Ir(0)) for null) / N
 //
-// with Ir counted by valgrind --tool=callgrind.
+// with Ir counted by valgrind --tool=callgrind. Go's asynchronous preemption
+// signals trip callgrind's signal tracking, so run it with
+// GODEBUG=asyncpreemptoff=1:
+//
+//	go build -o /tmp/churn ./bench/cmd/churn
+//	GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//	    /tmp/churn -workload churn-6k -pairs 1000000 -allocator subarena
+//
+// Measured this way (Go 1.26, GOAMD64=v1, 1,000,000 pairs), the arena
+// alone costs 503 instructions per pair on churn-6k (469 with -fit fast)
+// and 459 on lifo (434); the harness alone costs 179 and 122.
 package main
 
 import (
