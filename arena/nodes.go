@@ -112,7 +112,14 @@ func (a *Arena) tailSet(h int32, g int64) {
 	w := g >> bucketShift
 	first := a.chains[w]
 	if first == none {
-		a.tails.set(w)
+		// Mark the bucket; the summaries above change only when its
+		// level-0 word was empty.
+		s0 := a.tails.level[0]
+		old := s0[w>>6]
+		s0[w>>6] = old | 1<<(uint64(w)&63)
+		if old == 0 {
+			a.tails.setAbove(w >> 6)
+		}
 	}
 	a.nodes[h].chain = first
 	a.chains[w] = h
@@ -127,7 +134,12 @@ func (a *Arena) tailClear(h int32, g int64) {
 	if p == h {
 		a.chains[w] = next
 		if next == none {
-			a.tails.clear(w)
+			s0 := a.tails.level[0]
+			v := s0[w>>6] &^ (1 << (uint64(w) & 63))
+			s0[w>>6] = v
+			if v == 0 {
+				a.tails.clearAbove(w >> 6)
+			}
 		}
 		return
 	}

@@ -90,6 +90,36 @@ func (t *tailBits) set(w int64) {
 	}
 }
 
+// setAbove marks word i of level 0, which has just become non-empty, in
+// the summaries.
+func (t *tailBits) setAbove(i int64) {
+	for l := 1; l < t.depth; l++ {
+		s := t.level[l]
+		j := i >> 6
+		old := s[j]
+		s[j] = old | 1<<(uint64(i)&63)
+		if old != 0 {
+			return
+		}
+		i = j
+	}
+}
+
+// clearAbove marks word i of level 0, which has just become empty, in the
+// summaries.
+func (t *tailBits) clearAbove(i int64) {
+	for l := 1; l < t.depth; l++ {
+		s := t.level[l]
+		j := i >> 6
+		v := s[j] &^ (1 << (uint64(i) & 63))
+		s[j] = v
+		if v != 0 {
+			return
+		}
+		i = j
+	}
+}
+
 // clear clears bit w and the summary bits above it whose word empties.
 func (t *tailBits) clear(w int64) {
 	for l := 0; l < t.depth; l++ {
