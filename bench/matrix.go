@@ -237,3 +237,49 @@ func (m *Matrix) Find(workload, policy, fit string) (Cell, bool) {
 	}
 	return Cell{}, false
 }
+
+// CheckInvariants verifies what every Matrix must satisfy, returning the
+// first violation:
+//   - every cell names a workload of the matrix, a known policy and a fit;
+//   - no two cells share (workload, policy, fit);
+//   - byte figures are ≥ 0; a cell the checker found safe and whose
+//     policy claims safety has HWM ≥ LiveLB (LiveLB bounds every safe
+//     allocator), and Overhead = HWM/LiveLB − 1.
+func (m *Matrix) CheckInvariants() error {
+	known := map[string]bool{}
+	for _, w := range m.Workloads {
+		known[w.Name] = true
+	}
+	seen := map[[3]string]bool{}
+	for i, c := range m.Cells {
+		if !known[c.Workload] {
+			return fmt.Errorf("bench: cell %d names unknown workload %q", i, c.Workload)
+		}
+		if _, err := subarena.ParsePolicy(c.Policy); err != nil {
+			return fmt.Errorf("bench: cell %d: %w", i, err)
+		}
+		if c.Fit != FitFirstFit {
+			if _, err := arena.ParseFit(c.Fit); err != nil {
+				return fmt.Errorf("bench: cell %d: %w", i, err)
+			}
+		}
+		key := [3]string{c.Workload, c.Policy, c.Fit}
+		if seen[key] {
+			return fmt.Errorf("bench: two cells for %v", key)
+		}
+		seen[key] = true
+		if c.HWM < 0 || c.LiveLB < 0 || c.PendingPeak < 0 || c.Violations < 0 || c.Allocs < 0 {
+			return fmt.Errorf("bench: cell %v has a negative figure: %+v", key, c)
+		}
+		if c.Safe && c.HWM < c.LiveLB {
+			return fmt.Errorf("bench: safe cell %v needs %d B, below its lower bound %d B", key, c.HWM, c.LiveLB)
+		}
+		if c.LiveLB > 0 {
+			want := float64(c.HWM)/float64(c.LiveLB) - 1
+			if math.Abs(c.Overhead-want) > 1e-9 {
+				return fmt.Errorf("bench: cell %v overhead %v, want %v", key, c.Overhead, want)
+			}
+		}
+	}
+	return nil
+}

@@ -90,3 +90,88 @@ func (tl *timeline) pendingCover(b, i int) ranges.Set {
 	}
 	return s
 }
+
+// donationCut is an in-place hand-over: at step Step (its op), buffer Buf
+// takes arena bytes [Lo, Hi) that buffer Donor held until then.
+type donationCut struct {
+	Buf, Donor int
+	Step       int
+	Lo, Hi     int64
+}
+
+// deferredBirths returns, for every buffer whose allocation replay defers
+// to its first op (TRACE.md, Replay: the op writes it in place and reads a
+// dense, same-sized view of another buffer), the step of that op. Replay
+// places such a buffer there, over the read bytes or, if the Allocator
+// refuses, in new space.
+func deferredBirths(p *trace.Program) map[int]int {
+	births := map[int]int{}
+	seen := make([]bool, len(p.Buffers))
+	for k := range p.Ops {
+		op := &p.Ops[k]
+		for _, u := range op.Uses {
+			b := u.Ref.Buffer
+			if seen[b] {
+				continue
+			}
+			seen[b] = true
+			if !op.Inplace || p.Buffers[b].External || u.Access&trace.AccessWrite == 0 {
+				continue
+			}
+			for _, r := range op.Uses {
+				if r.Ref.Buffer == b || p.Buffers[r.Ref.Buffer].External || r.Access&trace.AccessRead == 0 {
+					continue
+				}
+				fp, exact := p.Footprint(r.Ref)
+				if exact && fp.NumRuns() == 1 && fp.Len() == p.Buffers[b].Size {
+					births[b] = op.Step
+					break
+				}
+			}
+		}
+	}
+	return births
+}
+
+// findDonations infers the donations of a placement: buffer b is placed in
+// place when the first op using it is inplace and reads a buffer still
+// live at that op whose placed bytes cover all of b's. Replay defers such
+// an allocation to that op (TRACE.md, Replay), so b's bytes belong to the
+// donor until then.
+func findDonations(p *trace.Program, offsets map[string]int64) map[int]donationCut {
+	cuts := map[int]donationCut{}
+	first := make([]int, len(p.Buffers))
+	for i := range first {
+		first[i] = -1
+	}
+	for k := range p.Ops {
+		for _, u := range p.Ops[k].Uses {
+			if first[u.Ref.Buffer] < 0 {
+				first[u.Ref.Buffer] = k
+			}
+		}
+	}
+	for b := range p.Buffers {
+		buf := &p.Buffers[b]
+		k := first[b]
+		if buf.External || k < 0 || !p.Ops[k].Inplace {
+			continue
+		}
+		lo := offsets[buf.Name]
+		hi := lo + buf.Size
+		step := p.Ops[k].Step
+		for _, u := range p.Ops[k].Uses {
+			d := u.Ref.Buffer
+			db := &p.Buffers[d]
+			if d == b || db.External || u.Access&trace.AccessRead == 0 || db.Step > step ||
+				(db.Release >= 0 && db.Release < step) {
+				continue
+			}
+			if off := offsets[db.Name]; off <= lo && hi <= off+db.Size {
+				cuts[b] = donationCut{Buf: b, Donor: d, Step: step, Lo: lo, Hi: hi}
+				break
+			}
+		}
+	}
+	return cuts
+}

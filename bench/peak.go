@@ -77,13 +77,22 @@ func occupancy(p *trace.Program, tl *timeline, res *trace.ReplayResult, k int) r
 		lt, ok := placed[p.Buffers[b].Name]
 		return lt, ok
 	}
+	births := deferredBirths(p)
+	// born returns the step from which buffer b holds its bytes: its alloc
+	// step, or the in-place op replay defers it to.
+	born := func(b int) int {
+		if s, ok := births[b]; ok {
+			return s
+		}
+		return p.Buffers[b].Step
+	}
 	whole := res.Policy == subarena.WholeFenced || res.Policy == subarena.WholeAfterUsers
 	// Live bytes first: later buffers may have taken released bytes.
 	var live ranges.Set
 	for b := range p.Buffers {
 		buf := &p.Buffers[b]
 		lt, ok := lifetimeOf(b)
-		if buf.External || !ok || buf.Step > k {
+		if buf.External || !ok || born(b) > k {
 			continue
 		}
 		own := ranges.FromRanges(ranges.Range{Lo: 0, Hi: buf.Size})
@@ -107,32 +116,27 @@ func occupancy(p *trace.Program, tl *timeline, res *trace.ReplayResult, k int) r
 	for b := range p.Buffers {
 		buf := &p.Buffers[b]
 		lt, ok := lifetimeOf(b)
-		if buf.External || !ok || buf.Step > k {
+		if buf.External || !ok || born(b) > k {
 			continue
 		}
-		var gone ranges.Set // bytes the host has let go by step k
-		if buf.Release >= 0 && buf.Release <= k {
-			gone.Add(ranges.Range{Lo: 0, Hi: buf.Size})
-		} else {
-			for _, d := range buf.Discards {
-				if p.Views[d].Discard <= k {
-					fp, _ := p.Footprint(trace.Ref{Buffer: b, View: d})
-					gone.AddSet(&fp)
-				}
-			}
-		}
-		if gone.IsEmpty() {
-			continue
-		}
+		// Each piece the host has let go by step k (a discarded view's
+		// bytes, or the rest at the release) is held where a pending op
+		// uses it — all of it, under the whole policies.
 		pend := tl.pendingCover(b, k)
-		held := ranges.Intersect(&gone, &pend)
-		if whole && !held.IsEmpty() {
-			held = gone
+		pendAbs := shift(&pend, lt.Offset)
+		for _, pc := range pieces(p, b) {
+			if pc.death > k {
+				continue
+			}
+			// Bytes a later buffer took are that buffer's (already counted).
+			rest := shift(&pc.bytes, lt.Offset)
+			rest.RemoveSet(&live)
+			in := ranges.Intersect(&rest, &pendAbs)
+			if whole && !in.IsEmpty() {
+				in = rest
+			}
+			used.AddSet(&in)
 		}
-		shifted := shift(&held, lt.Offset)
-		// Bytes a later buffer took are that buffer's (already counted).
-		shifted.RemoveSet(&live)
-		used.AddSet(&shifted)
 	}
 	return used
 }

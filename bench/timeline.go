@@ -57,15 +57,17 @@ func PlanTimeline(p *trace.Program, plan *trace.Plan) (*Timeline, error) {
 		return nil, err
 	}
 	hw := make([]int64, len(p.Trace.Steps))
+	g := p.Trace.Granule
 	var top int64
 	for i, s := range p.Trace.Steps {
 		if s.Kind == trace.KindAlloc {
 			b := p.StepIndex[i]
-			top = max(top, plan.Offsets[p.Buffers[b].Name]+p.Buffers[b].Size)
+			end := plan.Offsets[p.Buffers[b].Name] + p.Buffers[b].Size
+			top = max(top, (end+g-1)&^(g-1))
 		}
 		hw[i] = top
 	}
-	return buildTimeline(p, plan.Offsets, subarena.WholeAfterUsers, max(plan.Size, top), hw)
+	return buildTimeline(p, plan.Offsets, subarena.WholeAfterUsers, top, hw)
 }
 
 func buildTimeline(p *trace.Program, offsets map[string]int64, pol subarena.Policy, hwm int64, hw []int64) (*Timeline, error) {
@@ -104,16 +106,37 @@ func buildTimeline(p *trace.Program, offsets map[string]int64, pol subarena.Poli
 		}
 		return to
 	}
+	// In-place hand-overs: the donated buffer starts at the op, and the
+	// donor's bytes it took end there.
+	cuts := findDonations(p, offsets)
+	births := deferredBirths(p)
+	given := make(map[int][]donationCut)
+	for _, c := range cuts {
+		given[c.Donor] = append(given[c.Donor], c)
+	}
 	for b := range p.Buffers {
 		buf := &p.Buffers[b]
 		if buf.External {
 			continue
 		}
 		off := offsets[buf.Name]
+		from := buf.Step
+		if s, ok := births[b]; ok {
+			from = s
+		}
 		for _, pc := range pieces(p, b) {
+			for _, c := range given[b] {
+				gv := ranges.FromRanges(ranges.Range{Lo: c.Lo - off, Hi: c.Hi - off})
+				in := ranges.Intersect(&pc.bytes, &gv)
+				for _, r := range in.Runs() {
+					t.Segments = append(t.Segments, Segment{Buffer: buf.Name, Lo: off + r.Lo, Hi: off + r.Hi,
+						From: from, To: min(c.Step, pc.death)})
+				}
+				pc.bytes.RemoveSet(&in)
+			}
 			for _, r := range pc.bytes.Runs() {
 				t.Segments = append(t.Segments, Segment{Buffer: buf.Name, Lo: off + r.Lo, Hi: off + r.Hi,
-					From: buf.Step, To: pc.death})
+					From: from, To: pc.death})
 			}
 			if pc.death >= n || pol == subarena.IROrder {
 				continue
@@ -197,4 +220,56 @@ func pieces(p *trace.Program, b int) []piece {
 		out = append(out, piece{bytes: rest, death: death})
 	}
 	return out
+}
+
+// CheckInvariants verifies what every Timeline must satisfy, returning the
+// first violation:
+//   - every segment is non-empty, lies in [0, HWM) and in steps [0, Steps];
+//   - at no step do two live segments of different buffers share a byte
+//     (live bytes are owned by one buffer at a time);
+//   - HighWater has one entry per step, never decreases and ends at HWM.
+func (t *Timeline) CheckInvariants() error {
+	for i, s := range t.Segments {
+		if s.Lo < 0 || s.Hi <= s.Lo || s.Hi > t.HWM || s.From < 0 || s.To < s.From || s.To > t.Steps {
+			return fmt.Errorf("bench: timeline segment %d %+v outside [0, %d) × [0, %d]", i, s, t.HWM, t.Steps)
+		}
+	}
+	if len(t.HighWater) != t.Steps {
+		return fmt.Errorf("bench: timeline has %d high-water entries for %d steps", len(t.HighWater), t.Steps)
+	}
+	for i := 1; i < len(t.HighWater); i++ {
+		if t.HighWater[i] < t.HighWater[i-1] {
+			return fmt.Errorf("bench: high-water mark falls at step %d", i)
+		}
+	}
+	if n := len(t.HighWater); n > 0 && t.HighWater[n-1] != t.HWM {
+		return fmt.Errorf("bench: high-water mark ends at %d, HWM is %d", t.HighWater[n-1], t.HWM)
+	}
+	// Sweep the steps: live segments sorted by start step, an active set
+	// checked for overlap on insertion.
+	live := make([]Segment, 0, len(t.Segments))
+	for _, s := range t.Segments {
+		if !s.Pending && s.To > s.From {
+			live = append(live, s)
+		}
+	}
+	sort.Slice(live, func(i, j int) bool { return live[i].From < live[j].From })
+	var active []Segment
+	for _, s := range live {
+		kept := active[:0]
+		for _, a := range active {
+			if a.To > s.From {
+				kept = append(kept, a)
+			}
+		}
+		active = kept
+		for _, a := range active {
+			if a.Buffer != s.Buffer && a.Lo < s.Hi && s.Lo < a.Hi {
+				return fmt.Errorf("bench: buffers %s and %s both hold [%d, %d) at step %d", a.Buffer, s.Buffer,
+					max(a.Lo, s.Lo), min(a.Hi, s.Hi), s.From)
+			}
+		}
+		active = append(active, s)
+	}
+	return nil
 }

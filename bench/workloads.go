@@ -33,7 +33,7 @@ var (
 	}()
 	batchingQuick = func() BatchingConfig {
 		c := BatchingSmall
-		c.Model.Layers, c.Requests = 2, 12
+		c.Model.Layers, c.Requests, c.MaxSeqs, c.TokenBudget = 1, 12, 6, 48
 		return c
 	}()
 	batchingFull = func() BatchingConfig {

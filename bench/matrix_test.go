@@ -1,0 +1,193 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	subarena "github.com/subarena/subarena"
+)
+
+var (
+	quickOnce   sync.Once
+	quickMatrix *Matrix
+	quickErr    error
+)
+
+// quick runs the quick matrix once for all tests of this file.
+func quick(t *testing.T) *Matrix {
+	t.Helper()
+	quickOnce.Do(func() { quickMatrix, quickErr = RunMatrix(MatrixOptions{Quick: true}) })
+	if quickErr != nil {
+		t.Fatal(quickErr)
+	}
+	return quickMatrix
+}
+
+func TestQuickMatrixComplete(t *testing.T) {
+	m := quick(t)
+	if err := m.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Workloads) != 5 {
+		t.Fatalf("%d workloads", len(m.Workloads))
+	}
+	for _, w := range m.Workloads {
+		for _, pol := range subarena.Policies() {
+			for _, fit := range []string{"fast", "lean"} {
+				c, ok := m.Find(w.Name, pol.String(), fit)
+				if !ok {
+					t.Fatalf("no cell %s/%v/%s", w.Name, pol, fit)
+				}
+				if c.HWM <= 0 || c.LiveLB <= 0 || c.Allocs != w.Buffers {
+					t.Fatalf("cell %+v of %+v", c, w)
+				}
+				if pol == subarena.IROrder && !c.Checked {
+					t.Fatalf("ir-order cell %s/%s not checked", w.Name, fit)
+				}
+			}
+		}
+		for _, pol := range []subarena.Policy{subarena.IROrder, subarena.WholeAfterUsers} {
+			c, ok := m.Find(w.Name, pol.String(), FitFirstFit)
+			if !ok || !c.Checked {
+				t.Fatalf("no checked first-fit cell %s/%v", w.Name, pol)
+			}
+			// First-fit under whole-after-users lifetimes is safe by construction.
+			if pol == subarena.WholeAfterUsers && c.Violations != 0 {
+				t.Fatalf("first-fit/whole-after-users on %s: %d violations", w.Name, c.Violations)
+			}
+		}
+	}
+	// ir-order is caught on every multi-engine workload: the checker finds
+	// the premature reuse it makes.
+	for _, name := range []string{"llama-engines", "batching", "cnn-concat", "random"} {
+		c, _ := m.Find(name, subarena.IROrder.String(), "lean")
+		if c.Violations == 0 || c.Safe {
+			t.Fatalf("ir-order on %s: %+v", name, c)
+		}
+	}
+}
+
+// The claim the workloads exist to test: on workloads 2–4 (parts of one
+// buffer dying at different times on different engines) subrange-fenced
+// needs a smaller arena than both whole-buffer policies, and on the quick
+// matrix it never needs a larger one than either. It is asserted for the
+// arena's default fit strategy; the other strategy's comparisons are
+// logged (with FitFast, batching is a known counterexample: the online
+// placement, not the release policy, decides its peak there).
+func TestSubrangeFencedPeak(t *testing.T) {
+	m := quick(t)
+	strict := map[string]bool{"llama-engines": true, "batching": true, "cnn-concat": true}
+	for _, w := range m.Workloads {
+		for _, fit := range []string{"lean", "fast"} {
+			sf, _ := m.Find(w.Name, subarena.SubrangeFenced.String(), fit)
+			for _, other := range []subarena.Policy{subarena.WholeFenced, subarena.WholeAfterUsers} {
+				o, _ := m.Find(w.Name, other.String(), fit)
+				report := t.Errorf
+				if fit != "lean" {
+					report = t.Logf
+				}
+				if sf.HWM > o.HWM {
+					report("%s/%s: subrange-fenced needs %d B, more than %v's %d B", w.Name, fit, sf.HWM, other, o.HWM)
+				} else if strict[w.Name] && sf.HWM == o.HWM {
+					report("%s/%s: subrange-fenced needs %d B, no less than %v", w.Name, fit, sf.HWM, other)
+				}
+			}
+		}
+	}
+}
+
+func TestMatrixOutputs(t *testing.T) {
+	m := quick(t)
+	var js bytes.Buffer
+	if err := m.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Quick     bool
+		Workloads []WorkloadInfo
+		Cells     []map[string]any
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatalf("JSON: %v", err)
+	}
+	if !back.Quick || len(back.Cells) != len(m.Cells) || len(back.Workloads) != len(m.Workloads) {
+		t.Fatalf("JSON has %d cells, %d workloads", len(back.Cells), len(back.Workloads))
+	}
+	for i, c := range back.Cells {
+		for _, k := range []string{"workload", "policy", "fit", "hwm", "live_lb", "overhead", "fragmentation_at_peak",
+			"pending_peak", "allocs_per_sec", "violations", "safe"} {
+			if _, ok := c[k]; !ok {
+				t.Fatalf("cell %d lacks %q", i, k)
+			}
+		}
+		if int64(c["hwm"].(float64)) != m.Cells[i].HWM {
+			t.Fatalf("cell %d hwm %v, want %d", i, c["hwm"], m.Cells[i].HWM)
+		}
+	}
+	var table bytes.Buffer
+	if err := m.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(table.String(), "\n"), "\n")
+	rows := 0
+	for _, l := range lines[1:] {
+		if strings.TrimSpace(l) != "" {
+			rows++
+		}
+	}
+	if rows != len(m.Cells) {
+		t.Fatalf("table has %d rows for %d cells:\n%s", rows, len(m.Cells), table.String())
+	}
+	for _, w := range m.Workloads {
+		if !strings.Contains(table.String(), w.Name) {
+			t.Fatalf("table lacks %s", w.Name)
+		}
+	}
+	if !strings.Contains(table.String(), "UNSAFE") {
+		t.Fatal("table marks no ir-order row unsafe")
+	}
+	var svg bytes.Buffer
+	if err := m.WritePeakSVG(&svg, "lean"); err != nil {
+		t.Fatal(err)
+	}
+	checkSVG(t, svg.Bytes())
+}
+
+// checkSVG parses data as XML and requires an <svg> root with drawing in it.
+func checkSVG(t *testing.T, data []byte) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	root, elems := "", 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			if root == "" {
+				root = se.Name.Local
+			}
+			elems++
+		}
+	}
+	if root != "svg" || elems < 10 {
+		t.Fatalf("SVG root %q with %d elements", root, elems)
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.50 KiB", 3 << 20: "3.00 MiB",
+		5 << 30: "5.00 GiB", -2048: "-2.00 KiB"} {
+		if got := FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
