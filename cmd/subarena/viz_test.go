@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// runFresh is run with every flag of every command back at its default
+// first: flag values live in package variables and outlast one Execute.
+func runFresh(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var reset func(c *cobra.Command)
+	reset = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				_ = sv.Replace(nil)
+			} else {
+				_ = f.Value.Set(f.DefValue)
+			}
+			f.Changed = false
+		})
+		for _, sub := range c.Commands() {
+			reset(sub)
+		}
+	}
+	reset(rootCmd)
+	return run(t, args...)
+}
+
+// wellFormedSVG fails unless path holds well-formed XML with an <svg> root.
+func wellFormedSVG(t *testing.T, data []byte) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("root element %q", root)
+	}
+}
+
+func TestBenchQuickJSON(t *testing.T) {
+	dir := t.TempDir()
+	out, code := runFresh(t, "bench", "--quick", "--json", "-o", dir, "--workload", "cnn-concat,llama-engines",
+		"--fit", "lean", "--timeline", "cnn-concat")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	var m struct {
+		Quick bool
+		Cells []struct {
+			Workload, Policy, Fit string
+			HWM                   int64
+			Violations            int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	policies := map[string]map[string]bool{}
+	for _, c := range m.Cells {
+		if policies[c.Workload] == nil {
+			policies[c.Workload] = map[string]bool{}
+		}
+		policies[c.Workload][c.Policy] = true
+	}
+	for _, w := range []string{"cnn-concat", "llama-engines"} {
+		if len(policies[w]) != 5 {
+			t.Fatalf("%s has policies %v", w, policies[w])
+		}
+	}
+	for _, f := range []string{"bench.svg", "timeline.svg"} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wellFormedSVG(t, data)
+	}
+}
+
+func TestBenchTableAndBadFlags(t *testing.T) {
+	out, code := runFresh(t, "bench", "--quick", "-o", "", "--workload", "cnn-concat", "--policy", "ir-order,subrange-fenced",
+		"--fit", "fast", "--no-first-fit")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if !strings.Contains(out, "UNSAFE") || !strings.Contains(out, "subrange-fenced") || strings.Count(out, "\n") != 3 {
+		t.Fatalf("table:\n%s", out)
+	}
+	for _, args := range [][]string{
+		{"bench", "--quick", "-o", "", "--workload", "nope"},
+		{"bench", "--quick", "-o", "", "--policy", "nope"},
+		{"bench", "--quick", "-o", "", "--fit", "nope"},
+		{"bench", "--quick", "-o", "", "--timeline", "nope"},
+		{"bench", "extra-arg"},
+	} {
+		if _, code := runFresh(t, args...); code != 2 {
+			t.Fatalf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
+
+func TestVizAndPerfetto(t *testing.T) {
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "t.svg")
+	if out, code := runFresh(t, "viz", example, "-o", svg, "--policy", "whole-fenced"); code != 0 {
+		t.Fatalf("viz: exit %d: %s", code, out)
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wellFormedSVG(t, data)
+	if !bytes.Contains(data, []byte("qkv")) || !bytes.Contains(data, []byte("high-water mark")) {
+		t.Fatal("timeline lacks the buffer or the high-water mark")
+	}
+	// A plan: replay writes one, viz draws it.
+	plan := filepath.Join(dir, "plan.json")
+	if out, code := runFresh(t, "replay", example, "-o", plan); code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, out)
+	}
+	if out, code := runFresh(t, "viz", example, "--plan", plan, "-o", "-"); code != 0 || !strings.Contains(out, "<svg") {
+		t.Fatalf("viz --plan: exit %d", code)
+	}
+	js := filepath.Join(dir, "p.json")
+	if out, code := runFresh(t, "perfetto", example, "-o", js, "--policy", "ir-order"); code != 0 {
+		t.Fatalf("perfetto: exit %d: %s", code, out)
+	}
+	var doc struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	if data, err := os.ReadFile(js); err != nil || json.Unmarshal(data, &doc) != nil || len(doc.TraceEvents) == 0 {
+		t.Fatalf("perfetto output unreadable: %v", err)
+	}
+	for _, args := range [][]string{
+		{"viz", "no-such-file.json", "-o", filepath.Join(dir, "x.svg")},
+		{"viz", example, "--policy", "nope", "-o", "-"},
+		{"viz", example, "--plan", "no-such-plan.json", "-o", "-"},
+		{"perfetto", example, "--fit", "nope", "-o", "-"},
+		{"perfetto"},
+	} {
+		if _, code := runFresh(t, args...); code != 2 {
+			t.Fatalf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
