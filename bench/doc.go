@@ -18,4 +18,54 @@
 // alone, so its cost can be subtracted). Trace hashes prove the sequence of
 // sizes and victims is the specified one; offset hashes fingerprint an
 // allocator's placement.
+//
+// # Inference workloads and the peak-vs-fragmentation matrix
+//
+// Five generators build subarena-trace/v1 traces in memory, each from a
+// configuration and a seed (Workloads lists the built-in settings; quick
+// ones for CI, full ones with the Llama-3-8B and Inception-v3 shapes):
+//
+//   - Llama: LLaMA prefill and decode on one compute engine — fused QKV and
+//     gate/up projections split into column views, RoPE, attention,
+//     residuals. With one in-order engine the fenced policies coincide:
+//     it is the control.
+//   - LlamaEngines: the same on compute, copy and host engines — K and V
+//     stored and offloaded in chunks by the copy engine, logits rows
+//     sampled (and log-probabilities computed) by the host one step ahead.
+//   - Batching: continuous batching; the final hidden state's per-sequence
+//     row blocks are read by the compute engine and, for some requests, by
+//     the network engine, and die at different times.
+//   - CNN: Inception-v3 blocks on two streams whose concat output is built
+//     from channel views of one buffer, with a horizontally fused 1×1
+//     reduction split between the streams.
+//   - Random: random programs of views, ops, waits, syncs and releases.
+//
+// RunMatrix replays each workload (trace.Replay, the real Allocator on
+// simulated engines) under every release policy and arena fit strategy,
+// and places it with the FirstFit baseline, which cannot back the
+// Allocator and is driven by whole-buffer lifetimes derived from the trace
+// instead (FirstFitPlan). Each Cell reports the measures, defined once
+// here and used by the CLI and the Go benchmarks alike:
+//
+//   - HWM: the highest end offset ever allocated, the arena a run needs;
+//   - LiveLB: the most bytes some pending or future op still needs at one
+//     moment of the same schedule (trace.LiveLowerBound), which no safe
+//     allocator beats; overhead = HWM / LiveLB − 1;
+//   - external fragmentation at the peak: 1 − largest free run / total
+//     free bytes within [0, HWM), right after the step that first reached
+//     HWM. The replay does not record where free bytes lie, so the arena's
+//     occupancy at that step is rebuilt from the plan and the trace, and
+//     used only when its byte count equals the replay's own;
+//   - pending peak: the most bytes pending users covered at once;
+//   - allocations per second of the whole run.
+//
+// ir-order plans (and FirstFit's ir-order lifetimes) go through the plan
+// checker; the table marks them UNSAFE with the violation count.
+//
+// Timelines (ReplayTimeline, PlanTimeline) lay a run out as PyTorch's
+// memory viewer does — host step against arena offset, one rectangle per
+// live piece, pending bytes hatched, the high-water mark drawn — and
+// WriteSVG draws them; WritePeakSVG draws the matrix.
+//
+// Every byte range here is half-open, [lo, hi).
 package bench

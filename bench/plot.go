@@ -50,17 +50,19 @@ func (m *Matrix) WritePeakSVG(w io.Writer, fit string) error {
 	peak.Y.Label.Text = "HWM / LiveLB"
 	peak.Y.Min = 0
 	frag := plot.New()
-	frag.Title.Text = "External fragmentation at the peak (1 − largest free / total free)"
+	frag.Title.Text = "External fragmentation at the peak (1 − largest free / total free; no bar: no free byte below it)"
 	frag.Y.Label.Text = "fragmentation"
 	frag.Y.Min, frag.Y.Max = 0, 1
 	policies := subarena.Policies()
 	const barWidth = 9
+	top := 1.0
 	for i, pol := range policies {
 		pv := make(plotter.Values, len(names))
 		fv := make(plotter.Values, len(names))
 		for j, wl := range names {
 			if c, ok := m.Find(wl, pol.String(), fit); ok && c.LiveLB > 0 {
 				pv[j] = float64(c.HWM) / float64(c.LiveLB)
+				top = max(top, pv[j])
 				if !math.IsNaN(c.Fragmentation) {
 					fv[j] = c.Fragmentation
 				}
@@ -88,6 +90,7 @@ func (m *Matrix) WritePeakSVG(w io.Writer, fit string) error {
 	one.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
 	peak.Add(one)
 	peak.Legend.Top = true
+	peak.Y.Max = 1.45 * top // room for the legend above the bars
 	peak.NominalX(names...)
 	frag.NominalX(names...)
 	width, height := vg.Points(820), vg.Points(620)
