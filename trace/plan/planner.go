@@ -7,14 +7,27 @@ import (
 	"github.com/subarena/subarena/trace"
 )
 
-// DefaultBudget is the search budget the CLI gives Plan when none is named.
-const DefaultBudget = 3 * time.Second
+// DefaultBudget is the budget the CLI gives Plan when none is named.
+const DefaultBudget = 5 * time.Second
+
+// searchBudget is the part of a Plan budget left for the search once
+// elapsed has gone by, keeping a reserve for the safety check and the
+// replay that follow it.
+func searchBudget(budget, elapsed time.Duration) time.Duration {
+	if budget <= 0 {
+		return 0
+	}
+	left := budget - elapsed - min(budget/20, 200*time.Millisecond)
+	return max(left, time.Millisecond)
+}
 
 // Options tunes Plan. The zero value places with the greedy variants only,
 // in place where it can, and keeps the online replay's plan if it is lower.
 type Options struct {
-	// Budget bounds the search below the best greedy placement (see
-	// SolveOptions.Budget). Zero means greedy only; negative is an error.
+	// Budget bounds the whole planning time, most of which goes to the
+	// search below the best greedy placement (see SolveOptions.Budget);
+	// a twentieth of it (at most 200 ms) is kept for the safety check and
+	// the replay. Zero means greedy only; negative is an error.
 	Budget time.Duration
 	// NoInPlace places every buffer on its own bytes.
 	NoInPlace bool
@@ -114,7 +127,7 @@ func Plan(t *trace.Trace, opts Options) (Result, error) {
 		members[mb.Buffer] = member{root: mr.Buffer, shift: pl.shift}
 	}
 	d := derive(p2, members, hb2)
-	sol, err := Solve(d.prob, SolveOptions{Budget: opts.Budget, Stop: opts.Stop})
+	sol, err := Solve(d.prob, SolveOptions{Budget: searchBudget(opts.Budget, time.Since(start)), Stop: opts.Stop})
 	if err != nil {
 		return Result{}, err
 	}
@@ -131,27 +144,83 @@ func Plan(t *trace.Trace, opts Options) (Result, error) {
 	}
 	res := Result{Plan: out, Trace: t2, Relaid: relaid, InPlace: inPlace, LowerBound: sol.LowerBound,
 		Proven: sol.Proven, Method: sol.Method}
+	if err := finish(&res, p2, t, p, opts); err != nil {
+		return Result{}, err
+	}
+	res.Elapsed = time.Since(start)
+	res.Plan.Ms = float64(res.Elapsed.Microseconds()) / 1000
+	return res, nil
+}
+
+// finish checks the planned result (program p2) and replaces it with the
+// online replay's plan of t (program p) when that is lower and safe.
+func finish(res *Result, p2 *trace.Program, t *trace.Trace, p *trace.Program, opts Options) error {
 	if !opts.NoCheck {
-		if err := mustBeSafe(p2, out); err != nil {
-			return Result{}, err
+		if err := mustBeSafe(p2, res.Plan); err != nil {
+			return err
 		}
 	}
-	if !opts.NoReplay {
-		rr, err := trace.Replay(p, trace.ReplayOptions{})
-		if err != nil {
-			res.ReplayErr = err
-		} else if res.ReplayHWM = rr.HWM; rr.HWM < out.Size && rr.Plan != nil {
-			rp := *rr.Plan
-			rp.Policy = "replay"
-			rp.LowerBound = 0
-			// The replay's plan is taken only if the checker accepts it.
-			if opts.NoCheck || mustBeSafe(p, &rp) == nil {
-				res.Plan, res.Trace, res.Relaid, res.Method, res.Proven = &rp, t, nil, "online replay", false
-				res.LowerBound = 0
-			} else {
-				res.ReplayUnsafe = true
-			}
-		}
+	if opts.NoReplay {
+		return nil
+	}
+	rr, err := trace.Replay(p, trace.ReplayOptions{})
+	if err != nil {
+		res.ReplayErr = err
+		return nil
+	}
+	res.ReplayHWM = rr.HWM
+	if rr.HWM >= res.Plan.Size || rr.Plan == nil {
+		return nil
+	}
+	rp := *rr.Plan
+	rp.Policy = "replay"
+	rp.LowerBound = 0
+	// The replay's plan is taken only if the checker accepts it.
+	if !opts.NoCheck && mustBeSafe(p, &rp) != nil {
+		res.ReplayUnsafe = true
+		return nil
+	}
+	res.Plan, res.Trace, res.Relaid, res.Method, res.Proven, res.LowerBound = &rp, t, nil, "online replay", false, 0
+	return nil
+}
+
+// PlanMiniMalloc plans a MiniMalloc problem as Plan plans the trace its
+// importer makes (mm.Trace(name)), but solves it on MiniMalloc's own time
+// axis: the search's preorders weigh lifetimes by their length in the
+// CSV's time units, which importing compresses away. Gaps are ignored, as
+// the importer ignores them (a plan safe without them is safe with them).
+func PlanMiniMalloc(mm *trace.MiniMalloc, name string, opts Options) (Result, error) {
+	start := time.Now()
+	if mm == nil {
+		return Result{}, fmt.Errorf("nil problem: %w", ErrInvalidTrace)
+	}
+	if opts.Budget < 0 {
+		return Result{}, fmt.Errorf("budget %v: %w", opts.Budget, ErrInvalidOptions)
+	}
+	t, err := mm.Trace(name)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrInvalidTrace, err)
+	}
+	p, err := t.Resolve()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrInvalidTrace, err)
+	}
+	prob := &Problem{Align: t.Granule}
+	for _, b := range mm.Buffers {
+		prob.Items = append(prob.Items, Whole(b.ID, b.Size, Time(b.Lower), Time(b.Upper)))
+	}
+	sol, err := Solve(prob, SolveOptions{Budget: searchBudget(opts.Budget, time.Since(start)), Stop: opts.Stop})
+	if err != nil {
+		return Result{}, err
+	}
+	out := &trace.Plan{Trace: t.Name, Size: sol.Height, Offsets: make(map[string]int64, len(mm.Buffers)),
+		Policy: "plan", LowerBound: sol.LowerBound}
+	for i, b := range mm.Buffers {
+		out.Offsets[b.ID] = sol.Offsets[i]
+	}
+	res := Result{Plan: out, Trace: t, LowerBound: sol.LowerBound, Proven: sol.Proven, Method: sol.Method}
+	if err := finish(&res, p, t, p, opts); err != nil {
+		return Result{}, err
 	}
 	res.Elapsed = time.Since(start)
 	res.Plan.Ms = float64(res.Elapsed.Microseconds()) / 1000

@@ -72,12 +72,17 @@ type searcher struct {
 	cuts     []int32
 	solution []int64
 	rank     []int32
+	witness  []int32 // per section: an unplaced item last seen low enough (a cache)
 	offLog   []offChange
 	secLog   []secChange
 	slab     []int32 // stacked orderings, one segment per search depth
 	saved    []int32 // stacked ranks of enclosing searches
 	keys     []preKey
 	heur     string
+	tiebreak []int32 // a random rank per item breaking full ties, or nil for index order
+	tieBuf   []int32
+	rng      uint64
+	shuffle  bool // restarts after the first round break ties at random
 
 	nodesLeft int64
 	nodes     int64 // nodes visited in this decision search
@@ -98,6 +103,7 @@ func newSearcher(c *compiled) *searcher {
 		cuts:     make([]int32, max(c.nsec-1, 0)),
 		solution: make([]int64, c.n),
 		rank:     make([]int32, c.n),
+		witness:  make([]int32, c.nsec),
 	}
 	return s
 }
@@ -111,6 +117,9 @@ func (s *searcher) reset() {
 	}
 	clear(s.floor)
 	clear(s.total)
+	for k := range s.witness {
+		s.witness[k] = -1
+	}
 	clear(s.cuts)
 	for i := range c.n {
 		for _, sp := range c.spans[i] {
@@ -187,6 +196,9 @@ func (s *searcher) comparePre(x, y int32) int {
 			return cmp64(b, a)
 		}
 	}
+	if s.tiebreak != nil {
+		return int(s.tiebreak[x] - s.tiebreak[y])
+	}
 	return int(x - y)
 }
 
@@ -209,11 +221,15 @@ func (s *searcher) decide(capacity int64, deadline time.Time, stop, stop2 <-chan
 		s.prepareKeys()
 	}
 	limit := int64(max(c.n, 16))
-	for {
+	for round := 0; ; round++ {
 		limit *= 2
 		for _, h := range heuristics {
 			s.reset()
 			s.heur = h
+			s.tiebreak = nil
+			if round > 0 && s.shuffle {
+				s.shuffleTies()
+			}
 			s.nodesLeft = limit
 			st := found
 			for _, p := range parts {
@@ -228,6 +244,29 @@ func (s *searcher) decide(capacity int64, deadline time.Time, stop, stop2 <-chan
 			}
 		}
 	}
+}
+
+// shuffleTies draws a random order among items the heuristic's keys do
+// not tell apart: restarts then explore other preorders, which matters
+// because the search's running time is heavy-tailed in the preorder.
+func (s *searcher) shuffleTies() {
+	if len(s.tieBuf) != s.c.n {
+		s.tieBuf = make([]int32, s.c.n)
+		for i := range s.tieBuf {
+			s.tieBuf[i] = int32(i)
+		}
+		s.rng = 0x5EED
+	}
+	for i := len(s.tieBuf) - 1; i > 0; i-- {
+		s.rng += 0x9E3779B97F4A7C15
+		z := s.rng
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+		z ^= z >> 31
+		j := int(z % uint64(i+1))
+		s.tieBuf[i], s.tieBuf[j] = s.tieBuf[j], s.tieBuf[i]
+	}
+	s.tiebreak = s.tieBuf
 }
 
 type partition struct {
@@ -528,9 +567,13 @@ func (s *searcher) check(lo, hi int32, off int64) bool {
 		if max(off, s.floor[k]) > room {
 			return false
 		}
+		if w := s.witness[k]; w >= 0 && s.offset[w] < 0 && s.minOff[w] <= room {
+			continue // the last unplaced item found low enough still is
+		}
 		ok := false
 		for _, j := range s.c.secItems[k] {
 			if s.offset[j] < 0 && s.minOff[j] <= room {
+				s.witness[k] = j
 				ok = true
 				break
 			}

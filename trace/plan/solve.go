@@ -24,7 +24,7 @@ type SolveOptions struct {
 
 // DefaultHeuristics are MiniMalloc's static preorders: W lifetime width,
 // A area, T busiest section total, Z size; all descending.
-var DefaultHeuristics = []string{"WAT", "TAW", "TWA"}
+var DefaultHeuristics = []string{"TWA", "TAW", "WAT", "TW", "WTA", "TA"}
 
 // Solution is a placement of a problem.
 type Solution struct {
@@ -154,30 +154,44 @@ func (r *race) height() int64 {
 }
 
 // bisect probes capacities strictly between the lower bound and the best
-// height, halving the gap: a found placement lowers the top, a timed-out or
-// failed probe raises the bottom. Each probe gets a third of the time left.
+// height, halving the gap: a found placement lowers the top, a failed probe
+// raises the bottom. A timed-out probe raises it too, but only softly: the
+// difficulty of a capacity is erratic (a lower one may be solved in a
+// fraction of the time a higher one resists), so once the two meet, the
+// bottom drops back below the best height and the search resumes with fresh
+// restarts. Each probe gets a quarter of the time left.
 func (r *race) bisect(deadline time.Time, stop <-chan struct{}, heur []string) {
 	c := r.c
 	s := newSearcher(c)
-	lo := r.lb + c.grain
+	s.shuffle = true       // restarts differ from the prover's
+	hard := r.lb + c.grain // every capacity below hard is infeasible
+	lo := hard             // capacities below lo timed out or are infeasible
 	for {
 		hi := r.height()
-		if hi <= lo || stopped(r.done) || stopped(stop) {
+		if hi <= hard || stopped(r.done) || stopped(stop) {
 			return
 		}
 		now := time.Now()
 		if !now.Before(deadline) {
 			return
 		}
+		if hi <= lo {
+			// Converged on a soft bottom: widen the window again.
+			w := (hi - hard) / 8
+			lo = max(hard, hi-max(w-w%c.grain, c.grain))
+		}
 		mid := lo + (hi-c.grain-lo)/2
 		target := max(lo, mid-mid%c.grain)
-		probeEnd := now.Add(deadline.Sub(now) / 3)
-		if hi-lo <= 2*c.grain {
-			probeEnd = deadline
-		}
+		probeEnd := now.Add(deadline.Sub(now) / 4)
 		st := s.decide(target, probeEnd, stop, r.done, heur)
 		r.report(s, st, target)
-		if st == notFound || st == timedOut {
+		switch st {
+		case notFound:
+			lo = target + c.grain
+			if c.solidAll {
+				hard = max(hard, lo)
+			}
+		case timedOut:
 			lo = target + c.grain
 		}
 	}

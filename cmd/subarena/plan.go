@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/plan"
+)
+
+func init() {
+	var (
+		out, traceOut                 string
+		asJSON, noInPlace, noRelayout bool
+		budget                        = plan.DefaultBudget
+	)
+	cmd := &cobra.Command{
+		Use:   "plan FILE [--budget D] [--json] [-o PLAN]",
+		Short: "Plan an arena offline, knowing every future use",
+		Long: `plan places every buffer of the trace in FILE at a fixed offset, knowing the whole
+graph ahead (as a compiler, or an engine that plans once and replays). Each byte lives from
+its first use to its last use and the step that lets it go; an inplace op's output may take
+the bytes of a same-shape input that dies at that op, strided ones included. The best of
+several greedy placements comes first; a MiniMalloc-style search then lowers it within
+--budget. The plan is never higher than the online replay's and always passes check.
+
+When an output is placed over a strided input (the gate half of a fused gate/up product),
+the plan is for a rewritten trace in which that output is a view of its host: --trace-out
+writes it, and check FILE PLAN needs that trace, not FILE. --no-relayout keeps the trace as
+it is.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			stop := make(chan struct{})
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, os.Interrupt)
+			defer signal.Stop(sig)
+			go func() {
+				if _, ok := <-sig; ok {
+					close(stop)
+				}
+			}()
+			name := strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
+			opts := plan.Options{Budget: budget, NoInPlace: noInPlace, NoRelayout: noRelayout, Stop: stop}
+			var res plan.Result
+			if trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n"); len(trimmed) > 0 && trimmed[0] != '{' {
+				// A MiniMalloc CSV: plan it on its own time axis.
+				mm, err := trace.ParseMiniMalloc(data)
+				if err != nil {
+					return err
+				}
+				res, err = plan.PlanMiniMalloc(mm, name, opts)
+				if err != nil {
+					return err
+				}
+			} else {
+				t, err := trace.Read(bytes.NewReader(data), name)
+				if err != nil {
+					return err
+				}
+				if res, err = plan.Plan(t, opts); err != nil {
+					return err
+				}
+			}
+			if out != "" {
+				if err := writeFile(out, res.WriteJSON); err != nil {
+					return err
+				}
+			}
+			if traceOut != "" {
+				if err := writeFile(traceOut, func(w io.Writer) error { return trace.Write(w, res.Trace) }); err != nil {
+					return err
+				}
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				return res.WriteJSON(w)
+			}
+			gap := 0.0
+			if res.LowerBound > 0 {
+				gap = float64(res.Plan.Size)/float64(res.LowerBound) - 1
+			}
+			fmt.Fprintf(w, "trace         %s\n", res.Plan.Trace)
+			fmt.Fprintf(w, "buffers       %d\n", len(res.Plan.Offsets))
+			fmt.Fprintf(w, "size          %d B\n", res.Plan.Size)
+			fmt.Fprintf(w, "lower_bound   %d B (size/bound - 1 = %.4f, proven optimal: %v)\n", res.LowerBound, gap, res.Proven)
+			if res.ReplayHWM > 0 {
+				fmt.Fprintf(w, "replay_hwm    %d B\n", res.ReplayHWM)
+			}
+			fmt.Fprintf(w, "method        %s\n", res.Method)
+			fmt.Fprintf(w, "in_place      %d buffers (%d relaid over strided inputs)\n", res.InPlace, len(res.Relaid))
+			fmt.Fprintf(w, "ms            %.3f\n", res.Plan.Ms)
+			if len(res.Relaid) > 0 && traceOut == "" {
+				fmt.Fprintf(w, "note          %d buffers are views in the planned trace; write it with --trace-out\n", len(res.Relaid))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&budget, "budget", plan.DefaultBudget, "search time below the best greedy placement (0: greedy only)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan (subarena-plan/v1) as JSON")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write the plan (subarena-plan/v1) to this file")
+	cmd.Flags().StringVar(&traceOut, "trace-out", "", "write the trace the plan is for (rewritten when outputs were relaid)")
+	cmd.Flags().BoolVar(&noInPlace, "no-inplace", false, "place every buffer on bytes of its own")
+	cmd.Flags().BoolVar(&noRelayout, "no-relayout", false, "place in place over dense inputs only, so the plan is for FILE as it is")
+	rootCmd.AddCommand(cmd)
+}
