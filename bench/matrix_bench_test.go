@@ -90,3 +90,69 @@ func BenchmarkFirstFitPlan(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPolicySweep measures how robust the subrange-fenced advantage
+// is: each workload generator is run with seeds 1–10 (and the CNN also at
+// Inception-v3's full width), and the metrics count the seeds where
+// subrange-fenced needs a smaller, equal or larger arena than whole-fenced,
+// with the worst ratio of the two. It asserts nothing: it is a measurement.
+//
+//	go test ./bench -run '^$' -bench PolicySweep -benchtime 1x
+func BenchmarkPolicySweep(b *testing.B) {
+	gens := []struct {
+		name string
+		gen  func(seed uint64) (*trace.Trace, error)
+	}{
+		{"llama-engines", func(s uint64) (*trace.Trace, error) { c := llamaQuick; c.Seed = s; return LlamaEngines(c) }},
+		{"batching", func(s uint64) (*trace.Trace, error) { c := batchingQuick; c.Seed = s; return Batching(c) }},
+		{"cnn-concat", func(s uint64) (*trace.Trace, error) { c := cnnQuick; c.Seed = s; return CNN(c) }},
+		{"cnn-inception-v3", func(s uint64) (*trace.Trace, error) {
+			c := CNNInceptionV3
+			c.Frames, c.Seed = 2, s
+			return CNN(c)
+		}},
+		{"random", func(s uint64) (*trace.Trace, error) { c := randomQuick; c.Seed = s; return Random(c) }},
+	}
+	for _, g := range gens {
+		for _, fit := range []arena.Fit{arena.FitLean, arena.FitFast} {
+			b.Run(g.name+"/"+fit.String(), func(b *testing.B) {
+				var lower, equal, higher int
+				worst := 0.0
+				for b.Loop() {
+					lower, equal, higher, worst = 0, 0, 0, 0
+					for seed := uint64(1); seed <= 10; seed++ {
+						t, err := g.gen(seed)
+						if err != nil {
+							b.Fatal(err)
+						}
+						p, err := t.Resolve()
+						if err != nil {
+							b.Fatal(err)
+						}
+						w, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.WholeFenced, Fit: fit})
+						if err != nil {
+							b.Fatal(err)
+						}
+						s, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.SubrangeFenced, Fit: fit})
+						if err != nil {
+							b.Fatal(err)
+						}
+						worst = max(worst, float64(s.HWM)/float64(w.HWM))
+						switch {
+						case s.HWM < w.HWM:
+							lower++
+						case s.HWM == w.HWM:
+							equal++
+						default:
+							higher++
+						}
+					}
+				}
+				b.ReportMetric(float64(lower), "seeds-lower")
+				b.ReportMetric(float64(equal), "seeds-equal")
+				b.ReportMetric(float64(higher), "seeds-higher")
+				b.ReportMetric(worst, "worst-ratio")
+			})
+		}
+	}
+}
