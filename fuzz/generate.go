@@ -17,7 +17,10 @@ type GenConfig struct {
 	MaxBufBytes            int64   // largest buffer
 	// CapacityBufs: the arena holds about this many of the largest buffers
 	// (drawn in [CapacityBufs, 2·CapacityBufs)), so bytes are reused a lot.
+	// Capacity, when positive, fixes the arena size instead (a multiple of
+	// every granule).
 	CapacityBufs int
+	Capacity     int64
 	MaxViewDepth int // builders chained on one view
 	MaxUses      int // views per op
 
@@ -41,7 +44,7 @@ func DefaultConfig() GenConfig {
 		Granules: []int64{1, 8, 16, 32}, MaxBufBytes: 64, CapacityBufs: 3,
 		MaxViewDepth: 3, MaxUses: 3,
 		Release: 8, Discard: 5, Claim: 3, Reserve: 3, Cancel: 2, HostSync: 4,
-		Donate: 8, ExtraWait: 15, ForgetOrder: 8, ForgetReserved: 0,
+		Donate: 8, ExtraWait: 15, ForgetOrder: 8, ForgetReserved: 30,
 	}
 }
 
@@ -95,6 +98,9 @@ func Generate(src Source, cfg GenConfig) *Program {
 	gr := cfg.Granules[src.Intn(len(cfg.Granules))]
 	maxBuf := roundUp(cfg.MaxBufBytes, gr)
 	capacity := maxBuf * int64(between(src, cfg.CapacityBufs, 2*cfg.CapacityBufs-1))
+	if cfg.Capacity > 0 {
+		capacity = cfg.Capacity
+	}
 	g.p = &Program{
 		Engines:  between(src, cfg.MinEngines, cfg.MaxEngines),
 		Capacity: capacity,
@@ -528,8 +534,8 @@ func (g *generator) denseViewFor(b int, forDiscard bool) int {
 // has registered their uses, so a rejected use would be too late).
 func StressConfig() GenConfig {
 	c := DefaultConfig()
-	c.Ops, c.MinEngines, c.MaxEngines = 200, 8, 8
-	c.CapacityBufs = 6
+	c.Ops, c.MinEngines, c.MaxEngines = 250, 8, 8
+	c.Granules, c.MaxBufBytes, c.Capacity = []int64{16}, 128, 4096
 	c.ForgetOrder, c.ForgetReserved = 0, 0
 	return c
 }

@@ -10,7 +10,8 @@ func TestGenerateWellFormed(t *testing.T) {
 	cfgs := map[string]GenConfig{"default": DefaultConfig(), "small": SmallConfig(), "stress": StressConfig()}
 	for name, cfg := range cfgs {
 		t.Run(name, func(t *testing.T) {
-			for seed := uint64(0); seed < 300; seed++ {
+			n := uint64(4000 / cfg.Ops)
+			for seed := uint64(0); seed < n; seed++ {
 				p := Generate(NewRand(seed), cfg)
 				if err := p.Validate(); err != nil {
 					t.Fatalf("seed %d: %v\n%v", seed, err, p)

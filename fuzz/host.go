@@ -170,7 +170,8 @@ func (s *Sim) heldOverlap(lo, hi int64) (int, int64) {
 // submit submits the op, registers each of its uses (Use, or Activate of a
 // reservation), and checks each outcome against the model: a use is
 // rejected with ErrUnordered exactly when its buffer came with a fence the
-// op is not ordered after. Then it records what each read must see.
+// op is not ordered after (a rejected reservation is then cancelled). Then
+// it records what each read must see.
 func (s *Sim) submit(st *Step, entry *logEntry) {
 	waits := make([]sasync.Event, len(st.Waits))
 	for i, w := range st.Waits {
@@ -214,13 +215,21 @@ func (s *Sim) submit(st *Step, entry *logEntry) {
 			if u.Res >= 0 {
 				s.dropPins(-1, u.Res)
 			}
-		case errors.Is(err, subarena.ErrUnordered) && u.Res < 0:
+		case errors.Is(err, subarena.ErrUnordered):
 			if !unordered {
 				s.fail(FailOracle, "use %d of o%d on v%d was rejected although the op is ordered after the buffer's fence: %v", ui, st.Op, u.View, err)
 				return
 			}
 			o.rejected = true
 			entry.note = noteRejected
+			if u.Res >= 0 {
+				// The op will not run on the reserved bytes: give them up.
+				if err := s.resv[u.Res].Cancel(); err != nil {
+					s.fail(FailError, "cancel r%d after its activation was rejected: %v", u.Res, err)
+					return
+				}
+				s.dropPins(-1, u.Res)
+			}
 		default:
 			s.fail(FailError, "use %d of o%d on v%d: %v", ui, st.Op, u.View, err)
 			return

@@ -1,0 +1,84 @@
+package fuzz
+
+import (
+	"flag"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/subarena/subarena"
+)
+
+var longRun = flag.Bool("long", false, "run TestRandomLong (10^6 programs) and TestExhaustiveLong (every interleaving of 600 programs of 3 to 8 ops)")
+
+// envInt reads a positive integer from the environment, or returns def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// TestRandomLong is the long random campaign:
+//
+//	go test ./fuzz -run TestRandomLong -long -timeout 0 -v
+//	SUBARENA_FUZZ_PROGRAMS=1000000 go test ./fuzz -run TestRandomLong -timeout 0 -v
+//
+// Each program runs once under every policy with its own random
+// interleaving; the safe policies must pass every check, ir-order must be
+// caught. SUBARENA_FUZZ_SEED and SUBARENA_FUZZ_WORKERS tune it.
+func TestRandomLong(t *testing.T) {
+	n := envInt("SUBARENA_FUZZ_PROGRAMS", 0)
+	if n == 0 && *longRun {
+		n = 1_000_000
+	}
+	if n == 0 {
+		t.Skip("set -long or SUBARENA_FUZZ_PROGRAMS")
+	}
+	c := Campaign{
+		Gen: DefaultConfig(), Policies: subarena.Policies(), Programs: n,
+		Seed:    uint64(envInt("SUBARENA_FUZZ_SEED", 1)),
+		Workers: envInt("SUBARENA_FUZZ_WORKERS", runtime.GOMAXPROCS(0)),
+		Progress: func(done int) {
+			if done%50_000 == 0 {
+				t.Logf("%d programs", done)
+			}
+		},
+	}
+	s := c.Run()
+	t.Log(s)
+	checkSummary(t, s, true)
+}
+
+// TestExhaustiveLong enumerates every interleaving of generated programs of
+// 3 to 8 ops on 2 or 3 engines, under the four safe policies:
+//
+//	go test ./fuzz -run TestExhaustiveLong -long -timeout 0 -v
+//	SUBARENA_FUZZ_EXHAUSTIVE=600 go test ./fuzz -run TestExhaustiveLong -timeout 0 -v
+//
+// SUBARENA_FUZZ_EXHAUSTIVE programs (default 600 with -long) are split evenly
+// over the op counts; SUBARENA_FUZZ_LIMIT caps the interleavings of one
+// program under one policy (default 2·10^6; truncated enumerations are
+// counted). Submit and HostSync steps run eagerly (RunOptions.EagerHost).
+func TestExhaustiveLong(t *testing.T) {
+	n := envInt("SUBARENA_FUZZ_EXHAUSTIVE", 0)
+	if n == 0 && *longRun {
+		n = 600
+	}
+	if n == 0 {
+		t.Skip("set -long or SUBARENA_FUZZ_EXHAUSTIVE")
+	}
+	limit := envInt("SUBARENA_FUZZ_LIMIT", 2_000_000)
+	workers := envInt("SUBARENA_FUZZ_WORKERS", runtime.GOMAXPROCS(0))
+	seed := uint64(envInt("SUBARENA_FUZZ_SEED", 1))
+	for ops := 3; ops <= 8; ops++ {
+		cfg := SmallConfig()
+		cfg.Ops = ops
+		c := Campaign{Gen: cfg, Policies: SafePolicies(), Programs: (n + 5) / 6, Seed: seed + uint64(ops)<<32,
+			Exhaustive: true, Eager: true, Limit: limit, Workers: workers}
+		s := c.Run()
+		t.Logf("%d-op programs: %v", ops, s)
+		checkSummary(t, s, false)
+	}
+}
