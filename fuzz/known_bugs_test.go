@@ -44,7 +44,7 @@ func TestKnownBugWholeFencedTakeAcrossRuns(t *testing.T) {
 	if err := a.Discard(middle); err != nil { // byte 1 returns clean
 		t.Fatal(err)
 	}
-	_ = a.Release(old) // the piece {[0,1), [2,4)} waits for u
+	_ = a.Release(old)  // the piece {[0,1), [2,4)} waits for u
 	p, _ = tl.Point(e0) // ordered after u: the piece is safe
 	nb, err := a.Alloc(4, p)
 	if err != nil {
