@@ -315,17 +315,11 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	cover, err := a.checkView(v)
+	cover, err := a.heldCover(v)
 	if err != nil {
 		return err
 	}
 	b := v.buf
-	if err := b.checkLiveLocked(cover); err != nil {
-		return err
-	}
-	if c := b.claimOverlapping(cover); c != nil {
-		return fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
-	}
 	done, err := a.checkOrder(b, ev)
 	if err != nil {
 		return err
@@ -381,6 +375,24 @@ func (a *Allocator) checkView(v *View) (*ranges.Set, error) {
 	cover, _, err := v.coverLocked()
 	if err != nil {
 		return nil, err
+	}
+	return cover, nil
+}
+
+// heldCover is checkView for an operation that adds a user to v's bytes or
+// hands them on: every byte must still be held by the program
+// (ErrReleased) and free of open claims (ErrClaimed). Caller holds mu.
+func (a *Allocator) heldCover(v *View) (*ranges.Set, error) {
+	cover, err := a.checkView(v)
+	if err != nil {
+		return nil, err
+	}
+	b := v.buf
+	if err := b.checkLiveLocked(cover); err != nil {
+		return nil, err
+	}
+	if b.claimOverlapping(cover) != nil {
+		return nil, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
 	}
 	return cover, nil
 }
@@ -457,7 +469,7 @@ func (a *Allocator) Discard(v *View) error {
 func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	cover, err := a.checkView(v)
+	cover, err := a.heldCover(v)
 	if err != nil {
 		return nil, err
 	}
@@ -469,12 +481,6 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNotDense, v.layout)
 	}
 	b := v.buf
-	if err := b.checkLiveLocked(cover); err != nil {
-		return nil, err
-	}
-	if c := b.claimOverlapping(cover); c != nil {
-		return nil, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
-	}
 	r := cover.Runs()[0]
 	var other error
 	a.idx.Users(r, func(_ liveness.UserID, uev sasync.Event, unknown bool) bool {

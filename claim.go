@@ -26,17 +26,11 @@ type Claim struct {
 func (a *Allocator) Claim(v *View) (*Claim, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	cover, err := a.checkView(v)
+	cover, err := a.heldCover(v)
 	if err != nil {
 		return nil, err
 	}
 	b := v.buf
-	if err := b.checkLiveLocked(cover); err != nil {
-		return nil, err
-	}
-	if b.claimOverlapping(cover) != nil {
-		return nil, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
-	}
 	for _, r := range cover.Runs() {
 		if a.idx.Covered(r) {
 			return nil, fmt.Errorf("%w: %v of buffer %d", ErrPending, r, b.id)
@@ -102,16 +96,9 @@ type Reservation struct {
 func (a *Allocator) Reserve(v *View) (*Reservation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	cover, err := a.checkView(v)
+	cover, err := a.heldCover(v)
 	if err != nil {
 		return nil, err
-	}
-	b := v.buf
-	if err := b.checkLiveLocked(cover); err != nil {
-		return nil, err
-	}
-	if b.claimOverlapping(cover) != nil {
-		return nil, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
 	}
 	id, err := a.idx.AddUser(sasync.Event{}, true, cover.Runs())
 	if err != nil {
