@@ -15,45 +15,49 @@ const leanScan = 8
 // FitFast takes the first region of the smallest such class. Both carve
 // the block from the low end of the region.
 func (a *Arena) Alloc(size int64) (Block, error) {
-	sh := a.shift & 63
-	if size <= 0 || size > a.maxSize {
+	// size-1 < maxSize rejects size <= 0 and size > maxSize at once.
+	if uint64(size-1) >= uint64(a.maxSize) {
 		return Block{}, a.invalidSize(size)
 	}
+	sh := a.shift & 63
 	n := (size + a.gmask) >> sh
+	s := classShift(n)
+	c := int(s<<classBits) + int(n>>s) // classOf(n)
 	nodes := a.nodes
 	h := int32(none)
-	c := classOf(n)
-	mixed := c >= 1<<classBits && classLow(c) != n // class c holds regions smaller than n too
 	if a.sorted {
-		if mixed {
+		if n&(1<<s-1) != 0 {
+			// Class c holds regions smaller than n too: walk its head.
 			k := leanScan
-			for x := a.heads[c]; x != none; x = nodes[x].next {
-				if nodes[x].hi-nodes[x].lo >= n {
+			for x := a.heads[c&(classSlots-1)]; x != none; {
+				nd := &nodes[x]
+				if nd.hi-nd.lo >= n {
 					h = x
 					break
 				}
 				if k--; k == 0 {
 					break
 				}
+				x = nd.next
 			}
 			c++
 		}
 		if h == none {
 			if up := a.classes.first(c); up >= 0 {
-				h = a.heads[up]
+				h = a.heads[up&(classSlots-1)]
 				if up = a.classes.first(up + 1); up >= 0 {
-					if h2 := a.heads[up]; nodes[h2].lo < nodes[h].lo {
+					if h2 := a.heads[up&(classSlots-1)]; nodes[h2].lo < nodes[h].lo {
 						h = h2
 					}
 				}
 			}
 		}
 	} else {
-		if mixed {
+		if n&(1<<s-1) != 0 {
 			c++
 		}
 		if up := a.classes.first(c); up >= 0 {
-			h = a.heads[up]
+			h = a.heads[up&(classSlots-1)]
 		}
 	}
 	if h == none {
@@ -66,13 +70,80 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 	nd := &nodes[h]
 	lo := nd.lo
 	if rest := nd.hi - lo - n; rest == 0 {
-		a.remove(h)
+		// Exact fit: the region goes, out of its list and its chain, and
+		// its slot is retired.
+		prev, next := nd.prev, nd.next
+		if prev != none {
+			nodes[prev].next = next
+		} else {
+			oc := int(nd.class)
+			a.heads[oc&(classSlots-1)] = next
+			if next == none {
+				a.classes.remove(oc)
+			}
+		}
+		if next != none {
+			nodes[next].prev = prev
+		}
+		chains := a.chains
+		w := (nd.hi - 1) >> bucketShift
+		if p := chains[w]; p == h {
+			next := nd.chain
+			chains[w] = next
+			if next == none {
+				s0 := a.tails.level[0]
+				v := s0[w>>6] &^ (1 << (uint64(w) & 63))
+				s0[w>>6] = v
+				if v == 0 {
+					a.tails.clearAbove(w >> 6)
+				}
+			}
+		} else {
+			a.unchainAfter(p, h)
+		}
+		nd.class = none
+		nd.next = a.retired
+		a.retired = h
+		a.nfree--
 	} else {
 		// The region keeps its tail; only its size class may change. In an
 		// address-ordered list raising lo keeps the order.
 		nd.lo = lo + n
-		if rc := classOf(rest); rc != int(nd.class) {
-			a.relink(h, rc)
+		rs := classShift(rest)
+		if c := int(rs<<classBits) + int(rest>>rs); c != int(nd.class) {
+			prev, next := nd.prev, nd.next
+			if prev != none {
+				nodes[prev].next = next
+			} else {
+				oc := int(nd.class)
+				a.heads[oc&(classSlots-1)] = next
+				if next == none {
+					a.classes.remove(oc)
+				}
+			}
+			if next != none {
+				nodes[next].prev = prev
+			}
+			nd.class = int32(c)
+			hp := &a.heads[c&(classSlots-1)]
+			switch first := *hp; {
+			case first == none:
+				nd.prev, nd.next = none, none
+				*hp = h
+				a.classes.add(c)
+			case a.sorted && nodes[first].lo < nd.lo:
+				f := &nodes[first]
+				second := f.next
+				nd.prev, nd.next = first, second
+				f.next = h
+				if second != none {
+					nodes[second].prev = h
+				}
+			default:
+				nd.prev, nd.next = none, first
+				nodes[first].prev = h
+				*hp = h
+			}
 		}
 	}
 	u := a.inUseG + n

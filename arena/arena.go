@@ -11,7 +11,7 @@ import (
 // concurrent use; callers serialize access.
 type Arena struct {
 	nodes   []node            // node slots, addressed by int32 handles
-	heads   [numClasses]int32 // first node of each class list, or none
+	heads   [classSlots]int32 // first node of each class list, or none
 	classes classSet          // the non-empty classes
 	tails   tailBits          // bit w: bucket w's chain is non-empty
 	chains  []int32           // per bucket: chain of the nodes whose last granule is in it

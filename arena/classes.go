@@ -17,16 +17,30 @@ const (
 	maxExp     = 32 // bits.Len64(maxGranules) - 1
 	numClasses = (maxExp - classBits + 2) << classBits
 	classWords = (numClasses + 63) / 64
+
+	// classSlots and classWordSlots round the class heads and the class
+	// bitmap up to powers of two, so that a masked index needs no bounds
+	// check; the slots past numClasses stay empty.
+	classSlots     = 1024
+	classWordSlots = 16
 )
 
 // classOf returns the class holding regions of n granules (n >= 1): the
-// largest class whose lower bound is <= n.
+// largest class whose lower bound is <= n. With s = max(0, e-classBits),
+// where 2^e <= n < 2^(e+1), it is s·2^classBits + (n >> s): below
+// 2^(classBits+1) granules s is 0 and every size is its own class; above,
+// n >> s lies in [2^classBits, 2^(classBits+1)) and s counts octaves. One
+// bit-length, no branch.
 func classOf(n int64) int {
-	if n < 1<<classBits {
-		return int(n)
-	}
-	e := bits.Len64(uint64(n)) - 1
-	return (e-classBits+1)<<classBits | int(n>>uint(e-classBits))&classMask
+	s := classShift(n)
+	return int(s<<classBits) + int(n>>s)
+}
+
+// classShift returns max(0, e-classBits) for 2^e <= n < 2^(e+1): the number
+// of low bits of n below the resolution of its class. n has them all zero
+// exactly when it is the lower bound of its class.
+func classShift(n int64) uint {
+	return uint(bits.Len64(uint64(n)|(2<<classBits-1))) - (classBits + 1)
 }
 
 // classLow returns the smallest region size, in granules, of class c.
@@ -52,37 +66,36 @@ func classUp(n int64) int {
 // when word[w] is non-zero.
 type classSet struct {
 	top  uint64
-	word [classWords]uint64
+	word [classWordSlots]uint64
 }
 
 func (s *classSet) add(c int) {
-	s.word[c>>6] |= 1 << (uint(c) & 63)
-	s.top |= 1 << (uint(c) >> 6)
+	s.word[uint(c)>>6&(classWordSlots-1)] |= 1 << (uint(c) & 63)
+	s.top |= 1 << (uint(c) >> 6 & 63)
 }
 
 func (s *classSet) remove(c int) {
-	w := c >> 6
+	w := uint(c) >> 6 & (classWordSlots - 1)
 	v := s.word[w] &^ (1 << (uint(c) & 63))
 	s.word[w] = v
 	if v == 0 {
-		s.top &^= 1 << uint(w)
+		s.top &^= 1 << w
 	}
 }
 
-// first returns the first non-empty class at or after c, or -1.
+// first returns the first non-empty class at or after c (0 <= c <
+// classSlots), or -1.
 func (s *classSet) first(c int) int {
-	w := c >> 6
-	if w < classWords {
-		if m := s.word[w] & (^uint64(0) << (uint(c) & 63)); m != 0 {
-			return w<<6 | bits.TrailingZeros64(m)
-		}
+	w := uint(c) >> 6 & (classWordSlots - 1)
+	if m := s.word[w] & (^uint64(0) << (uint(c) & 63)); m != 0 {
+		return int(w<<6) | bits.TrailingZeros64(m)
 	}
-	t := s.top & (^uint64(0) << (uint(w) + 1)) // a shift by 64 yields 0
+	t := s.top & (^uint64(0) << (w + 1)) // w+1 <= 16: no shift by 64
 	if t == 0 {
 		return -1
 	}
-	w = bits.TrailingZeros64(t)
-	return w<<6 | bits.TrailingZeros64(s.word[w])
+	w = uint(bits.TrailingZeros64(t)) & (classWordSlots - 1)
+	return int(w<<6) | bits.TrailingZeros64(s.word[w])
 }
 
 // last returns the highest non-empty class, or -1.
@@ -90,6 +103,6 @@ func (s *classSet) last() int {
 	if s.top == 0 {
 		return -1
 	}
-	w := 63 - bits.LeadingZeros64(s.top)
-	return w<<6 | (63 - bits.LeadingZeros64(s.word[w]))
+	w := uint(63-bits.LeadingZeros64(s.top)) & (classWordSlots - 1)
+	return int(w<<6) | (63 - bits.LeadingZeros64(s.word[w]))
 }

@@ -1,5 +1,7 @@
 package arena
 
+import "math/bits"
+
 // Free returns [off, off+size) to the free space, coalescing it at once with
 // the free regions that end at off and start at off+size. The range may be
 // any granule-aligned part of allocated space: a whole block, a piece of
@@ -8,12 +10,13 @@ package arena
 // not a granule multiple, ErrOutOfRange for a range outside [0, Capacity),
 // and ErrNotAllocated when any byte of the range is already free.
 func (a *Arena) Free(off, size int64) error {
-	sh := a.shift & 63
+	capB := a.capB
 	// size-1 < capB rejects size <= 0 and size > capB; then capB-size >= 0
 	// and the unsigned comparison rejects off < 0 as well.
-	if uint64(size-1) >= uint64(a.capB) || (off|size)&a.gmask != 0 || uint64(off) > uint64(a.capB-size) {
+	if uint64(size-1) >= uint64(capB) || (off|size)&a.gmask != 0 || uint64(off) > uint64(capB-size) {
 		return a.badFree(off, size)
 	}
+	sh := a.shift & 63
 	lo := off >> sh
 	hi := lo + size>>sh
 	nodes := a.nodes
@@ -24,13 +27,16 @@ func (a *Arena) Free(off, size int64) error {
 	// so it is not all allocated, or starts at hi (the right neighbour), or
 	// lies beyond.
 	left, right := int32(none), int32(none)
+	var rn *node
 	w := lo >> bucketShift
-	for h := chains[w]; h != none; h = nodes[h].chain {
-		if rhi := nodes[h].hi; rhi == lo {
+	for h := chains[w]; h != none; {
+		nd := &nodes[h]
+		if e := nd.hi; e == lo {
 			left = h
-		} else if rhi > lo && (right == none || rhi < nodes[right].hi) {
-			right = h
+		} else if e > lo && (rn == nil || e < rn.hi) {
+			right, rn = h, nd
 		}
+		h = nd.chain
 	}
 	if lo&(1<<bucketShift-1) == 0 && lo > 0 {
 		// lo-1 lies in the bucket below.
@@ -41,51 +47,147 @@ func (a *Arena) Free(off, size int64) error {
 			}
 		}
 	}
-	if right == none {
-		if w = a.tails.next(w + 1); w >= 0 {
+	if rn == nil {
+		// The first region ending after lo ends in the next non-empty
+		// bucket: its chain's lowest end.
+		w++
+		s0 := a.tails.level[0]
+		var m uint64
+		if i := uint64(w) >> 6; i < uint64(len(s0)) {
+			m = s0[i] >> (uint64(w) & 63)
+		}
+		if m != 0 {
+			w += int64(bits.TrailingZeros64(m))
+		} else {
+			w = a.tails.next(w)
+		}
+		if w >= 0 {
 			right = chains[w]
-			for h := nodes[right].chain; h != none; h = nodes[h].chain {
-				if nodes[h].hi < nodes[right].hi {
-					right = h
+			rn = &nodes[right]
+			for h := rn.chain; h != none; {
+				nd := &nodes[h]
+				if nd.hi < rn.hi {
+					right, rn = h, nd
 				}
+				h = nd.chain
 			}
 		}
 	}
-	if right != none {
-		if rlo := nodes[right].lo; rlo != hi {
-			if rlo < hi {
-				return a.notAllocated(off, size)
-			}
-			right = none
+	if rn != nil && rn.lo != hi {
+		if rn.lo < hi {
+			return a.notAllocated(off, size)
 		}
+		rn = nil
 	}
 
+	a.inUseG -= hi - lo
+	var h int32
+	var nd *node
 	switch {
-	case left == none && right == none:
-		a.insert(lo, hi)
-	case left == none:
-		// No free region lies in [lo, hi), so lowering lo keeps the
-		// address order of the class list.
-		nd := &nodes[right]
-		nd.lo = lo
-		if c := classOf(nd.hi - lo); c != int(nd.class) {
-			a.relink(right, c)
+	case rn != nil:
+		// Lowering lo keeps the address order of the class list: no free
+		// region lies in [lo, hi).
+		h, nd = right, rn
+		if left != none {
+			nd.lo = nodes[left].lo
+			a.remove(left)
+		} else {
+			nd.lo = lo
 		}
-	case right == none:
-		nd := &nodes[left]
+	case left != none:
+		h, nd = left, &nodes[left]
 		nd.hi = hi
-		a.moveTail(left, lo-1, hi-1)
-		if c := classOf(hi - nd.lo); c != int(nd.class) {
-			a.relink(left, c)
+		if (lo-1)>>bucketShift != (hi-1)>>bucketShift {
+			a.tailClear(h, lo-1)
+			a.tailSet(h, hi-1)
 		}
 	default:
-		nd := &nodes[right]
-		nd.lo = nodes[left].lo
-		a.remove(left)
-		if c := classOf(nd.hi - nd.lo); c != int(nd.class) {
-			a.relink(right, c)
+		// A new region: a retired slot or a new one, linked into its
+		// class and chained under the bucket of hi-1.
+		h = a.retired
+		if h == none {
+			h = a.newSlot()
+			nodes = a.nodes
+		}
+		nd = &nodes[h]
+		a.retired = nd.next
+		a.nfree++
+		nd.lo, nd.hi = lo, hi
+		s := classShift(hi - lo)
+		c := int(s<<classBits) + int((hi-lo)>>s)
+		nd.class = int32(c)
+		hp := &a.heads[c&(classSlots-1)]
+		switch first := *hp; {
+		case first == none:
+			nd.prev, nd.next = none, none
+			*hp = h
+			a.classes.add(c)
+		case a.sorted && nodes[first].lo < lo:
+			f := &nodes[first]
+			second := f.next
+			nd.prev, nd.next = first, second
+			f.next = h
+			if second != none {
+				nodes[second].prev = h
+			}
+		default:
+			nd.prev, nd.next = none, first
+			nodes[first].prev = h
+			*hp = h
+		}
+		w = (hi - 1) >> bucketShift
+		first := chains[w]
+		if first == none {
+			s0 := a.tails.level[0]
+			old := s0[w>>6]
+			s0[w>>6] = old | 1<<(uint64(w)&63)
+			if old == 0 {
+				a.tails.setAbove(w >> 6)
+			}
+		}
+		nd.chain = first
+		chains[w] = h
+		return nil
+	}
+	n := nd.hi - nd.lo
+	s := classShift(n)
+	c := int(s<<classBits) + int(n>>s)
+	if c == int(nd.class) {
+		return nil
+	}
+	// Move nd to the list of class c.
+	prev, next := nd.prev, nd.next
+	if prev != none {
+		nodes[prev].next = next
+	} else {
+		oc := int(nd.class)
+		a.heads[oc&(classSlots-1)] = next
+		if next == none {
+			a.classes.remove(oc)
 		}
 	}
-	a.inUseG -= hi - lo
+	if next != none {
+		nodes[next].prev = prev
+	}
+	nd.class = int32(c)
+	hp := &a.heads[c&(classSlots-1)]
+	switch first := *hp; {
+	case first == none:
+		nd.prev, nd.next = none, none
+		*hp = h
+		a.classes.add(c)
+	case a.sorted && nodes[first].lo < nd.lo:
+		f := &nodes[first]
+		second := f.next
+		nd.prev, nd.next = first, second
+		f.next = h
+		if second != none {
+			nodes[second].prev = h
+		}
+	default:
+		nd.prev, nd.next = none, first
+		nodes[first].prev = h
+		*hp = h
+	}
 	return nil
 }

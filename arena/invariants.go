@@ -148,6 +148,16 @@ func (a *Arena) CheckInvariants() error {
 	if a.classes.top>>classWords != 0 {
 		return corrupt("class summary has bits past word %d", classWords)
 	}
+	for w := classWords; w < classWordSlots; w++ {
+		if a.classes.word[w] != 0 {
+			return corrupt("class word %d past the last class is not empty", w)
+		}
+	}
+	for c := numClasses; c < classSlots; c++ {
+		if a.heads[c] != none {
+			return corrupt("class slot %d past the last class has head %d", c, a.heads[c])
+		}
+	}
 	if count != a.nfree {
 		return corrupt("%d nodes in class lists, %d free regions", count, a.nfree)
 	}

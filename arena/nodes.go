@@ -28,7 +28,7 @@ func (a *Arena) unlinkNode(n *node) {
 		nodes[prev].next = next
 	} else {
 		c := int(n.class)
-		a.heads[c] = next
+		a.heads[c&(classSlots-1)] = next
 		if next == none {
 			a.classes.remove(c)
 		}
@@ -45,11 +45,11 @@ func (a *Arena) unlinkNode(n *node) {
 func (a *Arena) linkNode(h int32, n *node, c int) {
 	nodes := a.nodes
 	n.class = int32(c)
-	first := a.heads[c]
+	first := a.heads[c&(classSlots-1)]
 	switch {
 	case first == none:
 		n.prev, n.next = none, none
-		a.heads[c] = h
+		a.heads[c&(classSlots-1)] = h
 		a.classes.add(c)
 	case a.sorted && nodes[first].lo < n.lo:
 		f := &nodes[first]
@@ -62,21 +62,23 @@ func (a *Arena) linkNode(h int32, n *node, c int) {
 	default:
 		n.prev, n.next = none, first
 		nodes[first].prev = h
-		a.heads[c] = h
+		a.heads[c&(classSlots-1)] = h
 	}
 }
 
 // relink moves node h from its class list to that of class c.
-func (a *Arena) relink(h int32, c int) {
+func (a *Arena) relink(h int32, c int) { a.relinkNode(h, &a.nodes[h], c) }
+
+// relinkNode moves node n (handle h) from its class list to that of class c.
+func (a *Arena) relinkNode(h int32, n *node, c int) {
 	nodes := a.nodes
-	n := &nodes[h]
 	// Unlink.
 	prev, next := n.prev, n.next
 	if prev != none {
 		nodes[prev].next = next
 	} else {
 		oc := int(n.class)
-		a.heads[oc] = next
+		a.heads[oc&(classSlots-1)] = next
 		if next == none {
 			a.classes.remove(oc)
 		}
@@ -86,11 +88,11 @@ func (a *Arena) relink(h int32, c int) {
 	}
 	// Link.
 	n.class = int32(c)
-	first := a.heads[c]
+	first := a.heads[c&(classSlots-1)]
 	switch {
 	case first == none:
 		n.prev, n.next = none, none
-		a.heads[c] = h
+		a.heads[c&(classSlots-1)] = h
 		a.classes.add(c)
 	case a.sorted && nodes[first].lo < n.lo:
 		f := &nodes[first]
@@ -103,7 +105,7 @@ func (a *Arena) relink(h int32, c int) {
 	default:
 		n.prev, n.next = none, first
 		nodes[first].prev = h
-		a.heads[c] = h
+		a.heads[c&(classSlots-1)] = h
 	}
 }
 
@@ -143,6 +145,13 @@ func (a *Arena) tailClear(h int32, g int64) {
 		}
 		return
 	}
+	a.unchainAfter(p, h)
+}
+
+// unchainAfter unchains node h from a chain where it follows node p.
+func (a *Arena) unchainAfter(p, h int32) {
+	nodes := a.nodes
+	next := nodes[h].chain
 	for {
 		q := nodes[p].chain
 		if q == h {
@@ -202,16 +211,23 @@ func (a *Arena) moveTail(h int32, old, g int64) {
 func (a *Arena) insert(lo, hi int64) {
 	h := a.retired
 	if h == none {
-		h = int32(len(a.nodes))
-		a.nodes = append(a.nodes, node{})
-	} else {
-		a.retired = a.nodes[h].next
+		h = a.newSlot()
 	}
-	a.nfree++
 	n := &a.nodes[h]
+	a.retired = n.next
+	a.nfree++
 	n.lo, n.hi = lo, hi
 	a.linkNode(h, n, classOf(hi-lo))
 	a.tailSet(h, hi-1)
+}
+
+// newSlot appends a retired slot and returns its handle: the head of the
+// retired list, which was empty.
+func (a *Arena) newSlot() int32 {
+	h := int32(len(a.nodes))
+	a.nodes = append(a.nodes, node{class: none, next: none})
+	a.retired = h
+	return h
 }
 
 // remove deletes free region h entirely: out of its list and chain, slot
