@@ -213,7 +213,11 @@ func itemSpans(pieces []Piece, sec func(Time) int32) []span {
 // it forbids, and widens cut extents over concurrent partners.
 func (c *compiled) buildEdges(p *Problem) {
 	n := c.n
-	pairRels := map[[2]int32][]rel{} // key (i, j) with i < j: forbidden x_j - x_i
+	type pairRel struct {
+		i, j int32 // i < j
+		r    rel   // forbidden x_j - x_i
+	}
+	var all []pairRel
 	add := func(i, j int, a, b Piece) {
 		// Pieces a of i and b of j share a byte iff
 		// x_j + b.Lo < x_i + a.Hi and x_i + a.Lo < x_j + b.Hi, that is
@@ -223,8 +227,7 @@ func (c *compiled) buildEdges(p *Problem) {
 			i, j = j, i
 			r = rel{-r.hi + 1, -r.lo + 1}
 		}
-		k := [2]int32{int32(i), int32(j)}
-		pairRels[k] = append(pairRels[k], r)
+		all = append(all, pairRel{int32(i), int32(j), r})
 	}
 	// Sweep items by extent to find pairs whose windows may intersect.
 	order := make([]int, 0, n)
@@ -268,20 +271,31 @@ func (c *compiled) buildEdges(p *Problem) {
 	}
 	c.edges = make([][]edge, n)
 	c.solidAll = true
-	keys := make([][2]int32, 0, len(pairRels))
-	for k := range pairRels {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b [2]int32) int {
-		if a[0] != b[0] {
-			return int(a[0] - b[0])
+	slices.SortFunc(all, func(a, b pairRel) int {
+		if a.i != b.i {
+			return int(a.i - b.i)
 		}
-		return int(a[1] - b[1])
+		if a.j != b.j {
+			return int(a.j - b.j)
+		}
+		return cmp64(a.r.lo, b.r.lo)
 	})
-	for _, k := range keys {
-		i, j := k[0], k[1]
-		rs := mergeRels(pairRels[k]) // forbidden x_j - x_i
-		neg := make([]rel, len(rs))  // forbidden x_i - x_j
+	for g := 0; g < len(all); {
+		i, j := all[g].i, all[g].j
+		h := g
+		for h < len(all) && all[h].i == i && all[h].j == j {
+			h++
+		}
+		rs := make([]rel, 0, h-g) // forbidden x_j - x_i, merged
+		for _, pr := range all[g:h] {
+			if m := len(rs); m > 0 && pr.r.lo <= rs[m-1].hi {
+				rs[m-1].hi = max(rs[m-1].hi, pr.r.hi)
+				continue
+			}
+			rs = append(rs, pr.r)
+		}
+		g = h
+		neg := make([]rel, len(rs)) // forbidden x_i - x_j
 		for m, r := range rs {
 			neg[len(rs)-1-m] = rel{-r.hi + 1, -r.lo + 1}
 		}
@@ -290,21 +304,6 @@ func (c *compiled) buildEdges(p *Problem) {
 		c.edges[j] = append(c.edges[j], edge{other: i, solid: solid, rels: rs})
 		c.edges[i] = append(c.edges[i], edge{other: j, solid: solid, rels: neg})
 	}
-}
-
-// mergeRels sorts intervals and merges overlapping or touching ones.
-func mergeRels(rs []rel) []rel {
-	slices.SortFunc(rs, func(a, b rel) int { return cmp64(a.lo, b.lo) })
-	out := rs[:1]
-	for _, r := range rs[1:] {
-		last := &out[len(out)-1]
-		if r.lo <= last.hi {
-			last.hi = max(last.hi, r.hi)
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
 }
 
 func gcd(a, b int64) int64 {

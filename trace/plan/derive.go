@@ -24,17 +24,11 @@ import (
 // of the first does not happen-before some use of the second. Bytes no op
 // uses are free and belong to no piece.
 
-// member is a dense in-place member: its bytes are those of root at shift.
-type member struct {
-	root  int
-	shift int64
-}
-
 // derived is a problem together with what maps it back to the program.
 type derived struct {
 	prob   *Problem
 	itemOf []int   // per buffer: its item, -1 for externals
-	shift  []int64 // per buffer: offset within its item
+	shift  []int64 // per buffer: offset of its natural layout's first byte within its item
 }
 
 // segment is one elementary byte range of an item with its uses.
@@ -43,7 +37,7 @@ type segment struct {
 	first, last int  // op indices, -1 when unused
 	readFirst   bool // the first op using it reads it
 	firstOwner  int  // buffer whose use came first
-	death       int  // op time the bytes are let go; never when held
+	death       int  // op time the bytes are let go
 	firstOn     []int
 	lastOn      []int
 }
@@ -55,9 +49,27 @@ type pieceInfo struct {
 	firstOn, lastOn []int
 }
 
-// derive builds the problem of program p, where members maps buffer
-// indices to their dense in-place root, and hb is happens-before on ops.
-func derive(p *trace.Program, members map[int]member, hb func(a, b int) bool) *derived {
+// itemUse is one op's use of an item's bytes, in item coordinates.
+type itemUse struct {
+	op, owner int
+	read      bool
+	set       *ranges.Set // shared: read only
+}
+
+// itemDeath is bytes of an item let go at one op time.
+type itemDeath struct {
+	death int
+	set   ranges.Set
+}
+
+// derive builds the placement problem of ip's program under its in-place
+// decisions: one item per root, holding the root and its members. It reads
+// the program as the rewritten trace would resolve (relaid members are
+// views of the root, the root is released with the last of its group), so
+// the plan it leads to is the plan of that trace.
+func derive(ip *inplacer) *derived {
+	p := ip.p
+	hb := ip.hb
 	nOps := len(p.Ops)
 	nEng := len(p.Trace.Engines)
 	// opsBefore[s] is the number of ops among steps [0, s): the op time of a step.
@@ -88,79 +100,47 @@ func derive(p *trace.Program, members map[int]member, hb func(a, b int) bool) *d
 	}
 	d := &derived{prob: &Problem{Align: p.Trace.Granule}, itemOf: make([]int, len(p.Buffers)),
 		shift: make([]int64, len(p.Buffers))}
-	groups := map[int][]int{} // root -> members (root first)
-	var roots []int
-	for b := range p.Buffers {
+	for b := range d.itemOf {
 		d.itemOf[b] = -1
-		if p.Buffers[b].External {
-			continue
-		}
-		if m, ok := members[b]; ok {
-			groups[m.root] = append(groups[m.root], b)
-			d.shift[b] = m.shift
-			continue
-		}
-		roots = append(roots, b)
-		groups[b] = append([]int{b}, groups[b]...)
-	}
-	usesOf := make([][]opUse, len(p.Buffers))
-	for k := range p.Ops {
-		for u, use := range p.Ops[k].Uses {
-			usesOf[use.Ref.Buffer] = append(usesOf[use.Ref.Buffer], opUse{k, u})
-		}
 	}
 	var infos []pieceInfo
-	for _, r := range roots {
+	var used []itemUse
+	var dead []itemDeath
+	var bounds []int64
+	var segs []segment
+	var seen []*ranges.Set
+	for r := range p.Buffers {
+		if p.Buffers[r].External || ip.place[r].root != r {
+			continue
+		}
 		item := len(d.prob.Items)
-		group := groups[r]
 		size := p.Buffers[r].Size
-		// Byte sets per use and per death piece, in item coordinates.
-		type usedSet struct {
-			op, owner int
-			read      bool
-			set       ranges.Set
-		}
-		type deadSet struct {
-			death int
-			set   ranges.Set
-		}
-		var used []usedSet
-		var dead []deadSet
-		bounds := []int64{0, size}
-		for _, m := range group {
+		used, dead, seen = used[:0], dead[:0], seen[:0]
+		bounds = append(bounds[:0], 0, size)
+		for _, m := range ip.members[r] {
 			d.itemOf[m] = item
-			sh := d.shift[m]
-			for _, u := range usesOf[m] {
+			pl := ip.place[m]
+			d.shift[m] = pl.layout.Offset
+			owner := m
+			if ip.relaid[r] {
+				owner = r // the bytes are the root's in the rewritten trace
+			}
+			for _, u := range ip.usesOf[m] {
 				use := p.Ops[u.op].Uses[u.use]
-				fp, _ := p.Footprint(use.Ref)
-				set := fp.Clone()
-				_ = set.Translate(sh)
-				used = append(used, usedSet{op: u.op, owner: m, read: use.Access&trace.AccessRead != 0, set: set})
-			}
-			rest := ranges.FromRanges(ranges.Range{Lo: sh, Hi: sh + p.Buffers[m].Size})
-			for _, v := range p.Buffers[m].Discards {
-				fp, _ := p.Footprint(trace.Ref{Buffer: m, View: v})
-				set := fp.Clone()
-				_ = set.Translate(sh)
-				got := ranges.Intersect(&rest, &set)
-				if got.IsEmpty() {
-					continue
+				set := ip.rootFootprint(use.Ref)
+				used = append(used, itemUse{op: u.op, owner: owner, read: use.Access&trace.AccessRead != 0, set: set})
+				if !slices.Contains(seen, set) { // uses of one view share its set
+					seen = append(seen, set)
+					for _, run := range set.Runs() {
+						bounds = append(bounds, run.Lo, run.Hi)
+					}
 				}
-				rest.RemoveSet(&got)
-				dead = append(dead, deadSet{death: deathTime(p.Views[v].Discard), set: got})
-			}
-			if !rest.IsEmpty() {
-				dead = append(dead, deadSet{death: deathTime(p.Buffers[m].Release), set: rest})
 			}
 		}
-		for _, u := range used {
-			for _, r := range u.set.Runs() {
-				bounds = append(bounds, r.Lo, r.Hi)
-			}
-		}
+		dead = ip.deaths(r, dead, deathTime)
 		for _, x := range dead {
-			for _, r := range x.set.Runs() {
-				bounds = append(bounds, r.Lo, r.Hi)
+			for _, run := range x.set.Runs() {
+				bounds = append(bounds, run.Lo, run.Hi)
 			}
 		}
 		slices.Sort(bounds)
@@ -171,78 +151,75 @@ func derive(p *trace.Program, members map[int]member, hb func(a, b int) bool) *d
 		for len(bounds) > 0 && bounds[len(bounds)-1] > size {
 			bounds = bounds[:len(bounds)-1]
 		}
-		segs := make([]segment, len(bounds)-1)
-		for i := range segs {
-			segs[i] = segment{lo: bounds[i], hi: bounds[i+1], first: -1, last: -1, death: -1}
+		segs = slices.Grow(segs[:0], len(bounds))
+		for i := 0; i+1 < len(bounds); i++ {
+			sg := segment{lo: bounds[i], hi: bounds[i+1], first: -1, last: -1, death: -1}
 			if nEng > 1 {
-				segs[i].firstOn = make([]int, nEng)
-				segs[i].lastOn = make([]int, nEng)
+				sg.firstOn = make([]int, nEng)
+				sg.lastOn = make([]int, nEng)
 				for e := range nEng {
-					segs[i].firstOn[e], segs[i].lastOn[e] = -1, -1
+					sg.firstOn[e], sg.lastOn[e] = -1, -1
 				}
 			}
+			segs = append(segs, sg)
 		}
-		// forSegs calls f on every segment inside set.
-		forSegs := func(set *ranges.Set, f func(*segment)) {
-			for _, r := range set.Runs() {
-				i, _ := slices.BinarySearch(bounds, r.Lo)
-				for ; i < len(segs) && segs[i].lo < r.Hi; i++ {
-					f(&segs[i])
-				}
-			}
-		}
-		// Uses come in op order per member, not across members: compare.
 		for _, u := range used {
 			eng := p.Ops[u.op].Engine
-			forSegs(&u.set, func(s *segment) {
-				if s.first < 0 || u.op < s.first {
-					s.first, s.readFirst, s.firstOwner = u.op, u.read, u.owner
-				} else if u.op == s.first && u.read {
-					s.readFirst = true
-				}
-				s.last = max(s.last, u.op)
-				if nEng > 1 {
-					if s.firstOn[eng] < 0 || u.op < s.firstOn[eng] {
-						s.firstOn[eng] = u.op
+			for _, run := range u.set.Runs() {
+				i, _ := slices.BinarySearch(bounds, run.Lo)
+				for ; i < len(segs) && segs[i].lo < run.Hi; i++ {
+					sg := &segs[i]
+					if sg.first < 0 || u.op < sg.first {
+						sg.first, sg.readFirst, sg.firstOwner = u.op, u.read, u.owner
+					} else if u.op == sg.first && u.read {
+						sg.readFirst = true
 					}
-					s.lastOn[eng] = max(s.lastOn[eng], u.op)
+					sg.last = max(sg.last, u.op)
+					if nEng > 1 {
+						if sg.firstOn[eng] < 0 || u.op < sg.firstOn[eng] {
+							sg.firstOn[eng] = u.op
+						}
+						sg.lastOn[eng] = max(sg.lastOn[eng], u.op)
+					}
 				}
-			})
+			}
 		}
 		for _, x := range dead {
-			forSegs(&x.set, func(s *segment) { s.death = max(s.death, x.death) })
+			for _, run := range x.set.Runs() {
+				i, _ := slices.BinarySearch(bounds, run.Lo)
+				for ; i < len(segs) && segs[i].lo < run.Hi; i++ {
+					segs[i].death = max(segs[i].death, x.death)
+				}
+			}
 		}
 		it := Item{Name: p.Buffers[r].Name, Size: size}
 		for i := range segs {
-			s := &segs[i]
-			if s.first < 0 {
+			sg := &segs[i]
+			if sg.first < 0 {
 				continue // no op uses these bytes: free
 			}
-			start := s.first
-			if s.readFirst {
-				ap := allocPoint[s.firstOwner]
+			start := sg.first
+			if sg.readFirst {
+				ap := allocPoint[sg.firstOwner]
 				start = min(start, ap)
 				if nEng > 1 && ap < nOps {
 					e := p.Ops[ap].Engine
-					if s.firstOn[e] < 0 || ap < s.firstOn[e] {
-						s.firstOn[e] = ap
+					if sg.firstOn[e] < 0 || ap < sg.firstOn[e] {
+						sg.firstOn[e] = ap
 					}
 				}
 			}
-			stop := max(s.last+1, s.death)
-			if s.death < 0 {
-				stop = s.last + 1
-			}
-			if m := len(it.Pieces); m > 0 {
+			stop := max(sg.last+1, sg.death)
+			if m := len(it.Pieces); m > 0 && nEng == 1 {
 				prev := &it.Pieces[m-1]
-				if prev.Hi == s.lo && prev.Start == start && prev.End == stop && nEng == 1 {
-					prev.Hi = s.hi
+				if prev.Hi == sg.lo && prev.Start == start && prev.End == stop {
+					prev.Hi = sg.hi
 					continue
 				}
 			}
-			it.Pieces = append(it.Pieces, Piece{Lo: s.lo, Hi: s.hi, Start: start, End: stop})
+			it.Pieces = append(it.Pieces, Piece{Lo: sg.lo, Hi: sg.hi, Start: start, End: stop})
 			if nEng > 1 {
-				infos = append(infos, pieceInfo{item: item, piece: len(it.Pieces) - 1, firstOn: s.firstOn, lastOn: s.lastOn})
+				infos = append(infos, pieceInfo{item: item, piece: len(it.Pieces) - 1, firstOn: sg.firstOn, lastOn: sg.lastOn})
 			}
 		}
 		d.prob.Items = append(d.prob.Items, it)
@@ -251,6 +228,69 @@ func derive(p *trace.Program, members map[int]member, hb func(a, b int) bool) *d
 		d.prob.Concurrent = concurrentPairs(d.prob, infos, hb)
 	}
 	return d
+}
+
+// deaths appends to out the bytes of root r's item by the op time that lets
+// them go, as the rewritten trace has it. A dense group's buffers keep
+// their own discards and releases (a byte several of them cover goes at the
+// latest). In a relaid group every member is a view of the root: its
+// discards are discards of the root, applied in step order, each taking
+// the bytes not taken before; the rest goes with the group's last release.
+func (ip *inplacer) deaths(r int, out []itemDeath, deathTime func(int) int) []itemDeath {
+	p := ip.p
+	if !ip.relaid[r] {
+		for _, m := range ip.members[r] {
+			sh := ip.place[m].layout.Offset
+			rest := ranges.FromRanges(ranges.Range{Lo: sh, Hi: sh + p.Buffers[m].Size})
+			for _, v := range p.Buffers[m].Discards {
+				set := ip.rootFootprint(trace.Ref{Buffer: m, View: v})
+				got := ranges.Intersect(&rest, set)
+				if got.IsEmpty() {
+					continue
+				}
+				rest.RemoveSet(&got)
+				out = append(out, itemDeath{death: deathTime(p.Views[v].Discard), set: got})
+			}
+			if !rest.IsEmpty() {
+				out = append(out, itemDeath{death: deathTime(p.Buffers[m].Release), set: rest})
+			}
+		}
+		return out
+	}
+	type discard struct {
+		step int
+		ref  trace.Ref
+	}
+	var ds []discard
+	final := -1
+	held := false
+	for _, m := range ip.members[r] {
+		for _, v := range p.Buffers[m].Discards {
+			ds = append(ds, discard{p.Views[v].Discard, trace.Ref{Buffer: m, View: v}})
+		}
+		if rel := p.Buffers[m].Release; rel < 0 {
+			held = true
+		} else {
+			final = max(final, rel)
+		}
+	}
+	if held {
+		final = -1
+	}
+	slices.SortFunc(ds, func(a, b discard) int { return a.step - b.step })
+	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: p.Buffers[r].Size})
+	for _, x := range ds {
+		got := ranges.Intersect(&rest, ip.rootFootprint(x.ref))
+		if got.IsEmpty() {
+			continue
+		}
+		rest.RemoveSet(&got)
+		out = append(out, itemDeath{death: deathTime(x.step), set: got})
+	}
+	if !rest.IsEmpty() {
+		out = append(out, itemDeath{death: deathTime(final), set: rest})
+	}
+	return out
 }
 
 // concurrentPairs lists the pieces of different items whose windows are

@@ -1,5 +1,100 @@
-// Package plan is subarena's offline planner: given every future use of
-// every buffer, it assigns each buffer an offset in one arena so that no two
-// buffers share a byte while both are live, and the arena is as small as it
-// can be made within a time budget.
+// Package plan is subarena's offline planner. When a whole graph is known
+// ahead — a compiler, or an engine that plans once and replays, as
+// ggml-alloc does with reserve — the planner knows every future use of
+// every buffer and gives each one fixed offset in one arena, far lower
+// than any online allocator can, and provably safe.
+//
+// # Two layers
+//
+// The solver core knows nothing of traces. A Problem is a set of Items,
+// each with a Size and Pieces: occupancy rectangles, a byte range [Lo, Hi)
+// of the item live during a time window [Start, End). Every range in this
+// package is half-open, bytes and times alike. Two pieces of different
+// items conflict — their placed bytes must be disjoint — when their windows
+// intersect, or when the problem lists them as Concurrent:
+//
+//	bytes ^         +-------+           item A: one piece, whole-buffer life
+//	      |  +------|-+ B   |           item B: two pieces; its upper bytes
+//	      |  |  A   | +-----+                   die early, so C may take them
+//	      |  +------|-+  +-----+  C             once both windows have passed
+//	      +----------------------> time
+//
+// Time is any linear order consistent with happens-before (for a trace,
+// the op submission order). With one engine that order is happens-before;
+// with several, two windows that are disjoint in it may still belong to
+// unordered ops, and the trace layer lists such pairs as Concurrent. Solve
+// places a Problem; Verify checks a placement against the Problem as given
+// (not the solver's compiled form), and LowerBound gives the most bytes
+// live at once, the height nothing beats.
+//
+// The trace layer (Plan, PlanProgram, PlanMiniMalloc) derives a Problem
+// from a subarena-trace/v1 trace, solves it, and returns a trace.Plan that
+// passes trace.Check. It never returns a plan higher than the online
+// replay's: it replays the trace too and keeps the lower safe plan.
+//
+// # Lifetimes from a trace
+//
+// Each byte of a buffer lives from the first op that uses it (through any
+// view) to one past the last, and at least until the step that lets it go:
+// the discard of a view covering it, or its buffer's release. That second
+// bound is the checker's rule: of two buffers sharing a byte, the one that
+// lets it go first must have all its uses of it happen-before all the
+// other's. Bytes first read rather than written were filled by the host and
+// live from the allocation point; bytes held to the end never share; bytes
+// no op uses are free. A buffer thus becomes several pieces when views are
+// discarded at different times, or when other buffers are placed in place
+// over parts of it.
+//
+// # In-place placement
+//
+// For an op marked inplace that first writes a whole buffer B and reads a
+// view R of another buffer with B's shape and element size, B may take R's
+// bytes if they die at that op: every other use of them happens-before it,
+// and every later use of B comes after it. If R is dense, B stays a buffer
+// with an offset fixed relative to R's owner (the plan format's one offset
+// per buffer suffices; the checker sees element i written over element i).
+// If R is strided — the gate half of a fused gate/up product — no single
+// offset puts B's dense layout on R's bytes, so the planner rewrites the
+// trace: B becomes a view of R's owner with R's layout, every view of B is
+// re-expressed in that layout (which must be possible without carrying
+// from one of B's dimensions into the next), and the owner is released
+// with the last of its group. Result.Trace is then that rewrite and
+// Result.Relaid names the buffers it turned into views. A buffer and its
+// in-place members form one item.
+//
+// # Search
+//
+// The best of twelve greedy placements (six orders: size, area, lifetime,
+// conflict, busiest section, start; two fits: lowest offset, tightest gap)
+// gives a plan within microseconds of compiling the problem. Within the
+// budget a search then lowers it, after MiniMalloc (Moffitt, ASPLOS '23):
+// decision searches at fixed capacities over canonical placements (each
+// item at its lowest feasible offset, offsets non-decreasing), pruned by
+// section inference (in each time section, the floor plus the unplaced live
+// bytes must fit), by dominance (never leave a gap an unplaced item fits
+// in) and by hatless items (an item no unplaced one conflicts with fits
+// anywhere later), split at section boundaries no unplaced item crosses,
+// and restarted round-robin over six preorders with doubling node limits.
+// Two searches share the budget: one asks for the lower bound itself
+// (perfect packings are rigid, and section inference finds them fast); the
+// other bisects between the lower bound and the best height, widening its
+// window again after timeouts, because a capacity's difficulty varies
+// erratically. For whole-buffer problems the search is complete: a failed
+// exhaustive search proves the capacity infeasible (Solution.Proven).
+//
+// # Costs
+//
+// Compiling is O(P log P + E R) for P pieces, E conflicting item pairs and
+// R forbidden intervals per pair. A greedy pass is O(n E log E). A search
+// node costs O(degree + sections) and allocates nothing; the ordering stack
+// is O(n x depth) int32s in the worst case.
+//
+// # Invariants
+//
+// Every returned placement has passed Verify; every plan Plan returns has
+// passed trace.Check unless Options.NoCheck. The searcher and the greedy
+// scratch state have CheckInvariants methods that recompute their
+// incremental state from scratch; the property tests run them after every
+// step and compare the solver with brute-force optima, the byte-time grid
+// oracle and the trace package's checker.
 package plan

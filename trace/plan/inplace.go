@@ -44,10 +44,10 @@ type inplacer struct {
 	relayout bool
 	usesOf   [][]opUse
 	place    []placement
-	members  [][]int // per root: the root and its members, in placement order
-	dense    []bool  // root has dense members
-	relaid   []bool  // root has relaid members
-	cache    map[trace.Ref]ranges.Set
+	members  [][]int               // per root: the root and its members, in placement order
+	dense    []bool                // root has dense members
+	relaid   []bool                // root has relaid members
+	cache    []map[int]*ranges.Set // per buffer, per view (-1: whole): root footprints
 }
 
 type opUse struct{ op, use int }
@@ -56,7 +56,7 @@ func newInplacer(p *trace.Program, hb func(a, b int) bool, allowRelayout bool) *
 	n := len(p.Buffers)
 	ip := &inplacer{p: p, hb: hb, relayout: allowRelayout, usesOf: make([][]opUse, n),
 		place: make([]placement, n), members: make([][]int, n), dense: make([]bool, n),
-		relaid: make([]bool, n), cache: map[trace.Ref]ranges.Set{}}
+		relaid: make([]bool, n), cache: make([]map[int]*ranges.Set, n)}
 	for k := range p.Ops {
 		for u, use := range p.Ops[k].Uses {
 			b := use.Ref.Buffer
@@ -80,22 +80,32 @@ func (ip *inplacer) rootLayout(r trace.Ref) (strided.Layout, bool) {
 	return relayout(l, ip.p.Buffers[r.Buffer].Layout, pl.layout)
 }
 
-// rootFootprint returns the bytes r covers in its root's coordinates
-// (a superset when the view is too irregular to list exactly).
-func (ip *inplacer) rootFootprint(r trace.Ref) ranges.Set {
-	if s, ok := ip.cache[r]; ok {
+// rootFootprint returns the bytes r covers in its root's coordinates (a
+// superset when the view is too irregular to list exactly). The set is
+// cached and shared: callers must not modify it.
+func (ip *inplacer) rootFootprint(r trace.Ref) *ranges.Set {
+	if s, ok := ip.cache[r.Buffer][r.View]; ok {
 		return s
 	}
 	pl := ip.place[r.Buffer]
-	var set ranges.Set
-	if !pl.relaid {
+	set := new(ranges.Set)
+	switch {
+	case !pl.relaid:
 		fp, _ := ip.p.Footprint(r)
-		set = fp.Clone()
-		_ = set.Translate(pl.shift)
-	} else if l, ok := ip.rootLayout(r); ok {
-		set, _, _ = l.Cover(trace.CoverBudget)
+		*set = fp
+		if pl.shift != 0 {
+			*set = fp.Clone()
+			_ = set.Translate(pl.shift)
+		}
+	default:
+		if l, ok := ip.rootLayout(r); ok {
+			*set, _, _ = l.Cover(trace.CoverBudget)
+		}
 	}
-	ip.cache[r] = set
+	if ip.cache[r.Buffer] == nil {
+		ip.cache[r.Buffer] = map[int]*ranges.Set{}
+	}
+	ip.cache[r.Buffer][r.View] = set
 	return set
 }
 
@@ -287,9 +297,5 @@ func (ip *inplacer) commit(b int, pl placement) {
 	} else {
 		ip.dense[pl.root] = true
 	}
-	for ref := range ip.cache {
-		if ref.Buffer == b {
-			delete(ip.cache, ref)
-		}
-	}
+	ip.cache[b] = nil // its footprints moved with it
 }

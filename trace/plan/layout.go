@@ -20,39 +20,51 @@ import (
 // (row-major order) exactly when their element maps are equal.
 type elementMap struct {
 	offset  int64
-	shape   []int64
-	strides []int64
 	elem    int64
-	empty   bool
+	n       int // dimensions in use; -1 for an empty layout, -2 for too many to compare
+	shape   [maxMapDims]int64
+	strides [maxMapDims]int64
 }
+
+// maxMapDims bounds the dimensions an element map compares; layouts with
+// more never compare equal (which only forgoes an in-place placement).
+const maxMapDims = 8
 
 func mapOf(l strided.Layout) elementMap {
 	m := elementMap{offset: l.Offset, elem: l.Elem}
 	for k, d := range l.Shape {
 		if d == 0 {
-			return elementMap{empty: true}
+			return elementMap{n: -1}
 		}
 		if d == 1 {
 			continue
 		}
-		m.shape = append(m.shape, d)
-		m.strides = append(m.strides, l.Strides[k])
+		if m.n == maxMapDims {
+			return elementMap{n: -2}
+		}
+		m.shape[m.n], m.strides[m.n] = d, l.Strides[k]
+		m.n++
 	}
-	for k := len(m.shape) - 2; k >= 0; k-- {
+	for k := m.n - 2; k >= 0; k-- {
 		if m.strides[k] == m.shape[k+1]*m.strides[k+1] {
 			m.shape[k+1] *= m.shape[k]
-			m.shape = append(m.shape[:k], m.shape[k+1:]...)
-			m.strides = append(m.strides[:k], m.strides[k+1:]...)
+			copy(m.shape[k:], m.shape[k+1:m.n])
+			copy(m.strides[k:], m.strides[k+1:m.n])
+			m.n--
+			m.shape[m.n], m.strides[m.n] = 0, 0
 		}
 	}
 	return m
 }
 
 func (m elementMap) equal(o elementMap) bool {
-	if m.empty || o.empty {
-		return m.empty && o.empty
+	if m.n == -2 || o.n == -2 {
+		return false
 	}
-	return m.offset == o.offset && m.elem == o.elem && equalInts(m.shape, o.shape) && equalInts(m.strides, o.strides)
+	if m.n == -1 || o.n == -1 {
+		return m.n == o.n
+	}
+	return m == o
 }
 
 func equalInts(a, b []int64) bool {

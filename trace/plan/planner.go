@@ -84,12 +84,26 @@ func Plan(t *trace.Trace, opts Options) (Result, error) {
 	if t == nil {
 		return Result{}, fmt.Errorf("nil trace: %w", ErrInvalidTrace)
 	}
-	if opts.Budget < 0 {
-		return Result{}, fmt.Errorf("budget %v: %w", opts.Budget, ErrInvalidOptions)
-	}
 	p, err := t.Resolve()
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrInvalidTrace, err)
+	}
+	return planProgram(p, opts, start)
+}
+
+// PlanProgram is Plan for a trace already resolved: the planner's own work
+// on a graph it is handed, as a graph allocator plans a built graph.
+func PlanProgram(p *trace.Program, opts Options) (Result, error) {
+	if p == nil || p.Trace == nil {
+		return Result{}, fmt.Errorf("nil program: %w", ErrInvalidTrace)
+	}
+	return planProgram(p, opts, time.Now())
+}
+
+func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error) {
+	t := p.Trace
+	if opts.Budget < 0 {
+		return Result{}, fmt.Errorf("budget %v: %w", opts.Budget, ErrInvalidOptions)
 	}
 	hb, err := happensBefore(p)
 	if err != nil {
@@ -99,44 +113,26 @@ func Plan(t *trace.Trace, opts Options) (Result, error) {
 	if !opts.NoInPlace {
 		ip.decide()
 	}
-	t2, relaid, err := rewrite(t, ip)
-	if err != nil {
-		return Result{}, err
-	}
-	p2, hb2 := p, hb
-	if t2 != t {
-		if p2, err = t2.Resolve(); err != nil {
-			return Result{}, fmt.Errorf("rewritten trace: %w: %w", ErrInvalidTrace, err)
-		}
-		if hb2, err = happensBefore(p2); err != nil {
-			return Result{}, err
-		}
-	}
-	members := map[int]member{}
-	inPlace := 0
-	for b, pl := range ip.place {
-		if pl.root == b {
-			continue
-		}
-		inPlace++
-		if pl.relaid {
-			continue
-		}
-		mb, _ := p2.Lookup(p.Buffers[b].Name)
-		mr, _ := p2.Lookup(p.Buffers[pl.root].Name)
-		members[mb.Buffer] = member{root: mr.Buffer, shift: pl.shift}
-	}
-	d := derive(p2, members, hb2)
+	d := derive(ip)
 	sol, err := Solve(d.prob, SolveOptions{Budget: searchBudget(opts.Budget, time.Since(start)), Stop: opts.Stop})
 	if err != nil {
 		return Result{}, err
 	}
-	out := &trace.Plan{Trace: t2.Name, Offsets: make(map[string]int64, len(p2.Buffers)),
+	t2, relaid, err := rewrite(t, ip)
+	if err != nil {
+		return Result{}, err
+	}
+	out := &trace.Plan{Trace: t2.Name, Offsets: make(map[string]int64, len(p.Buffers)),
 		Policy: "plan", LowerBound: sol.LowerBound}
-	for b := range p2.Buffers {
-		buf := &p2.Buffers[b]
-		if buf.External {
-			continue
+	inPlace := 0
+	for b := range p.Buffers {
+		buf := &p.Buffers[b]
+		pl := ip.place[b]
+		if pl.root != b {
+			inPlace++
+		}
+		if buf.External || pl.relaid {
+			continue // not placed, or a view in the rewritten trace
 		}
 		off := sol.Offsets[d.itemOf[b]] + d.shift[b]
 		out.Offsets[buf.Name] = off
@@ -144,6 +140,12 @@ func Plan(t *trace.Trace, opts Options) (Result, error) {
 	}
 	res := Result{Plan: out, Trace: t2, Relaid: relaid, InPlace: inPlace, LowerBound: sol.LowerBound,
 		Proven: sol.Proven, Method: sol.Method}
+	p2 := p
+	if t2 != t && !opts.NoCheck {
+		if p2, err = t2.Resolve(); err != nil {
+			return Result{}, fmt.Errorf("rewritten trace: %w: %w", ErrInvalidTrace, err)
+		}
+	}
 	if err := finish(&res, p2, t, p, opts); err != nil {
 		return Result{}, err
 	}

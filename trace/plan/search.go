@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"fmt"
 	"slices"
 	"time"
 )
@@ -137,71 +136,6 @@ func (s *searcher) reset() {
 	s.slab = s.slab[:0]
 }
 
-// prepareKeys computes the static preorder keys of every item.
-func (s *searcher) prepareKeys() {
-	c := s.c
-	s.keys = make([]preKey, c.n)
-	for i := range c.n {
-		k := &s.keys[i]
-		if e := c.extent[i]; e[0] < e[1] {
-			k.w = int64(c.times[e[1]] - c.times[e[0]])
-		}
-		for _, pc := range c.pieces[i] {
-			k.a += pc.Bytes() * int64(pc.End-pc.Start)
-		}
-		k.z = c.size[i]
-	}
-}
-
-// preKey holds the preorder keys of one item: W lifetime width, A area
-// (bytes x time), Z size; T, the largest section total over the item's
-// sections, is taken when a partition is solved.
-type preKey struct{ w, a, t, z int64 }
-
-// rankItems sets the ranks of a partition's items from the current
-// heuristic, a string of keys compared in turn, all descending, ties by
-// index (MiniMalloc's static preordering). items is sorted in rank order.
-func (s *searcher) rankItems(items []int32) {
-	c := s.c
-	for _, i := range items {
-		t := int64(0)
-		for _, sp := range c.spans[i] {
-			for k := sp.s0; k < sp.s1; k++ {
-				t = max(t, s.total[k])
-			}
-		}
-		s.keys[i].t = t
-	}
-	slices.SortFunc(items, s.comparePre)
-	for r, i := range items {
-		s.rank[i] = int32(r)
-	}
-}
-
-func (s *searcher) comparePre(x, y int32) int {
-	kx, ky := &s.keys[x], &s.keys[y]
-	for k := 0; k < len(s.heur); k++ {
-		var a, b int64
-		switch s.heur[k] {
-		case 'W':
-			a, b = kx.w, ky.w
-		case 'A':
-			a, b = kx.a, ky.a
-		case 'T':
-			a, b = kx.t, ky.t
-		case 'Z':
-			a, b = kx.z, ky.z
-		}
-		if a != b {
-			return cmp64(b, a)
-		}
-	}
-	if s.tiebreak != nil {
-		return int(s.tiebreak[x] - s.tiebreak[y])
-	}
-	return int(x - y)
-}
-
 // decide searches for a placement within capacity. It returns found with
 // the placement in s.solution, notFound when the tree was exhausted (a proof
 // of infeasibility for whole-buffer problems), or timedOut.
@@ -244,29 +178,6 @@ func (s *searcher) decide(capacity int64, deadline time.Time, stop, stop2 <-chan
 			}
 		}
 	}
-}
-
-// shuffleTies draws a random order among items the heuristic's keys do
-// not tell apart: restarts then explore other preorders, which matters
-// because the search's running time is heavy-tailed in the preorder.
-func (s *searcher) shuffleTies() {
-	if len(s.tieBuf) != s.c.n {
-		s.tieBuf = make([]int32, s.c.n)
-		for i := range s.tieBuf {
-			s.tieBuf[i] = int32(i)
-		}
-		s.rng = 0x5EED
-	}
-	for i := len(s.tieBuf) - 1; i > 0; i-- {
-		s.rng += 0x9E3779B97F4A7C15
-		z := s.rng
-		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-		z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-		z ^= z >> 31
-		j := int(z % uint64(i+1))
-		s.tieBuf[i], s.tieBuf[j] = s.tieBuf[j], s.tieBuf[i]
-	}
-	s.tiebreak = s.tieBuf
 }
 
 type partition struct {
@@ -601,56 +512,6 @@ func (s *searcher) failing(lo, hi int32, off int64) (int32, int32) {
 		}
 	}
 	return fLo, fHi
-}
-
-// CheckInvariants verifies the searcher's state against its definition by
-// recomputing it from scratch. Tests call it after every step.
-func (s *searcher) CheckInvariants() error {
-	c := s.c
-	total := make([]int64, c.nsec)
-	cuts := make([]int32, len(s.cuts))
-	for i := range c.n {
-		off := s.offset[i]
-		if off >= 0 {
-			if off%c.align != 0 || off+c.size[i] > s.capacity {
-				return fmt.Errorf("item %d at %d: unaligned or over capacity %d: %w", i, off, s.capacity, ErrConflict)
-			}
-			for _, e := range c.edges[i] {
-				if b := s.offset[e.other]; b >= 0 && forbidden(e.rels, off-b) {
-					return fmt.Errorf("placed items %d at %d and %d at %d conflict: %w", i, off, e.other, b, ErrConflict)
-				}
-			}
-			continue
-		}
-		if s.minOff[i]%c.align != 0 || s.minOff[i] < 0 {
-			return fmt.Errorf("item %d: min offset %d unaligned: %w", i, s.minOff[i], ErrConflict)
-		}
-		for _, e := range c.edges[i] {
-			if b := s.offset[e.other]; b >= 0 && forbidden(e.rels, s.minOff[i]-b) {
-				return fmt.Errorf("item %d: min offset %d forbidden by item %d at %d: %w", i, s.minOff[i], e.other, b, ErrConflict)
-			}
-		}
-		for _, sp := range c.spans[i] {
-			for k := sp.s0; k < sp.s1; k++ {
-				total[k] += sp.bytes
-			}
-		}
-		e := c.cutExtent[i]
-		for k := e[0]; k+1 < e[1]; k++ {
-			cuts[k]++
-		}
-	}
-	if !slices.Equal(total, s.total) {
-		return fmt.Errorf("section totals %v, want %v: %w", s.total, total, ErrConflict)
-	}
-	// Cuts are only decremented below a placement that recursed, so during
-	// place/undo they may exceed the recount by the items being descended.
-	for k := range cuts {
-		if s.cuts[k] < cuts[k] {
-			return fmt.Errorf("section %d: cuts %d below unplaced spanning count %d: %w", k, s.cuts[k], cuts[k], ErrConflict)
-		}
-	}
-	return nil
 }
 
 // forbidden reports whether d lies in one of the intervals.

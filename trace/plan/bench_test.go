@@ -1,0 +1,109 @@
+package plan
+
+import (
+	"testing"
+	"time"
+)
+
+// BenchmarkPlanGGMLTinyGreedy times the greedy start on ggml-tiny's
+// resolved graph: in-place decisions, deriving the problem, the best of the
+// greedy variants and the rewritten trace (no search, check or replay).
+// ggml-alloc plans the same graph in 21-54 us.
+func BenchmarkPlanGGMLTinyGreedy(b *testing.B) {
+	tr := loadTrace(b, ggmlTiny)
+	p, err := tr.Resolve()
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := PlanProgram(p, Options{NoReplay: true})
+	if err != nil || res.Plan.Size != ggmlTinyBound {
+		b.Fatalf("size %d, %v", res.Plan.Size, err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := PlanProgram(p, Options{NoReplay: true, NoCheck: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPlanGGMLTinyFromTrace adds resolving the trace.
+func BenchmarkPlanGGMLTinyFromTrace(b *testing.B) {
+	tr := loadTrace(b, ggmlTiny)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Plan(tr, Options{NoReplay: true, NoCheck: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPlanGGMLTinyChecked adds the safety check and the replay that
+// Plan runs by default.
+func BenchmarkPlanGGMLTinyChecked(b *testing.B) {
+	tr := loadTrace(b, ggmlTiny)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Plan(tr, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGreedyGGMLTiny times the greedy variants alone on ggml-tiny's
+// derived problem (compiled once).
+func BenchmarkGreedyGGMLTiny(b *testing.B) {
+	c := compile(ggmlTinyProblem(b))
+	g := newGreedy(c)
+	if _, h, _ := g.best(); h != ggmlTinyBound {
+		b.Fatalf("greedy height %d", h)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		g.best()
+	}
+}
+
+// BenchmarkGreedyRun times one greedy variant on ggml-tiny: the inner
+// placement loop, which allocates nothing.
+func BenchmarkGreedyRun(b *testing.B) {
+	c := compile(ggmlTinyProblem(b))
+	g := newGreedy(c)
+	b.ReportAllocs()
+	for b.Loop() {
+		g.run(bySize, firstFit)
+	}
+}
+
+// BenchmarkSearchDecide times one decision search on MiniMalloc C at its
+// lower bound (a few hundred nodes), reporting ns per node too. After the
+// first run a search allocates nothing.
+func BenchmarkSearchDecide(b *testing.B) {
+	c := compile(loadInstance(b, "C"))
+	s := newSearcher(c)
+	lb := c.lowerBound()
+	if st := s.decide(lb, time.Time{}, nil, nil, DefaultHeuristics); st != found {
+		b.Fatalf("status %d", st)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var nodes int64
+	for b.Loop() {
+		s.decide(lb, time.Time{}, nil, nil, DefaultHeuristics)
+		nodes += s.nodes
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(nodes), "ns/node")
+}
+
+func ggmlTinyProblem(tb testing.TB) *Problem {
+	tr := loadTrace(tb, ggmlTiny)
+	p, err := tr.Resolve()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ip := newInplacer(p, func(a, b int) bool { return a < b }, true)
+	ip.decide()
+	return derive(ip).prob
+}
