@@ -95,6 +95,7 @@ func (s *Sim) alloc(st *Step, entry *logEntry) bool {
 	}
 	off, size := b.Offset(), b.Size()
 	entry.val, entry.hasVal = off, true
+	s.placed(off)
 	if size != st.Size || off < 0 || off+size > s.p.Capacity || off%s.p.Granule != 0 {
 		s.fail(FailOracle, "alloc b%d of %d bytes returned [%d, %d)", st.Buf, st.Size, off, off+size)
 		return true
@@ -135,6 +136,11 @@ func (s *Sim) alloc(st *Step, entry *logEntry) bool {
 		}
 	}
 	return true
+}
+
+// placed folds an offset into the run's placement hash.
+func (s *Sim) placed(off int64) {
+	s.res.placements = (s.res.placements ^ uint64(off+1)) * 0x100000001b3
 }
 
 // captureMem takes the buffer's Bytes() and checks it is the arena's
@@ -333,6 +339,7 @@ func (s *Sim) donate(st *Step, entry *logEntry) bool {
 		return true
 	}
 	entry.val, entry.hasVal = lo, true
+	s.placed(lo)
 	nbuf := &s.bufs[st.Buf]
 	*nbuf = simBuf{b: nb, off: lo, size: hi - lo, held: true, dead: make([]bool, hi-lo)}
 	nbuf.lastW = append([]int32(nil), src.lastW[vd.Bytes[0]:int(vd.Bytes[0])+len(vd.Bytes)]...)

@@ -58,9 +58,11 @@ func TestRandomLong(t *testing.T) {
 //	SUBARENA_FUZZ_EXHAUSTIVE=600 go test ./fuzz -run TestExhaustiveLong -timeout 0 -v
 //
 // SUBARENA_FUZZ_EXHAUSTIVE programs (default 600 with -long) are split evenly
-// over the op counts; SUBARENA_FUZZ_LIMIT caps the interleavings of one
-// program under one policy (default 2·10^6; truncated enumerations are
-// counted). Submit and HostSync steps run eagerly (RunOptions.EagerHost).
+// over the op counts SUBARENA_FUZZ_MINOPS to SUBARENA_FUZZ_MAXOPS (default 3
+// to 8); SUBARENA_FUZZ_LIMIT caps the interleavings of one program under one
+// policy (default 2·10^6; truncated enumerations are counted). Submit and
+// HostSync steps run eagerly (RunOptions.EagerHost) unless
+// SUBARENA_FUZZ_EAGER=0.
 func TestExhaustiveLong(t *testing.T) {
 	n := envInt("SUBARENA_FUZZ_EXHAUSTIVE", 0)
 	if n == 0 && *longRun {
@@ -72,11 +74,13 @@ func TestExhaustiveLong(t *testing.T) {
 	limit := envInt("SUBARENA_FUZZ_LIMIT", 2_000_000)
 	workers := envInt("SUBARENA_FUZZ_WORKERS", runtime.GOMAXPROCS(0))
 	seed := uint64(envInt("SUBARENA_FUZZ_SEED", 1))
-	for ops := 3; ops <= 8; ops++ {
+	lo, hi := envInt("SUBARENA_FUZZ_MINOPS", 3), envInt("SUBARENA_FUZZ_MAXOPS", 8)
+	eager := os.Getenv("SUBARENA_FUZZ_EAGER") != "0"
+	for ops := lo; ops <= hi; ops++ {
 		cfg := SmallConfig()
 		cfg.Ops = ops
-		c := Campaign{Gen: cfg, Policies: SafePolicies(), Programs: (n + 5) / 6, Seed: seed + uint64(ops)<<32,
-			Exhaustive: true, Eager: true, Limit: limit, Workers: workers}
+		c := Campaign{Gen: cfg, Policies: SafePolicies(), Programs: (n + hi - lo) / (hi - lo + 1), Seed: seed + uint64(ops)<<32,
+			Exhaustive: true, Eager: eager, Limit: limit, Workers: workers}
 		s := c.Run()
 		t.Logf("%d-op programs: %v", ops, s)
 		checkSummary(t, s, false)

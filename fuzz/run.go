@@ -19,6 +19,10 @@ type Result struct {
 	ClaimsLost  int      // claims refused with ErrPending
 	Stuck       bool     // the host could not go on: no space and nothing pending
 	Reads       int      // bytes whose expected writer was checked
+
+	// placements hashes the offsets every Alloc and Donate got, in order:
+	// two runs with the same placements made the same decisions.
+	placements uint64
 }
 
 // Run executes p against a fresh Allocator with the given policy and []byte

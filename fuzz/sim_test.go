@@ -9,15 +9,16 @@ import (
 )
 
 // TestSeedScenarios enumerates every interleaving of each seed scenario
-// under every policy: the unsafe ir-order must read a wrong version in some
-// interleaving of every hazardous scenario (and of no other), the four safe
-// policies never.
+// under every policy, with and without eager host steps: the unsafe
+// ir-order must read a wrong version in some interleaving of every
+// hazardous scenario (and of no other), the four safe policies never.
 func TestSeedScenarios(t *testing.T) {
 	for _, sc := range Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
-			for _, pol := range subarena.Policies() {
-				r := Explore(sc.Program, pol, 0, false)
-				t.Logf("%-21v %6d interleavings, %5d wrong reads, %d other failures", pol, r.Runs, r.WrongReads, r.Failures()-r.WrongReads)
+			for _, pe := range policiesTimesEager() {
+				pol := pe.pol
+				r := Explore(sc.Program, pol, 0, pe.eager)
+				t.Logf("%-21v eager=%-5v %6d interleavings, %5d wrong reads, %d other failures", pol, pe.eager, r.Runs, r.WrongReads, r.Failures()-r.WrongReads)
 				if !r.Complete || r.Runs == 0 {
 					t.Fatalf("%v: enumeration incomplete after %d runs", pol, r.Runs)
 				}
@@ -34,6 +35,21 @@ func TestSeedScenarios(t *testing.T) {
 			}
 		})
 	}
+}
+
+type policyEager struct {
+	pol   subarena.Policy
+	eager bool
+}
+
+func policiesTimesEager() []policyEager {
+	var out []policyEager
+	for _, eager := range []bool{false, true} {
+		for _, pol := range subarena.Policies() {
+			out = append(out, policyEager{pol, eager})
+		}
+	}
+	return out
 }
 
 // TestCounterexampleReport checks that a caught ir-order run names the
@@ -166,4 +182,45 @@ func TestRunDeterministic(t *testing.T) {
 			t.Fatalf("seed %d: runs differ: %+v vs %+v", seed, a, b)
 		}
 	}
+}
+
+// TestEagerHostLosesNothing checks the claim behind RunOptions.EagerHost on
+// small programs: the outcomes an exhaustive enumeration reaches — where
+// every buffer was placed, and whether the run failed and how — are the
+// same with and without eager host steps.
+func TestEagerHostLosesNothing(t *testing.T) {
+	cfg := SmallConfig()
+	cfg.Ops = 4
+	outcomes := func(p *Program, pol subarena.Policy, eager bool) map[[2]uint64]bool {
+		set := map[[2]uint64]bool{}
+		d := &dfsScheduler{}
+		for {
+			r := RunWith(p, pol, d, RunOptions{EagerHost: eager})
+			kind := uint64(0)
+			if r.Failure != nil {
+				kind = uint64(r.Failure.Kind)
+			}
+			set[[2]uint64{r.placements, kind}] = true
+			if !d.next() {
+				return set
+			}
+		}
+	}
+	total := 0
+	for seed := uint64(0); seed < 6; seed++ {
+		p := Generate(NewRand(seed), cfg)
+		for _, pol := range []subarena.Policy{subarena.IROrder, subarena.SubrangeFenced, subarena.WholeFenced} {
+			full, eager := outcomes(p, pol, false), outcomes(p, pol, true)
+			total += len(full)
+			if len(full) != len(eager) {
+				t.Fatalf("seed %d %v: %d outcomes in full enumeration, %d with eager host steps\n%v", seed, pol, len(full), len(eager), p)
+			}
+			for o := range full {
+				if !eager[o] {
+					t.Fatalf("seed %d %v: outcome %v lost with eager host steps", seed, pol, o)
+				}
+			}
+		}
+	}
+	t.Logf("%d distinct outcomes, all reached with eager host steps", total)
 }
