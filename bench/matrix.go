@@ -3,7 +3,11 @@ package bench
 import (
 	"fmt"
 	"math"
+	"runtime"
+	stdsync "sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
@@ -32,8 +36,12 @@ type MatrixOptions struct {
 	// violation).
 	CheckAll bool
 	// Progress, when set, is called after each cell with the number of
-	// cells done and the total.
+	// cells done and the total (never concurrently).
 	Progress func(done, total int)
+	// Parallel bounds the cells run at once (0: GOMAXPROCS). Cells run in
+	// parallel measure allocations per second under contention; use 1 for
+	// clean rates.
+	Parallel int
 }
 
 // Cell is one measurement: a workload replayed under one policy with one
@@ -122,16 +130,19 @@ func RunMatrix(opts MatrixOptions) (*Matrix, error) {
 			}
 		}
 	}
-	total := len(ws) * (len(policies)*len(fits) + len(ffPolicies))
 	m := &Matrix{Quick: opts.Quick}
-	done := 0
-	tick := func() {
-		done++
-		if opts.Progress != nil {
-			opts.Progress(done, total)
-		}
+	// One task per cell, each on its own resolved Program (a Program is not
+	// safe for concurrent use), results in fixed slots so the order does
+	// not depend on the schedule.
+	type task struct {
+		w        int
+		pol      subarena.Policy
+		fit      arena.Fit
+		firstFit bool
 	}
-	for _, w := range ws {
+	var tasks []task
+	traces := make([]*trace.Trace, len(ws))
+	for i, w := range ws {
 		t, err := w.Build()
 		if err != nil {
 			return nil, err
@@ -140,27 +151,70 @@ func RunMatrix(opts MatrixOptions) (*Matrix, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench: workload %s: %w", w.Name, err)
 		}
+		traces[i] = t
 		m.Workloads = append(m.Workloads, WorkloadInfo{Name: w.Name, Summary: w.Summary, Steps: len(t.Steps),
 			Buffers: p.NumAllocs(), Ops: len(p.Ops)})
-		var liveLB int64
 		for _, pol := range policies {
 			for _, fit := range fits {
-				c, err := replayCell(w.Name, p, pol, fit, opts.CheckAll || pol == subarena.IROrder)
-				if err != nil {
-					return nil, err
-				}
-				liveLB = max(liveLB, c.LiveLB)
-				m.Cells = append(m.Cells, c)
-				tick()
+				tasks = append(tasks, task{w: i, pol: pol, fit: fit})
 			}
 		}
 		for _, pol := range ffPolicies {
-			c, err := firstFitCell(w.Name, p, pol, liveLB)
+			tasks = append(tasks, task{w: i, pol: pol, firstFit: true})
+		}
+	}
+	m.Cells = make([]Cell, len(tasks))
+	var mu stdsync.Mutex
+	done := 0
+	var g errgroup.Group
+	limit := opts.Parallel
+	if limit <= 0 {
+		limit = runtime.GOMAXPROCS(0)
+	}
+	g.SetLimit(limit)
+	for i, tk := range tasks {
+		g.Go(func() error {
+			p, err := traces[tk.w].Resolve()
 			if err != nil {
-				return nil, err
+				return err
 			}
-			m.Cells = append(m.Cells, c)
-			tick()
+			name := ws[tk.w].Name
+			var c Cell
+			if tk.firstFit {
+				c, err = firstFitCell(name, p, tk.pol)
+			} else {
+				c, err = replayCell(name, p, tk.pol, tk.fit, opts.CheckAll || tk.pol == subarena.IROrder)
+			}
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			m.Cells[i] = c
+			done++
+			if opts.Progress != nil {
+				opts.Progress(done, len(tasks))
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	// The schedule, hence LiveLB, is the same under every policy: the
+	// first-fit rows take the replays' bound.
+	for i := range m.Cells {
+		c := &m.Cells[i]
+		if c.Fit != FitFirstFit {
+			continue
+		}
+		for _, o := range m.Cells {
+			if o.Workload == c.Workload && o.Fit != FitFirstFit {
+				c.LiveLB = max(c.LiveLB, o.LiveLB)
+			}
+		}
+		if c.LiveLB > 0 {
+			c.Overhead = float64(c.HWM)/float64(c.LiveLB) - 1
 		}
 	}
 	return m, nil
@@ -194,7 +248,7 @@ func replayCell(workload string, p *trace.Program, pol subarena.Policy, fit aren
 
 // firstFitCell places p with the FirstFit baseline under pol's lifetimes
 // and checks the plan.
-func firstFitCell(workload string, p *trace.Program, pol subarena.Policy, liveLB int64) (Cell, error) {
+func firstFitCell(workload string, p *trace.Program, pol subarena.Policy) (Cell, error) {
 	start := time.Now()
 	ff, err := FirstFitPlan(p, pol)
 	if err != nil {
@@ -205,13 +259,9 @@ func firstFitCell(workload string, p *trace.Program, pol subarena.Policy, liveLB
 	if err != nil {
 		return Cell{}, fmt.Errorf("bench: checking %s first-fit/%v: %w", workload, pol, err)
 	}
-	c := Cell{Workload: workload, Policy: pol.String(), Fit: FitFirstFit, HWM: ff.HWM, LiveLB: liveLB,
+	return Cell{Workload: workload, Policy: pol.String(), Fit: FitFirstFit, HWM: ff.HWM,
 		Fragmentation: ff.Fragmentation, Allocs: ff.Allocs, AllocsPerSec: perSecond(ff.Allocs, elapsed),
-		Checked: true, Violations: len(rep.Violations), Safe: rep.Safe}
-	if liveLB > 0 {
-		c.Overhead = float64(ff.HWM)/float64(liveLB) - 1
-	}
-	return c, nil
+		Checked: true, Violations: len(rep.Violations), Safe: rep.Safe}, nil
 }
 
 func fitName(f arena.Fit) string {

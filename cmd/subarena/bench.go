@@ -20,6 +20,7 @@ const progressDelay = 1500 * time.Millisecond
 func init() {
 	var (
 		quick, asJSON, noFirstFit, checkAll, noProgress bool
+		parallel                                        int
 		outDir, timelineWorkload, fitName               string
 		workloads, policies, fits                       []string
 	)
@@ -38,7 +39,8 @@ DIR/timeline.svg (the memory timeline of one workload under subrange-fenced).
 No input is needed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := bench.MatrixOptions{Quick: quick, Workloads: workloads, NoFirstFit: noFirstFit, CheckAll: checkAll}
+			opts := bench.MatrixOptions{Quick: quick, Workloads: workloads, NoFirstFit: noFirstFit, CheckAll: checkAll,
+				Parallel: parallel}
 			for _, name := range policies {
 				p, err := subarena.ParsePolicy(name)
 				if err != nil {
@@ -106,6 +108,7 @@ No input is needed.`,
 	f.BoolVar(&noFirstFit, "no-first-fit", false, "leave out the first-fit baseline rows")
 	f.BoolVar(&checkAll, "check-all", false, "run the plan checker on every cell (slow; safe policies must show none)")
 	f.BoolVar(&noProgress, "no-progress", false, "never show a progress bar")
+	f.IntVar(&parallel, "parallel", 0, "cells run at once (0: one per CPU; 1 for clean allocs/s)")
 	rootCmd.AddCommand(cmd)
 }
 
