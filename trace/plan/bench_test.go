@@ -21,22 +21,26 @@ func BenchmarkPlanGGMLTinyGreedy(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		if _, err := PlanProgram(p, Options{NoReplay: true, NoCheck: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 // BenchmarkPlanGGMLTinyFromTrace adds resolving the trace.
 func BenchmarkPlanGGMLTinyFromTrace(b *testing.B) {
 	tr := loadTrace(b, ggmlTiny)
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		if _, err := Plan(tr, Options{NoReplay: true, NoCheck: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 // BenchmarkPlanGGMLTinyChecked adds the safety check and the replay that
@@ -44,11 +48,13 @@ func BenchmarkPlanGGMLTinyFromTrace(b *testing.B) {
 func BenchmarkPlanGGMLTinyChecked(b *testing.B) {
 	tr := loadTrace(b, ggmlTiny)
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		if _, err := Plan(tr, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 // BenchmarkGreedyGGMLTiny times the greedy variants alone on ggml-tiny's
@@ -61,9 +67,11 @@ func BenchmarkGreedyGGMLTiny(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		g.best()
 	}
+	reportCPU(b, cpu0)
 }
 
 // BenchmarkGreedyRun times one greedy variant on ggml-tiny: the inner
@@ -72,9 +80,11 @@ func BenchmarkGreedyRun(b *testing.B) {
 	c := compile(ggmlTinyProblem(b))
 	g := newGreedy(c)
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		g.run(bySize, firstFit)
 	}
+	reportCPU(b, cpu0)
 }
 
 // BenchmarkSearchDecide times one decision search on MiniMalloc C at its
@@ -90,10 +100,12 @@ func BenchmarkSearchDecide(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	var nodes int64
+	cpu0 := cpuTime()
 	for b.Loop() {
 		s.decide(lb, time.Time{}, nil, nil, DefaultHeuristics)
 		nodes += s.nodes
 	}
+	reportCPU(b, cpu0)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(nodes), "ns/node")
 }
 

@@ -165,8 +165,11 @@ func derive(ip *inplacer) *derived {
 		}
 		for _, u := range used {
 			eng := p.Ops[u.op].Engine
+			i := 0 // runs ascend, so the segment index only moves forward
 			for _, run := range u.set.Runs() {
-				i, _ := slices.BinarySearch(bounds, run.Lo)
+				for i < len(segs) && segs[i].lo < run.Lo {
+					i++
+				}
 				for ; i < len(segs) && segs[i].lo < run.Hi; i++ {
 					sg := &segs[i]
 					if sg.first < 0 || u.op < sg.first {
@@ -185,8 +188,11 @@ func derive(ip *inplacer) *derived {
 			}
 		}
 		for _, x := range dead {
+			i := 0
 			for _, run := range x.set.Runs() {
-				i, _ := slices.BinarySearch(bounds, run.Lo)
+				for i < len(segs) && segs[i].lo < run.Lo {
+					i++
+				}
 				for ; i < len(segs) && segs[i].lo < run.Hi; i++ {
 					segs[i].death = max(segs[i].death, x.death)
 				}

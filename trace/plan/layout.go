@@ -99,11 +99,11 @@ func sameShape(a, b strided.Layout) bool {
 	return a.Elem == b.Elem && equalInts(sa, sb)
 }
 
-// shifted returns l moved by d bytes.
+// shifted returns l moved by d bytes. The result shares l's shape and
+// strides: neither may be modified.
 func shifted(l strided.Layout, d int64) strided.Layout {
-	c := l.Clone()
-	c.Offset += d
-	return c
+	l.Offset += d
+	return l
 }
 
 // relayout maps view v, given relative to buffer B whose natural layout is

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -316,4 +318,79 @@ func ExamplePlan() {
 	// Output:
 	// arena 241792 bytes; lower bound 241792
 	// gate_silu-0 is a view of gate_up-0 with strides [176128 176128 5504 4]
+}
+
+// TestPlanMiniMallocCSV plans MiniMalloc problems on their own time axis:
+// the plan is for the importer's trace and passes its checker.
+func TestPlanMiniMallocCSV(t *testing.T) {
+	for _, in := range []struct {
+		file string
+		want int64
+	}{{"input.12.csv", 12}, {"C.1048576.csv", 1039360}} {
+		data, err := os.ReadFile(minimallocDir + "/" + in.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mm, err := trace.ParseMiniMalloc(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := PlanMiniMalloc(mm, in.file, Options{Budget: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSafe(t, res)
+		if res.Plan.Size != in.want || !res.Proven || len(res.Plan.Offsets) != len(mm.Buffers) {
+			t.Errorf("%s: size %d proven %v, %d offsets; want %d", in.file, res.Plan.Size, res.Proven, len(res.Plan.Offsets), in.want)
+		}
+	}
+	if _, err := PlanMiniMalloc(nil, "x", Options{}); !errors.Is(err, ErrInvalidTrace) {
+		t.Errorf("nil problem: %v", err)
+	}
+	if _, err := PlanMiniMalloc(&trace.MiniMalloc{}, "x", Options{Budget: -1}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("negative budget: %v", err)
+	}
+}
+
+// TestWriteJSON checks the plan document: the trace package reads it back
+// to the same plan, and the informational keys are there.
+func TestWriteJSON(t *testing.T) {
+	res, err := Plan(loadTrace(t, ggmlTiny), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := trace.ParsePlan(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Size != res.Plan.Size || back.LowerBound != res.LowerBound || len(back.Offsets) != len(res.Plan.Offsets) {
+		t.Fatalf("read back %+v, wrote %+v", back, res.Plan)
+	}
+	for name, off := range res.Plan.Offsets {
+		if back.Offsets[name] != off {
+			t.Fatalf("offset of %q: read %d, wrote %d", name, back.Offsets[name], off)
+		}
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"format", "trace", "size", "offsets", "lower_bound", "ms", "method", "proven", "relaid"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("plan JSON lacks %q", k)
+		}
+	}
+	if err := (Result{}).WriteJSON(&buf); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("empty result: %v", err)
+	}
+}
+
+func TestPlanProgramRejects(t *testing.T) {
+	if _, err := PlanProgram(nil, Options{}); !errors.Is(err, ErrInvalidTrace) {
+		t.Errorf("nil program: %v", err)
+	}
 }

@@ -77,6 +77,7 @@ type searcher struct {
 	slab     []int32 // stacked orderings, one segment per search depth
 	saved    []int32 // stacked ranks of enclosing searches
 	keys     []preKey
+	parts    []partition // independent partitions at the root, computed once
 	heur     string
 	tiebreak []int32 // a random rank per item breaking full ties, or nil for index order
 	tieBuf   []int32
@@ -150,9 +151,13 @@ func (s *searcher) decide(capacity int64, deadline time.Time, stop, stop2 <-chan
 			return notFound
 		}
 	}
-	parts := s.rootPartitions()
 	if s.keys == nil {
 		s.prepareKeys()
+		s.parts = s.rootPartitions()
+	}
+	parts := s.parts
+	for i := range s.solution {
+		s.solution[i] = 0 // items with no live bytes stay at 0
 	}
 	limit := int64(max(c.n, 16))
 	for round := 0; ; round++ {
@@ -189,11 +194,9 @@ type partition struct {
 // Items with no live bytes conflict with nothing and are placed at 0.
 func (s *searcher) rootPartitions() []partition {
 	c := s.c
-	s.reset()
 	var parts []partition
 	order := make([]int32, 0, c.n)
 	for i := range c.n {
-		s.solution[i] = 0
 		if e := c.cutExtent[i]; e[0] < e[1] {
 			order = append(order, int32(i))
 		}
