@@ -355,3 +355,39 @@ func TestEmptyKeysSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPendingBytes compares the one-pass union with sets built user by user.
+func TestPendingBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	x, _ := New(16, Mode{})
+	for i := 0; i < 400; i++ {
+		e := sasync.EngineID(r.IntN(3))
+		unknown := r.IntN(10) == 0
+		if _, err := x.AddUser(sasync.Event{Engine: e, Seq: sasync.Seq(i + 1)}, unknown, randomRuns(r, 4096)); err != nil {
+			t.Fatal(err)
+		}
+		if i%7 != 0 {
+			continue
+		}
+		var all ranges.Set
+		var per [sasync.MaxEngines]ranges.Set
+		for j := range x.users {
+			u := &x.users[j]
+			for _, rg := range u.runs {
+				all.Add(rg)
+				if !u.unknown {
+					per[u.ev.Engine].Add(rg)
+				}
+			}
+		}
+		total, perEngine := x.PendingBytes()
+		if total != all.Len() {
+			t.Fatalf("step %d: total %d, want %d", i, total, all.Len())
+		}
+		for e := range per {
+			if perEngine[e] != per[e].Len() {
+				t.Fatalf("step %d: engine %d: %d, want %d", i, e, perEngine[e], per[e].Len())
+			}
+		}
+	}
+}

@@ -129,27 +129,47 @@ func (x *Index) allSafe(s *ranges.Set, safe func(sasync.Event) bool) bool {
 }
 
 // PendingBytes returns the union of the bytes pending users cover, and the
-// same per engine (unknown users are counted in the union only).
+// same per engine (unknown users are counted in the union only). One pass
+// over the tree's keys in address order merges runs as it goes: O(keys +
+// users), no sorting and no sets.
 func (x *Index) PendingBytes() (total int64, perEngine [sasync.MaxEngines]int64) {
-	var all ranges.Set
-	var per [sasync.MaxEngines]ranges.Set
-	for i := range x.users {
-		u := &x.users[i]
-		if !u.live {
-			continue
+	var all sweep
+	var per [sasync.MaxEngines]sweep
+	_ = x.tree.InOrderTraverse(func(lo, hiIncl int64, g *group) error {
+		if len(g.users) == 0 {
+			return nil
 		}
-		for _, r := range u.runs {
-			all.Add(r)
-			if !u.unknown {
-				per[u.ev.Engine].Add(r)
+		r := ranges.Range{Lo: lo, Hi: hiIncl + 1}
+		all.add(r)
+		for _, id := range g.users {
+			if u := &x.users[id]; !u.unknown {
+				per[u.ev.Engine].add(r)
 			}
 		}
-	}
+		return nil
+	})
 	for e := range per {
-		perEngine[e] = per[e].Len()
+		perEngine[e] = per[e].len()
 	}
-	return all.Len(), perEngine
+	return all.len(), perEngine
 }
+
+// sweep measures a union of runs fed in increasing Lo order.
+type sweep struct {
+	cur   ranges.Range
+	total int64
+}
+
+func (s *sweep) add(r ranges.Range) {
+	if s.cur.Empty() || r.Lo > s.cur.Hi {
+		s.total += s.cur.Len()
+		s.cur = r
+	} else if r.Hi > s.cur.Hi {
+		s.cur.Hi = r.Hi
+	}
+}
+
+func (s *sweep) len() int64 { return s.total + s.cur.Len() }
 
 // CheckInvariants verifies every invariant of the Index and returns the
 // first violation found:
