@@ -15,7 +15,7 @@ import (
 //     at 0). Every compacted placement is reached this way, so for whole
 //     buffers the search is complete.
 //   - Dynamic ordering: at each node candidates are tried by minimum offset,
-//     ties broken by a static preorder (heuristics "WAT", "TAW", "TWA").
+//     ties broken by a static preorder (preorder.go).
 //   - Dominance: a candidate whose offset is at or above the top of another
 //     unplaced item (its min offset plus size) is skipped: that item fits
 //     entirely below and would rather be placed first.
@@ -25,8 +25,13 @@ import (
 //   - Decomposition: when no unplaced item spans a section boundary, the
 //     two sides are independent subproblems and are solved one after the
 //     other without backtracking across them.
+//   - Hatless items: an item no unplaced item conflicts with fits at its
+//     offset in any completion, so if placing it fails, nothing else at
+//     that node can succeed.
 //   - Restarts: each preorder runs under a node limit; when all have used it
-//     up, the limit doubles (round robin), until a deadline.
+//     up, the limit doubles (round robin), until a deadline. A searcher may
+//     break the preorders' ties at random after the first round, so its
+//     restarts differ from another searcher's.
 //
 // Items with several pieces (subrange lifetimes) use the same machinery with
 // general forbidden intervals; the search is then a strong heuristic rather
