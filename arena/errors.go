@@ -76,6 +76,6 @@ func (a *Arena) badFree(off, size int64) error {
 }
 
 //go:noinline
-func (a *Arena) notAllocated(off, size int64) error {
-	return fmt.Errorf("arena: free [%d, %d): %w", off, off+size, ErrNotAllocated)
+func (a *Arena) notAllocated(lo, hi int64) error {
+	return fmt.Errorf("arena: free [%d, %d): %w", lo<<a.shift, hi<<a.shift, ErrNotAllocated)
 }

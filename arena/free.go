@@ -22,93 +22,101 @@ func (a *Arena) Free(off, size int64) error {
 	nodes := a.nodes
 	chains := a.chains
 
+	// Free makes no call until its work is done, except to fail: a Go
+	// call clobbers every register, and the values it would have to save
+	// cost more than the calls themselves.
+
 	// One walk of the bucket of lo finds the left neighbour (ending at lo)
 	// and the first region ending after lo, which either meets the range,
 	// so it is not all allocated, or starts at hi (the right neighbour), or
 	// lies beyond.
-	left, right := int32(none), int32(none)
-	var rn *node
+	left := int32(none)
+	right, rhi := int32(none), int64(maxGranules+1)
 	w := lo >> bucketShift
 	for h := chains[w]; h != none; {
 		nd := &nodes[h]
 		if e := nd.hi; e == lo {
 			left = h
-		} else if e > lo && (rn == nil || e < rn.hi) {
-			right, rn = h, nd
+		} else if e > lo && e < rhi {
+			right, rhi = h, e
 		}
 		h = nd.chain
 	}
 	if lo&(1<<bucketShift-1) == 0 && lo > 0 {
 		// lo-1 lies in the bucket below.
-		for h := chains[w-1]; h != none; h = nodes[h].chain {
-			if nodes[h].hi == lo {
+		for h := chains[w-1]; h != none; {
+			nd := &nodes[h]
+			if nd.hi == lo {
 				left = h
 				break
 			}
+			h = nd.chain
 		}
 	}
-	if rn == nil {
+	if right == none {
 		// The first region ending after lo ends in the next non-empty
-		// bucket: its chain's lowest end.
-		w++
+		// bucket: usually found in the same bitmap word.
+		x := w + 1
 		s0 := a.tails.level[0]
 		var m uint64
-		if i := uint64(w) >> 6; i < uint64(len(s0)) {
-			m = s0[i] >> (uint64(w) & 63)
+		if i := uint64(x) >> 6; i < uint64(len(s0)) {
+			m = s0[i] >> (uint64(x) & 63)
 		}
 		if m != 0 {
-			w += int64(bits.TrailingZeros64(m))
+			x += int64(bits.TrailingZeros64(m))
 		} else {
-			w = a.tails.next(w)
+			x = a.tails.next(x)
 		}
-		if w >= 0 {
-			right = chains[w]
-			rn = &nodes[right]
-			for h := rn.chain; h != none; {
+		if x >= 0 {
+			// The lowest end in the bucket's chain.
+			for h := chains[x]; h != none; {
 				nd := &nodes[h]
-				if nd.hi < rn.hi {
-					right, rn = h, nd
+				if e := nd.hi; e < rhi {
+					right, rhi = h, e
 				}
 				h = nd.chain
 			}
 		}
 	}
-	if rn != nil && rn.lo != hi {
-		if rn.lo < hi {
-			return a.notAllocated(off, size)
+	var rn *node
+	if right != none {
+		rn = &nodes[right]
+		if rlo := rn.lo; rlo != hi {
+			if rlo < hi {
+				return a.notAllocated(lo, hi)
+			}
+			right, rn = none, nil
 		}
-		rn = nil
 	}
 
 	a.inUseG -= hi - lo
-	var h int32
+	h := right
 	var nd *node
 	switch {
-	case rn != nil:
+	case right != none:
 		// Lowering lo keeps the address order of the class list: no free
-		// region lies in [lo, hi).
-		h, nd = right, rn
+		// region lies in [lo, hi). With a left neighbour too, the right
+		// node takes the joined region and the left one goes, at the end.
+		nd = rn
 		if left != none {
 			nd.lo = nodes[left].lo
-			a.remove(left)
 		} else {
 			nd.lo = lo
 		}
 	case left != none:
+		// The left region grows up to hi. Its tail moves; if that changes
+		// its bucket, the re-chaining waits for the end.
 		h, nd = left, &nodes[left]
 		nd.hi = hi
+		left = none
 		if (lo-1)>>bucketShift != (hi-1)>>bucketShift {
-			a.tailClear(h, lo-1)
-			a.tailSet(h, hi-1)
+			left = -2
 		}
 	default:
-		// A new region: a retired slot or a new one, linked into its
-		// class and chained under the bucket of hi-1.
+		// A new region: a retired slot, linked into its class and chained
+		// under the bucket of hi-1. The retired list is never empty when
+		// Free starts; it is refilled at the end.
 		h = a.retired
-		if h == none {
-			h = a.newSlot()
-			nodes = a.nodes
-		}
 		nd = &nodes[h]
 		a.retired = nd.next
 		a.nfree++
@@ -137,6 +145,8 @@ func (a *Arena) Free(off, size int64) error {
 		}
 		w = (hi - 1) >> bucketShift
 		first := chains[w]
+		nd.chain = first
+		chains[w] = h
 		if first == none {
 			s0 := a.tails.level[0]
 			old := s0[w>>6]
@@ -145,49 +155,56 @@ func (a *Arena) Free(off, size int64) error {
 				a.tails.setAbove(w >> 6)
 			}
 		}
-		nd.chain = first
-		chains[w] = h
+		if a.retired == none {
+			a.newSlot()
+		}
 		return nil
 	}
+
 	n := nd.hi - nd.lo
 	s := classShift(n)
-	c := int(s<<classBits) + int(n>>s)
-	if c == int(nd.class) {
-		return nil
-	}
-	// Move nd to the list of class c.
-	prev, next := nd.prev, nd.next
-	if prev != none {
-		nodes[prev].next = next
-	} else {
-		oc := int(nd.class)
-		a.heads[oc&(classSlots-1)] = next
-		if next == none {
-			a.classes.remove(oc)
+	if c := int(s<<classBits) + int(n>>s); c != int(nd.class) {
+		// Move nd to the list of class c.
+		prev, next := nd.prev, nd.next
+		if prev != none {
+			nodes[prev].next = next
+		} else {
+			oc := int(nd.class)
+			a.heads[oc&(classSlots-1)] = next
+			if next == none {
+				a.classes.remove(oc)
+			}
+		}
+		if next != none {
+			nodes[next].prev = prev
+		}
+		nd.class = int32(c)
+		hp := &a.heads[c&(classSlots-1)]
+		switch first := *hp; {
+		case first == none:
+			nd.prev, nd.next = none, none
+			*hp = h
+			a.classes.add(c)
+		case a.sorted && nodes[first].lo < nd.lo:
+			f := &nodes[first]
+			second := f.next
+			nd.prev, nd.next = first, second
+			f.next = h
+			if second != none {
+				nodes[second].prev = h
+			}
+		default:
+			nd.prev, nd.next = none, first
+			nodes[first].prev = h
+			*hp = h
 		}
 	}
-	if next != none {
-		nodes[next].prev = prev
-	}
-	nd.class = int32(c)
-	hp := &a.heads[c&(classSlots-1)]
-	switch first := *hp; {
-	case first == none:
-		nd.prev, nd.next = none, none
-		*hp = h
-		a.classes.add(c)
-	case a.sorted && nodes[first].lo < nd.lo:
-		f := &nodes[first]
-		second := f.next
-		nd.prev, nd.next = first, second
-		f.next = h
-		if second != none {
-			nodes[second].prev = h
-		}
-	default:
-		nd.prev, nd.next = none, first
-		nodes[first].prev = h
-		*hp = h
+	switch {
+	case left >= 0:
+		a.remove(left)
+	case left == -2:
+		a.tailClear(h, lo-1)
+		a.tailSet(h, hi-1)
 	}
 	return nil
 }

@@ -163,7 +163,11 @@ func (a *Arena) CheckInvariants() error {
 	}
 
 	count = len(live)
-	// Retired slots.
+	// Retired slots: at least one, so that Free never has to grow the
+	// node slice.
+	if a.retired == none {
+		return corrupt("no retired slot")
+	}
 	for h := a.retired; h != none; h = a.nodes[h].next {
 		if h < 0 || int(h) >= nn {
 			return corrupt("retired handle %d out of range", h)

@@ -208,6 +208,8 @@ func (a *Arena) moveTail(h int32, old, g int64) {
 }
 
 // insert adds the free region [lo, hi), which touches no other free region.
+// It takes the first retired slot and leaves the retired list non-empty,
+// as Free expects.
 func (a *Arena) insert(lo, hi int64) {
 	h := a.retired
 	if h == none {
@@ -219,6 +221,9 @@ func (a *Arena) insert(lo, hi int64) {
 	n.lo, n.hi = lo, hi
 	a.linkNode(h, n, classOf(hi-lo))
 	a.tailSet(h, hi-1)
+	if a.retired == none {
+		a.newSlot()
+	}
 }
 
 // newSlot appends a retired slot and returns its handle: the head of the
@@ -278,5 +283,7 @@ func (a *Arena) init() {
 	a.resizeChains(false)
 	if a.capG > 0 {
 		a.insert(0, a.capG)
+	} else {
+		a.newSlot()
 	}
 }

@@ -15,6 +15,10 @@ const bucketShift = 6
 // granules: 2^26 bits -> 2^20 words -> 2^14 -> 2^8 -> 4 -> 1.
 const maxLevels = 5
 
+// tailLevelSlots rounds maxLevels up to a power of two, so that a masked
+// level index needs no bounds check.
+const tailLevelSlots = 8
+
 // tailBits is a hierarchical bitmap over bucket indices: bit w of level 0 is
 // set exactly when bucket w's chain is non-empty, and bit i of level l+1
 // exactly when word i of level l is non-zero. Finding the first non-empty
@@ -24,7 +28,7 @@ const maxLevels = 5
 // Invariants: level depth-1 is exactly one word; summaries agree with the
 // words below them; no bit is set for a bucket without a chain.
 type tailBits struct {
-	level [maxLevels][]uint64
+	level [tailLevelSlots][]uint64 // levels past depth are empty
 	depth int
 }
 
@@ -48,7 +52,7 @@ func (t *tailBits) reset(n int64) {
 		}
 		words = (words + 63) >> 6
 	}
-	for l := t.depth; l < maxLevels; l++ {
+	for l := t.depth; l < tailLevelSlots; l++ {
 		t.level[l] = t.level[l][:0]
 	}
 }
@@ -134,7 +138,9 @@ func (t *tailBits) clear(w int64) {
 	}
 }
 
-// next returns the first set bit at or after w (w >= 0), or -1.
+// next returns the first set bit at or after w (w >= 0), or -1. The first
+// three levels, which cover 2^18 buckets (2^24 granules, 4 GiB at 256-byte
+// granules), are written out; deeper bitmaps continue in nextDeep.
 func (t *tailBits) next(w int64) int64 {
 	s0 := t.level[0]
 	i := uint64(w) >> 6
@@ -144,14 +150,48 @@ func (t *tailBits) next(w int64) int64 {
 	if m := s0[i] >> (uint64(w) & 63); m != 0 {
 		return w + int64(bits.TrailingZeros64(m))
 	}
-	// Climb: at level l, w is a bit index (a word index of level l-1).
-	w = int64(i) + 1
-	l := 1
+	if t.depth == 1 {
+		return -1
+	}
+	// Level 1: the words of level 0 after word i.
+	s1 := t.level[1]
+	w1 := i + 1
+	j := w1 >> 6
+	if j < uint64(len(s1)) {
+		if m := s1[j] >> (w1 & 63); m != 0 {
+			w1 += uint64(bits.TrailingZeros64(m))
+			return int64(w1<<6) | int64(bits.TrailingZeros64(s0[w1]))
+		}
+	}
+	if t.depth == 2 {
+		return -1
+	}
+	// Level 2: the words of level 1 after word j.
+	s2 := t.level[2]
+	w2 := j + 1
+	k := w2 >> 6
+	if k < uint64(len(s2)) {
+		if m := s2[k] >> (w2 & 63); m != 0 {
+			w2 += uint64(bits.TrailingZeros64(m))
+			w1 = w2<<6 | uint64(bits.TrailingZeros64(s1[w2]))
+			return int64(w1<<6) | int64(bits.TrailingZeros64(s0[w1]))
+		}
+	}
+	if t.depth == 3 {
+		return -1
+	}
+	return t.nextDeep(int64(k) + 1)
+}
+
+// nextDeep continues next from level 3: w is a bit index of level 3 (a
+// word index of level 2).
+func (t *tailBits) nextDeep(w int64) int64 {
+	l := 3
 	for {
 		if l == t.depth {
 			return -1
 		}
-		s := t.level[l]
+		s := t.level[l&(tailLevelSlots-1)]
 		i := w >> 6
 		if i >= int64(len(s)) {
 			return -1
@@ -165,7 +205,7 @@ func (t *tailBits) next(w int64) int64 {
 	}
 	// Descend: w is a set bit of level l, so word w of level l-1 is non-zero.
 	for l--; l >= 0; l-- {
-		w = w<<6 | int64(bits.TrailingZeros64(t.level[l][w]))
+		w = w<<6 | int64(bits.TrailingZeros64(t.level[l&(tailLevelSlots-1)][w]))
 	}
 	return w
 }
