@@ -1,5 +1,7 @@
 package arena
 
+import "math/bits"
+
 // leanScan bounds FitLean's first-fit walk of the request's own class.
 const leanScan = 8
 
@@ -45,7 +47,11 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 		if h == none {
 			if up := a.classes.first(c); up >= 0 {
 				h = a.heads[up&(classSlots-1)]
-				if up = a.classes.first(up + 1); up >= 0 {
+				// The next non-empty class, looked for only in the same
+				// word of the class bitmap (two octaves).
+				up++
+				if m := a.classes.word[uint(up)>>6&(classWordSlots-1)] & (^uint64(0) << (uint(up) & 63)); m != 0 {
+					up = up&^63 | bits.TrailingZeros64(m)
 					if h2 := a.heads[up&(classSlots-1)]; nodes[h2].lo < nodes[h].lo {
 						h = h2
 					}
