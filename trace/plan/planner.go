@@ -17,7 +17,7 @@ func searchBudget(budget, elapsed time.Duration) time.Duration {
 	if budget <= 0 {
 		return 0
 	}
-	left := budget - elapsed - min(budget/20, 200*time.Millisecond)
+	left := budget - elapsed - min(budget/10, 500*time.Millisecond)
 	return max(left, time.Millisecond)
 }
 
@@ -26,7 +26,7 @@ func searchBudget(budget, elapsed time.Duration) time.Duration {
 type Options struct {
 	// Budget bounds the whole planning time, most of which goes to the
 	// search below the best greedy placement (see SolveOptions.Budget);
-	// a twentieth of it (at most 200 ms) is kept for the safety check and
+	// a tenth of it (at most 500 ms) is kept for the safety check and
 	// the replay. Zero means greedy only; negative is an error.
 	Budget time.Duration
 	// NoInPlace places every buffer on its own bytes.

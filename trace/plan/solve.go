@@ -31,6 +31,17 @@ type SolveOptions struct {
 // often miss perfect packings they find on raw times.
 var DefaultHeuristics = []string{"TWA", "TAW", "WAT", "TW", "WTA", "TA"}
 
+// split divides a portfolio between the prover and the bisector: the
+// first half (MiniMalloc's own preorders, by default) proves, the rest
+// bisects. A portfolio of one or two is shared.
+func split(heur []string) (prover, bisector []string) {
+	if len(heur) < 3 {
+		return heur, heur
+	}
+	h := (len(heur) + 1) / 2
+	return heur[:h], heur[h:]
+}
+
 // Solution is a placement of a problem.
 type Solution struct {
 	Offsets    []int64 // one per item
@@ -80,6 +91,7 @@ func solveCompiled(c *compiled, opts SolveOptions, start time.Time) Solution {
 	if len(heur) == 0 {
 		heur = DefaultHeuristics
 	}
+	proverHeur, bisectHeur := split(heur)
 	r := &race{sol: sol, done: make(chan struct{}), c: c, lb: lb, capacity: opts.Capacity, infeasible: -1 << 40}
 	deadline := start.Add(opts.Budget)
 	// Two searches share the budget. The prover asks for the lower bound
@@ -96,10 +108,10 @@ func solveCompiled(c *compiled, opts SolveOptions, start time.Time) Solution {
 			target = max(lb, opts.Capacity-opts.Capacity%c.grain)
 		}
 		s := newSearcher(c)
-		st := s.decide(target, deadline, opts.Stop, r.done, heur)
+		st := s.decide(target, deadline, opts.Stop, r.done, proverHeur)
 		r.report(s, st, target)
 	}()
-	r.bisect(deadline, opts.Stop, heur)
+	r.bisect(deadline, opts.Stop, bisectHeur)
 	wg.Wait()
 	r.finish()
 	return r.sol
