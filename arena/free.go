@@ -30,15 +30,17 @@ func (a *Arena) Free(off, size int64) error {
 	// and the first region ending after lo, which either meets the range,
 	// so it is not all allocated, or starts at hi (the right neighbour), or
 	// lies beyond.
-	left := int32(none)
-	right, rhi := int32(none), int64(maxGranules+1)
+	// Chains are ordered by end, so the walk stops at the first region
+	// ending after lo.
+	left, right := int32(none), int32(none)
 	w := lo >> bucketShift
 	for h := chains[w]; h != none; {
 		nd := &nodes[h]
-		if e := nd.hi; e == lo {
+		if e := nd.hi; e > lo {
+			right = h
+			break
+		} else if e == lo {
 			left = h
-		} else if e > lo && e < rhi {
-			right, rhi = h, e
 		}
 		h = nd.chain
 	}
@@ -68,14 +70,8 @@ func (a *Arena) Free(off, size int64) error {
 			x = a.tails.next(x)
 		}
 		if x >= 0 {
-			// The lowest end in the bucket's chain.
-			for h := chains[x]; h != none; {
-				nd := &nodes[h]
-				if e := nd.hi; e < rhi {
-					right, rhi = h, e
-				}
-				h = nd.chain
-			}
+			// The lowest end in the bucket's chain: its first.
+			right = chains[x]
 		}
 	}
 	var rn *node
@@ -143,10 +139,16 @@ func (a *Arena) Free(off, size int64) error {
 			nodes[first].prev = h
 			*hp = h
 		}
+		// Chain it before the first region of the bucket ending after
+		// it: usually the bucket is empty and the walk takes no step.
 		w = (hi - 1) >> bucketShift
-		first := chains[w]
-		nd.chain = first
-		chains[w] = h
+		p := &chains[w]
+		first := *p
+		for *p != none && nodes[*p].hi < hi {
+			p = &nodes[*p].chain
+		}
+		nd.chain = *p
+		*p = h
 		if first == none {
 			s0 := a.tails.level[0]
 			old := s0[w>>6]

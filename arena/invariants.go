@@ -64,6 +64,7 @@ func (a *Arena) CheckInvariants() error {
 	}
 	var live []int32
 	for w, h := range a.chains {
+		prevEnd := int64(-1)
 		bit := a.tails.level[0][w>>6]&(1<<(uint(w)&63)) != 0
 		if bit != (h != none) {
 			return corrupt("bucket %d: bit %v, chain head %d", w, bit, h)
@@ -83,7 +84,10 @@ func (a *Arena) CheckInvariants() error {
 				return corrupt("bucket %d chains retired node %d", w, h)
 			case (n.hi-1)>>bucketShift != int64(w):
 				return corrupt("node %d ending at %d chained in bucket %d", h, n.hi, w)
+			case n.hi <= prevEnd:
+				return corrupt("bucket %d: node %d ending at %d chained after one ending at %d", w, h, n.hi, prevEnd)
 			}
+			prevEnd = n.hi
 			seen[h] |= seenChain
 			live = append(live, h)
 		}

@@ -109,7 +109,8 @@ func (a *Arena) relinkNode(h int32, n *node, c int) {
 	}
 }
 
-// tailSet chains node h under the bucket of its last granule g.
+// tailSet chains node h, whose end is already set, under the bucket of its
+// last granule g, in end order.
 func (a *Arena) tailSet(h int32, g int64) {
 	w := g >> bucketShift
 	first := a.chains[w]
@@ -123,8 +124,16 @@ func (a *Arena) tailSet(h int32, g int64) {
 			a.tails.setAbove(w >> 6)
 		}
 	}
-	a.nodes[h].chain = first
-	a.chains[w] = h
+	// Chains are ordered by end: the node goes before the first that ends
+	// after it.
+	nodes := a.nodes
+	hi := nodes[h].hi
+	p := &a.chains[w]
+	for *p != none && nodes[*p].hi < hi {
+		p = &nodes[*p].chain
+	}
+	nodes[h].chain = *p
+	*p = h
 }
 
 // tailClear unchains node h from the bucket of its last granule g.
@@ -178,25 +187,15 @@ func (a *Arena) tailNode(end int64) int32 {
 func (a *Arena) after(g int64) int32 {
 	nodes := a.nodes
 	w := g >> bucketShift
-	best := int32(none)
 	for h := a.chains[w]; h != none; h = nodes[h].chain {
-		if hi := nodes[h].hi; hi > g && (best == none || hi < nodes[best].hi) {
-			best = h
+		if nodes[h].hi > g {
+			return h
 		}
-	}
-	if best != none {
-		return best
 	}
 	if w = a.tails.next(w + 1); w < 0 {
 		return none
 	}
-	best = a.chains[w]
-	for h := nodes[best].chain; h != none; h = nodes[h].chain {
-		if nodes[h].hi < nodes[best].hi {
-			best = h
-		}
-	}
-	return best
+	return a.chains[w]
 }
 
 // moveTail re-chains node h, whose last granule moved from old to g.
