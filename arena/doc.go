@@ -43,13 +43,14 @@
 // Address index. Free must find, from an offset alone, the free regions
 // around the range and prove that none meets it. The granules are cut into
 // buckets of 64, and every region is chained under the bucket of its last
-// granule; a hierarchical bitmap marks the non-empty buckets. A chain holds
-// at most 64 regions and almost always none or one. Free walks the chain of
-// its first granule's bucket, which yields the left neighbour (the region
-// ending at lo) and, usually, the first region ending after lo; if that
-// bucket has none, one successor search of the bitmap (at most two words
-// per level, five levels at the 2^32-granule limit) finds the next
-// non-empty bucket. The first region ending after lo either meets [lo, hi),
+// granule, the chain ordered by end; a hierarchical bitmap marks the
+// non-empty buckets. A chain holds at most 64 regions and almost always none
+// or one. Free walks the chain of its first granule's bucket up to the first
+// region ending after lo, which yields the left neighbour (the region ending
+// at lo) on the way; if that bucket has none, one successor search of the
+// bitmap (at most two words per level, five levels at the 2^32-granule
+// limit) finds the next non-empty bucket, whose chain starts with the
+// region wanted. The first region ending after lo either meets [lo, hi),
 // and the free is refused, or starts at hi and is the right neighbour, or
 // lies beyond.
 //
@@ -75,7 +76,9 @@
 //   - FitLean (the default) first walks up to 8 regions of the request's own
 //     class, which holds regions both smaller and larger, and takes the first
 //     that fits; failing that it takes the lower-addressed of the first
-//     regions of the two smallest classes that all fit. Lists put a region
+//     regions of the two smallest classes that all fit (the second looked
+//     for only within the same 64 classes, two octaves, of the class
+//     bitmap). Lists put a region
 //     second when the first lies lower, so a list's first region tends to be
 //     its lowest. Reusing low addresses first keeps live blocks packed and
 //     the space above them in one piece.
@@ -87,24 +90,29 @@
 //
 // Chosen by measurement on the W1 churn workload (2^30 B, sizes log-uniform
 // from 256 B to 1 MiB, 10M free+alloc pairs, bench package) and the W2
-// inference-LIFO workload, against the fastest and leanest peer allocators:
+// inference-LIFO workload (1M pairs), against the fastest and leanest peer
+// allocators. Instructions are the allocator's own per free+alloc pair
+// (callgrind, harness subtracted; Go 1.26, GOAMD64=v1):
 //
-//	                       churn-6k frag     churn-10k   W2 high-water
-//	strategy               end    mean       live end    (B)
-//	FitLean (default)      0.257  0.290      7,211       151,662,592
-//	FitFast                0.485  0.417      6,982       151,662,592
-//	OffsetAllocator        0.550    -        6,672       151,662,592
-//	VMA TLSF min-memory    0.381    -        7,067       151,662,592
+//	                       churn-6k       churn-10k   W2 high-water    instr/pair
+//	strategy               frag at end    live end    (B)              churn-6k  W2
+//	FitLean (default)      0.244          7,251       151,662,592      385       371
+//	FitFast                0.485          6,982       151,662,592      339       352
+//	OffsetAllocator        0.550          6,672       151,662,592      298       350-412
+//	VMA TLSF min-memory    0.381          7,067       151,662,592      520       350-412
 //
-// "mean" samples fragmentation (1 - largest free / total free) every 500k
-// pairs; the end value alone swings by ±0.05 with tiny policy changes.
+// The end value of fragmentation (1 - largest free / total free) swings by
+// ±0.05 with tiny policy changes; sampled every 500k pairs its mean was
+// 0.290 for FitLean and 0.417 for FitFast when these policies were chosen.
 // Address-ordered class lists did most of the work: without them FitLean
 // ended at 0.417. Keeping lists fully sorted bought little over the
 // one-comparison approximation (mean 0.277 with two steps, 0.270 with eight)
 // and costs a list walk per insertion. Sixteen classes per octave gave a
 // mean of 0.302 and 7,182 live blocks, sixty-four 0.286 and 7,203: no gain
-// worth a larger class bitmap. The bench package's churn command reports
-// these figures and runs under callgrind for instruction counts.
+// worth a larger class bitmap. Dropping FitLean's second class altogether
+// saves about 20 instructions per pair but ends churn-6k at 0.393. The
+// bench package's churn command reports these figures and runs under
+// callgrind for instruction counts.
 //
 // # Costs
 //
@@ -114,7 +122,16 @@
 // most one bitmap successor search, and one of four merges (new region,
 // extend left, extend right, join both), each a constant amount of list and
 // chain work. Neither allocates once the node slice has reached the peak
-// number of free regions. Stats walks the largest class; AppendFreeRegions
+// number of free regions; Free never grows it at all, since a spare retired
+// slot is kept for it.
+//
+// In Go every call clobbers every register, so a value live across a call
+// is saved and restored around it, and an inlined call is often cheaper
+// than the call instruction alone. Alloc and Free therefore have the list
+// and chain surgery written out in their bodies, make their rare calls
+// (re-chaining a moved tail, dropping a joined node, refilling the spare
+// slot) only when nothing is left to do after them, and index the class
+// heads and bitmaps with masks rather than bounds checks. Stats walks the largest class; AppendFreeRegions
 // walks the buckets; CheckInvariants walks everything.
 //
 // # Invariants
@@ -126,9 +143,10 @@
 //     fully coalesced: no two touch. In-use plus free bytes equal Capacity.
 //   - Every free region is in exactly one class list, the list of the class
 //     of its size, and chained exactly once, under the bucket of its last
-//     granule. The class and bucket bitmaps mark exactly the non-empty lists
+//     granule, the chain in increasing order of end. The class and bucket bitmaps mark exactly the non-empty lists
 //     and chains, and every summary bit agrees with the word below it.
-//   - Every node slot is live or retired, never both.
+//   - Every node slot is live or retired, never both, and at least one is
+//     retired.
 //   - 0 <= InUse <= Capacity, PeakInUse >= InUse, HighWater <= Capacity.
 //
 // A failed call leaves all of this, and every counter, exactly as it was.

@@ -20,7 +20,7 @@ func corrupt(format string, args ...any) error {
 //   - the counters are consistent: 0 <= InUse <= Capacity, PeakInUse >= InUse,
 //     HighWater <= Capacity, Capacity within the granule limit;
 //   - every live node is chained exactly once, under the bucket of its last
-//     granule; chains are at most 64 long; the tail bitmap marks exactly
+//     granule; chains are at most 64 long and in increasing order of end; the tail bitmap marks exactly
 //     the non-empty buckets and every summary bit is set exactly when the
 //     word below is non-zero;
 //   - the free regions, sorted by address, are non-empty, inside
@@ -29,7 +29,8 @@ func corrupt(format string, args ...any) error {
 //   - every live node is in exactly one class list, the list of
 //     classOf(its size), with consistent prev/next links, and the class
 //     bitmap marks exactly the non-empty lists;
-//   - every node slot is either live or on the retired list, never both.
+//   - every node slot is either live or on the retired list, never both,
+//     and the retired list is not empty (Free takes its slot from there).
 //
 // It costs O(capacity/64 + nodes) and allocates; it is for tests.
 func (a *Arena) CheckInvariants() error {
