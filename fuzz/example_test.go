@@ -13,7 +13,7 @@ import (
 func ExampleExplore() {
 	sc := fuzz.Scenarios()[0]
 	for _, pol := range subarena.Policies() {
-		r := fuzz.Explore(sc.Program, pol, 0, false)
+		r := fuzz.Explore(sc.Program, pol, fuzz.ExploreOptions{})
 		fmt.Printf("%-21v caught=%v\n", pol, r.WrongReads > 0)
 	}
 	// Output:
@@ -43,7 +43,7 @@ func ExampleBuilder() {
 		fmt.Println(err)
 		return
 	}
-	r := fuzz.Explore(prog, subarena.SubrangeFenced, 0, false)
+	r := fuzz.Explore(prog, subarena.SubrangeFenced, fuzz.ExploreOptions{})
 	fmt.Println("complete:", r.Complete, "failures:", r.Failures())
 	// Output: complete: true failures: 0
 }

@@ -78,22 +78,28 @@ type ExploreResult struct {
 	Complete bool // every interleaving was run (the limit was not reached)
 }
 
+// ExploreOptions tune an exhaustive enumeration.
+type ExploreOptions struct {
+	Limit         int  // stop after this many runs (0: no limit)
+	Eager         bool // run Submit and HostSync steps as soon as they are next (RunOptions.EagerHost)
+	StopAtFailure bool // stop at the first failed run
+}
+
 // Explore runs p under policy in every interleaving the program allows —
 // every order of host steps and completions consistent with FIFO engines,
-// waits and host syncs — depth first, stopping after limit runs (0: no
-// limit). With eager, Submit and HostSync steps run as soon as they are
-// next (see RunOptions.EagerHost).
-func Explore(p *Program, policy subarena.Policy, limit int, eager bool) ExploreResult {
+// waits and host syncs — depth first. Complete reports whether it got
+// through them all.
+func Explore(p *Program, policy subarena.Policy, opt ExploreOptions) ExploreResult {
 	var out ExploreResult
 	d := &dfsScheduler{}
 	for {
-		r := RunWith(p, policy, d, RunOptions{EagerHost: eager, checkFrom: len(d.prefix)})
+		r := RunWith(p, policy, d, RunOptions{EagerHost: opt.Eager, checkFrom: len(d.prefix)})
 		out.add(&r)
 		if !d.next() {
 			out.Complete = true
 			return out
 		}
-		if limit > 0 && out.Runs >= limit {
+		if (opt.Limit > 0 && out.Runs >= opt.Limit) || (opt.StopAtFailure && r.Failure != nil) {
 			return out
 		}
 	}
@@ -160,7 +166,7 @@ func (c *Campaign) Run() Summary {
 				p.Name = fmt.Sprintf("seed %d", seed)
 				for pi, pol := range c.Policies {
 					if c.Exhaustive {
-						r := Explore(p, pol, c.Limit, c.Eager)
+						r := Explore(p, pol, ExploreOptions{Limit: c.Limit, Eager: c.Eager})
 						local[pol].merge(&r.Tally)
 						most = max(most, r.Runs)
 						if !r.Complete {

@@ -535,7 +535,7 @@ func (g *generator) denseViewFor(b int, forDiscard bool) int {
 func StressConfig() GenConfig {
 	c := DefaultConfig()
 	c.Ops, c.MinEngines, c.MaxEngines = 250, 8, 8
-	c.Granules, c.MaxBufBytes, c.Capacity = []int64{16}, 128, 4096
+	c.Granules, c.MaxBufBytes, c.Capacity = []int64{16}, 64, 2048
 	c.ForgetOrder, c.ForgetReserved = 0, 0
 	return c
 }

@@ -11,6 +11,9 @@ func TestGenerateWellFormed(t *testing.T) {
 	for name, cfg := range cfgs {
 		t.Run(name, func(t *testing.T) {
 			n := uint64(4000 / cfg.Ops)
+			if underRace {
+				n /= 10
+			}
 			for seed := uint64(0); seed < n; seed++ {
 				p := Generate(NewRand(seed), cfg)
 				if err := p.Validate(); err != nil {

@@ -64,7 +64,7 @@ func TestActivateUnorderedSimulated(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pol := range SafePolicies() {
-		r := Explore(p, pol, 0, false)
+		r := Explore(p, pol, ExploreOptions{})
 		if r.Failures() > 0 {
 			t.Fatalf("%v: %d of %d interleavings fail; first:\n%s", pol, r.Failures(), r.Runs, r.First.Report())
 		}

@@ -12,14 +12,26 @@ import (
 // under every policy, with and without eager host steps: the unsafe
 // ir-order must read a wrong version in some interleaving of every
 // hazardous scenario (and of no other), the four safe policies never.
+// Under the race detector it runs eager enumerations only, ir-order until
+// caught and the safe policies for their first 200 interleavings.
 func TestSeedScenarios(t *testing.T) {
 	for _, sc := range Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			for _, pe := range policiesTimesEager() {
 				pol := pe.pol
-				r := Explore(sc.Program, pol, 0, pe.eager)
+				opt := ExploreOptions{Eager: pe.eager}
+				if underRace {
+					if !pe.eager {
+						continue
+					}
+					opt.StopAtFailure = !pol.Safe() && sc.Hazard
+					if pol.Safe() {
+						opt.Limit = 200
+					}
+				}
+				r := Explore(sc.Program, pol, opt)
 				t.Logf("%-21v eager=%-5v %6d interleavings, %5d wrong reads, %d other failures", pol, pe.eager, r.Runs, r.WrongReads, r.Failures()-r.WrongReads)
-				if !r.Complete || r.Runs == 0 {
+				if (!r.Complete && opt.Limit == 0 && !opt.StopAtFailure) || r.Runs == 0 {
 					t.Fatalf("%v: enumeration incomplete after %d runs", pol, r.Runs)
 				}
 				switch {
@@ -57,7 +69,7 @@ func policiesTimesEager() []policyEager {
 // its recorded choices replay it exactly.
 func TestCounterexampleReport(t *testing.T) {
 	sc := Scenarios()[0] // view-chain
-	r := Explore(sc.Program, subarena.IROrder, 0, false)
+	r := Explore(sc.Program, subarena.IROrder, ExploreOptions{StopAtFailure: true})
 	f := r.First
 	if f == nil || f.Kind != FailWrongRead || f.Wrong == nil {
 		t.Fatalf("no wrong read: %+v", r)
@@ -80,7 +92,10 @@ func TestCounterexampleReport(t *testing.T) {
 func TestExhaustiveSmall(t *testing.T) {
 	cfg := SmallConfig()
 	cfg.Ops = 4
-	c := Campaign{Gen: cfg, Policies: SafePolicies(), Programs: 12, Seed: 1000, Exhaustive: true, Eager: true, Limit: 20_000}
+	c := Campaign{Gen: cfg, Policies: SafePolicies(), Programs: 12, Seed: 1000, Exhaustive: true, Eager: true, Limit: 20_000, Workers: 2}
+	if underRace {
+		c.Programs, c.Limit = 2, 500
+	}
 	s := c.Run()
 	t.Log(s)
 	checkSummary(t, s, false)
@@ -91,6 +106,9 @@ func TestExhaustiveSmall(t *testing.T) {
 // caught.
 func TestRandomSmoke(t *testing.T) {
 	c := Campaign{Gen: DefaultConfig(), Policies: subarena.Policies(), Programs: 150, Seed: 1, Workers: 2}
+	if underRace {
+		c.Programs = 20
+	}
 	s := c.Run()
 	t.Log(s)
 	checkSummary(t, s, true)
@@ -170,7 +188,7 @@ func TestValidateRejects(t *testing.T) {
 // TestRunDeterministic checks that a run is a function of the program and
 // the scheduler's decisions.
 func TestRunDeterministic(t *testing.T) {
-	for seed := uint64(0); seed < 20; seed++ {
+	for seed := uint64(0); seed < 5; seed++ {
 		p := Generate(NewRand(seed), DefaultConfig())
 		a := Run(p, subarena.SubrangeFenced, NewRandomScheduler(NewRand(seed)))
 		b := Run(p, subarena.SubrangeFenced, NewRandomScheduler(NewRand(seed)))
@@ -206,8 +224,11 @@ func TestEagerHostLosesNothing(t *testing.T) {
 			}
 		}
 	}
-	total := 0
-	for seed := uint64(0); seed < 6; seed++ {
+	total, seeds := 0, uint64(6)
+	if underRace {
+		seeds, cfg.Ops = 2, 3
+	}
+	for seed := uint64(0); seed < seeds; seed++ {
 		p := Generate(NewRand(seed), cfg)
 		for _, pol := range []subarena.Policy{subarena.IROrder, subarena.SubrangeFenced, subarena.WholeFenced} {
 			full, eager := outcomes(p, pol, false), outcomes(p, pol, true)
