@@ -1,6 +1,9 @@
 package plan
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
 	"github.com/subarena/subarena/trace"
@@ -48,6 +51,8 @@ type inplacer struct {
 	dense    []bool                // root has dense members
 	relaid   []bool                // root has relaid members
 	cache    []map[int]*ranges.Set // per buffer, per view (-1: whole): root footprints
+	// afterCommit, a test hook, runs after every in-place placement.
+	afterCommit func()
 }
 
 type opUse struct{ op, use int }
@@ -298,4 +303,49 @@ func (ip *inplacer) commit(b int, pl placement) {
 		ip.dense[pl.root] = true
 	}
 	ip.cache[b] = nil // its footprints moved with it
+	if ip.afterCommit != nil {
+		ip.afterCommit()
+	}
+}
+
+// CheckInvariants verifies the in-place state: every buffer's root is a
+// root of itself and lists it as a member; a root's kind flags match its
+// members; no root mixes dense and relaid members; every member's bytes
+// lie inside its root; every cached footprint is what it recomputes to.
+func (ip *inplacer) CheckInvariants() error {
+	p := ip.p
+	for b := range p.Buffers {
+		pl := ip.place[b]
+		if ip.place[pl.root].root != pl.root || !slices.Contains(ip.members[pl.root], b) {
+			return fmt.Errorf("buffer %q: root %d is not its root's member list: %w", p.Buffers[b].Name, pl.root, ErrInvalidTrace)
+		}
+		if pl.root == b {
+			var dense, relaid bool
+			for _, m := range ip.members[b][1:] {
+				dense = dense || !ip.place[m].relaid
+				relaid = relaid || ip.place[m].relaid
+			}
+			if dense != ip.dense[b] || relaid != ip.relaid[b] || (dense && relaid) {
+				return fmt.Errorf("root %q: flags dense=%v relaid=%v for members %v: %w",
+					p.Buffers[b].Name, ip.dense[b], ip.relaid[b], ip.members[b], ErrInvalidTrace)
+			}
+			continue
+		}
+		ext, err := pl.layout.Extent()
+		if err != nil || ext.Lo < 0 || ext.Hi > p.Buffers[pl.root].Size {
+			return fmt.Errorf("member %q: layout %v outside root %q: %w", p.Buffers[b].Name, pl.layout, p.Buffers[pl.root].Name, ErrInvalidTrace)
+		}
+	}
+	for b, views := range ip.cache {
+		for v, set := range views {
+			saved := ip.cache[b]
+			ip.cache[b] = nil
+			fresh := ip.rootFootprint(trace.Ref{Buffer: b, View: v})
+			ip.cache[b] = saved
+			if !slices.Equal(fresh.Runs(), set.Runs()) {
+				return fmt.Errorf("buffer %q view %d: cached footprint stale: %w", p.Buffers[b].Name, v, ErrInvalidTrace)
+			}
+		}
+	}
+	return nil
 }

@@ -281,6 +281,7 @@ func TestPlanRandomTraces(t *testing.T) {
 			t.Fatalf("iter %d: %v", iter, err)
 		}
 		checkSafe(t, res)
+		checkInplacer(t, tr)
 		if res.ReplayErr != nil {
 			t.Fatalf("iter %d: replay: %v", iter, res.ReplayErr)
 		}
@@ -310,6 +311,41 @@ func TestPlanRandomTraces(t *testing.T) {
 		relaid, inplace, multi, unsafeReplays)
 	if relaid == 0 || inplace == 0 || multi == 0 {
 		t.Fatalf("degenerate generator: %d relaid, %d in place, %d multi-engine traces", relaid, inplace, multi)
+	}
+}
+
+// checkInplacer replays the in-place decisions on tr with the invariant
+// checker after every placement, then checks the derived problem.
+func checkInplacer(t *testing.T, tr *trace.Trace) {
+	t.Helper()
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, err := happensBefore(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := newInplacer(p, hb, true)
+	var stepErr error
+	ip.afterCommit = func() {
+		if stepErr == nil {
+			stepErr = ip.CheckInvariants()
+		}
+	}
+	ip.decide()
+	if stepErr == nil {
+		stepErr = ip.CheckInvariants()
+	}
+	if stepErr != nil {
+		t.Fatal(stepErr)
+	}
+	d := derive(ip)
+	if err := d.prob.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := compile(d.prob).CheckInvariants(); err != nil {
+		t.Fatal(err)
 	}
 }
 

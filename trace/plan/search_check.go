@@ -54,3 +54,50 @@ func (s *searcher) CheckInvariants() error {
 	}
 	return nil
 }
+
+// CheckInvariants verifies the compiled form: edges symmetric with negated
+// intervals, intervals sorted and disjoint, spans inside the sections and
+// the item's extent, and every section listing exactly the items live in it.
+func (c *compiled) CheckInvariants() error {
+	for i := range c.n {
+		for _, e := range c.edges[i] {
+			if e.other == int32(i) || len(e.rels) == 0 {
+				return fmt.Errorf("item %d: bad edge to %d: %w", i, e.other, ErrInvalidProblem)
+			}
+			for k := 1; k < len(e.rels); k++ {
+				if e.rels[k].lo <= e.rels[k-1].hi {
+					return fmt.Errorf("item %d edge %d: intervals %v not sorted and disjoint: %w", i, e.other, e.rels, ErrInvalidProblem)
+				}
+			}
+			var back *edge
+			for k := range c.edges[e.other] {
+				if c.edges[e.other][k].other == int32(i) {
+					back = &c.edges[e.other][k]
+				}
+			}
+			if back == nil || len(back.rels) != len(e.rels) {
+				return fmt.Errorf("edge %d-%d not symmetric: %w", i, e.other, ErrInvalidProblem)
+			}
+			for k, r := range e.rels {
+				if nr := back.rels[len(e.rels)-1-k]; nr.lo != -r.hi+1 || nr.hi != -r.lo+1 {
+					return fmt.Errorf("edge %d-%d: %v is not the negation of %v: %w", i, e.other, back.rels, e.rels, ErrInvalidProblem)
+				}
+			}
+		}
+		live := make([]bool, c.nsec)
+		for _, sp := range c.spans[i] {
+			if sp.s0 < c.extent[i][0] || sp.s1 > c.extent[i][1] || sp.s0 >= sp.s1 || sp.bytes <= 0 || sp.run0 > sp.bytes {
+				return fmt.Errorf("item %d: span %+v outside extent %v: %w", i, sp, c.extent[i], ErrInvalidProblem)
+			}
+			for k := sp.s0; k < sp.s1; k++ {
+				live[k] = true
+			}
+		}
+		for k := range c.nsec {
+			if live[k] != slices.Contains(c.secItems[k], int32(i)) {
+				return fmt.Errorf("section %d lists item %d wrongly: %w", k, i, ErrInvalidProblem)
+			}
+		}
+	}
+	return nil
+}

@@ -185,6 +185,9 @@ func TestSearchInvariantsEveryStep(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := compile(p)
+		if err := c.CheckInvariants(); err != nil {
+			t.Fatalf("iter %d: %v", iter, err)
+		}
 		s := newSearcher(c)
 		var stepErr error
 		s.afterStep = func() {
