@@ -2,6 +2,8 @@ package fuzz
 
 import (
 	"testing"
+
+	"github.com/subarena/subarena"
 )
 
 // fuzzConfig is the program shape FuzzAllocator decodes: small enough that
@@ -16,7 +18,8 @@ func fuzzConfig() GenConfig {
 // interleaving (NewByteSource) and runs it under each safe policy with
 // every check: byte versions, the Allocator's, Timeline's and simulation's
 // invariants, and the model's oracles. Any failure prints the full
-// counterexample.
+// counterexample. While a known bug is open (known_bugs_test.go) the policy
+// it affects is left out, so that fuzzing hunts for new ones.
 //
 //	go test -fuzz=FuzzAllocator ./fuzz
 func FuzzAllocator(f *testing.F) {
@@ -34,6 +37,9 @@ func FuzzAllocator(f *testing.F) {
 			t.Fatalf("generated a malformed program: %v\n%v", err, p)
 		}
 		for _, pol := range SafePolicies() {
+			if pol == subarena.WholeFenced && knownBugOpen() {
+				continue // TestKnownBugWholeFencedTakeAcrossRuns
+			}
 			r := Run(p, pol, NewRandomScheduler(src))
 			if r.Failure != nil {
 				t.Fatalf("%s", r.Failure.Report())
