@@ -82,6 +82,7 @@ type Allocator struct {
 	safePoint     sasync.Clock
 	safeCompleted sasync.Clock
 	lent          []ranges.Range // held runs lent to the arena during place
+	taken         []ranges.Range // the parts of lent runs place kept
 
 	internalErr error // first failure of the arena to take bytes back
 	unsubscribe func()
@@ -217,12 +218,16 @@ func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock)
 	if err != nil {
 		return blk, fence, err
 	}
+	a.taken = a.taken[:0]
 	for _, r := range a.lent {
 		if in := r.Intersect(got); !in.Empty() {
-			f, terr := a.idx.TakeRange(in, a.freeFn)
-			a.checkArena(terr)
-			fence.Join(&f)
+			a.taken = append(a.taken, in)
 		}
+	}
+	if len(a.taken) > 0 {
+		f, terr := a.idx.TakeRanges(a.taken, a.freeFn)
+		a.checkArena(terr)
+		fence = f
 	}
 	return blk, fence, nil
 }
@@ -289,12 +294,22 @@ func (a *Allocator) noSpace(size int64, cause error) error {
 		var outstanding, most int64
 		var wait sasync.Event
 		for en := range fence {
-			if left := int64(fence[en]) - int64(completed[en]); left > 0 {
-				outstanding += left
-				if left > most {
-					most, wait = left, sasync.Event{Engine: sasync.EngineID(en), Seq: fence[en]}
-				}
+			if fence[en] == 0 {
+				continue
 			}
+			left := int64(fence[en]) - int64(completed[en])
+			if left > 0 {
+				outstanding += left
+			}
+			// The event with the most work still ahead of it; when every
+			// one has completed (its news is on its way to the
+			// Allocator), any of them: waiting returns at once.
+			if wait.IsZero() || left > most {
+				most, wait = left, sasync.Event{Engine: sasync.EngineID(en), Seq: fence[en]}
+			}
+		}
+		if wait.IsZero() {
+			continue
 		}
 		if best < 0 || outstanding < best {
 			best = outstanding

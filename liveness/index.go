@@ -108,6 +108,7 @@ type Index struct {
 	cand2     ranges.Set
 	blocked   ranges.Set
 	safeRuns  []ranges.Range
+	one       [1]ranges.Range
 }
 
 // New returns an empty Index for an arena with the given granule (a power of

@@ -49,21 +49,47 @@ func (x *Index) SafeRuns(dst []ranges.Range, safe func(sasync.Event) bool) []ran
 // TakeRange hands the held bytes r (granule-aligned, every byte held; take
 // them from SafeRuns) to a new owner and returns their fence: the join of
 // the events of the pending users covering them, which the new owner's
-// users must be ordered after. In whole mode, what remains of the piece
-// returns through free if r held its last pins.
+// users must be ordered after. It is TakeRanges of one range.
 func (x *Index) TakeRange(r ranges.Range, free func(ranges.Range)) (sasync.Clock, error) {
+	x.one[0] = r
+	return x.TakeRanges(x.one[:], free)
+}
+
+// TakeRanges is TakeRange of several disjoint ranges at once: all leave the
+// held bytes before anything else is decided, so in whole mode what remains
+// of a piece (returned through free if these ranges held its last pins)
+// never includes bytes just taken. Nothing changes on error.
+func (x *Index) TakeRanges(rs []ranges.Range, free func(ranges.Range)) (sasync.Clock, error) {
+	var fence sasync.Clock
 	g := x.granule
-	if r.Empty() || r.Lo&(g-1) != 0 || r.Hi&(g-1) != 0 || !x.held.ContainsRange(r) {
-		return sasync.Clock{}, fmt.Errorf("%w: take %v", ErrInvalidRange, r)
+	for i, r := range rs {
+		if r.Empty() || r.Lo&(g-1) != 0 || r.Hi&(g-1) != 0 || !x.held.ContainsRange(r) {
+			return fence, fmt.Errorf("%w: take %v", ErrInvalidRange, r)
+		}
+		for _, o := range rs[:i] {
+			if o.Overlaps(r) {
+				return fence, fmt.Errorf("%w: take %v twice", ErrInvalidRange, r)
+			}
+		}
 	}
-	fence, _ := x.Fence(r)
-	x.held.Remove(r)
+	for _, r := range rs {
+		f, _ := x.Fence(r)
+		fence.Join(&f)
+		x.held.Remove(r)
+	}
+	x.touched.Reset()
 	for i := 0; i < len(x.pieces); i++ {
 		p := x.pieces[i]
-		if _, ok := p.bytes.Overlaps(r); !ok {
+		hit := false
+		for _, r := range rs {
+			if _, ok := p.bytes.Overlaps(r); ok {
+				p.bytes.Remove(r)
+				hit = true
+			}
+		}
+		if !hit {
 			continue
 		}
-		p.bytes.Remove(r)
 		if p.bytes.IsEmpty() {
 			last := len(x.pieces) - 1
 			x.pieces[i] = x.pieces[last]
@@ -72,11 +98,10 @@ func (x *Index) TakeRange(r ranges.Range, free func(ranges.Range)) (sasync.Clock
 			i--
 			continue
 		}
-		// The users that pinned the piece may all have covered r.
-		x.touched.Reset()
+		// The users that pinned the piece may all have covered rs.
 		x.touched.AddSet(&p.bytes)
-		x.reclaim(free)
 	}
+	x.reclaim(free)
 	return fence, nil
 }
 
