@@ -7,9 +7,10 @@ import (
 	"github.com/subarena/subarena/trace"
 )
 
-// Deriving a placement problem from a program. Time is the op index: the
-// submission order, a linear extension of happens-before. Each byte of a
-// buffer is live over a window of op times:
+// Deriving a placement problem from a program. Time follows the op
+// submission order, a linear extension of happens-before, each op lasting
+// its cost (see opTimes). Each byte of a buffer is live over a window of
+// op times:
 //
 //   - from the first op that uses it; or, when that op reads it (the host
 //     filled it), from the buffer's allocation point;
@@ -81,6 +82,7 @@ func derive(ip *inplacer) *derived {
 		}
 	}
 	end := nOps + 1 // the window end of bytes held to the end
+	at := opTimes(p)
 	deathTime := func(step int) int {
 		if step < 0 {
 			return end
@@ -216,6 +218,7 @@ func derive(ip *inplacer) *derived {
 				}
 			}
 			stop := max(sg.last+1, sg.death)
+			start, stop = at[start], at[stop]
 			if m := len(it.Pieces); m > 0 && nEng == 1 {
 				prev := &it.Pieces[m-1]
 				if prev.Hi == sg.lo && prev.Start == start && prev.End == stop {
@@ -234,6 +237,29 @@ func derive(ip *inplacer) *derived {
 		d.prob.Concurrent = concurrentPairs(d.prob, infos, hb)
 	}
 	return d
+}
+
+// opTimes maps op positions 0..len(Ops)+1 to times on the trace's own
+// clock: where each op would start if all ran one after another for their
+// cost (the position past the end for bytes held to the end). The map is
+// strictly increasing, so windows keep exactly their intersections; only
+// the lengths the search's preorders weigh change. When the costs would
+// overflow, positions are used as they are.
+func opTimes(p *trace.Program) []int {
+	n := len(p.Ops)
+	at := make([]int, n+2)
+	for k := range p.Ops {
+		c := p.Ops[k].Cost
+		if c <= 0 || c > maxSize/int64(n+2) {
+			for k := range at {
+				at[k] = k
+			}
+			return at
+		}
+		at[k+1] = at[k] + int(c)
+	}
+	at[n+1] = at[n] + 1
+	return at
 }
 
 // deaths appends to out the bytes of root r's item by the op time that lets
