@@ -131,7 +131,7 @@ func derive(ip *inplacer) *derived {
 				use := p.Ops[u.op].Uses[u.use]
 				set := ip.rootFootprint(use.Ref)
 				used = append(used, itemUse{op: u.op, owner: owner, read: use.Access&trace.AccessRead != 0, set: set})
-				if !slices.Contains(seen, set) { // uses of one view share its set
+				if !seenSet(seen, set) { // many uses cover the same bytes
 					seen = append(seen, set)
 					for _, run := range set.Runs() {
 						bounds = append(bounds, run.Lo, run.Hi)
@@ -237,6 +237,17 @@ func derive(ip *inplacer) *derived {
 		d.prob.Concurrent = concurrentPairs(d.prob, infos, hb)
 	}
 	return d
+}
+
+// seenSet reports whether seen holds set or a set with the same runs.
+func seenSet(seen []*ranges.Set, set *ranges.Set) bool {
+	runs := set.Runs()
+	for _, x := range seen {
+		if x == set || slices.Equal(x.Runs(), runs) {
+			return true
+		}
+	}
+	return false
 }
 
 // opTimes maps op positions 0..len(Ops)+1 to times on the trace's own

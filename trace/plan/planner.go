@@ -182,7 +182,7 @@ func finish(res *Result, p2 *trace.Program, t *trace.Trace, p *trace.Program, op
 		res.ReplayUnsafe = true
 		return nil
 	}
-	res.Plan, res.Trace, res.Relaid, res.Method, res.Proven, res.LowerBound = &rp, t, nil, "online replay", false, 0
+	res.Plan, res.Trace, res.Relaid, res.Method, res.Proven, res.LowerBound, res.InPlace = &rp, t, nil, "online replay", false, 0, 0
 	return nil
 }
 
