@@ -173,11 +173,6 @@ func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
 		}
 	}
 	b.size = size
-	if b.hasResidual {
-		for e := range b.born {
-			b.born[e] = a.tl.Submitted(sasync.EngineID(e))
-		}
-	}
 	a.adopt(b, ranges.Range{Lo: b.off, Hi: b.off + b.span})
 	return b, nil
 }
@@ -347,8 +342,9 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 }
 
 // checkOrder validates ev for a use of b and reports whether it has
-// already completed. Bytes b took over fenced may only be used by ops
-// submitted after b's allocation that happen-after the residual fence.
+// already completed. Bytes b took over fenced may only be used by ops that
+// happen-after the residual fence: such an op cannot start before the
+// previous owner's users complete, whenever it was submitted.
 // Caller holds mu.
 func (a *Allocator) checkOrder(b *Buffer, ev sasync.Event) (done bool, err error) {
 	done = !ev.IsZero() && a.tl.Completed(ev)
@@ -360,9 +356,6 @@ func (a *Allocator) checkOrder(b *Buffer, ev sasync.Event) (done bool, err error
 		return false, err
 	}
 	if b.hasResidual {
-		if ev.Seq <= b.born[ev.Engine] {
-			return false, fmt.Errorf("%w: %v was submitted before buffer %d was allocated", ErrUnordered, ev, b.id)
-		}
 		if !b.residual.LessEq(&evClock) {
 			return false, fmt.Errorf("%w: %v does not happen-after the fence of buffer %d", ErrUnordered, ev, b.id)
 		}

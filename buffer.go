@@ -29,12 +29,10 @@ type Buffer struct {
 	live     ranges.Set // absolute bytes the program still holds
 	claims   []*Claim
 	// A buffer built over held bytes taken fenced keeps the fence's
-	// components that had not completed when it was allocated (residual),
-	// and what each engine had submitted then (born): only ops submitted
-	// afterwards and ordered after the residual may use it.
+	// components that had not completed when it was allocated (residual):
+	// only ops ordered after the residual may use it.
 	hasResidual bool
 	residual    sasync.Clock
-	born        sasync.Clock
 }
 
 // ID returns the buffer's identifier, unique within its Allocator.

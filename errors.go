@@ -42,8 +42,8 @@ var (
 	// ErrForeign: the buffer or view belongs to another Allocator.
 	ErrForeign = errors.New("subarena: buffer of another allocator")
 	// ErrUnordered: a use of bytes handed over fenced is not ordered after
-	// their previous owner's users (the op was submitted before the
-	// allocation, or does not happen-after the fence).
+	// their previous owner's users (the op does not happen-after the fence
+	// the buffer carries).
 	ErrUnordered = errors.New("subarena: use not ordered after previous owner's users")
 	// ErrInvalidAccess: an Access other than Read, Write or ReadWrite.
 	ErrInvalidAccess = errors.New("subarena: invalid access")
