@@ -198,7 +198,7 @@ func newReplayer(p *Program, opts ReplayOptions) (*replayer, error) {
 			return nil, fmt.Errorf("%w: %w", ErrReplay, err)
 		}
 	}
-	r.deferred = planDonations(p, r.usesOf, opts.NoDonate)
+	r.deferred = planDonations(p, r.usesOf, order, opts.NoDonate)
 	return r, nil
 }
 

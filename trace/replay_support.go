@@ -24,7 +24,10 @@ func usesByBuffer(p *Program) [][]opUse {
 type donation struct{ op, read int }
 
 // planDonations decides, per alloc buffer, whether replay donates to it (see Replay).
-func planDonations(p *Program, usesOf [][]opUse, off bool) []donation {
+// A buffer is donated to only when every later op using it happens-after the donating
+// op: bytes handed over in place carry the read view's users, and an op that could run
+// alongside the donor (a racy read of its output) would share them unordered.
+func planDonations(p *Program, usesOf [][]opUse, order *Order, off bool) []donation {
 	out := make([]donation, len(p.Buffers))
 	for i := range out {
 		out[i] = donation{op: -1}
@@ -40,7 +43,8 @@ func planDonations(p *Program, usesOf [][]opUse, off bool) []donation {
 		first := usesOf[b][0]
 		op := &p.Ops[first.op]
 		w := op.Uses[first.use]
-		if !op.Inplace || w.Access&AccessWrite == 0 || discardedBefore(p, b, op.Step, nil) {
+		if !op.Inplace || w.Access&AccessWrite == 0 || discardedBefore(p, b, op.Step, nil) ||
+			!laterUsesOrdered(usesOf[b], first.op, order) {
 			continue
 		}
 		for u := range op.Uses {
@@ -55,6 +59,17 @@ func planDonations(p *Program, usesOf [][]opUse, off bool) []donation {
 	return out
 }
 
+// laterUsesOrdered reports whether every use in uses by an op other than k is by an op
+// that op k happens-before.
+func laterUsesOrdered(uses []opUse, k int, order *Order) bool {
+	for _, ou := range uses {
+		if ou.op != k && !order.HappensBefore(k, ou.op) {
+			return false
+		}
+	}
+	return true
+}
+
 // donatable reports whether use u of op k (a read R of buffer a) may host buffer b,
 // written by op k through ref w.
 func donatable(p *Program, usesOf [][]opUse, k, u, b int, w Ref, planned []donation) bool {
@@ -64,6 +79,12 @@ func donatable(p *Program, usesOf [][]opUse, k, u, b int, w Ref, planned []donat
 	A := &p.Buffers[a]
 	if a == b || A.External || use.Access&AccessRead == 0 || A.Release < 0 || A.Release < op.Step ||
 		planned[a].op == k {
+		return false
+	}
+	// The checker orders shared bytes by when each buffer lets them go: R's bytes stay
+	// R's until R's release, so B must not let them go (and another buffer take them)
+	// before R does.
+	if B := &p.Buffers[b]; B.Release >= 0 && A.Release > B.Release {
 		return false
 	}
 	l := p.Layout(use.Ref)
