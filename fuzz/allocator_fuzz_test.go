@@ -2,8 +2,6 @@ package fuzz
 
 import (
 	"testing"
-
-	"github.com/subarena/subarena"
 )
 
 // fuzzConfig is the program shape FuzzAllocator decodes: small enough that
@@ -18,8 +16,7 @@ func fuzzConfig() GenConfig {
 // interleaving (NewByteSource) and runs it under each safe policy with
 // every check: byte versions, the Allocator's, Timeline's and simulation's
 // invariants, and the model's oracles. Any failure prints the full
-// counterexample. While a known bug is open (known_bugs_test.go) the policy
-// it affects is left out, so that fuzzing hunts for new ones.
+// counterexample.
 //
 //	go test -fuzz=FuzzAllocator ./fuzz
 func FuzzAllocator(f *testing.F) {
@@ -37,9 +34,6 @@ func FuzzAllocator(f *testing.F) {
 			t.Fatalf("generated a malformed program: %v\n%v", err, p)
 		}
 		for _, pol := range SafePolicies() {
-			if pol == subarena.WholeFenced && knownBugOpen() {
-				continue // TestKnownBugWholeFencedTakeAcrossRuns
-			}
 			r := Run(p, pol, NewRandomScheduler(src))
 			if r.Failure != nil {
 				t.Fatalf("%s", r.Failure.Report())

@@ -5,8 +5,12 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena"
+	"github.com/subarena/subarena/strided"
 	sasync "github.com/subarena/subarena/sync"
 )
+
+// Regression tests for Allocator bugs the simulator found, each reduced to
+// the fewest calls that showed it.
 
 // TestActivateUnordered: activating a reservation applies the rule Use
 // applies to bytes taken over fenced. Bytes still read by r on e1 go fenced
@@ -71,5 +75,72 @@ func TestActivateUnorderedSimulated(t *testing.T) {
 		if pol == subarena.SubrangeFenced && r.Rejected == 0 {
 			t.Errorf("%v: the unordered activation was never rejected in %d interleavings", pol, r.Runs)
 		}
+	}
+}
+
+// TestWholeFencedTakeAcrossRuns: under whole-fenced, an allocation that
+// spans several safe runs of one released piece must take them together.
+// Taken one at a time (as FuzzAllocator found), taking the first let the
+// rest of the piece return to the arena while the new buffer already held
+// it: the next take failed and the arena counted the new buffer's bytes as
+// free.
+func TestWholeFencedTakeAcrossRuns(t *testing.T) {
+	tl := sasync.NewTimeline()
+	e0, _ := tl.AddEngine("e0", sasync.Compute)
+	a, err := subarena.New(subarena.Config{Capacity: 4, Granule: 1, Timeline: tl, Policy: subarena.WholeFenced})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := tl.Point(e0)
+	old, _ := a.Alloc(4, p)
+	u, _ := tl.Submit(e0)
+	first, _ := old.View(strided.Bytes(0, 1))
+	_ = a.Use(first, u, subarena.Read) // u pins byte 0 only
+	middle, _ := old.View(strided.Bytes(1, 1))
+	if err := a.Discard(middle); err != nil { // byte 1 returns clean
+		t.Fatal(err)
+	}
+	_ = a.Release(old)  // the piece {[0,1), [2,4)} waits for u
+	p, _ = tl.Point(e0) // ordered after u: the piece is safe
+	nb, err := a.Alloc(4, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.CheckInvariants(); err != nil {
+		t.Fatalf("after Alloc of %v: %v", nb, err)
+	}
+	if _, err := a.Alloc(1, p); !errors.Is(err, subarena.ErrNoSpace) {
+		t.Fatalf("a second buffer fits in a full arena: %v", err)
+	}
+}
+
+// TestNoSpaceWaitNamesEvent: a NoSpaceError built while a completion is on
+// its way to the Allocator (the Timeline has recorded it, the Allocator's
+// subscriber has not run yet) must not say HasWait with the zero event,
+// which a host cannot wait for (the stress test met this).
+func TestNoSpaceWaitNamesEvent(t *testing.T) {
+	tl := sasync.NewTimeline()
+	e0, _ := tl.AddEngine("e0", sasync.Compute)
+	var a *subarena.Allocator
+	var seen error
+	// Subscribed before the Allocator: runs first on each completion.
+	tl.Subscribe(func(sasync.Clock) {
+		if a != nil && seen == nil {
+			p, _ := tl.Point(e0)
+			_, seen = a.Alloc(256, p)
+		}
+	})
+	a, _ = subarena.New(subarena.Config{Capacity: 256, Granule: 256, Timeline: tl, Policy: subarena.SubrangeAfterUsers})
+	p, _ := tl.Point(e0)
+	b, _ := a.Alloc(256, p)
+	u, _ := tl.Submit(e0)
+	_ = a.UseBuffer(b, u, subarena.Read)
+	_ = a.Release(b)
+	if err := tl.Complete(u); err != nil {
+		t.Fatal(err)
+	}
+	var ns *subarena.NoSpaceError
+	if errors.As(seen, &ns) && ns.HasWait && ns.Wait.Seq == 0 {
+		t.Fatalf("NoSpaceError says HasWait but names no event: %v (%+v)", seen, *ns)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	stdsync "sync"
 	"testing"
 
@@ -25,12 +24,6 @@ func TestStressExecutor(t *testing.T) {
 		subarena.SubrangeFenced: 40_000, subarena.SubrangeAfterUsers: 20_000,
 		subarena.WholeFenced: 20_000, subarena.WholeAfterUsers: 20_000,
 	}
-	if knownBugOpen() {
-		// whole-fenced hits TestKnownBugWholeFencedTakeAcrossRuns now and
-		// then: its share goes to the default policy until the fix.
-		ops[subarena.SubrangeFenced] += ops[subarena.WholeFenced]
-		ops[subarena.WholeFenced] = 0
-	}
 	// A pool of programs, run one after another in a cycle: each run meets
 	// a different arena and timeline, and generating is not what is tested.
 	pool := make([]*Program, 24)
@@ -43,9 +36,6 @@ func TestStressExecutor(t *testing.T) {
 			n /= 10
 		}
 		t.Run(pol.String(), func(t *testing.T) {
-			if n == 0 {
-				t.Skip("known bug: see TestKnownBugWholeFencedTakeAcrossRuns")
-			}
 			st := newStress(t, pol)
 			for i := 0; st.ops < n; i++ {
 				if err := st.run(pool[i%len(pool)]); err != nil {
@@ -53,8 +43,8 @@ func TestStressExecutor(t *testing.T) {
 				}
 			}
 			st.close()
-			t.Logf("%d ops in %d programs, %d bytes checked, %d host waits (%d with a zero Wait event), %d programs abandoned for fragmentation",
-				st.ops, st.programs, st.checked(), st.waits, st.zeroWaits, st.abandoned)
+			t.Logf("%d ops in %d programs, %d bytes checked, %d host waits, %d programs abandoned for fragmentation",
+				st.ops, st.programs, st.checked(), st.waits, st.abandoned)
 		})
 	}
 }
@@ -74,7 +64,6 @@ type stress struct {
 	reads   int64
 
 	ops, programs, waits, abandoned int
-	zeroWaits                       int // NoSpaceError.HasWait with a zero Wait event
 }
 
 func newStress(t *testing.T, pol subarena.Policy) *stress {
@@ -245,11 +234,7 @@ func (st *stress) alloc(s *Step, sb *stressBuf) (bool, error) {
 		}
 		st.waits++
 		if ns.HasWait && ns.Wait.Seq == 0 {
-			// The diagnosis names no event: a completion the Timeline has
-			// recorded has not reached the Allocator yet. Retry.
-			st.zeroWaits++
-			runtime.Gosched()
-			continue
+			return false, fmt.Errorf("NoSpaceError says HasWait but names no event: %w", err)
 		}
 		if ns.HasWait {
 			if err := st.x.Wait(ns.Wait); err != nil {
