@@ -382,3 +382,17 @@ func tensors(vs ...*subarena.View) ([]Tensor, error) {
 func dense(b *subarena.Buffer, rows, cols int) (*subarena.View, error) {
 	return b.Dense(0, []int64{int64(rows), int64(cols)}, 4)
 }
+
+// allocDense allocates a rows×cols float32 buffer at engine e's point and
+// views it densely.
+func (r *runner) allocDense(e sasync.EngineID, rows, cols int) (*subarena.Buffer, *subarena.View, error) {
+	b, err := r.alloc(e, rows*cols)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := dense(b, rows, cols)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, v, nil
+}

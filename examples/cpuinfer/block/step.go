@@ -15,11 +15,7 @@ func (r *runner) step(s int) error {
 	n, p0 := c.stepTokens(s)
 	d := c.Dim
 
-	xb, err := r.alloc(r.compute, n*d)
-	if err != nil {
-		return err
-	}
-	xv, err := dense(xb, n, d)
+	xb, xv, err := r.allocDense(r.compute, n, d)
 	if err != nil {
 		return err
 	}
@@ -42,19 +38,11 @@ func (r *runner) step(s int) error {
 		}
 	}
 
-	hb, err := r.alloc(r.compute, n*d)
+	hb, hv, err := r.allocDense(r.compute, n, d)
 	if err != nil {
 		return err
 	}
-	hv, err := dense(hb, n, d)
-	if err != nil {
-		return err
-	}
-	lb, err := r.alloc(r.compute, n*c.Vocab)
-	if err != nil {
-		return err
-	}
-	lv, err := dense(lb, n, c.Vocab)
+	lb, lv, err := r.allocDense(r.compute, n, c.Vocab)
 	if err != nil {
 		return err
 	}
@@ -121,19 +109,11 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 	)
 
 	// h = RMSNorm(x); qkv = h·Wqkv, split into Q, K, V views [n, H, Dh].
-	hb, err := r.alloc(r.compute, n*d)
+	hb, hv, err := r.allocDense(r.compute, n, d)
 	if err != nil {
 		return err
 	}
-	hv, err := dense(hb, n, d)
-	if err != nil {
-		return err
-	}
-	qb, err := r.alloc(r.compute, n*3*d)
-	if err != nil {
-		return err
-	}
-	qkvv, err := dense(qb, n, 3*d)
+	qb, qkvv, err := r.allocDense(r.compute, n, 3*d)
 	if err != nil {
 		return err
 	}
@@ -186,11 +166,7 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 
 	// Attention over the cache (host chunks and arena chunks), then the
 	// output projection and the residual.
-	ab, err := r.alloc(r.compute, n*d)
-	if err != nil {
-		return err
-	}
-	av, err := dense(ab, n, d)
+	ab, av, err := r.allocDense(r.compute, n, d)
 	if err != nil {
 		return err
 	}
@@ -214,11 +190,7 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 	if err := r.releaseBuf(qb); err != nil {
 		return err
 	}
-	ob, err := r.alloc(r.compute, n*d)
-	if err != nil {
-		return err
-	}
-	ov, err := dense(ob, n, d)
+	ob, ov, err := r.allocDense(r.compute, n, d)
 	if err != nil {
 		return err
 	}
@@ -242,19 +214,11 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 
 	// Feed-forward: gate|up = RMSNorm(x)·Wgu, split in halves; gate =
 	// silu(gate)·up in place (up is discarded at once); x += gate·Wdown.
-	h2b, err := r.alloc(r.compute, n*d)
+	h2b, h2v, err := r.allocDense(r.compute, n, d)
 	if err != nil {
 		return err
 	}
-	h2v, err := dense(h2b, n, d)
-	if err != nil {
-		return err
-	}
-	gub, err := r.alloc(r.compute, n*2*f)
-	if err != nil {
-		return err
-	}
-	guv, err := dense(gub, n, 2*f)
+	gub, guv, err := r.allocDense(r.compute, n, 2*f)
 	if err != nil {
 		return err
 	}
@@ -283,11 +247,7 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 	if err := r.discard(up); err != nil {
 		return err
 	}
-	db, err := r.alloc(r.compute, n*d)
-	if err != nil {
-		return err
-	}
-	dv, err := dense(db, n, d)
+	db, dv, err := r.allocDense(r.compute, n, d)
 	if err != nil {
 		return err
 	}
