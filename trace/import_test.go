@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -118,7 +119,7 @@ func TestGGMLImport(t *testing.T) {
 		t.Fatalf("uses %+v", p.Ops[0].Uses)
 	}
 	ht, _ := p.Lookup("ht")
-	if l := p.Layout(ht); !equalInts(l.Shape, []int64{1, 1, 8, 2}) || !equalInts(l.Strides, []int64{64, 64, 4, 32}) || l.Elem != 4 {
+	if l := p.Layout(ht); !slices.Equal(l.Shape, []int64{1, 1, 8, 2}) || !slices.Equal(l.Strides, []int64{64, 64, 4, 32}) || l.Elem != 4 {
 		t.Fatalf("ht layout %v", l)
 	}
 	w, _ := p.Lookup("w")

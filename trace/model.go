@@ -1,5 +1,7 @@
 package trace
 
+import "slices"
+
 // Format is the value of the "format" key of every subarena-trace/v1 document.
 const Format = "subarena-trace/v1"
 
@@ -133,7 +135,7 @@ func (t *Trace) Equal(o *Trace) bool {
 	if t == nil || o == nil {
 		return t == o
 	}
-	if t.Name != o.Name || t.Granule != o.Granule || !equalStrings(t.Engines, o.Engines) ||
+	if t.Name != o.Name || t.Granule != o.Granule || !slices.Equal(t.Engines, o.Engines) ||
 		len(t.Steps) != len(o.Steps) {
 		return false
 	}
@@ -148,32 +150,8 @@ func (t *Trace) Equal(o *Trace) bool {
 // Equal reports whether s and o are the same step; a nil and an empty list are equal.
 func (s Step) Equal(o Step) bool {
 	return s.Kind == o.Kind && s.Name == o.Name && s.Size == o.Size && s.Engine == o.Engine &&
-		s.Of == o.Of && s.Offset == o.Offset && equalInts(s.Shape, o.Shape) &&
-		equalInts(s.Strides, o.Strides) && s.Elem == o.Elem && equalStrings(s.Reads, o.Reads) &&
-		equalStrings(s.Writes, o.Writes) && equalStrings(s.Waits, o.Waits) && s.Cost == o.Cost &&
+		s.Of == o.Of && s.Offset == o.Offset && slices.Equal(s.Shape, o.Shape) &&
+		slices.Equal(s.Strides, o.Strides) && s.Elem == o.Elem && slices.Equal(s.Reads, o.Reads) &&
+		slices.Equal(s.Writes, o.Writes) && slices.Equal(s.Waits, o.Waits) && s.Cost == o.Cost &&
 		s.Inplace == o.Inplace
-}
-
-func equalInts(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

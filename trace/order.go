@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
@@ -111,7 +112,7 @@ func (m elementMap) equal(o elementMap) bool {
 	if m.empty || o.empty {
 		return m.empty && o.empty
 	}
-	return m.offset == o.offset && m.elem == o.elem && equalInts(m.shape, o.shape) && equalInts(m.strides, o.strides)
+	return m.offset == o.offset && m.elem == o.elem && slices.Equal(m.shape, o.shape) && slices.Equal(m.strides, o.strides)
 }
 
 // sameElements reports whether two refs, placed at arena offsets baseA and baseB, put

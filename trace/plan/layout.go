@@ -2,6 +2,7 @@ package plan
 
 import (
 	"github.com/subarena/subarena/strided"
+	"slices"
 )
 
 // Layout arithmetic for in-place placement. A buffer B written in place over
@@ -67,18 +68,6 @@ func (m elementMap) equal(o elementMap) bool {
 	return m == o
 }
 
-func equalInts(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // squeeze returns the dimensions of size other than 1 and their strides.
 func squeeze(l strided.Layout) (shape, strides []int64) {
 	for k, d := range l.Shape {
@@ -96,7 +85,7 @@ func squeeze(l strided.Layout) (shape, strides []int64) {
 func sameShape(a, b strided.Layout) bool {
 	sa, _ := squeeze(a)
 	sb, _ := squeeze(b)
-	return a.Elem == b.Elem && equalInts(sa, sb)
+	return a.Elem == b.Elem && slices.Equal(sa, sb)
 }
 
 // shifted returns l moved by d bytes. The result shares l's shape and
@@ -116,7 +105,7 @@ func relayout(v, nat, target strided.Layout) (strided.Layout, bool) {
 	e := nat.Elem
 	shape, dense := squeeze(nat)
 	tshape, tstrides := squeeze(target)
-	if v.Elem != e || target.Elem != e || !equalInts(shape, tshape) {
+	if v.Elem != e || target.Elem != e || !slices.Equal(shape, tshape) {
 		return strided.Layout{}, false
 	}
 	if len(shape) == 0 { // a single element

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/subarena/subarena/strided"
@@ -58,7 +59,7 @@ func checkRelayout(t *testing.T, v, nat, target, v2 strided.Layout) {
 	var want, got []int64
 	elements(v, func(a int64) { want = append(want, mapped(nat, target, a)) })
 	elements(v2, func(a int64) { got = append(got, a) })
-	if !equalInts(want, got) {
+	if !slices.Equal(want, got) {
 		t.Fatalf("relayout of %v from %v onto %v = %v: addresses %v, want %v", v, nat, target, v2, got, want)
 	}
 }
