@@ -10,7 +10,7 @@ import (
 	"github.com/subarena/subarena"
 )
 
-var longRun = flag.Bool("long", false, "run TestRandomLong (10^6 programs) and TestExhaustiveLong (every interleaving of 600 programs of 3 to 8 ops)")
+var longRun = flag.Bool("long", false, "run TestRandomLong (10^6 programs) and TestExhaustiveLong (every interleaving of 120 programs of 3 to 8 ops)")
 
 // envInt reads a positive integer from the environment, or returns def.
 func envInt(name string, def int) int {
@@ -55,9 +55,9 @@ func TestRandomLong(t *testing.T) {
 // 3 to 8 ops on 2 or 3 engines, under the four safe policies:
 //
 //	go test ./fuzz -run TestExhaustiveLong -long -timeout 0 -v
-//	SUBARENA_FUZZ_EXHAUSTIVE=600 go test ./fuzz -run TestExhaustiveLong -timeout 0 -v
+//	SUBARENA_FUZZ_EXHAUSTIVE=120 go test ./fuzz -run TestExhaustiveLong -timeout 0 -v
 //
-// SUBARENA_FUZZ_EXHAUSTIVE programs (default 600 with -long) are split evenly
+// SUBARENA_FUZZ_EXHAUSTIVE programs (default 120 with -long) are split evenly
 // over the op counts SUBARENA_FUZZ_MINOPS to SUBARENA_FUZZ_MAXOPS (default 3
 // to 8); SUBARENA_FUZZ_LIMIT caps the interleavings of one program under one
 // policy (default 2·10^6; truncated enumerations are counted). Submit and
@@ -66,7 +66,7 @@ func TestRandomLong(t *testing.T) {
 func TestExhaustiveLong(t *testing.T) {
 	n := envInt("SUBARENA_FUZZ_EXHAUSTIVE", 0)
 	if n == 0 && *longRun {
-		n = 600
+		n = 120
 	}
 	if n == 0 {
 		t.Skip("set -long or SUBARENA_FUZZ_EXHAUSTIVE")
