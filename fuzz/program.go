@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/subarena/subarena"
 )
@@ -91,6 +92,9 @@ type OpDef struct {
 // same engine, a wait, a host sync, or a chain of these). Every read then
 // has one expected writer: the last op before it that writes the byte.
 // Donated buffers share their bytes' history with the buffer they came from.
+//
+// A Program must not change once it has been run: Run validates it once
+// and remembers the verdict.
 type Program struct {
 	Name         string
 	Engines      int
@@ -101,6 +105,8 @@ type Program struct {
 	Ops          []OpDef
 	Reservations int
 	Steps        []Step
+
+	valid atomic.Bool // Validate succeeded
 }
 
 // String prints the program, one step a line.
@@ -157,8 +163,19 @@ func (p *Program) markChain(v int, used map[int]bool) {
 	}
 }
 
+// viewBuf returns the buffer of view v, or -1 when there is no view v.
+func (p *Program) viewBuf(v int) int {
+	if v < 0 || v >= len(p.Views) {
+		return -1
+	}
+	return p.Views[v].Buf
+}
+
 // StepString formats step i.
 func (p *Program) StepString(i int) string {
+	if i < 0 || i >= len(p.Steps) {
+		return fmt.Sprintf("step %d?", i)
+	}
 	s := &p.Steps[i]
 	switch s.Kind {
 	case StepAlloc:
@@ -178,7 +195,7 @@ func (p *Program) StepString(i int) string {
 		}
 		for _, u := range s.Uses {
 			acc := map[subarena.Access]string{subarena.Read: "r", subarena.Write: "w", subarena.ReadWrite: "rw"}[u.Access]
-			fmt.Fprintf(&sb, " %s:v%d(b%d)", acc, u.View, p.Views[u.View].Buf)
+			fmt.Fprintf(&sb, " %s:v%d(b%d)", acc, u.View, p.viewBuf(u.View))
 			if u.Res >= 0 {
 				fmt.Fprintf(&sb, "/r%d", u.Res)
 			}
@@ -187,19 +204,19 @@ func (p *Program) StepString(i int) string {
 	case StepRelease:
 		return fmt.Sprintf("release b%d", s.Buf)
 	case StepDiscard:
-		return fmt.Sprintf("discard v%d(b%d)", s.View, p.Views[s.View].Buf)
+		return fmt.Sprintf("discard v%d(b%d)", s.View, p.viewBuf(s.View))
 	case StepHostSync:
 		return fmt.Sprintf("hostsync o%d", s.Op)
 	case StepDonate:
-		return fmt.Sprintf("b%d = donate v%d(b%d) to o%d", s.Buf, s.View, p.Views[s.View].Buf, s.Op)
+		return fmt.Sprintf("b%d = donate v%d(b%d) to o%d", s.Buf, s.View, p.viewBuf(s.View), s.Op)
 	case StepClaim:
 		what := "abandon"
 		if s.Commit {
 			what = "commit"
 		}
-		return fmt.Sprintf("claim v%d(b%d) %s", s.View, p.Views[s.View].Buf, what)
+		return fmt.Sprintf("claim v%d(b%d) %s", s.View, p.viewBuf(s.View), what)
 	case StepReserve:
-		return fmt.Sprintf("r%d = reserve v%d(b%d)", s.Res, s.View, p.Views[s.View].Buf)
+		return fmt.Sprintf("r%d = reserve v%d(b%d)", s.Res, s.View, p.viewBuf(s.View))
 	case StepCancel:
 		return fmt.Sprintf("cancel r%d", s.Res)
 	}

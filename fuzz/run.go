@@ -28,7 +28,8 @@ type Result struct {
 // Run executes p against a fresh Allocator with the given policy and []byte
 // backing, taking the interleaving from sched, and checks everything the
 // run lets it check (see the package documentation). It stops at the first
-// failure, which it returns in Result.Failure with a full report.
+// failure, which it returns in Result.Failure with a full report. A
+// malformed program is a FailSetup failure wrapping ErrMalformed.
 func Run(p *Program, policy subarena.Policy, sched Scheduler) Result {
 	return RunWith(p, policy, sched, RunOptions{})
 }
@@ -157,7 +158,15 @@ type Sim struct {
 }
 
 // NewSim prepares a run of p under policy with interleavings from sched.
+// It fails with ErrMalformed (p.Validate) or the Allocator's
+// ErrInvalidConfig.
 func NewSim(p *Program, policy subarena.Policy, sched Scheduler) (*Sim, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if sched == nil {
+		sched = &ReplayScheduler{}
+	}
 	s := &Sim{p: p, pol: policy, sched: sched, tl: sasync.NewTimeline()}
 	s.res.Policy = policy
 	for e := 0; e < p.Engines; e++ {

@@ -245,3 +245,53 @@ func TestEagerHostLosesNothing(t *testing.T) {
 	}
 	t.Logf("%d distinct outcomes, all reached with eager host steps", total)
 }
+
+// TestRunMalformedNoPanic corrupts one field of generated programs at
+// random: Run must report ErrMalformed (or run the program, if it is still
+// well-formed), never panic.
+func TestRunMalformedNoPanic(t *testing.T) {
+	src := NewRand(99)
+	bad := 0
+	for i := 0; i < 400; i++ {
+		p := Generate(NewRand(uint64(i)), SmallConfig())
+		s := &p.Steps[src.Intn(len(p.Steps))]
+		delta := between(src, -3, 3)
+		switch src.Intn(8) {
+		case 0:
+			s.Buf += delta
+		case 1:
+			s.View += delta
+		case 2:
+			s.Op += delta
+		case 3:
+			s.Res += delta
+		case 4:
+			s.Engine += delta
+		case 5:
+			s.Size += int64(delta)
+		case 6:
+			if len(s.Waits) > 0 {
+				s.Waits[0] += delta
+			} else if len(s.Uses) > 0 {
+				s.Uses[0].View += delta
+			}
+		default:
+			s.Kind = StepKind(src.Intn(12))
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("program %d: panic %v\n%v", i, r, p)
+				}
+			}()
+			r := Run(p, subarena.SubrangeFenced, NewRandomScheduler(src))
+			if r.Failure != nil {
+				if r.Failure.Kind != FailSetup || !strings.Contains(r.Failure.Detail, ErrMalformed.Error()) {
+					t.Fatalf("program %d: %v", i, r.Failure.Report())
+				}
+				bad++
+			}
+		}()
+	}
+	t.Logf("%d of 400 corrupted programs rejected as malformed", bad)
+}

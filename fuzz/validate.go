@@ -2,9 +2,14 @@ package fuzz
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/subarena/subarena"
 )
+
+// maxCapacity bounds a program's arena: the simulator keeps a byte and a
+// stamp per arena byte.
+const maxCapacity = 1 << 24
 
 // ordering is the program-level model of happens-before: one vector clock
 // per op, computed the way a Timeline computes them (previous op on the
@@ -85,13 +90,18 @@ func (h *history) record(op int, i int64, acc subarena.Access) {
 
 // Validate checks that p is well-formed: every step refers to things that
 // exist at that point (buffers allocated and not released, bytes not
-// discarded, ops submitted, reservations outstanding), and the program is
-// race-free, so every read has a well-defined expected writer. The error
-// wraps ErrMalformed.
+// discarded, ops submitted, reservations outstanding), the program is
+// race-free, so every read has a well-defined expected writer, and it ends
+// holding nothing (every buffer released, every reservation used or
+// cancelled). The error wraps ErrMalformed.
 func (p *Program) Validate() error {
+	if p.valid.Load() {
+		return nil
+	}
 	if err := p.validate(); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrMalformed, p.Name, err)
 	}
+	p.valid.Store(true)
 	return nil
 }
 
@@ -99,8 +109,17 @@ func (p *Program) validate() error {
 	if p.Engines < 1 || p.Engines > MaxEngines {
 		return fmt.Errorf("%d engines", p.Engines)
 	}
-	if p.Granule <= 0 || p.Granule&(p.Granule-1) != 0 || p.Capacity <= 0 || p.Capacity%p.Granule != 0 {
+	if p.Granule <= 0 || p.Granule&(p.Granule-1) != 0 || p.Capacity <= 0 || p.Capacity%p.Granule != 0 || p.Capacity > maxCapacity {
 		return fmt.Errorf("capacity %d, granule %d", p.Capacity, p.Granule)
+	}
+	if p.Reservations < 0 {
+		return fmt.Errorf("%d reservations", p.Reservations)
+	}
+	for b := range p.Bufs {
+		d := &p.Bufs[b]
+		if d.Size <= 0 || d.From >= len(p.Views) || (d.From < 0 && (d.Engine < 0 || d.Engine >= p.Engines)) {
+			return fmt.Errorf("buffer b%d: bad size, engine or source", b)
+		}
 	}
 	for v := range p.Views {
 		d := &p.Views[v]
@@ -115,8 +134,8 @@ func (p *Program) validate() error {
 		if err != nil || !l.Equal(d.Layout) {
 			return fmt.Errorf("view v%d: %v does not give %v: %v", v, d.Op, d.Layout, err)
 		}
-		if bytes, ok := oracleBytes(l); !ok || len(bytes) != len(d.Bytes) {
-			return fmt.Errorf("view v%d: oracle bytes disagree", v)
+		if bytes, ok := oracleBytes(l); !ok || !slices.Equal(bytes, d.Bytes) {
+			return fmt.Errorf("view v%d: its bytes are not the ones its layout covers", v)
 		}
 	}
 	lin := p.lineages()
@@ -238,7 +257,8 @@ func (p *Program) validate() error {
 			if s.Op < 0 || s.Op >= len(ord.clock) || !contiguous(bytes) {
 				return bad("op not submitted or view not dense")
 			}
-			if s.Buf < 0 || s.Buf >= len(p.Bufs) || allocated[s.Buf] || p.Bufs[s.Buf].From != s.View || p.Bufs[s.Buf].Op != s.Op || p.Bufs[s.Buf].Size != int64(len(bytes)) {
+			if s.Buf < 0 || s.Buf >= len(p.Bufs) || allocated[s.Buf] || p.Bufs[s.Buf].From != s.View || p.Bufs[s.Buf].Op != s.Op ||
+				p.Bufs[s.Buf].Size != int64(len(bytes)) || lin[s.Buf].root == s.Buf {
 				return bad("bad donated buffer")
 			}
 			kill(s.View)
@@ -263,6 +283,17 @@ func (p *Program) validate() error {
 	}
 	if len(ord.clock) != len(p.Ops) {
 		return fmt.Errorf("%d ops defined, %d submitted", len(p.Ops), len(ord.clock))
+	}
+	// A program ends with nothing held, so that the arena must be whole.
+	for b := range p.Bufs {
+		if allocated[b] && !released[b] && slices.Contains(dead[b], false) {
+			return fmt.Errorf("buffer b%d is never released", b)
+		}
+	}
+	for r, st := range resv {
+		if st == 1 {
+			return fmt.Errorf("reservation r%d is never used or cancelled", r)
+		}
 	}
 	return nil
 }
