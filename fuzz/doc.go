@@ -86,6 +86,23 @@
 // program holds, which no completion returns; a host sync only orders
 // later ops), so no outcome is lost, and the count shrinks severalfold.
 //
+// Most of those interleavings differ only in where a completion falls
+// among the host's steps. Orders mode (ExploreOptions.Orders) enumerates
+// completion orders instead: the host takes each step as soon as it can
+// (RunOptions.HostFirst), and the scheduler only picks which ready op
+// completes next — so every Alloc runs with as many users still pending
+// as the order allows. That is every order consistent with FIFO engines,
+// waits and host syncs (a test checks it against brute force over
+// permutations), or, when the host must wait for space, every order its
+// waits allow: at most 8!/(3!·3!·2!) = 560 for 8 ops on 3 engines, a few
+// dozen for typical generated programs, milliseconds per program.
+// ExploreOptions.Delays adds host timing back in a bounded way: every run
+// that deviates from host-first at most k times (a deviation being a
+// completion taken while the host could have gone), so that with k = 1
+// every host call is also tried having seen one more completion. k = 0 is
+// the orders alone; k at least the number of ops is the full enumeration.
+// The orders alone already catch ir-order in every hazardous seed scenario.
+//
 // The unsafe ir-order policy is the proof that the checks can fail: it is
 // caught reading wrong versions in every hazardous seed scenario, and in a
 // sizeable share of random programs.
@@ -95,11 +112,13 @@
 //	go test ./fuzz                                          # CI: scenarios, smoke campaigns, stress
 //	go test ./fuzz -run TestRandomLong -long -timeout 0 -v  # 10^6 random programs
 //	go test ./fuzz -run TestExhaustiveLong -long -timeout 0 -v
+//	go test ./fuzz -run TestExhaustiveOrdersLong -long -timeout 0 -v  # every completion order
 //	go test ./fuzz -fuzz=FuzzAllocator                      # coverage-guided
 //
-// SUBARENA_FUZZ_PROGRAMS, SUBARENA_FUZZ_EXHAUSTIVE, SUBARENA_FUZZ_LIMIT,
-// SUBARENA_FUZZ_SEED and SUBARENA_FUZZ_WORKERS size the long runs without
-// the flag. TestStressExecutor runs 10^5 generated ops on eight goroutine
+// SUBARENA_FUZZ_PROGRAMS, SUBARENA_FUZZ_EXHAUSTIVE, SUBARENA_FUZZ_ORDERS,
+// SUBARENA_FUZZ_DELAYS, SUBARENA_FUZZ_MINOPS, SUBARENA_FUZZ_MAXOPS,
+// SUBARENA_FUZZ_LIMIT, SUBARENA_FUZZ_SEED and SUBARENA_FUZZ_WORKERS size
+// the long runs without the flag (see each test's documentation). TestStressExecutor runs 10^5 generated ops on eight goroutine
 // engines (sync.Executor) whose functions write and verify the real bytes
 // themselves, under the race detector in CI.
 //

@@ -83,17 +83,47 @@ type ExploreOptions struct {
 	Limit         int  // stop after this many runs (0: no limit)
 	Eager         bool // run Submit and HostSync steps as soon as they are next (RunOptions.EagerHost)
 	StopAtFailure bool // stop at the first failed run
+
+	// Orders enumerates completion orders rather than interleavings: the
+	// host takes each step as soon as it can (RunOptions.HostFirst) and the
+	// only branch is which ready op completes next. Each run is a distinct
+	// completion order, with the timing where every host call sees as few
+	// completions as the order allows. For a program whose host never has
+	// to wait (for space, or for a donation's bytes) these are exactly the
+	// orders consistent with FIFO engines, waits and host syncs. A host
+	// that waits submits the ops after the wait only once the completions
+	// that end it (in host-first timing) are done; orders that only another
+	// placement history would allow — an earlier host call delayed, placed
+	// elsewhere, leaving room sooner — need Delays. An 8-op program on 3
+	// engines has at most 8!/(3!·3!·2!) = 560 orders, against the millions
+	// of interleavings the full enumeration may face.
+	Orders bool
+	// Delays, with Orders, widens the enumeration to every interleaving
+	// that deviates from host-first at most Delays times, a deviation being
+	// an op completing while the host could have taken its next step (with
+	// Eager, Submit and HostSync steps are never overtaken: that would
+	// change nothing). Every completion order is still reached, and each
+	// delay lets one host call — an Alloc, Release, Donate, Claim, Reserve,
+	// Cancel or Discard — see one more completion than host-first shows it:
+	// Delays = 1 covers every single early completion, Delays = 2 every
+	// pair. Without a bound (the default mode) it is every interleaving.
+	Delays int
+
+	visit func(*Sim) // called with each finished run
 }
 
 // Explore runs p under policy in every interleaving the program allows —
 // every order of host steps and completions consistent with FIFO engines,
-// waits and host syncs — depth first. Complete reports whether it got
-// through them all.
+// waits and host syncs — depth first; or, with opt.Orders, in every
+// completion order (and up to opt.Delays deviations from host-first).
+// Complete reports whether it got through them all.
 func Explore(p *Program, policy subarena.Policy, opt ExploreOptions) ExploreResult {
 	var out ExploreResult
-	d := &dfsScheduler{}
+	d := &dfsScheduler{bounded: opt.Orders && opt.Delays > 0, delays: opt.Delays}
+	ro := RunOptions{EagerHost: opt.Eager, HostFirst: opt.Orders && opt.Delays <= 0}
 	for {
-		r := RunWith(p, policy, d, RunOptions{EagerHost: opt.Eager, checkFrom: len(d.prefix)})
+		ro.checkFrom = len(d.prefix)
+		r := runWith(p, policy, d, ro, opt.visit)
 		out.add(&r)
 		if !d.next() {
 			out.Complete = true
@@ -117,6 +147,8 @@ type Campaign struct {
 	Exhaustive bool
 	Limit      int
 	Eager      bool // exhaustive: RunOptions.EagerHost
+	Orders     bool // exhaustive: every completion order (ExploreOptions.Orders)
+	Delays     int  // exhaustive, with Orders: ExploreOptions.Delays
 	Schedules  int
 	Workers    int                // goroutines (at least one)
 	Progress   func(programs int) // called now and then with the programs done
@@ -166,7 +198,7 @@ func (c *Campaign) Run() Summary {
 				p.Name = fmt.Sprintf("seed %d", seed)
 				for pi, pol := range c.Policies {
 					if c.Exhaustive {
-						r := Explore(p, pol, ExploreOptions{Limit: c.Limit, Eager: c.Eager})
+						r := Explore(p, pol, ExploreOptions{Limit: c.Limit, Eager: c.Eager, Orders: c.Orders, Delays: c.Delays})
 						local[pol].merge(&r.Tally)
 						most = max(most, r.Runs)
 						if !r.Complete {

@@ -10,7 +10,7 @@ import (
 	"github.com/subarena/subarena"
 )
 
-var longRun = flag.Bool("long", false, "run TestRandomLong (10^6 programs) and TestExhaustiveLong (every interleaving of 120 programs of 3 to 8 ops)")
+var longRun = flag.Bool("long", false, "run TestRandomLong (10^6 programs), TestExhaustiveLong (every interleaving of 120 programs of 3 to 8 ops) and TestExhaustiveOrdersLong (every completion order of 60000 programs of 3 to 8 ops)")
 
 // envInt reads a positive integer from the environment, or returns def.
 func envInt(name string, def int) int {
@@ -83,6 +83,47 @@ func TestExhaustiveLong(t *testing.T) {
 			Exhaustive: true, Eager: eager, Limit: limit, Workers: workers}
 		s := c.Run()
 		t.Logf("%d-op programs: %v", ops, s)
+		checkSummary(t, s, false)
+	}
+}
+
+// TestExhaustiveOrdersLong runs generated programs of 3 to 8 ops on 2 or 3
+// engines in every completion order (ExploreOptions.Orders), under the four
+// safe policies and ir-order:
+//
+//	go test ./fuzz -run TestExhaustiveOrdersLong -long -timeout 0 -v
+//	SUBARENA_FUZZ_ORDERS=60000 go test ./fuzz -run TestExhaustiveOrdersLong -timeout 0 -v
+//
+// SUBARENA_FUZZ_ORDERS programs (default 60000 with -long) are split evenly
+// over the op counts SUBARENA_FUZZ_MINOPS to SUBARENA_FUZZ_MAXOPS (default 3
+// to 8); SUBARENA_FUZZ_DELAYS widens each enumeration to the runs that
+// deviate from host-first at most that many times (ExploreOptions.Delays;
+// default 0, Submit and HostSync steps eager unless SUBARENA_FUZZ_EAGER=0);
+// SUBARENA_FUZZ_LIMIT caps the runs of one program under one policy
+// (default 2·10^6; truncated enumerations are counted). The safe policies
+// must pass every check; how often ir-order is caught is logged.
+func TestExhaustiveOrdersLong(t *testing.T) {
+	n := envInt("SUBARENA_FUZZ_ORDERS", 0)
+	if n == 0 && *longRun {
+		n = 60000
+	}
+	if n == 0 {
+		t.Skip("set -long or SUBARENA_FUZZ_ORDERS")
+	}
+	limit := envInt("SUBARENA_FUZZ_LIMIT", 2_000_000)
+	workers := envInt("SUBARENA_FUZZ_WORKERS", runtime.GOMAXPROCS(0))
+	seed := uint64(envInt("SUBARENA_FUZZ_SEED", 1))
+	delays := envInt("SUBARENA_FUZZ_DELAYS", 0)
+	lo, hi := envInt("SUBARENA_FUZZ_MINOPS", 3), envInt("SUBARENA_FUZZ_MAXOPS", 8)
+	eager := os.Getenv("SUBARENA_FUZZ_EAGER") != "0"
+	pols := append(SafePolicies(), subarena.IROrder)
+	for ops := lo; ops <= hi; ops++ {
+		cfg := SmallConfig()
+		cfg.Ops = ops
+		c := Campaign{Gen: cfg, Policies: pols, Programs: (n + hi - lo) / (hi - lo + 1), Seed: seed + uint64(ops)<<32,
+			Exhaustive: true, Orders: true, Delays: delays, Eager: eager, Limit: limit, Workers: workers}
+		s := c.Run()
+		t.Logf("%d-op programs, every completion order with %d delays: %v", ops, delays, s)
 		checkSummary(t, s, false)
 	}
 }

@@ -65,6 +65,7 @@ type Failure struct {
 	Program      *Program
 	Interleaving []string
 	Choices      []int
+	Options      RunOptions // the run's options, for a replay with RunWith
 }
 
 // Error returns a one-line summary.
@@ -85,7 +86,11 @@ func (f *Failure) Report() string {
 	for i, l := range f.Interleaving {
 		fmt.Fprintf(&sb, "  %3d  %s\n", i, l)
 	}
-	fmt.Fprintf(&sb, "scheduler choices: %v\n", f.Choices)
+	fmt.Fprintf(&sb, "scheduler choices: %v", f.Choices)
+	if f.Options.HostFirst || f.Options.EagerHost {
+		fmt.Fprintf(&sb, " (host-first %v, eager host %v)", f.Options.HostFirst, f.Options.EagerHost)
+	}
+	sb.WriteByte('\n')
 	return sb.String()
 }
 
@@ -98,6 +103,8 @@ func (s *Sim) newFailure(kind FailKind, detail string) *Failure {
 // fillFailure snapshots the interleaving so far into f.
 func (s *Sim) fillFailure(f *Failure) {
 	f.Choices = append(f.Choices[:0], s.choices...)
+	f.Options = s.opt
+	f.Options.checkFrom = 0
 	f.Interleaving = f.Interleaving[:0]
 	for _, l := range s.log {
 		f.Interleaving = append(f.Interleaving, s.formatEntry(l))

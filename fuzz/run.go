@@ -44,14 +44,32 @@ type RunOptions struct {
 	// orders later ops), so an exhaustive enumeration loses no outcome, and
 	// has far fewer interleavings to run.
 	EagerHost bool
+	// HostFirst runs the host's next step whenever it can go, without
+	// asking the scheduler: completions happen only while the host waits
+	// (for space, for a donation's bytes, at a host sync) or after its last
+	// step, and the scheduler chooses only which ready op completes next.
+	// Every completion order consistent with FIFO engines, waits and host
+	// syncs remains reachable, with one host timing each — the one where
+	// every host call sees as few completions as the order allows — as long
+	// as the host never waits for space or for a donation's bytes (a wait
+	// orders the ops submitted after it behind the completions that end
+	// it). Explore's Orders mode enumerates these runs.
+	HostFirst bool
 	// checkFrom skips the per-step invariant checks until this many
 	// decisions have been taken: an exhaustive enumeration replays a prefix
 	// it has already checked, step for step, in the previous run.
 	checkFrom int
 }
 
-// RunWith is Run with options.
+// RunWith is Run with options. Failure.Options records them: a failure
+// replays with RunWith(f.Program, f.Policy, &ReplayScheduler{Choices:
+// f.Choices}, f.Options).
 func RunWith(p *Program, policy subarena.Policy, sched Scheduler, opt RunOptions) Result {
+	return runWith(p, policy, sched, opt, nil)
+}
+
+// runWith is RunWith, handing the finished Sim to visit (when not nil).
+func runWith(p *Program, policy subarena.Policy, sched Scheduler, opt RunOptions, visit func(*Sim)) Result {
 	s, err := NewSim(p, policy, sched)
 	if err != nil {
 		return Result{Policy: policy, Failure: &Failure{Kind: FailSetup, Detail: err.Error(), Program: p, Policy: policy}}
@@ -60,7 +78,21 @@ func RunWith(p *Program, policy subarena.Policy, sched Scheduler, opt RunOptions
 	for s.Step() {
 	}
 	s.Close()
+	if visit != nil {
+		visit(s)
+	}
 	return s.Result()
+}
+
+// completionOrder returns the ops in the order they completed.
+func (s *Sim) completionOrder() []int {
+	var out []int
+	for _, l := range s.log {
+		if !l.host && l.note == "" {
+			out = append(out, l.op)
+		}
+	}
+	return out
 }
 
 // simBuf is one program buffer as the simulator knows it.
@@ -257,7 +289,7 @@ func (s *Sim) options() []Choice {
 		st := &s.p.Steps[s.next]
 		if st.Kind != StepHostSync || s.ops[st.Op].completed {
 			opts = append(opts, Choice{Host: true})
-			if s.opt.EagerHost && (st.Kind == StepSubmit || st.Kind == StepHostSync) {
+			if s.opt.HostFirst || (s.opt.EagerHost && (st.Kind == StepSubmit || st.Kind == StepHostSync)) {
 				s.opts = opts
 				return opts
 			}

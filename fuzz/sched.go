@@ -66,9 +66,18 @@ type branch struct{ n, c int }
 // dfsScheduler enumerates every interleaving of a deterministic run, one
 // run at a time: it follows prefix, then takes choice 0, recording every
 // decision; next moves to the following leaf of the choice tree.
+//
+// With bounded set it prunes the tree to the runs that deviate from
+// host-first at most delays times: a deviation is a completion chosen while
+// the host could have taken its next step (Choices list the host first, so
+// choice 0 is the host-first one). Once a run has used up its delays, a
+// decision the host may take is recorded with one alternative only.
 type dfsScheduler struct {
-	prefix []int
-	trail  []branch
+	prefix  []int
+	trail   []branch
+	bounded bool
+	delays  int // with bounded: the most deviations a run may take
+	used    int // deviations taken so far in this run
 }
 
 func (d *dfsScheduler) Choose(opts []Choice) int {
@@ -79,7 +88,16 @@ func (d *dfsScheduler) Choose(opts []Choice) int {
 	if c >= len(opts) {
 		c = len(opts) - 1 // unreachable while runs are deterministic
 	}
-	d.trail = append(d.trail, branch{n: len(opts), c: c})
+	n := len(opts)
+	if d.bounded && opts[0].Host {
+		switch {
+		case d.used >= d.delays:
+			n, c = 1, 0
+		case c > 0:
+			d.used++
+		}
+	}
+	d.trail = append(d.trail, branch{n: n, c: c})
 	return c
 }
 
@@ -93,6 +111,7 @@ func (d *dfsScheduler) next() bool {
 			}
 			d.prefix = append(d.prefix, d.trail[i].c+1)
 			d.trail = d.trail[:0]
+			d.used = 0
 			return true
 		}
 	}
