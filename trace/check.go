@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/strided"
 )
 
 // Violation rules.
@@ -20,6 +21,9 @@ const (
 	ViolationSameOp = "same op through both buffers"
 	// ViolationHeld: both buffers still hold the bytes at the end of the trace.
 	ViolationHeld = "both held at end"
+	// ViolationTakenOver: a buffer is placed over bytes that a buffer of its group used
+	// before it and still holds at the end of the trace.
+	ViolationTakenOver = "placed over bytes held at end"
 )
 
 // maxReportedRuns bounds the byte runs listed per violation; Bytes counts them all.
@@ -86,6 +90,9 @@ func (v *Violation) String() string {
 		return desc + ": both buffers hold them at the end of the trace"
 	case ViolationSameOp:
 		return desc + ": the same op uses them through both buffers and is not in place element for element"
+	case ViolationTakenOver:
+		return desc + fmt.Sprintf(": %q is placed over them, which %q holds at the end of the trace",
+			v.Later.Buffer, v.Earlier.Buffer)
 	}
 	return desc + ": missing edge " + v.MissingEdge()
 }
@@ -102,7 +109,9 @@ func sumLen(rs []ranges.Range) int64 {
 type Report struct {
 	Trace string `json:"trace"`
 	Safe  bool   `json:"safe"`
-	// Pairs counts the pairs of buffers the plan makes share bytes.
+	// Pairs counts the pairs of buffers the plan makes share bytes (a host and the
+	// buffers placed over it count as one buffer against others; among themselves, each
+	// pair whose footprints meet counts).
 	Pairs      int         `json:"pairs"`
 	Violations []Violation `json:"violations"`
 }
@@ -110,24 +119,38 @@ type Report struct {
 // never is the death step of bytes held to the end of the trace.
 const never = math.MaxInt
 
-// placed is one alloc buffer as the checker sees it, in arena coordinates.
+// placed is one buffer with an offset, as the checker sees it in arena coordinates,
+// together with the buffers placed over it (its group): the uses of all of them, and the
+// group's bytes partitioned by when the host lets them go.
 type placed struct {
-	buf    int
+	buf    int // the buffer with the offset: the group's host
 	off    int64
 	end    int64
 	uses   []placedUse
-	pieces []piece // the buffer's bytes partitioned by when the host lets them go
+	pieces []piece
 }
 
+// placedUse is one op's use of a buffer of a group, in arena coordinates.
 type placedUse struct {
-	op  int
-	use int // index in p.Ops[op].Uses
-	set ranges.Set
+	op     int
+	use    int // index in p.Ops[op].Uses
+	buf    int // the buffer the op names (the host or one placed over it)
+	set    ranges.Set
+	layout strided.Layout
 }
 
 type piece struct {
 	set   ranges.Set
 	death int // step index of the release or discard; never when held at the end
+}
+
+// checker carries what Check needs across pairs and aggregates violations.
+type checker struct {
+	p     *Program
+	order *Order
+	ps    *placements // nil for a plan of offsets only
+	agg   map[violationKey]*Violation
+	keys  []violationKey
 }
 
 // Check decides whether plan is safe for p: for every byte x shared by two buffers A and
@@ -138,38 +161,42 @@ type piece struct {
 // still hold at the end of the trace may not be shared at all. Bytes no op uses may be
 // shared freely.
 //
+// A buffer with a placement (Plan.Placements) is checked as a view of its host laid out
+// over the footprint: the host and the buffers placed over it form one group, whose bytes
+// go at the discards of its views and at the last release of the group (never, if any of
+// them is held to the end), and the rule above applies between groups. Within a group,
+// each buffer takes its bytes over from the buffers that used them before it: ordering
+// the host first and the others by their first op, every op using a byte through an
+// earlier buffer must happen-before every op using it through a later one (with the same
+// in-place exemption), and a byte an earlier buffer holds to the end may not be taken
+// over at all.
+//
 // A plan that does not fit p (CheckPlan) is an error matching ErrPlan; an unsafe plan is
 // not an error: the Report lists every violation.
 func Check(p *Program, plan *Plan) (*Report, error) {
-	if err := CheckPlan(p, plan); err != nil {
+	ps, err := fitPlan(p, plan)
+	if err != nil {
 		return nil, err
 	}
 	order, err := NewOrder(p)
 	if err != nil {
 		return nil, err
 	}
-	bufs := placeBuffers(p, plan)
+	c := &checker{p: p, order: order, ps: ps, agg: map[violationKey]*Violation{}}
+	bufs := c.placeBuffers(plan)
 	sort.Slice(bufs, func(i, j int) bool { return bufs[i].off < bufs[j].off })
 	rep := &Report{Trace: p.Trace.Name}
-	agg := map[violationKey]*Violation{}
-	var keys []violationKey
 	for i := range bufs {
 		for j := i + 1; j < len(bufs) && bufs[j].off < bufs[i].end; j++ {
 			rep.Pairs++
-			checkPair(p, order, &bufs[i], &bufs[j], func(k violationKey, y *ranges.Set) {
-				v, ok := agg[k]
-				if !ok {
-					v = newViolation(p, k)
-					agg[k] = v
-					keys = append(keys, k)
-				}
-				v.Bytes += y.Len()
-				v.Ranges = append(v.Ranges, y.Runs()...)
-			})
+			c.checkPair(&bufs[i], &bufs[j])
+		}
+		if ps != nil && len(ps.members[bufs[i].buf]) > 0 {
+			rep.Pairs += c.checkGroup(&bufs[i])
 		}
 	}
-	for _, k := range keys {
-		v := agg[k]
+	for _, k := range c.keys {
+		v := c.agg[k]
 		set := ranges.FromRanges(v.Ranges...)
 		v.Ranges = append([]ranges.Range(nil), set.Runs()...)
 		if len(v.Ranges) > maxReportedRuns {
@@ -198,29 +225,54 @@ type violationKey struct {
 	bufB, opB, useB int
 }
 
-func newViolation(p *Program, k violationKey) *Violation {
+// emit records bytes y of a violation between use a (the earlier party) and use b.
+func (c *checker) emit(rule string, a, b *placedUse, y *ranges.Set) {
+	k := violationKey{rule, a.buf, a.op, a.use, b.buf, b.op, b.use}
+	v, ok := c.agg[k]
+	if !ok {
+		v = c.newViolation(k)
+		c.agg[k] = v
+		c.keys = append(c.keys, k)
+	}
+	v.Bytes += y.Len()
+	v.Ranges = append(v.Ranges, y.Runs()...)
+}
+
+func (c *checker) newViolation(k violationKey) *Violation {
+	p := c.p
 	party := func(buf, op, use int) Party {
 		o := &p.Ops[op]
 		u := o.Uses[use]
+		chain := p.Chain(u.Ref)
+		if c.ps.placed(buf) {
+			chain = append(chain, p.Buffers[c.ps.host[buf]].Name)
+		}
 		return Party{Buffer: p.Buffers[buf].Name, Op: o.Name, Engine: p.Trace.Engines[o.Engine],
-			Access: u.Access.String(), Chain: p.Chain(u.Ref)}
+			Access: u.Access.String(), Chain: chain}
 	}
 	return &Violation{Rule: k.rule, Earlier: party(k.bufA, k.opA, k.useA), Later: party(k.bufB, k.opB, k.useB)}
 }
 
-// placeBuffers gathers, for every alloc buffer, its uses and death pieces in arena bytes.
-func placeBuffers(p *Program, plan *Plan) []placed {
+// placeBuffers gathers, for every buffer with an offset, the uses of its group and the
+// group's death pieces in arena bytes.
+func (c *checker) placeBuffers(plan *Plan) []placed {
+	p := c.p
 	index := make([]int, len(p.Buffers))
 	var bufs []placed
 	for i := range p.Buffers {
 		b := &p.Buffers[i]
 		index[i] = -1
-		if b.External {
+		if b.External || c.ps.placed(i) {
 			continue
 		}
 		off := plan.Offsets[b.Name]
 		index[i] = len(bufs)
-		bufs = append(bufs, placed{buf: i, off: off, end: off + b.Size, pieces: deathPieces(p, i, off)})
+		bufs = append(bufs, placed{buf: i, off: off, end: off + b.Size, pieces: c.groupPieces(i, off)})
+	}
+	for i := range p.Buffers {
+		if c.ps.placed(i) {
+			index[i] = index[c.ps.host[i]]
+		}
 	}
 	for k := range p.Ops {
 		for u, use := range p.Ops[k].Uses {
@@ -228,51 +280,42 @@ func placeBuffers(p *Program, plan *Plan) []placed {
 			if j < 0 {
 				continue
 			}
-			fp, _ := p.Footprint(use.Ref)
-			set, _ := translated(&fp, bufs[j].off) // CheckPlan bounded off+size: no overflow
-			bufs[j].uses = append(bufs[j].uses, placedUse{op: k, use: u, set: set})
+			set, layout := c.arena(use.Ref, bufs[j].off)
+			bufs[j].uses = append(bufs[j].uses, placedUse{op: k, use: u, buf: use.Ref.Buffer, set: set, layout: layout})
 		}
 	}
 	return bufs
 }
 
-// deathPieces partitions buffer b's bytes (placed at off) by the step that lets them go:
-// each discard takes the bytes of its view not discarded before; the rest go at the
-// buffer's release, or never.
-func deathPieces(p *Program, b int, off int64) []piece {
-	buf := &p.Buffers[b]
-	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: buf.Size})
-	var out []piece
-	for _, v := range buf.Discards {
-		fp, _ := p.Footprint(Ref{Buffer: b, View: v})
-		got := ranges.Intersect(&rest, &fp)
-		if got.IsEmpty() {
-			continue
-		}
-		rest.RemoveSet(&got)
-		_ = got.Translate(off)
-		out = append(out, piece{set: got, death: p.Views[v].Discard})
+// arena returns the arena bytes and layout of r, whose group's host sits at off.
+// CheckPlan bounded off + size, so nothing overflows.
+func (c *checker) arena(r Ref, off int64) (ranges.Set, strided.Layout) {
+	if !c.ps.placed(r.Buffer) {
+		fp, _ := c.p.Footprint(r)
+		set, _ := translated(&fp, off)
+		l := c.p.Layout(r)
+		l.Offset += off
+		return set, l
 	}
-	if !rest.IsEmpty() {
-		death := never
-		if buf.Release >= 0 {
-			death = buf.Release
-		}
-		_ = rest.Translate(off)
-		out = append(out, piece{set: rest, death: death})
-	}
-	return out
+	set := c.ps.hostFootprint(c.p, r)
+	_ = set.Translate(off)
+	l := c.ps.hostLayout(c.p, r)
+	l.Offset += off
+	return set, l
 }
 
-// checkPair reports, through emit, every violation between two placed buffers.
-func checkPair(p *Program, order *Order, a, b *placed, emit func(violationKey, *ranges.Set)) {
+// checkPair reports every violation between two groups.
+func (c *checker) checkPair(a, b *placed) {
+	p := c.p
 	shared := ranges.FromRanges(ranges.Range{Lo: max(a.off, b.off), Hi: min(a.end, b.end)})
-	for _, ua := range a.uses {
+	for ia := range a.uses {
+		ua := &a.uses[ia]
 		xa := ranges.Intersect(&ua.set, &shared)
 		if xa.IsEmpty() {
 			continue
 		}
-		for _, ub := range b.uses {
+		for ib := range b.uses {
+			ub := &b.uses[ib]
 			x := ranges.Intersect(&xa, &ub.set)
 			if x.IsEmpty() {
 				continue
@@ -287,24 +330,23 @@ func checkPair(p *Program, order *Order, a, b *placed, emit func(violationKey, *
 					if y.IsEmpty() {
 						continue
 					}
-					first, second, fu, su := a, b, ua, ub
+					fu, su := ua, ub
 					if pb.death < pa.death || (pb.death == pa.death && p.Buffers[b.buf].Step < p.Buffers[a.buf].Step) {
-						first, second, fu, su = b, a, ub, ua
+						fu, su = ub, ua
 					}
 					rule := ""
 					switch {
 					case pa.death == never && pb.death == never:
 						rule = ViolationHeld
 					case fu.op == su.op:
-						op := &p.Ops[fu.op]
-						if !op.Inplace || !sameElements(p, op.Uses[fu.use].Ref, first.off, op.Uses[su.use].Ref, second.off) {
+						if !p.Ops[fu.op].Inplace || !sameMap(fu.layout, su.layout) {
 							rule = ViolationSameOp
 						}
-					case !order.HappensBefore(fu.op, su.op):
+					case !c.order.HappensBefore(fu.op, su.op):
 						rule = ViolationUnordered
 					}
 					if rule != "" {
-						emit(violationKey{rule, first.buf, fu.op, fu.use, second.buf, su.op, su.use}, &y)
+						c.emit(rule, fu, su, &y)
 					}
 				}
 			}

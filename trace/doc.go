@@ -46,9 +46,26 @@
 //
 // # Plans
 //
-// A Plan gives every alloc buffer one offset. ParsePlan ignores keys it does not know;
-// CheckPlan rejects a plan that misses a buffer, names one the trace lacks (or a view or an
-// external), or places a buffer at a negative offset or beyond the plan's size.
+// A Plan gives every alloc buffer one offset, or a placement: the optional key
+//
+//	"placements": {"gate_silu": {"of": "gate_up", "offset": 0, "shape": [32, 688],
+//	                             "strides": [5504, 4], "elem": 4}}
+//
+// lays a buffer over a strided footprint of another buffer, its host (which has an offset):
+// element i of the buffer's natural dense layout, in row-major order, occupies element i
+// of the footprint, a layout relative to the host's first byte as a view's is. This is how
+// an in-place output takes the bytes of a strided input (the gate half of a fused gate/up
+// product), which no single offset can express. ParsePlan ignores keys it does not know
+// but reads "placements" strictly (exactly the keys of, offset, shape, strides, elem);
+// WritePlan writes it only when there are placements. CheckPlan rejects a plan that misses
+// a buffer, names one the trace lacks (or a view or an external), places a buffer at a
+// negative offset or beyond the plan's size, or has a bad placement: an unknown or
+// external buffer, one with an offset too, a host without an offset or allocated after the
+// buffer, a footprint outside the host, of another element count or element size, or
+// not one-to-one, or a view of the buffer that cannot be expressed over the footprint
+// (Relayout). Each error matches ErrPlan, ErrPlacement and a sentinel naming the case.
+// ViewPlacements rewrites a trace so that its plan needs no placements: each placed
+// buffer becomes a view of its host.
 //
 // # Importers
 //
@@ -73,6 +90,17 @@
 // op uses are never in conflict. Each violation names the byte runs, both ops and their
 // engines, the view chain through which each reaches the bytes, and the missing edge
 // earlier op -> later op.
+//
+// A placed buffer is checked as the view of its host it stands for: its uses and its
+// views' uses are mapped onto the footprint (Relayout), and the host with the buffers
+// placed over it forms one group whose bytes go at the discards of its views and at the
+// group's last release (never, if any of them is held), against other buffers exactly as
+// above. Within a group no release orders the buffers: each takes its bytes over from the
+// ones used before it. So the host comes first and the others follow by first op, and for
+// every byte two of them share, every op using it through the earlier one must
+// happen-before every op using it through the later one (one inplace op putting element i
+// over element i excepted), and bytes the earlier one holds to the end may not be taken
+// over at all (ViolationTakenOver).
 //
 // # Replay
 //

@@ -19,15 +19,20 @@ const PlanFormat = "subarena-plan/v1"
 //
 //	{"format": "subarena-plan/v1", "trace": NAME, "size": HWM, "offsets": {"qkv": 0, "tmp": 8192}}
 //
-// Policy, LowerBound and Ms are informational ("policy", "lower_bound", "ms"); other keys
-// are ignored on reading, as the format asks.
+// or, instead of an offset, a placement over a strided footprint of another buffer
+// (optional key "placements", see Placement). Policy, LowerBound and Ms are informational
+// ("policy", "lower_bound", "ms"); other keys are ignored on reading, as the format asks.
 type Plan struct {
 	// Trace is the name of the trace the plan is for.
 	Trace string
 	// Size is the arena size the plan needs: the highest end offset.
 	Size int64
-	// Offsets maps every alloc buffer of the trace to its first byte in the arena.
+	// Offsets maps every alloc buffer of the trace that has no placement to its first byte
+	// in the arena.
 	Offsets map[string]int64
+	// Placements maps each remaining alloc buffer to the footprint of another buffer it is
+	// laid over (nil or empty for a plan of offsets only).
+	Placements map[string]Placement
 	// Policy names the release policy or planner that produced the plan ("" if none).
 	Policy string
 	// LowerBound is a lower bound on Size for the trace (0 if unknown).
@@ -38,7 +43,10 @@ type Plan struct {
 
 // ParsePlan reads one subarena-plan/v1 document. Unknown keys are ignored; a missing or
 // malformed format, trace, size or offsets key is an error matching ErrSyntax,
-// ErrMissingKey or ErrFormat. Whether the plan fits a trace is CheckPlan's business.
+// ErrMissingKey or ErrFormat. The optional "placements" key is read strictly: each entry
+// must be an object with exactly the keys of, offset, shape, strides and elem (errors
+// match ErrPlacement and ErrSyntax, ErrUnknownKey, ErrMissingKey or ErrOverflow). Whether
+// the plan fits a trace is CheckPlan's business.
 func ParsePlan(data []byte) (*Plan, error) {
 	if !utf8.Valid(data) {
 		return nil, fmt.Errorf("plan: %w: invalid UTF-8", ErrSyntax)
@@ -88,6 +96,11 @@ func ParsePlan(data []byte) (*Plan, error) {
 	for _, f := range offsets {
 		if p.Offsets[f.key], err = jsonInt(f.raw); err != nil {
 			return nil, fmt.Errorf("plan: offset of %q: %w", f.key, err)
+		}
+	}
+	if raw, ok := obj.get("placements"); ok {
+		if p.Placements, err = parsePlacements(raw); err != nil {
+			return nil, err
 		}
 	}
 	if raw, ok := obj.get("policy"); ok && !isNull(raw) {
@@ -140,7 +153,8 @@ func LoadPlan(path string) (*Plan, error) {
 	return ReadPlan(f, baseName(path))
 }
 
-// WritePlan writes p as a subarena-plan/v1 document, offsets sorted by name.
+// WritePlan writes p as a subarena-plan/v1 document, offsets and placements sorted by name
+// (the placements key only when there are placements).
 func WritePlan(w io.Writer, p *Plan) error {
 	var b bytes.Buffer
 	b.WriteString("{\n")
@@ -171,18 +185,23 @@ func WritePlan(w io.Writer, p *Plan) error {
 	if len(names) > 0 {
 		b.WriteString("\n  ")
 	}
-	b.WriteString("}\n}\n")
+	b.WriteString("}")
+	if len(p.Placements) > 0 {
+		b.WriteString(",\n")
+		writePlacements(&b, p.Placements)
+	}
+	b.WriteString("\n}\n")
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
-// Equal reports whether p and o carry the same fields and offsets.
+// Equal reports whether p and o carry the same fields, offsets and placements.
 func (p *Plan) Equal(o *Plan) bool {
 	if p == nil || o == nil {
 		return p == o
 	}
 	if p.Trace != o.Trace || p.Size != o.Size || p.Policy != o.Policy || p.LowerBound != o.LowerBound ||
-		p.Ms != o.Ms || len(p.Offsets) != len(o.Offsets) {
+		p.Ms != o.Ms || len(p.Offsets) != len(o.Offsets) || len(p.Placements) != len(o.Placements) {
 		return false
 	}
 	for k, v := range p.Offsets {
@@ -190,47 +209,64 @@ func (p *Plan) Equal(o *Plan) bool {
 			return false
 		}
 	}
+	for k, v := range p.Placements {
+		if w, ok := o.Placements[k]; !ok || !w.Equal(v) {
+			return false
+		}
+	}
 	return true
 }
 
-// CheckPlan reports whether plan fits program: every alloc buffer has an offset, every
-// offset names an alloc buffer, offsets are >= 0 and each buffer ends within plan.Size.
-// The error matches ErrPlan.
+// CheckPlan reports whether plan fits program: every alloc buffer has either an offset or
+// a placement, every offset names an alloc buffer, offsets are >= 0 and each buffer ends
+// within plan.Size, and every placement is valid (see Placement): its buffer and host are
+// alloc buffers, the host has an offset and is allocated first, and the footprint lies in
+// the host, is one-to-one, has the buffer's element count and size, and carries every view
+// of the buffer. The error matches ErrPlan (and ErrPlacement for a bad placement).
 func CheckPlan(p *Program, plan *Plan) error {
+	_, err := fitPlan(p, plan)
+	return err
+}
+
+// fitPlan is CheckPlan, returning the resolved placements (nil when there are none).
+func fitPlan(p *Program, plan *Plan) (*placements, error) {
 	seen := 0
 	for i := range p.Buffers {
 		b := &p.Buffers[i]
 		off, ok := plan.Offsets[b.Name]
 		if b.External {
 			if ok {
-				return fmt.Errorf("%w: %q is an external buffer and is not placed", ErrPlan, b.Name)
+				return nil, fmt.Errorf("%w: %q is an external buffer and is not placed", ErrPlan, b.Name)
 			}
 			continue
 		}
 		if !ok {
-			return fmt.Errorf("%w: buffer %q has no offset", ErrPlan, b.Name)
+			if _, placed := plan.Placements[b.Name]; placed {
+				continue
+			}
+			return nil, fmt.Errorf("%w: buffer %q has no offset", ErrPlan, b.Name)
 		}
 		seen++
 		if off < 0 {
-			return fmt.Errorf("%w: buffer %q at negative offset %d", ErrPlan, b.Name, off)
+			return nil, fmt.Errorf("%w: buffer %q at negative offset %d", ErrPlan, b.Name, off)
 		}
 		end, ok := addCheck(off, b.Size)
 		if !ok || end > plan.Size {
-			return fmt.Errorf("%w: buffer %q [%d, %d+%d) ends beyond the plan's size %d",
+			return nil, fmt.Errorf("%w: buffer %q [%d, %d+%d) ends beyond the plan's size %d",
 				ErrPlan, b.Name, off, off, b.Size, plan.Size)
 		}
 	}
 	if seen != len(plan.Offsets) {
 		for n := range plan.Offsets {
 			if _, ok := p.Lookup(n); !ok {
-				return fmt.Errorf("%w: offset for %q, which is no buffer of the trace", ErrPlan, n)
+				return nil, fmt.Errorf("%w: offset for %q, which is no buffer of the trace", ErrPlan, n)
 			}
 			if r, _ := p.Lookup(n); r.View >= 0 {
-				return fmt.Errorf("%w: offset for %q, which is a view", ErrPlan, n)
+				return nil, fmt.Errorf("%w: offset for %q, which is a view", ErrPlan, n)
 			}
 		}
 	}
-	return nil
+	return resolvePlacements(p, plan)
 }
 
 // MarshalJSON renders p as its subarena-plan/v1 document.

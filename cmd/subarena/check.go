@@ -23,6 +23,11 @@ other. Each violation is listed with the bytes, both ops and engines, the view c
 each, and the missing happens-before edge. Without PLAN, the plan replay produces under
 --policy is checked.
 
+A buffer the plan lays over a strided footprint of another ("placements", as plan writes
+for in-place outputs over strided inputs) is checked as a view of that host: the host and
+the buffers over it share one release, and within them every op using a byte through an
+earlier buffer must happen-before every op using it through a later one.
+
 Exit status: 0 safe, 1 violations, 2 bad input.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -28,12 +28,14 @@ graph ahead (as a compiler, or an engine that plans once and replays). Each byte
 its first use to its last use and the step that lets it go; an inplace op's output may take
 the bytes of a same-shape input that dies at that op, strided ones included. The best of
 several greedy placements comes first; a MiniMalloc-style search then lowers it within
---budget. The plan is never higher than the online replay's and always passes check.
+--budget. The plan is never higher than the online replay's and always passes
+check FILE PLAN.
 
-When an output is placed over a strided input (the gate half of a fused gate/up product),
-the plan is for a rewritten trace in which that output is a view of its host: --trace-out
-writes it, and check FILE PLAN needs that trace, not FILE. --no-relayout keeps the trace as
-it is.`,
+An output placed over a strided input (the gate half of a fused gate/up product) has no
+offset of its own: the plan lays it over that footprint of its host under "placements"
+({"of": HOST, "offset": O, "shape": [..], "strides": [..], "elem": S}), which check
+honours. --no-relayout plans with offsets only; --trace-out also writes FILE rewritten
+with each placed buffer a view of its host, for tools that read offsets only.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, err := os.ReadFile(args[0])
@@ -77,7 +79,7 @@ it is.`,
 				}
 			}
 			if traceOut != "" {
-				if err := writeFile(traceOut, func(w io.Writer) error { return trace.Write(w, res.Trace) }); err != nil {
+				if err := writeRewritten(traceOut, res); err != nil {
 					return err
 				}
 			}
@@ -90,26 +92,36 @@ it is.`,
 				gap = float64(res.Plan.Size)/float64(res.LowerBound) - 1
 			}
 			fmt.Fprintf(w, "trace         %s\n", res.Plan.Trace)
-			fmt.Fprintf(w, "buffers       %d\n", len(res.Plan.Offsets))
+			fmt.Fprintf(w, "buffers       %d\n", len(res.Plan.Offsets)+len(res.Plan.Placements))
 			fmt.Fprintf(w, "size          %d B\n", res.Plan.Size)
 			fmt.Fprintf(w, "lower_bound   %d B (size/bound - 1 = %.4f, proven optimal: %v)\n", res.LowerBound, gap, res.Proven)
 			if res.ReplayHWM > 0 {
 				fmt.Fprintf(w, "replay_hwm    %d B\n", res.ReplayHWM)
 			}
 			fmt.Fprintf(w, "method        %s\n", res.Method)
-			fmt.Fprintf(w, "in_place      %d buffers (%d relaid over strided inputs)\n", res.InPlace, len(res.Relaid))
+			fmt.Fprintf(w, "in_place      %d buffers (%d placed over strided inputs)\n", res.InPlace, len(res.Relaid))
 			fmt.Fprintf(w, "ms            %.3f\n", res.Plan.Ms)
-			if len(res.Relaid) > 0 && traceOut == "" {
-				fmt.Fprintf(w, "note          %d buffers are views in the planned trace; write it with --trace-out\n", len(res.Relaid))
-			}
 			return nil
 		},
 	}
 	cmd.Flags().DurationVar(&budget, "budget", plan.DefaultBudget, "search time below the best greedy placement (0: greedy only)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan (subarena-plan/v1) as JSON")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the plan (subarena-plan/v1) to this file")
-	cmd.Flags().StringVar(&traceOut, "trace-out", "", "write the trace the plan is for (rewritten when outputs were relaid)")
+	cmd.Flags().StringVar(&traceOut, "trace-out", "", "also write FILE rewritten with every placed buffer a view of its host (the plan's offsets alone fit it)")
 	cmd.Flags().BoolVar(&noInPlace, "no-inplace", false, "place every buffer on bytes of its own")
-	cmd.Flags().BoolVar(&noRelayout, "no-relayout", false, "place in place over dense inputs only, so the plan is for FILE as it is")
+	cmd.Flags().BoolVar(&noRelayout, "no-relayout", false, "place in place over dense inputs only: offsets, no placements")
 	rootCmd.AddCommand(cmd)
+}
+
+// writeRewritten writes res's trace rewritten so that its plan needs no placements.
+func writeRewritten(path string, res plan.Result) error {
+	p, err := res.Trace.Resolve()
+	if err != nil {
+		return err
+	}
+	t, _, err := trace.ViewPlacements(p, res.Plan)
+	if err != nil {
+		return err
+	}
+	return writeFile(path, func(w io.Writer) error { return trace.Write(w, t) })
 }

@@ -65,9 +65,8 @@ type itemDeath struct {
 
 // derive builds the placement problem of ip's program under its in-place
 // decisions: one item per root, holding the root and its members. It reads
-// the program as the rewritten trace would resolve (relaid members are
-// views of the root, the root is released with the last of its group), so
-// the plan it leads to is the plan of that trace.
+// the program as the checker reads a plan's placements (relaid members are
+// views of the root, the group is released with the last of it).
 func derive(ip *inplacer) *derived {
 	p := ip.p
 	hb := ip.hb
@@ -125,7 +124,7 @@ func derive(ip *inplacer) *derived {
 			d.shift[m] = pl.layout.Offset
 			owner := m
 			if ip.relaid[r] {
-				owner = r // the bytes are the root's in the rewritten trace
+				owner = r // the checker sees the bytes as the root's
 			}
 			for _, u := range ip.usesOf[m] {
 				use := p.Ops[u.op].Uses[u.use]
@@ -274,7 +273,7 @@ func opTimes(p *trace.Program) []int {
 }
 
 // deaths appends to out the bytes of root r's item by the op time that lets
-// them go, as the rewritten trace has it. A dense group's buffers keep
+// them go, as the checker has it. A dense group's buffers keep
 // their own discards and releases (a byte several of them cover goes at the
 // latest). In a relaid group every member is a view of the root: its
 // discards are discards of the root, applied in step order, each taking

@@ -54,13 +54,16 @@
 // with an offset fixed relative to R's owner (the plan format's one offset
 // per buffer suffices; the checker sees element i written over element i).
 // If R is strided — the gate half of a fused gate/up product — no single
-// offset puts B's dense layout on R's bytes, so the planner rewrites the
-// trace: B becomes a view of R's owner with R's layout, every view of B is
-// re-expressed in that layout (which must be possible without carrying
-// from one of B's dimensions into the next), and the owner is released
-// with the last of its group. Result.Trace is then that rewrite and
-// Result.Relaid names the buffers it turned into views. A buffer and its
-// in-place members form one item.
+// offset puts B's dense layout on R's bytes, so the plan gives B a
+// placement (trace.Placement) over R's footprint in R's owner instead of an
+// offset. The checker treats B as a view of the owner with R's layout:
+// every view of B is re-expressed in that layout (which must be possible
+// without carrying from one of B's dimensions into the next), the owner's
+// group is released with the last of it, and within the group every use of
+// the bytes before B must happen-before every use through B; B is not
+// placed over bytes a buffer of the group holds to the end. Result.Relaid
+// names the buffers with placements; the plan checks against the trace as
+// given. A buffer and its in-place members form one item.
 //
 // # Search
 //

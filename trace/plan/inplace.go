@@ -18,18 +18,20 @@ import (
 // its offset is fixed relative to the root's, and planning places the
 // root with all its members as one item.
 //
-// Two kinds of member keep the plan checkable with one offset per buffer:
+// Two kinds of member:
 //
 //   - dense: R's footprint is B's dense layout shifted by d. B stays a
 //     buffer of its own at root offset + d; the checker sees the op put
 //     element i over element i. The host must let A's bytes go before B's,
 //     as the checker orders the pair by release.
 //   - relaid: R is strided. B cannot sit on R's footprint with one offset,
-//     so the trace is rewritten: B becomes a view of the root with R's
-//     layout, its views are re-expressed in that layout, and the root is
-//     released when the last of the group is. A root takes members of one
-//     kind only, so moving its release never reorders it against a dense
-//     member.
+//     so the plan gives it a placement over the root (trace.Placement):
+//     the checker treats it as a view of the root with R's layout, its
+//     views re-expressed in that layout, the group released when the last
+//     of it is; within the group, uses through the buffers placed earlier
+//     must happen-before uses through B, and no buffer of the group may
+//     hold B's bytes to the end. A root takes members of one kind only, so
+//     moving its release never reorders it against a dense member.
 
 // placement says where a buffer's natural layout sits within its root.
 type placement struct {
@@ -177,7 +179,7 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 	pl := placement{root: r, layout: l, relaid: !dense || ip.relaid[r], op: k}
 	if pl.relaid {
 		if !ip.relayout || ip.dense[r] || p.Buffers[r].Step > B.Step || !ip.viewsExpressible(b, l) ||
-			ip.discardedLater(r, fp, p.Ops[k].Step) {
+			ip.discardedLater(r, fp, p.Ops[k].Step) || ip.heldOver(r, fp) || ip.usesTwice(k, b) {
 			return placement{}, ranges.Set{}, false
 		}
 	} else {
@@ -275,6 +277,37 @@ func (ip *inplacer) discardedLater(r int, fp ranges.Set, step int) bool {
 		}
 	}
 	return false
+}
+
+// heldOver reports whether a buffer of root r's group that uses bytes of
+// fp is held to the end: placed over them, b would destroy what the host
+// still holds. (A discard may let some of them go; that is not looked at.)
+func (ip *inplacer) heldOver(r int, fp ranges.Set) bool {
+	for _, m := range ip.members[r] {
+		if ip.p.Buffers[m].Release >= 0 {
+			continue
+		}
+		for _, u := range ip.usesOf[m] {
+			set := ip.rootFootprint(ip.p.Ops[u.op].Uses[u.use].Ref)
+			if _, hit := set.OverlapsSet(&fp); hit {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// usesTwice reports whether op k uses buffer b by more than one name (its
+// whole-buffer write and a view of b), which the in-place rule does not
+// look at.
+func (ip *inplacer) usesTwice(k, b int) bool {
+	n := 0
+	for _, u := range ip.p.Ops[k].Uses {
+		if u.Ref.Buffer == b {
+			n++
+		}
+	}
+	return n > 1
 }
 
 // viewsExpressible reports whether every view of b can be re-expressed in

@@ -1,18 +1,21 @@
 package plan
 
 import (
-	"github.com/subarena/subarena/strided"
 	"slices"
+
+	"github.com/subarena/subarena/strided"
+	"github.com/subarena/subarena/trace"
 )
 
 // Layout arithmetic for in-place placement. A buffer B written in place over
 // a read view R takes R's footprint: element i of B's natural (dense,
 // row-major) layout sits on element i of R. When R is itself dense that is
 // a plain shift; when R is strided (the gate half of a fused gate/up
-// output), B is relaid: its elements follow R's strides. Every view of B
-// must then be re-expressed in R's layout, which is possible exactly when
-// the view walks B's elements along B's own dimensions without carrying
-// from one dimension into the next.
+// output), B is relaid: its elements follow R's strides, and the plan
+// gives B a placement over R's footprint instead of an offset. Every view
+// of B must then be re-expressed in R's layout, which is possible exactly
+// when the view walks B's elements along B's own dimensions without
+// carrying from one dimension into the next.
 
 // elementMap is a layout reduced to what decides which element sits at
 // which byte: size-1 dimensions dropped and an outer dimension merged into
@@ -97,86 +100,8 @@ func shifted(l strided.Layout, d int64) strided.Layout {
 
 // relayout maps view v, given relative to buffer B whose natural layout is
 // the dense nat, onto B's new placement target (a layout of B's elements
-// with nat's shape up to size-1 dimensions, relative to the host buffer).
-// It reports false when v cannot be expressed in target's layout: a
-// different element size, an offset inside an element, or a dimension
-// whose walk would carry from one of B's dimensions into the next.
+// with nat's shape up to size-1 dimensions, relative to the host buffer):
+// trace.Relayout, the rule the checker applies to a plan's placements.
 func relayout(v, nat, target strided.Layout) (strided.Layout, bool) {
-	e := nat.Elem
-	shape, dense := squeeze(nat)
-	tshape, tstrides := squeeze(target)
-	if v.Elem != e || target.Elem != e || !slices.Equal(shape, tshape) {
-		return strided.Layout{}, false
-	}
-	if len(shape) == 0 { // a single element
-		if v.Offset != nat.Offset {
-			return strided.Layout{}, false
-		}
-		out := v.Clone()
-		out.Offset = target.Offset
-		for k := range out.Strides {
-			if out.Shape[k] > 1 && out.Strides[k] != 0 {
-				return strided.Layout{}, false
-			}
-			out.Strides[k] = 0
-		}
-		return out, true
-	}
-	// Index of the view's first element in B's dimensions (mixed radix).
-	o := v.Offset - nat.Offset
-	if o < 0 || o%e != 0 {
-		return strided.Layout{}, false
-	}
-	idx := make([]int64, len(shape))
-	rem := o
-	for k := range shape {
-		idx[k] = rem / dense[k]
-		rem %= dense[k]
-	}
-	if idx[0] >= shape[0] {
-		return strided.Layout{}, false
-	}
-	lo := make([]int64, len(shape))
-	hi := make([]int64, len(shape))
-	copy(lo, idx)
-	copy(hi, idx)
-	out := strided.Layout{Shape: append([]int64(nil), v.Shape...), Strides: make([]int64, len(v.Shape)), Elem: e}
-	for m, n := range v.Shape {
-		s := v.Strides[m]
-		if n == 0 {
-			return strided.Layout{}, false
-		}
-		if n == 1 || s == 0 {
-			continue
-		}
-		k := -1
-		for q := range dense {
-			if s%dense[q] == 0 {
-				k = q
-				break
-			}
-		}
-		if k < 0 {
-			return strided.Layout{}, false
-		}
-		c := s / dense[k]
-		walk := c * (n - 1)
-		if walk/(n-1) != c { // overflow
-			return strided.Layout{}, false
-		}
-		if walk < 0 {
-			lo[k] += walk
-		} else {
-			hi[k] += walk
-		}
-		out.Strides[m] = c * tstrides[k]
-	}
-	out.Offset = target.Offset
-	for k := range shape {
-		if lo[k] < 0 || hi[k] >= shape[k] {
-			return strided.Layout{}, false
-		}
-		out.Offset += idx[k] * tstrides[k]
-	}
-	return out, true
+	return trace.Relayout(v, nat, target)
 }

@@ -23,12 +23,15 @@ type planJSON struct {
 	InPlace    int              `json:"in_place"`
 	Relaid     []string         `json:"relaid,omitempty"`
 	Offsets    map[string]int64 `json:"offsets"`
+	// Placements is the format's key, written by trace.Placement's own
+	// MarshalJSON.
+	Placements map[string]trace.Placement `json:"placements,omitempty"`
 }
 
 // WriteJSON writes the plan as one subarena-plan/v1 document (format,
-// trace, size, offsets, lower_bound, ms) with the planner's informational
-// keys: method, proven, replay_hwm, in_place and relaid (the buffers that
-// are views in Result.Trace).
+// trace, size, offsets, placements when there are any, lower_bound, ms)
+// with the planner's informational keys: method, proven, replay_hwm,
+// in_place and relaid (the buffers with placements).
 func (r Result) WriteJSON(w io.Writer) error {
 	if r.Plan == nil {
 		return fmt.Errorf("empty result: %w", ErrInvalidOptions)
@@ -40,5 +43,6 @@ func (r Result) WriteJSON(w io.Writer) error {
 		Format: trace.PlanFormat, Trace: r.Plan.Trace, Size: r.Plan.Size, Policy: r.Plan.Policy,
 		LowerBound: r.LowerBound, Ms: r.Plan.Ms, Method: r.Method, Proven: r.Proven,
 		ReplayHWM: r.ReplayHWM, InPlace: r.InPlace, Relaid: r.Relaid, Offsets: r.Plan.Offsets,
+		Placements: r.Plan.Placements,
 	})
 }

@@ -32,7 +32,7 @@ type Options struct {
 	// NoInPlace places every buffer on its own bytes.
 	NoInPlace bool
 	// NoRelayout keeps in-place placement to dense read views, so the plan
-	// is for the trace as given (no buffer becomes a view).
+	// has offsets only (no placements).
 	NoRelayout bool
 	// NoReplay skips the comparison with the online replay.
 	NoReplay bool
@@ -44,13 +44,13 @@ type Options struct {
 
 // Result is a plan and what the planner knows about it.
 type Result struct {
-	// Plan places every alloc buffer of Trace; Plan.Size is its high-water mark.
+	// Plan places every alloc buffer of Trace; Plan.Size is its high-water
+	// mark. A buffer placed in place over a strided footprint has a
+	// placement (Plan.Placements) instead of an offset.
 	Plan *trace.Plan
-	// Trace is the trace Plan is for: the input, or, when some buffers were
-	// placed in place over a strided footprint, its rewrite in which those
-	// buffers are views of their host (see Relaid).
+	// Trace is the trace Plan is for: the input.
 	Trace *trace.Trace
-	// Relaid names the buffers the rewrite turned into views.
+	// Relaid names the buffers with placements, in buffer order.
 	Relaid []string
 	// InPlace counts buffers placed over a dying read view (relaid included).
 	InPlace int
@@ -78,7 +78,7 @@ type Result struct {
 // derives subrange lifetimes and in-place placements from the trace, solves
 // the placement problem (greedy, then search within opts.Budget), and
 // returns the lower of that plan and the online replay's. The plan passes
-// trace.Check for Result.Trace (unless opts.NoCheck).
+// trace.Check for t (unless opts.NoCheck).
 func Plan(t *trace.Trace, opts Options) (Result, error) {
 	start := time.Now()
 	if t == nil {
@@ -118,35 +118,34 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
-	t2, relaid, err := rewrite(t, ip)
-	if err != nil {
-		return Result{}, err
-	}
-	out := &trace.Plan{Trace: t2.Name, Offsets: make(map[string]int64, len(p.Buffers)),
+	out := &trace.Plan{Trace: t.Name, Offsets: make(map[string]int64, len(p.Buffers)),
 		Policy: "plan", LowerBound: sol.LowerBound}
 	inPlace := 0
+	var relaid []string
 	for b := range p.Buffers {
 		buf := &p.Buffers[b]
 		pl := ip.place[b]
 		if pl.root != b {
 			inPlace++
 		}
-		if buf.External || pl.relaid {
-			continue // not placed, or a view in the rewritten trace
+		if buf.External {
+			continue
+		}
+		if pl.relaid {
+			if out.Placements == nil {
+				out.Placements = map[string]trace.Placement{}
+			}
+			out.Placements[buf.Name] = trace.PlacementOf(p.Buffers[pl.root].Name, pl.layout)
+			relaid = append(relaid, buf.Name)
+			continue
 		}
 		off := sol.Offsets[d.itemOf[b]] + d.shift[b]
 		out.Offsets[buf.Name] = off
 		out.Size = max(out.Size, off+buf.Size)
 	}
-	res := Result{Plan: out, Trace: t2, Relaid: relaid, InPlace: inPlace, LowerBound: sol.LowerBound,
+	res := Result{Plan: out, Trace: t, Relaid: relaid, InPlace: inPlace, LowerBound: sol.LowerBound,
 		Proven: sol.Proven, Method: sol.Method}
-	p2 := p
-	if t2 != t && !opts.NoCheck {
-		if p2, err = t2.Resolve(); err != nil {
-			return Result{}, fmt.Errorf("rewritten trace: %w: %w", ErrInvalidTrace, err)
-		}
-	}
-	if err := finish(&res, p2, t, p, opts); err != nil {
+	if err := finish(&res, p, opts); err != nil {
 		return Result{}, err
 	}
 	res.Elapsed = time.Since(start)
@@ -154,11 +153,11 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 	return res, nil
 }
 
-// finish checks the planned result (program p2) and replaces it with the
-// online replay's plan of t (program p) when that is lower and safe.
-func finish(res *Result, p2 *trace.Program, t *trace.Trace, p *trace.Program, opts Options) error {
+// finish checks the planned result and replaces it with the online
+// replay's plan of p when that is lower and safe.
+func finish(res *Result, p *trace.Program, opts Options) error {
 	if !opts.NoCheck {
-		if err := mustBeSafe(p2, res.Plan); err != nil {
+		if err := mustBeSafe(p, res.Plan); err != nil {
 			return err
 		}
 	}
@@ -182,7 +181,7 @@ func finish(res *Result, p2 *trace.Program, t *trace.Trace, p *trace.Program, op
 		res.ReplayUnsafe = true
 		return nil
 	}
-	res.Plan, res.Trace, res.Relaid, res.Method, res.Proven, res.LowerBound, res.InPlace = &rp, t, nil, "online replay", false, 0, 0
+	res.Plan, res.Relaid, res.Method, res.Proven, res.LowerBound, res.InPlace = &rp, nil, "online replay", false, 0, 0
 	return nil
 }
 
@@ -221,7 +220,7 @@ func PlanMiniMalloc(mm *trace.MiniMalloc, name string, opts Options) (Result, er
 		out.Offsets[b.ID] = sol.Offsets[i]
 	}
 	res := Result{Plan: out, Trace: t, LowerBound: sol.LowerBound, Proven: sol.Proven, Method: sol.Method}
-	if err := finish(&res, p, t, p, opts); err != nil {
+	if err := finish(&res, p, opts); err != nil {
 		return Result{}, err
 	}
 	res.Elapsed = time.Since(start)

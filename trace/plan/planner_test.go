@@ -46,7 +46,9 @@ func loadTrace(t testing.TB, path string) *trace.Trace {
 }
 
 // checkSafe runs the trace package's checker on a result, independently of
-// the check Plan already ran.
+// the check Plan already ran: the plan, placements included, against the
+// input trace; the plan read back from its JSON; and the plan's offsets
+// against the trace rewritten with every placed buffer a view of its host.
 func checkSafe(t testing.TB, res Result) {
 	t.Helper()
 	p, err := res.Trace.Resolve()
@@ -59,6 +61,31 @@ func checkSafe(t testing.TB, res Result) {
 	}
 	if !rep.Safe {
 		t.Fatalf("unsafe plan: %s", rep.Violations[0].String())
+	}
+	if len(res.Plan.Placements) != len(res.Relaid) {
+		t.Fatalf("%d placements for relaid %v", len(res.Plan.Placements), res.Relaid)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := trace.ParsePlan(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := trace.Check(p, back); err != nil || !rep.Safe {
+		t.Fatalf("plan read back from JSON: %v %+v", err, rep)
+	}
+	t2, flat, err := trace.ViewPlacements(p, res.Plan)
+	if err != nil {
+		t.Fatalf("rewrite: %v", err)
+	}
+	p2, err := t2.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := trace.Check(p2, flat); err != nil || !rep.Safe {
+		t.Fatalf("offsets on the rewritten trace: %v %+v", err, rep)
 	}
 	var size int64
 	for name, off := range res.Plan.Offsets {
@@ -365,16 +392,18 @@ func ExamplePlan() {
 		return
 	}
 	fmt.Println("arena", res.Plan.Size, "bytes; lower bound", res.LowerBound)
-	// gate_silu-0 is written over the gate half of gate_up-0: in the
-	// rewritten trace it is a strided view of gate_up-0.
-	for _, s := range res.Trace.Steps {
-		if s.Name == "gate_silu-0" && s.Kind == trace.KindView {
-			fmt.Println(s.Name, "is a view of", s.Of, "with strides", s.Strides)
-		}
-	}
+	// gate_silu-0 is written over the gate half of gate_up-0: the plan lays
+	// it over that strided footprint instead of giving it an offset.
+	pl := res.Plan.Placements["gate_silu-0"]
+	fmt.Println("gate_silu-0 is laid over", pl.Of, "at", pl.Offset, "with strides", pl.Strides)
+	// The plan checks against the trace as it is.
+	p, _ := tr.Resolve()
+	rep, err := trace.Check(p, res.Plan)
+	fmt.Println("safe:", err == nil && rep.Safe)
 	// Output:
 	// arena 241792 bytes; lower bound 241792
-	// gate_silu-0 is a view of gate_up-0 with strides [176128 176128 5504 4]
+	// gate_silu-0 is laid over gate_up-0 at 0 with strides [176128 176128 5504 4]
+	// safe: true
 }
 
 // TestPlanMiniMallocCSV plans MiniMalloc problems on their own time axis:
