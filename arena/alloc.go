@@ -2,100 +2,74 @@ package arena
 
 import "math/bits"
 
-// leanScan bounds FitLean's first-fit walk of the request's own class.
-const leanScan = 8
-
 // Alloc returns a free block of at least size bytes (size rounded up to the
 // granule), now allocated. It fails with ErrInvalidSize for size <= 0 or a
 // size beyond any possible arena, and with a *NoSpaceError (ErrNoSpace)
 // when a bounded arena has no free region large enough. An unbounded arena
 // grows at the top instead of failing.
 //
-// FitLean takes the first region that fits among leanScan of the request's
-// own class (address order, roughly); failing that, the lower-addressed of
-// the first regions of the two smallest classes whose every region fits.
-// FitFast takes the first region of the smallest such class. Both carve
+// Both fits look at the smallest classes whose every region fits the
+// request. FitFast takes the first region of the first of them; FitLean
+// takes the lower-addressed of the first regions of the first two (the
+// second looked for only in the same word of the class bitmap). Both carve
 // the block from the low end of the region.
 func (a *Arena) Alloc(size int64) (Block, error) {
 	// size-1 < maxSize rejects size <= 0 and size > maxSize at once.
 	if uint64(size-1) >= uint64(a.maxSize) {
 		return Block{}, a.invalidSize(size)
 	}
+	nodes := a.nodes
+	m := len(nodes) - 1
+	if m < 0 {
+		panic(errNoHeads)
+	}
 	sh := a.shift & 63
 	n := (size + a.gmask) >> sh
 	s := classShift(n)
 	c := int(s<<classBits) + int(n>>s) // classOf(n)
-	nodes := a.nodes
-	h := int32(none)
-	if a.sorted {
-		if n&(1<<s-1) != 0 {
-			// Class c holds regions smaller than n too: walk its head.
-			k := leanScan
-			for x := a.heads[c&(classSlots-1)]; x != none; {
-				nd := &nodes[x]
-				if nd.hi-nd.lo >= n {
-					h = x
-					break
-				}
-				if k--; k == 0 {
-					break
-				}
-				x = nd.next
-			}
-			c++
-		}
-		if h == none {
-			if up := a.classes.first(c); up >= 0 {
-				h = a.heads[up&(classSlots-1)]
-				// The next non-empty class, looked for only in the same
-				// word of the class bitmap (two octaves).
-				up++
-				if m := a.classes.word[uint(up)>>6&(classWordSlots-1)] & (^uint64(0) << (uint(up) & 63)); m != 0 {
-					up = up&^63 | bits.TrailingZeros64(m)
-					if h2 := a.heads[up&(classSlots-1)]; nodes[h2].lo < nodes[h].lo {
-						h = h2
-					}
-				}
-			}
-		}
-	} else {
-		if n&(1<<s-1) != 0 {
-			c++
-		}
-		if up := a.classes.first(c); up >= 0 {
-			h = a.heads[up&(classSlots-1)]
-		}
+	if n&(1<<s-1) != 0 {
+		// Class c holds regions smaller than n too.
+		c++
 	}
-	if h == none {
-		// Only a region of n's own class, beyond the walk, can still fit.
-		if h = a.fitInClass(n); h == none {
-			return a.allocSlow(size, n)
+	// The first non-empty class at or above c: its word of the class
+	// bitmap, masked, is kept for FitLean's second class.
+	wi := uint(c) >> 6 & (classWordSlots - 1)
+	bm := a.classes.word[wi] & (^uint64(0) << (uint(c) & 63))
+	if bm == 0 {
+		t := a.classes.top & (^uint64(0) << (wi + 1)) // wi+1 <= 16: no shift by 64
+		if t == 0 {
+			return a.allocLast(size, n)
+		}
+		wi = uint(bits.TrailingZeros64(t)) & (classWordSlots - 1)
+		bm = a.classes.word[wi]
+	}
+	h := nodes[(int(wi<<6)|bits.TrailingZeros64(bm))&m].next
+	if bm &= bm - 1; bm != 0 && a.sorted {
+		// The next non-empty class in the same word: take its first
+		// region if that lies lower.
+		h2 := nodes[(int(wi<<6)|bits.TrailingZeros64(bm))&m].next
+		if nodes[int(h2)&m].lo < nodes[int(h)&m].lo {
+			h = h2
 		}
 	}
 
-	nd := &nodes[h]
+	nd := &nodes[int(h)&m]
 	lo := nd.lo
 	if rest := nd.hi - lo - n; rest == 0 {
 		// Exact fit: the region goes, out of its list and its chain, and
 		// its slot is retired.
 		prev, next := nd.prev, nd.next
-		if prev != none {
-			nodes[prev].next = next
-		} else {
-			oc := int(nd.class)
-			a.heads[oc&(classSlots-1)] = next
-			if next == none {
-				a.classes.remove(oc)
-			}
-		}
-		if next != none {
-			nodes[next].prev = prev
+		nodes[int(prev)&m].next = next
+		nodes[int(next)&m].prev = prev
+		if prev == next {
+			a.classes.remove(int(nd.class))
 		}
 		chains := a.chains
 		w := (nd.hi - 1) >> bucketShift
-		if p := chains[w]; p == h {
-			next := nd.chain
-			chains[w] = next
+		p := &chains[w]
+		next = nd.chain
+		if *p == h {
+			*p = next
 			if next == none {
 				s0 := a.tails.level[0]
 				v := s0[w>>6] &^ (1 << (uint64(w) & 63))
@@ -105,9 +79,11 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 				}
 			}
 		} else {
-			a.unchainAfter(p, h)
+			for p = &nodes[int(*p)&m].chain; *p != h; p = &nodes[int(*p)&m].chain {
+			}
+			*p = next
 		}
-		nd.class = none
+		nd.class = 0
 		nd.next = a.retired
 		a.retired = h
 		a.nfree--
@@ -118,38 +94,23 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 		rs := classShift(rest)
 		if c := int(rs<<classBits) + int(rest>>rs); c != int(nd.class) {
 			prev, next := nd.prev, nd.next
-			if prev != none {
-				nodes[prev].next = next
-			} else {
-				oc := int(nd.class)
-				a.heads[oc&(classSlots-1)] = next
-				if next == none {
-					a.classes.remove(oc)
-				}
+			nodes[int(prev)&m].next = next
+			nodes[int(next)&m].prev = prev
+			if prev == next {
+				a.classes.remove(int(nd.class))
 			}
-			if next != none {
-				nodes[next].prev = prev
-			}
-			nd.class = int32(c)
-			hp := &a.heads[c&(classSlots-1)]
-			switch first := *hp; {
-			case first == none:
-				nd.prev, nd.next = none, none
-				*hp = h
+			nd.class = uint32(c)
+			p := uint32(c)
+			first := nodes[c&m].next
+			if first == p {
 				a.classes.add(c)
-			case a.sorted && nodes[first].lo < nd.lo:
-				f := &nodes[first]
-				second := f.next
-				nd.prev, nd.next = first, second
-				f.next = h
-				if second != none {
-					nodes[second].prev = h
-				}
-			default:
-				nd.prev, nd.next = none, first
-				nodes[first].prev = h
-				*hp = h
+			} else if a.sorted && nodes[int(first)&m].lo < lo+n {
+				p = first
 			}
+			q := nodes[int(p)&m].next
+			nd.prev, nd.next = p, q
+			nodes[int(p)&m].next = h
+			nodes[int(q)&m].prev = h
 		}
 	}
 	u := a.inUseG + n
@@ -163,15 +124,34 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 	return Block{Offset: lo << sh, Size: n << sh}, nil
 }
 
-// fitInClass walks the whole class of n for a region that fits: the last
-// resort before failing or growing, when no larger class has a region.
-func (a *Arena) fitInClass(n int64) int32 {
-	for h := a.heads[classOf(n)]; h != none; h = a.nodes[h].next {
-		if a.nodes[h].hi-a.nodes[h].lo >= n {
-			return h
+// allocLast serves a request no class at or above its rounded-up class
+// can: only a region of n's own class, which holds sizes below n too, may
+// still fit. Failing that, allocSlow grows or fails.
+func (a *Arena) allocLast(size, n int64) (Block, error) {
+	head := uint32(classOf(n))
+	if head >= a.nheads {
+		// Larger than the whole arena.
+		return a.allocSlow(size, n)
+	}
+	for h := a.nodes[head].next; h != head; h = a.nodes[h].next {
+		if nd := &a.nodes[h]; nd.hi-nd.lo >= n {
+			// Carve from the low end, as Alloc does.
+			lo := nd.lo
+			if nd.hi-lo == n {
+				a.remove(h)
+			} else {
+				nd.lo = lo + n
+				if c := classOf(nd.hi - nd.lo); c != int(nd.class) {
+					a.relink(h, c)
+				}
+			}
+			a.inUseG += n
+			a.peakG = max(a.peakG, a.inUseG)
+			a.highG = max(a.highG, lo+n)
+			return Block{Offset: lo << a.shift, Size: n << a.shift}, nil
 		}
 	}
-	return none
+	return a.allocSlow(size, n)
 }
 
 // allocSlow serves a request no free region can hold: an unbounded arena
@@ -182,7 +162,7 @@ func (a *Arena) allocSlow(size, n int64) (Block, error) {
 	}
 	// Place at the start of the free region that ends at the top, if any,
 	// else at the top; the capacity becomes the block's end.
-	lo, top := a.capG, int32(none)
+	lo, top := a.capG, uint32(none)
 	if a.capG > 0 {
 		if top = a.tailNode(a.capG); top != none {
 			lo = a.nodes[top].lo

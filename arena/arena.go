@@ -10,12 +10,13 @@ import (
 // allocated bytes hold or who uses them. An Arena is not safe for
 // concurrent use; callers serialize access.
 type Arena struct {
-	nodes   []node            // node slots, addressed by int32 handles
-	heads   [classSlots]int32 // first node of each class list, or none
-	classes classSet          // the non-empty classes
-	tails   tailBits          // bit w: bucket w's chain is non-empty
-	chains  []int32           // per bucket: chain of the nodes whose last granule is in it
-	retired int32             // head of the retired-slot list, or none
+	nodes   []node   // class heads, then node slots; addressed by uint32 handles
+	classes classSet // the non-empty classes
+	tails   tailBits // bit w: bucket w's chain is non-empty
+	chains  []uint32 // per bucket: chain of the nodes whose last granule is in it
+	retired uint32   // head of the retired-slot list, or none
+	nheads  uint32   // class heads: slots [0, nheads)
+	fresh   uint32   // first slot never used
 
 	shift   uint  // log2(granule)
 	gmask   int64 // granule - 1
@@ -180,7 +181,7 @@ func (a *Arena) Reset() { a.init() }
 // returns the extended slice. It walks the non-empty tail buckets and
 // allocates only to grow dst.
 func (a *Arena) AppendFreeRegions(dst []Block) []Block {
-	var bucket [1 << bucketShift]int32
+	var bucket [1 << bucketShift]uint32
 	for w := a.tails.next(0); w >= 0; w = a.tails.next(w + 1) {
 		// Sort the bucket's chain (at most 64 regions) by address.
 		k := 0
@@ -220,7 +221,7 @@ func (a *Arena) largestFreeG() int64 {
 		return 0
 	}
 	var m int64
-	for h := a.heads[c]; h != none; h = a.nodes[h].next {
+	for h := a.nodes[c].next; h != uint32(c); h = a.nodes[h].next {
 		m = max(m, a.nodes[h].hi-a.nodes[h].lo)
 	}
 	return m

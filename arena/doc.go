@@ -28,14 +28,16 @@
 // # Structure
 //
 // Only free space is represented. Each maximal free region [lo, hi), in
-// granules, is a node in a slice addressed by int32 handles; retired slots
+// granules, is a node in a slice addressed by uint32 handles; retired slots
 // are reused, so the slice stops growing once the number of free regions
 // stops growing, and Alloc and Free allocate nothing in steady state.
 //
 // Size index. Regions are binned by size in a two-level segregated-fit
 // index (the TLSF scheme): sizes below 32 granules get one class each, and
 // each octave above is cut into 32 classes, so a class spans at most 1/32 of
-// its lower bound. Each class is a doubly linked list; a two-level bitmap of
+// its lower bound. Each class is a circular doubly linked list through a
+// head node of its own, the first slots of the node slice, so linking and
+// unlinking take no branch on an empty neighbour; a two-level bitmap of
 // non-empty classes finds the first non-empty class at or above any class
 // with two TrailingZeros64. A region changes class only when its size
 // does.
@@ -73,20 +75,19 @@
 //   - FitFast rounds the request up to the first class whose every region
 //     fits and takes the first region of the first non-empty class from
 //     there: one bitmap search. Lists are LIFO.
-//   - FitLean (the default) first walks up to 8 regions of the request's own
-//     class, which holds regions both smaller and larger, and takes the first
-//     that fits; failing that it takes the lower-addressed of the first
-//     regions of the two smallest classes that all fit (the second looked
-//     for only within the same 64 classes, two octaves, of the class
-//     bitmap). Lists put a region
-//     second when the first lies lower, so a list's first region tends to be
-//     its lowest. Reusing low addresses first keeps live blocks packed and
-//     the space above them in one piece.
+//   - FitLean (the default) takes the lower-addressed of the first regions
+//     of the two smallest non-empty classes that all fit, the second looked
+//     for only in the same word of the class bitmap (64 classes, two
+//     octaves), where the first search left it. Lists put a region second
+//     when the first lies lower, so a list's first region tends to be its
+//     lowest. Reusing low addresses first keeps live blocks packed and the
+//     space above them in one piece.
 //
-// When neither finds a region, the request's own class is walked in full, so
-// a bounded arena fails with ErrNoSpace only when no free region is large
-// enough; the NoSpaceError carries the request, the total free and the
-// largest free region.
+// When neither finds a region, the request's own class, which holds
+// regions both smaller and larger, is walked in full, so a bounded arena
+// fails with ErrNoSpace only when no free region is large enough; the
+// NoSpaceError carries the request, the total free and the largest free
+// region.
 //
 // Chosen by measurement on the W1 churn workload (2^30 B, sizes log-uniform
 // from 256 B to 1 MiB, 10M free+alloc pairs, bench package) and the W2
@@ -96,43 +97,49 @@
 //
 //	                       churn-6k       churn-10k   W2 high-water    instr/pair
 //	strategy               frag at end    live end    (B)              churn-6k  W2
-//	FitLean (default)      0.244          7,251       151,662,592      385       371
-//	FitFast                0.485          6,982       151,662,592      339       352
+//	FitLean (default)      0.265          7,174       151,662,592      360       362
+//	FitFast                0.485          6,982       151,662,592      342       362
 //	OffsetAllocator        0.550          6,672       151,662,592      298       350-412
 //	VMA TLSF min-memory    0.381          7,067       151,662,592      520       350-412
 //
 // The end value of fragmentation (1 - largest free / total free) swings by
 // ±0.05 with tiny policy changes; sampled every 500k pairs its mean was
-// 0.290 for FitLean and 0.417 for FitFast when these policies were chosen.
+// 0.290 for FitLean and 0.417 for FitFast when these policies were chosen,
+// and is 0.303 for FitLean now. FitLean used to walk up to 8 regions of the
+// request's own class first: that bought a mean of 0.293 (0.297 looking at
+// the first region alone) for about 10 instructions per pair, and went.
 // Address-ordered class lists did most of the work: without them FitLean
 // ended at 0.417. Keeping lists fully sorted bought little over the
 // one-comparison approximation (mean 0.277 with two steps, 0.270 with eight)
 // and costs a list walk per insertion. Sixteen classes per octave gave a
 // mean of 0.302 and 7,182 live blocks, sixty-four 0.286 and 7,203: no gain
 // worth a larger class bitmap. Dropping FitLean's second class altogether
-// saves about 20 instructions per pair but ends churn-6k at 0.393. The
+// ends churn-6k at 0.413 (mean 0.359). The
 // bench package's churn command reports these figures and runs under
 // callgrind for instruction counts.
 //
 // # Costs
 //
-// Alloc: a class computation, at most 8 list steps, two class-bitmap
-// searches, then either a class change of the remainder (unlink and link) or
-// the removal of an exactly fitting region. Free: one bucket chain walk, at
+// Alloc: a class computation, one class-bitmap search (and a look at the
+// rest of the same word), then either a class change of the remainder
+// (unlink and link) or the removal of an exactly fitting region. Free: one bucket chain walk, at
 // most one bitmap successor search, and one of four merges (new region,
 // extend left, extend right, join both), each a constant amount of list and
 // chain work. Neither allocates once the node slice has reached the peak
-// number of free regions; Free never grows it at all, since a spare retired
-// slot is kept for it.
+// number of free regions; Free grows it, if ever, only after its work is
+// done, since a spare retired slot is kept for it.
 //
 // In Go every call clobbers every register, so a value live across a call
 // is saved and restored around it, and an inlined call is often cheaper
 // than the call instruction alone. Alloc and Free therefore have the list
 // and chain surgery written out in their bodies, make their rare calls
 // (re-chaining a moved tail, dropping a joined node, refilling the spare
-// slot) only when nothing is left to do after them, and index the class
-// heads and bitmaps with masks rather than bounds checks. Stats walks the largest class; AppendFreeRegions
-// walks the buckets; CheckInvariants walks everything.
+// slot) only when nothing is left to do after them, and index the node
+// slice and the class bitmap with masks rather than bounds checks: the node
+// slice has a power-of-two length, so h&(len-1) is in bounds for the
+// compiler and is h itself for every valid handle. Stats walks the largest
+// class; AppendFreeRegions walks the buckets; CheckInvariants walks
+// everything.
 //
 // # Invariants
 //
@@ -145,8 +152,10 @@
 //     of its size, and chained exactly once, under the bucket of its last
 //     granule, the chain in increasing order of end. The class and bucket bitmaps mark exactly the non-empty lists
 //     and chains, and every summary bit agrees with the word below it.
-//   - Every node slot is live or retired, never both, and at least one is
-//     retired.
+//   - Every used node slot is a class head, a live node or a retired one,
+//     and at least one is retired. The heads are those of the classes up to
+//     that of the capacity (all of them when unbounded), unchanged but for
+//     their links; the slice length is a power of two.
 //   - 0 <= InUse <= Capacity, PeakInUse >= InUse, HighWater <= Capacity.
 //
 // A failed call leaves all of this, and every counter, exactly as it was.

@@ -79,3 +79,7 @@ func (a *Arena) badFree(off, size int64) error {
 func (a *Arena) notAllocated(lo, hi int64) error {
 	return fmt.Errorf("arena: free [%d, %d): %w", lo<<a.shift, hi<<a.shift, ErrNotAllocated)
 }
+
+// errNoHeads is the panic value of a node slice too short to hold the class
+// heads: an internal invariant broken, never a consequence of input.
+var errNoHeads = errors.New("arena: node slice lost its class heads")

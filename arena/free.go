@@ -16,10 +16,14 @@ func (a *Arena) Free(off, size int64) error {
 	if uint64(size-1) >= uint64(capB) || (off|size)&a.gmask != 0 || uint64(off) > uint64(capB-size) {
 		return a.badFree(off, size)
 	}
+	nodes := a.nodes
+	m := len(nodes) - 1
+	if m < 0 {
+		panic(errNoHeads)
+	}
 	sh := a.shift & 63
 	lo := off >> sh
 	hi := lo + size>>sh
-	nodes := a.nodes
 	chains := a.chains
 
 	// Free makes no call until its work is done, except to fail: a Go
@@ -32,10 +36,10 @@ func (a *Arena) Free(off, size int64) error {
 	// lies beyond.
 	// Chains are ordered by end, so the walk stops at the first region
 	// ending after lo.
-	left, right := int32(none), int32(none)
+	left, right := uint32(none), uint32(none)
 	w := lo >> bucketShift
 	for h := chains[w]; h != none; {
-		nd := &nodes[h]
+		nd := &nodes[int(h)&m]
 		if e := nd.hi; e > lo {
 			right = h
 			break
@@ -47,7 +51,7 @@ func (a *Arena) Free(off, size int64) error {
 	if lo&(1<<bucketShift-1) == 0 && lo > 0 {
 		// lo-1 lies in the bucket below.
 		for h := chains[w-1]; h != none; {
-			nd := &nodes[h]
+			nd := &nodes[int(h)&m]
 			if nd.hi == lo {
 				left = h
 				break
@@ -60,12 +64,12 @@ func (a *Arena) Free(off, size int64) error {
 		// bucket: usually found in the same bitmap word.
 		x := w + 1
 		s0 := a.tails.level[0]
-		var m uint64
+		var b uint64
 		if i := uint64(x) >> 6; i < uint64(len(s0)) {
-			m = s0[i] >> (uint64(x) & 63)
+			b = s0[i] >> (uint64(x) & 63)
 		}
-		if m != 0 {
-			x += int64(bits.TrailingZeros64(m))
+		if b != 0 {
+			x += int64(bits.TrailingZeros64(b))
 		} else {
 			x = a.tails.next(x)
 		}
@@ -76,7 +80,7 @@ func (a *Arena) Free(off, size int64) error {
 	}
 	var rn *node
 	if right != none {
-		rn = &nodes[right]
+		rn = &nodes[int(right)&m]
 		if rlo := rn.lo; rlo != hi {
 			if rlo < hi {
 				return a.notAllocated(lo, hi)
@@ -88,6 +92,7 @@ func (a *Arena) Free(off, size int64) error {
 	a.inUseG -= hi - lo
 	h := right
 	var nd *node
+	const moved = 1 // left: the joined node's tail changed bucket
 	switch {
 	case right != none:
 		// Lowering lo keeps the address order of the class list: no free
@@ -95,68 +100,60 @@ func (a *Arena) Free(off, size int64) error {
 		// node takes the joined region and the left one goes, at the end.
 		nd = rn
 		if left != none {
-			nd.lo = nodes[left].lo
+			nd.lo = nodes[int(left)&m].lo
 		} else {
 			nd.lo = lo
 		}
 	case left != none:
 		// The left region grows up to hi. Its tail moves; if that changes
 		// its bucket, the re-chaining waits for the end.
-		h, nd = left, &nodes[left]
+		h, nd = left, &nodes[int(left)&m]
 		nd.hi = hi
 		left = none
 		if (lo-1)>>bucketShift != (hi-1)>>bucketShift {
-			left = -2
+			left = moved
 		}
 	default:
 		// A new region: a retired slot, linked into its class and chained
 		// under the bucket of hi-1. The retired list is never empty when
 		// Free starts; it is refilled at the end.
 		h = a.retired
-		nd = &nodes[h]
+		nd = &nodes[int(h)&m]
 		a.retired = nd.next
 		a.nfree++
 		nd.lo, nd.hi = lo, hi
 		s := classShift(hi - lo)
 		c := int(s<<classBits) + int((hi-lo)>>s)
-		nd.class = int32(c)
-		hp := &a.heads[c&(classSlots-1)]
-		switch first := *hp; {
-		case first == none:
-			nd.prev, nd.next = none, none
-			*hp = h
+		nd.class = uint32(c)
+		p := uint32(c)
+		first := nodes[c&m].next
+		if first == p {
 			a.classes.add(c)
-		case a.sorted && nodes[first].lo < lo:
-			f := &nodes[first]
-			second := f.next
-			nd.prev, nd.next = first, second
-			f.next = h
-			if second != none {
-				nodes[second].prev = h
-			}
-		default:
-			nd.prev, nd.next = none, first
-			nodes[first].prev = h
-			*hp = h
+		} else if a.sorted && nodes[int(first)&m].lo < lo {
+			p = first
 		}
+		q := nodes[int(p)&m].next
+		nd.prev, nd.next = p, q
+		nodes[int(p)&m].next = h
+		nodes[int(q)&m].prev = h
 		// Chain it before the first region of the bucket ending after
 		// it: usually the bucket is empty and the walk takes no step.
 		w = (hi - 1) >> bucketShift
-		p := &chains[w]
-		first := *p
-		for *p != none && nodes[*p].hi < hi {
-			p = &nodes[*p].chain
-		}
-		nd.chain = *p
-		*p = h
-		if first == none {
+		pc := &chains[w]
+		if *pc == none {
 			s0 := a.tails.level[0]
 			old := s0[w>>6]
 			s0[w>>6] = old | 1<<(uint64(w)&63)
 			if old == 0 {
 				a.tails.setAbove(w >> 6)
 			}
+		} else {
+			for *pc != none && nodes[int(*pc)&m].hi < hi {
+				pc = &nodes[int(*pc)&m].chain
+			}
 		}
+		nd.chain = *pc
+		*pc = h
 		if a.retired == none {
 			a.newSlot()
 		}
@@ -168,43 +165,28 @@ func (a *Arena) Free(off, size int64) error {
 	if c := int(s<<classBits) + int(n>>s); c != int(nd.class) {
 		// Move nd to the list of class c.
 		prev, next := nd.prev, nd.next
-		if prev != none {
-			nodes[prev].next = next
-		} else {
-			oc := int(nd.class)
-			a.heads[oc&(classSlots-1)] = next
-			if next == none {
-				a.classes.remove(oc)
-			}
+		nodes[int(prev)&m].next = next
+		nodes[int(next)&m].prev = prev
+		if prev == next {
+			a.classes.remove(int(nd.class))
 		}
-		if next != none {
-			nodes[next].prev = prev
-		}
-		nd.class = int32(c)
-		hp := &a.heads[c&(classSlots-1)]
-		switch first := *hp; {
-		case first == none:
-			nd.prev, nd.next = none, none
-			*hp = h
+		nd.class = uint32(c)
+		p := uint32(c)
+		first := nodes[c&m].next
+		if first == p {
 			a.classes.add(c)
-		case a.sorted && nodes[first].lo < nd.lo:
-			f := &nodes[first]
-			second := f.next
-			nd.prev, nd.next = first, second
-			f.next = h
-			if second != none {
-				nodes[second].prev = h
-			}
-		default:
-			nd.prev, nd.next = none, first
-			nodes[first].prev = h
-			*hp = h
+		} else if a.sorted && nodes[int(first)&m].lo < nd.lo {
+			p = first
 		}
+		q := nodes[int(p)&m].next
+		nd.prev, nd.next = p, q
+		nodes[int(p)&m].next = h
+		nodes[int(q)&m].prev = h
 	}
 	switch {
-	case left >= 0:
+	case left > moved:
 		a.remove(left)
-	case left == -2:
+	case left == moved:
 		a.tailClear(h, lo-1)
 		a.tailSet(h, hi-1)
 	}

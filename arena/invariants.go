@@ -27,10 +27,13 @@ func corrupt(format string, args ...any) error {
 //     [0, Capacity), disjoint and fully coalesced (no two touch), so
 //     in-use + free = capacity;
 //   - every live node is in exactly one class list, the list of
-//     classOf(its size), with consistent prev/next links, and the class
-//     bitmap marks exactly the non-empty lists;
-//   - every node slot is either live or on the retired list, never both,
-//     and the retired list is not empty (Free takes its slot from there).
+//     classOf(its size), circular through the class's head with consistent
+//     prev/next links, and the class bitmap marks exactly the non-empty
+//     lists; the heads are those of the classes up to that of the capacity
+//     (all classes when unbounded) and unchanged but for their links;
+//   - the node slice has a power-of-two length, and every used slot is a
+//     class head, a live node or on the retired list, exactly one of them;
+//     the retired list is not empty (Free takes its slot from there).
 //
 // It costs O(capacity/64 + nodes) and allocates; it is for tests.
 func (a *Arena) CheckInvariants() error {
@@ -63,7 +66,7 @@ func (a *Arena) CheckInvariants() error {
 	if int64(len(a.chains)) != a.tails.size() {
 		return corrupt("%d chains for %d buckets", len(a.chains), a.tails.size())
 	}
-	var live []int32
+	var live []uint32
 	for w, h := range a.chains {
 		prevEnd := int64(-1)
 		bit := a.tails.level[0][w>>6]&(1<<(uint(w)&63)) != 0
@@ -71,7 +74,7 @@ func (a *Arena) CheckInvariants() error {
 			return corrupt("bucket %d: bit %v, chain head %d", w, bit, h)
 		}
 		for k := 0; h != none; h, k = a.nodes[h].chain, k+1 {
-			if h < 0 || int(h) >= nn {
+			if h < a.nheads || int(h) >= int(a.fresh) {
 				return corrupt("bucket %d: handle %d out of range", w, h)
 			}
 			if k >= 1<<bucketShift {
@@ -81,7 +84,7 @@ func (a *Arena) CheckInvariants() error {
 			switch {
 			case seen[h]&seenChain != 0:
 				return corrupt("node %d chained twice", h)
-			case n.class == none:
+			case n.class == 0:
 				return corrupt("bucket %d chains retired node %d", w, h)
 			case (n.hi-1)>>bucketShift != int64(w):
 				return corrupt("node %d ending at %d chained in bucket %d", h, n.hi, w)
@@ -99,7 +102,7 @@ func (a *Arena) CheckInvariants() error {
 
 	// Free regions in address order: non-empty, inside the capacity,
 	// disjoint and fully coalesced.
-	slices.SortFunc(live, func(x, y int32) int { return cmp.Compare(a.nodes[x].lo, a.nodes[y].lo) })
+	slices.SortFunc(live, func(x, y uint32) int { return cmp.Compare(a.nodes[x].lo, a.nodes[y].lo) })
 	var freeG, prevHi int64 = 0, -1
 	for _, h := range live {
 		n := a.nodes[h]
@@ -116,17 +119,40 @@ func (a *Arena) CheckInvariants() error {
 		return corrupt("free %d + in use %d != capacity %d granules", freeG, a.inUseG, a.capG)
 	}
 
-	// Class lists.
-	count := 0
-	for c := 0; c < numClasses; c++ {
-		h := a.heads[c]
-		word := a.classes.word[c>>6]&(1<<(uint(c)&63)) != 0
-		if word != (h != none) {
-			return corrupt("class %d: bitmap %v, head %d", c, word, h)
+	// Class lists: circular through their heads, the bitmap marking
+	// exactly the non-empty ones.
+	fresh := int(a.fresh)
+	if nn == 0 || nn&(nn-1) != 0 || fresh > nn || int(a.nheads) >= fresh {
+		return corrupt("%d node slots (not a power of two), %d heads, first unused slot %d", nn, a.nheads, fresh)
+	}
+	if want := uint32(numClasses); !a.unbounded {
+		if want = uint32(classOf(max(a.capG, 1))) + 1; a.nheads != want {
+			return corrupt("%d class heads, want %d", a.nheads, want)
 		}
-		prev := int32(none)
-		for ; h != none; h = a.nodes[h].next {
-			if h < 0 || int(h) >= nn {
+	} else if a.nheads != want {
+		return corrupt("%d class heads, want %d", a.nheads, want)
+	}
+	count := 0
+	for c := 0; c < int(a.nheads); c++ {
+		head := a.nodes[c]
+		if head.lo != headLo || head.hi != headLo || head.class != uint32(c) {
+			return corrupt("class head %d altered: %+v", c, head)
+		}
+		empty := head.next == uint32(c)
+		if c == 0 {
+			if !empty || head.prev != 0 {
+				return corrupt("class 0 holds no size but lists nodes")
+			}
+			continue
+		}
+		word := a.classes.word[c>>6]&(1<<(uint(c)&63)) != 0
+		if word == empty {
+			return corrupt("class %d: bitmap %v, empty %v", c, word, empty)
+		}
+		prev := uint32(c)
+		h := head.next
+		for ; h != uint32(c); h = a.nodes[h].next {
+			if h < a.nheads || int(h) >= fresh {
 				return corrupt("class %d: handle %d out of range", c, h)
 			}
 			n := a.nodes[h]
@@ -144,6 +170,14 @@ func (a *Arena) CheckInvariants() error {
 			prev = h
 			count++
 		}
+		if head.prev != prev {
+			return corrupt("class %d: head's prev %d, last node %d", c, head.prev, prev)
+		}
+	}
+	for c := int(a.nheads); c < classSlots; c++ {
+		if a.classes.word[c>>6]&(1<<(uint(c)&63)) != 0 {
+			return corrupt("class %d has no head but is marked non-empty", c)
+		}
 	}
 	for w := 0; w < classWords; w++ {
 		if (a.classes.top&(1<<uint(w)) != 0) != (a.classes.word[w] != 0) {
@@ -158,23 +192,21 @@ func (a *Arena) CheckInvariants() error {
 			return corrupt("class word %d past the last class is not empty", w)
 		}
 	}
-	for c := numClasses; c < classSlots; c++ {
-		if a.heads[c] != none {
-			return corrupt("class slot %d past the last class has head %d", c, a.heads[c])
-		}
+	if a.classes.word[0]&1 != 0 {
+		return corrupt("class 0 marked non-empty")
 	}
 	if count != a.nfree {
 		return corrupt("%d nodes in class lists, %d free regions", count, a.nfree)
 	}
 
-	count = len(live)
+	count = len(live) + int(a.nheads)
 	// Retired slots: at least one, so that Free never has to grow the
 	// node slice.
 	if a.retired == none {
 		return corrupt("no retired slot")
 	}
 	for h := a.retired; h != none; h = a.nodes[h].next {
-		if h < 0 || int(h) >= nn {
+		if h < a.nheads || int(h) >= fresh {
 			return corrupt("retired handle %d out of range", h)
 		}
 		if seen[h]&seenRetired != 0 {
@@ -183,14 +215,14 @@ func (a *Arena) CheckInvariants() error {
 		if seen[h] != 0 {
 			return corrupt("node %d both retired and live", h)
 		}
-		if a.nodes[h].class != none {
+		if a.nodes[h].class != 0 {
 			return corrupt("retired node %d has class %d", h, a.nodes[h].class)
 		}
 		seen[h] |= seenRetired
 		count++
 	}
-	if count != nn {
-		return corrupt("%d slots live or retired out of %d", count, nn)
+	if count != fresh {
+		return corrupt("%d slots heads, live or retired out of %d used", count, fresh)
 	}
 	return nil
 }

@@ -1,40 +1,51 @@
 package arena
 
-// none is the null handle of node lists and chains.
-const none = -1
+import "math/bits"
 
-// node is one maximal free region [lo, hi), in granules. A live node sits in
-// exactly one class list (prev, next) and in the chain of the bucket holding
-// its last granule hi-1 (chain). A retired slot sits in the retired list
-// through next, with class == none.
+// Handles. A node is addressed by a uint32 handle into Arena.nodes. The
+// first nheads slots are the list heads of the size classes that can occur
+// (those up to the class of the whole arena; all of them when unbounded):
+// slot c is the head of class c's circular list. Class 0 holds no size, so
+// slot 0 is never in a list and doubles as none, the null handle of tail
+// chains and of the retired list. Free regions and retired slots take the
+// handles from nheads up; slots from fresh on have never been used.
+//
+// The slice length is a power of two, so that handle&(len-1) is an index
+// the compiler can see is in bounds and, for every valid handle, the
+// handle itself: the hot paths index with nodes[int(h)&m], m = len-1,
+// instead of a checked nodes[h].
+const none = 0
+
+// node is one maximal free region [lo, hi), in granules, a class head, or
+// a retired slot. A live node sits in exactly one class list (prev, next)
+// and in the chain of the bucket holding its last granule hi-1 (chain). A
+// retired slot sits in the retired list through next, with class 0. A
+// class head c has class c, lo = hi = headLo, and prev, next linking the
+// list's first and last nodes (itself when the list is empty).
 type node struct {
 	lo, hi     int64
-	prev, next int32 // class list neighbours, or the next retired slot
-	chain      int32 // next node whose last granule lies in the same bucket
-	class      int32 // classOf(hi-lo) while live; none while retired
+	prev, next uint32 // class list neighbours, or the next retired slot
+	chain      uint32 // next node whose last granule lies in the same bucket
+	class      uint32 // classOf(hi-lo) while live; 0 while retired
 }
 
-// The operations below keep four structures in step: the node slots, the
-// class lists with their bitmap, the tail bitmap and the tail chains. They
-// are written out in full rather than composed from smaller helpers: Alloc
-// and Free run one or two of them per call, and a Go call costs as much as
-// the list surgery inside it.
+// headLo is the lo of a class head: above every region, so that FitLean's
+// "does the first region lie lower" is false for an empty list.
+const headLo = 1<<63 - 1
 
-// unlinkNode takes n (handle h) out of its class list.
+// The operations below keep four structures in step: the node slots, the
+// class lists with their bitmap, the tail bitmap and the tail chains.
+// Alloc and Free have their common cases written out in full; these
+// helpers serve the rarer paths (AllocAt, growth, a join of two regions).
+
+// unlinkNode takes n out of its class list.
 func (a *Arena) unlinkNode(n *node) {
 	nodes := a.nodes
 	prev, next := n.prev, n.next
-	if prev != none {
-		nodes[prev].next = next
-	} else {
-		c := int(n.class)
-		a.heads[c&(classSlots-1)] = next
-		if next == none {
-			a.classes.remove(c)
-		}
-	}
-	if next != none {
-		nodes[next].prev = prev
+	nodes[prev].next = next
+	nodes[next].prev = prev
+	if prev == next {
+		a.classes.remove(int(n.class))
 	}
 }
 
@@ -42,79 +53,36 @@ func (a *Arena) unlinkNode(n *node) {
 // at the front. FitLean puts it second when the front region lies lower,
 // so the first region of a list tends to be the lowest-addressed one and
 // low addresses are reused first.
-func (a *Arena) linkNode(h int32, n *node, c int) {
+func (a *Arena) linkNode(h uint32, n *node, c int) {
 	nodes := a.nodes
-	n.class = int32(c)
-	first := a.heads[c&(classSlots-1)]
-	switch {
-	case first == none:
-		n.prev, n.next = none, none
-		a.heads[c&(classSlots-1)] = h
+	n.class = uint32(c)
+	p := uint32(c)
+	first := nodes[p].next
+	if first == p {
 		a.classes.add(c)
-	case a.sorted && nodes[first].lo < n.lo:
-		f := &nodes[first]
-		second := f.next
-		n.prev, n.next = first, second
-		f.next = h
-		if second != none {
-			nodes[second].prev = h
-		}
-	default:
-		n.prev, n.next = none, first
-		nodes[first].prev = h
-		a.heads[c&(classSlots-1)] = h
+	} else if a.sorted && nodes[first].lo < n.lo {
+		p = first
 	}
+	q := nodes[p].next
+	n.prev, n.next = p, q
+	nodes[p].next = h
+	nodes[q].prev = h
 }
 
 // relink moves node h from its class list to that of class c.
-func (a *Arena) relink(h int32, c int) { a.relinkNode(h, &a.nodes[h], c) }
-
-// relinkNode moves node n (handle h) from its class list to that of class c.
-func (a *Arena) relinkNode(h int32, n *node, c int) {
-	nodes := a.nodes
-	// Unlink.
-	prev, next := n.prev, n.next
-	if prev != none {
-		nodes[prev].next = next
-	} else {
-		oc := int(n.class)
-		a.heads[oc&(classSlots-1)] = next
-		if next == none {
-			a.classes.remove(oc)
-		}
-	}
-	if next != none {
-		nodes[next].prev = prev
-	}
-	// Link.
-	n.class = int32(c)
-	first := a.heads[c&(classSlots-1)]
-	switch {
-	case first == none:
-		n.prev, n.next = none, none
-		a.heads[c&(classSlots-1)] = h
-		a.classes.add(c)
-	case a.sorted && nodes[first].lo < n.lo:
-		f := &nodes[first]
-		second := f.next
-		n.prev, n.next = first, second
-		f.next = h
-		if second != none {
-			nodes[second].prev = h
-		}
-	default:
-		n.prev, n.next = none, first
-		nodes[first].prev = h
-		a.heads[c&(classSlots-1)] = h
-	}
+func (a *Arena) relink(h uint32, c int) {
+	n := &a.nodes[h]
+	a.unlinkNode(n)
+	a.linkNode(h, n, c)
 }
 
 // tailSet chains node h, whose end is already set, under the bucket of its
 // last granule g, in end order.
-func (a *Arena) tailSet(h int32, g int64) {
+func (a *Arena) tailSet(h uint32, g int64) {
 	w := g >> bucketShift
-	first := a.chains[w]
-	if first == none {
+	nodes := a.nodes
+	p := &a.chains[w]
+	if *p == none {
 		// Mark the bucket; the summaries above change only when its
 		// level-0 word was empty.
 		s0 := a.tails.level[0]
@@ -126,9 +94,7 @@ func (a *Arena) tailSet(h int32, g int64) {
 	}
 	// Chains are ordered by end: the node goes before the first that ends
 	// after it.
-	nodes := a.nodes
 	hi := nodes[h].hi
-	p := &a.chains[w]
 	for *p != none && nodes[*p].hi < hi {
 		p = &nodes[*p].chain
 	}
@@ -137,13 +103,13 @@ func (a *Arena) tailSet(h int32, g int64) {
 }
 
 // tailClear unchains node h from the bucket of its last granule g.
-func (a *Arena) tailClear(h int32, g int64) {
+func (a *Arena) tailClear(h uint32, g int64) {
 	w := g >> bucketShift
 	nodes := a.nodes
 	next := nodes[h].chain
-	p := a.chains[w]
-	if p == h {
-		a.chains[w] = next
+	p := &a.chains[w]
+	if *p == h {
+		*p = next
 		if next == none {
 			s0 := a.tails.level[0]
 			v := s0[w>>6] &^ (1 << (uint64(w) & 63))
@@ -154,25 +120,13 @@ func (a *Arena) tailClear(h int32, g int64) {
 		}
 		return
 	}
-	a.unchainAfter(p, h)
-}
-
-// unchainAfter unchains node h from a chain where it follows node p.
-func (a *Arena) unchainAfter(p, h int32) {
-	nodes := a.nodes
-	next := nodes[h].chain
-	for {
-		q := nodes[p].chain
-		if q == h {
-			nodes[p].chain = next
-			return
-		}
-		p = q
+	for p = &nodes[*p].chain; *p != h; p = &nodes[*p].chain {
 	}
+	*p = next
 }
 
 // tailNode returns the node whose region ends at granule end, or none.
-func (a *Arena) tailNode(end int64) int32 {
+func (a *Arena) tailNode(end int64) uint32 {
 	nodes := a.nodes
 	h := a.chains[(end-1)>>bucketShift]
 	for h != none && nodes[h].hi != end {
@@ -184,7 +138,7 @@ func (a *Arena) tailNode(end int64) int32 {
 // after returns the free region with the lowest end above g: the first
 // free region in address order that ends after granule g (its last granule
 // is g or later), or none.
-func (a *Arena) after(g int64) int32 {
+func (a *Arena) after(g int64) uint32 {
 	nodes := a.nodes
 	w := g >> bucketShift
 	for h := a.chains[w]; h != none; h = nodes[h].chain {
@@ -199,7 +153,7 @@ func (a *Arena) after(g int64) int32 {
 }
 
 // moveTail re-chains node h, whose last granule moved from old to g.
-func (a *Arena) moveTail(h int32, old, g int64) {
+func (a *Arena) moveTail(h uint32, old, g int64) {
 	if old>>bucketShift != g>>bucketShift {
 		a.tailClear(h, old)
 		a.tailSet(h, g)
@@ -211,9 +165,6 @@ func (a *Arena) moveTail(h int32, old, g int64) {
 // as Free expects.
 func (a *Arena) insert(lo, hi int64) {
 	h := a.retired
-	if h == none {
-		h = a.newSlot()
-	}
 	n := &a.nodes[h]
 	a.retired = n.next
 	a.nfree++
@@ -225,22 +176,26 @@ func (a *Arena) insert(lo, hi int64) {
 	}
 }
 
-// newSlot appends a retired slot and returns its handle: the head of the
-// retired list, which was empty.
-func (a *Arena) newSlot() int32 {
-	h := int32(len(a.nodes))
-	a.nodes = append(a.nodes, node{class: none, next: none})
-	a.retired = h
-	return h
+// newSlot retires the first never-used slot, doubling the node slice when
+// there is none: the retired list, which was empty, holds one slot after.
+func (a *Arena) newSlot() {
+	if int(a.fresh) == len(a.nodes) {
+		nodes := make([]node, 2*len(a.nodes))
+		copy(nodes, a.nodes)
+		a.nodes = nodes
+	}
+	a.nodes[a.fresh] = node{}
+	a.retired = a.fresh
+	a.fresh++
 }
 
 // remove deletes free region h entirely: out of its list and chain, slot
 // retired.
-func (a *Arena) remove(h int32) {
+func (a *Arena) remove(h uint32) {
 	n := &a.nodes[h]
 	a.unlinkNode(n)
 	a.tailClear(h, n.hi-1)
-	n.class = none
+	n.class = 0
 	n.next = a.retired
 	a.retired = h
 	a.nfree--
@@ -256,14 +211,12 @@ func (a *Arena) resizeChains(keep bool) {
 		old = len(a.chains)
 	}
 	if cap(a.chains) < n {
-		c := make([]int32, n)
+		c := make([]uint32, n)
 		copy(c, a.chains[:old])
 		a.chains = c
 	} else {
 		a.chains = a.chains[:n]
-	}
-	for i := old; i < n; i++ {
-		a.chains[i] = none
+		clear(a.chains[old:])
 	}
 }
 
@@ -272,17 +225,23 @@ func (a *Arena) init() {
 	a.capG = a.initCap
 	a.capB = a.capG << a.shift
 	a.inUseG, a.peakG, a.highG, a.nfree = 0, 0, 0, 0
-	a.nodes = a.nodes[:0]
-	a.retired = none
-	for i := range a.heads {
-		a.heads[i] = none
+	if a.unbounded {
+		a.nheads = numClasses
+	} else {
+		a.nheads = uint32(classOf(a.capG)) + 1
 	}
+	if n := 2 * int(a.nheads); len(a.nodes) < n {
+		a.nodes = make([]node, 1<<bits.Len(uint(n-1)))
+	}
+	for c := range a.nheads {
+		a.nodes[c] = node{lo: headLo, hi: headLo, prev: c, next: c, class: c}
+	}
+	a.fresh = a.nheads
+	a.newSlot()
 	a.classes = classSet{}
 	a.tails.reset((a.capG + 1<<bucketShift - 1) >> bucketShift)
 	a.resizeChains(false)
 	if a.capG > 0 {
 		a.insert(0, a.capG)
-	} else {
-		a.newSlot()
 	}
 }
