@@ -2,7 +2,6 @@ package plan
 
 import (
 	"slices"
-	"sort"
 )
 
 // rel is a forbidden half-open interval [lo, hi) of relative offsets
@@ -62,7 +61,11 @@ func compile(p *Problem) *compiled {
 	c.size = make([]int64, n)
 	c.pieces = make([][]Piece, n)
 	g := c.align
-	var times []Time
+	nTimes := 0
+	for i := range p.Items {
+		nTimes += 2 * len(p.Items[i].Pieces)
+	}
+	times := make([]Time, 0, nTimes)
 	for i, it := range p.Items {
 		c.size[i] = it.Size
 		g = gcd(g, it.Size)
@@ -83,15 +86,44 @@ func compile(p *Problem) *compiled {
 
 	c.spans = make([][]span, n)
 	c.extent = make([][2]int32, n)
-	c.secItems = make([][]int32, c.nsec)
+	var sc spanScratch
+	all := make([]span, 0, n)
+	at := make([]int, n+1)
 	for i := range n {
-		c.spans[i] = itemSpans(c.pieces[i], sec)
-		if sp := c.spans[i]; len(sp) > 0 {
-			c.extent[i] = [2]int32{sp[0].s0, sp[len(sp)-1].s1}
-			for _, s := range sp {
-				for k := s.s0; k < s.s1; k++ {
-					c.secItems[k] = append(c.secItems[k], int32(i))
-				}
+		at[i] = len(all)
+		all = sc.appendSpans(all, c.pieces[i], sec)
+	}
+	at[n] = len(all)
+	count := make([]int32, c.nsec+1)
+	for i := range n {
+		sp := all[at[i]:at[i+1]:at[i+1]]
+		if len(sp) == 0 {
+			continue
+		}
+		c.spans[i] = sp
+		c.extent[i] = [2]int32{sp[0].s0, sp[len(sp)-1].s1}
+		for _, s := range sp {
+			for k := s.s0; k < s.s1; k++ {
+				count[k]++
+			}
+		}
+	}
+	// secItems: one array, carved per section.
+	total := int32(0)
+	for k := range c.nsec {
+		total += count[k]
+	}
+	items := make([]int32, total)
+	c.secItems = make([][]int32, c.nsec)
+	pos := int32(0)
+	for k := range c.nsec {
+		c.secItems[k] = items[pos:pos:pos+count[k]]
+		pos += count[k]
+	}
+	for i := range n {
+		for _, s := range c.spans[i] {
+			for k := s.s0; k < s.s1; k++ {
+				c.secItems[k] = append(c.secItems[k], int32(i))
 			}
 		}
 	}
@@ -104,7 +136,7 @@ func compile(p *Problem) *compiled {
 // live there; consecutive slices with equal unions merge into one window.
 func normalizePieces(in []Piece) []Piece {
 	if len(in) <= 1 {
-		return slices.Clone(in)
+		return in[:len(in):len(in)] // read only: shared with the problem
 	}
 	var bounds []Time
 	for _, pc := range in {
@@ -171,28 +203,45 @@ func cmp64(a, b int64) int {
 	return 0
 }
 
-// itemSpans turns normalized pieces into per-section live bytes.
-func itemSpans(pieces []Piece, sec func(Time) int32) []span {
-	if len(pieces) == 0 {
-		return nil
+// spanScratch is scratch space for appendSpans.
+type spanScratch struct {
+	bounds []int32
+	rs     [][2]int64
+}
+
+// appendSpans appends the per-section live bytes of an item's normalized
+// pieces to out.
+func (sc *spanScratch) appendSpans(out []span, pieces []Piece, sec func(Time) int32) []span {
+	switch len(pieces) {
+	case 0:
+		return out
+	case 1:
+		pc := pieces[0]
+		var run0 int64
+		if pc.Lo == 0 {
+			run0 = pc.Hi
+		}
+		return append(out, span{s0: sec(pc.Start), s1: sec(pc.End), bytes: pc.Hi - pc.Lo, run0: run0})
 	}
-	var bounds []int32
+	bounds := sc.bounds[:0]
 	for _, pc := range pieces {
 		bounds = append(bounds, sec(pc.Start), sec(pc.End))
 	}
 	slices.Sort(bounds)
 	bounds = slices.Compact(bounds)
-	var out []span
+	sc.bounds = bounds
+	first := len(out)
 	for k := 0; k+1 < len(bounds); k++ {
 		s0, s1 := bounds[k], bounds[k+1]
 		var bytes, run0 int64
-		var rs [][2]int64
+		rs := sc.rs[:0]
 		for _, pc := range pieces {
 			if sec(pc.Start) <= s0 && s1 <= sec(pc.End) {
 				bytes += pc.Hi - pc.Lo
 				rs = append(rs, [2]int64{pc.Lo, pc.Hi})
 			}
 		}
+		sc.rs = rs
 		if bytes == 0 {
 			continue
 		}
@@ -200,13 +249,19 @@ func itemSpans(pieces []Piece, sec func(Time) int32) []span {
 		if rs[0][0] == 0 {
 			run0 = rs[0][1]
 		}
-		if m := len(out); m > 0 && out[m-1].s1 == s0 && out[m-1].bytes == bytes && out[m-1].run0 == run0 {
+		if m := len(out); m > first && out[m-1].s1 == s0 && out[m-1].bytes == bytes && out[m-1].run0 == run0 {
 			out[m-1].s1 = s1
 			continue
 		}
 		out = append(out, span{s0: s0, s1: s1, bytes: bytes, run0: run0})
 	}
 	return out
+}
+
+// itemSpans turns normalized pieces into per-section live bytes.
+func itemSpans(pieces []Piece, sec func(Time) int32) []span {
+	var sc spanScratch
+	return sc.appendSpans(nil, pieces, sec)
 }
 
 // buildEdges finds every conflicting pair of items and the relative offsets
@@ -217,7 +272,7 @@ func (c *compiled) buildEdges(p *Problem) {
 		i, j int32 // i < j
 		r    rel   // forbidden x_j - x_i
 	}
-	var all []pairRel
+	all := make([]pairRel, 0, 4*n+len(p.Concurrent))
 	add := func(i, j int, a, b Piece) {
 		// Pieces a of i and b of j share a byte iff
 		// x_j + b.Lo < x_i + a.Hi and x_i + a.Lo < x_j + b.Hi, that is
@@ -236,7 +291,7 @@ func (c *compiled) buildEdges(p *Problem) {
 			order = append(order, i)
 		}
 	}
-	sort.Slice(order, func(a, b int) bool { return c.extent[order[a]][0] < c.extent[order[b]][0] })
+	slices.SortStableFunc(order, func(a, b int) int { return int(c.extent[a][0] - c.extent[b][0]) })
 	var active []int
 	for _, i := range order {
 		keep := active[:0]
@@ -280,13 +335,31 @@ func (c *compiled) buildEdges(p *Problem) {
 		}
 		return cmp64(a.r.lo, b.r.lo)
 	})
+	// Degrees first, so that every item's edges and every edge's intervals
+	// are carved out of one array each.
+	deg := make([]int32, n)
+	pairs := 0
+	for g := 0; g < len(all); g++ {
+		if g == 0 || all[g].i != all[g-1].i || all[g].j != all[g-1].j {
+			deg[all[g].i]++
+			deg[all[g].j]++
+			pairs++
+		}
+	}
+	edges := make([]edge, 2*pairs)
+	at := int32(0)
+	for i := range n {
+		c.edges[i] = edges[at:at:at+deg[i]]
+		at += deg[i]
+	}
+	rels := make([]rel, 2*len(all))
 	for g := 0; g < len(all); {
 		i, j := all[g].i, all[g].j
 		h := g
 		for h < len(all) && all[h].i == i && all[h].j == j {
 			h++
 		}
-		rs := make([]rel, 0, h-g) // forbidden x_j - x_i, merged
+		rs := rels[:0:h-g] // forbidden x_j - x_i, merged
 		for _, pr := range all[g:h] {
 			if m := len(rs); m > 0 && pr.r.lo <= rs[m-1].hi {
 				rs[m-1].hi = max(rs[m-1].hi, pr.r.hi)
@@ -295,7 +368,8 @@ func (c *compiled) buildEdges(p *Problem) {
 			rs = append(rs, pr.r)
 		}
 		g = h
-		neg := make([]rel, len(rs)) // forbidden x_i - x_j
+		neg := rels[len(rs) : 2*len(rs) : 2*len(rs)] // forbidden x_i - x_j
+		rels = rels[2*len(rs):]
 		for m, r := range rs {
 			neg[len(rs)-1-m] = rel{-r.hi + 1, -r.lo + 1}
 		}

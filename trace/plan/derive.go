@@ -32,15 +32,15 @@ type derived struct {
 	shift  []int64 // per buffer: offset of its natural layout's first byte within its item
 }
 
-// segment is one elementary byte range of an item with its uses.
+// segment is one elementary byte range of an item with its uses. With
+// several engines, the first and last op using it on each engine are kept
+// in a flat array beside the segments (see derive).
 type segment struct {
 	lo, hi      int64
 	first, last int  // op indices, -1 when unused
 	readFirst   bool // the first op using it reads it
 	firstOwner  int  // buffer whose use came first
 	death       int  // op time the bytes are let go
-	firstOn     []int
-	lastOn      []int
 }
 
 // pieceInfo keeps, for one piece of a multi-engine problem, the first and
@@ -57,10 +57,10 @@ type itemUse struct {
 	set       *ranges.Set // shared: read only
 }
 
-// itemDeath is bytes of an item let go at one op time.
-type itemDeath struct {
-	death int
-	set   ranges.Set
+// deathRun is bytes [lo, hi) of an item let go at one op time.
+type deathRun struct {
+	death  int
+	lo, hi int64
 }
 
 // derive builds the placement problem of ip's program under its in-place
@@ -88,28 +88,30 @@ func derive(ip *inplacer) *derived {
 		}
 		return opsBefore[step]
 	}
-	// allocPoint[b] is the first op on b's engine submitted after its alloc step.
-	allocPoint := make([]int, len(p.Buffers))
-	for b := range p.Buffers {
-		allocPoint[b] = nOps
-		for k := opsBefore[p.Buffers[b].Step]; k < nOps; k++ {
-			if p.Ops[k].Engine == p.Buffers[b].Engine {
-				allocPoint[b] = k
-				break
-			}
-		}
-	}
+	allocPoint := allocPoints(p, opsBefore)
 	d := &derived{prob: &Problem{Align: p.Trace.Granule}, itemOf: make([]int, len(p.Buffers)),
 		shift: make([]int64, len(p.Buffers))}
+	roots := 0
 	for b := range d.itemOf {
 		d.itemOf[b] = -1
+		if !p.Buffers[b].External && ip.place[b].root == b {
+			roots++
+		}
 	}
-	var infos []pieceInfo
-	var used []itemUse
-	var dead []itemDeath
-	var bounds []int64
-	var segs []segment
-	var seen []*ranges.Set
+	d.prob.Items = make([]Item, 0, roots)
+	var (
+		infos   []pieceInfo
+		infoOn  []int // per piece of infos: first then last op on each engine
+		used    []itemUse
+		dead    []deathRun
+		bounds  []int64
+		scratch []int64
+		segs    []segment
+		on      []int // per segment: first then last op on each engine
+		seen    []*ranges.Set
+		pieces  []Piece // every item's pieces, one after another
+		pieceAt = make([]int, 0, roots+1)
+	)
 	for r := range p.Buffers {
 		if p.Buffers[r].External || ip.place[r].root != r {
 			continue
@@ -118,7 +120,8 @@ func derive(ip *inplacer) *derived {
 		size := p.Buffers[r].Size
 		used, dead, seen = used[:0], dead[:0], seen[:0]
 		bounds = append(bounds[:0], 0, size)
-		for _, m := range ip.members[r] {
+		var one [1]ranges.Range
+		for _, m := range ip.group(r) {
 			d.itemOf[m] = item
 			pl := ip.place[m]
 			d.shift[m] = pl.layout.Offset
@@ -127,25 +130,20 @@ func derive(ip *inplacer) *derived {
 				owner = r // the checker sees the bytes as the root's
 			}
 			for _, u := range ip.usesOf[m] {
-				use := p.Ops[u.op].Uses[u.use]
+				use := &p.Ops[u.op].Uses[u.use]
 				set := ip.rootFootprint(use.Ref)
 				used = append(used, itemUse{op: u.op, owner: owner, read: use.Access&trace.AccessRead != 0, set: set})
 				if !seenSet(seen, set) { // many uses cover the same bytes
 					seen = append(seen, set)
-					for _, run := range set.Runs() {
-						bounds = append(bounds, run.Lo, run.Hi)
-					}
+					bounds, scratch = mergeBounds(bounds, scratch, set.Runs())
 				}
 			}
 		}
 		dead = ip.deaths(r, dead, deathTime)
 		for _, x := range dead {
-			for _, run := range x.set.Runs() {
-				bounds = append(bounds, run.Lo, run.Hi)
-			}
+			one[0] = ranges.Range{Lo: x.lo, Hi: x.hi}
+			bounds, scratch = mergeBounds(bounds, scratch, one[:])
 		}
-		slices.Sort(bounds)
-		bounds = slices.Compact(bounds)
 		for len(bounds) > 0 && bounds[0] < 0 {
 			bounds = bounds[1:]
 		}
@@ -154,15 +152,13 @@ func derive(ip *inplacer) *derived {
 		}
 		segs = slices.Grow(segs[:0], len(bounds))
 		for i := 0; i+1 < len(bounds); i++ {
-			sg := segment{lo: bounds[i], hi: bounds[i+1], first: -1, last: -1, death: -1}
-			if nEng > 1 {
-				sg.firstOn = make([]int, nEng)
-				sg.lastOn = make([]int, nEng)
-				for e := range nEng {
-					sg.firstOn[e], sg.lastOn[e] = -1, -1
-				}
+			segs = append(segs, segment{lo: bounds[i], hi: bounds[i+1], first: -1, last: -1, death: -1})
+		}
+		if nEng > 1 {
+			on = slices.Grow(on[:0], 2*nEng*len(segs))[:2*nEng*len(segs)]
+			for i := range on {
+				on[i] = -1
 			}
-			segs = append(segs, sg)
 		}
 		for _, u := range used {
 			eng := p.Ops[u.op].Engine
@@ -180,26 +176,24 @@ func derive(ip *inplacer) *derived {
 					}
 					sg.last = max(sg.last, u.op)
 					if nEng > 1 {
-						if sg.firstOn[eng] < 0 || u.op < sg.firstOn[eng] {
-							sg.firstOn[eng] = u.op
+						f, l := &on[2*nEng*i+eng], &on[2*nEng*i+nEng+eng]
+						if *f < 0 || u.op < *f {
+							*f = u.op
 						}
-						sg.lastOn[eng] = max(sg.lastOn[eng], u.op)
+						*l = max(*l, u.op)
 					}
 				}
 			}
 		}
 		for _, x := range dead {
-			i := 0
-			for _, run := range x.set.Runs() {
-				for i < len(segs) && segs[i].lo < run.Lo {
-					i++
-				}
-				for ; i < len(segs) && segs[i].lo < run.Hi; i++ {
-					segs[i].death = max(segs[i].death, x.death)
-				}
+			i, _ := slices.BinarySearchFunc(segs, x.lo, func(sg segment, lo int64) int { return cmp64(sg.lo, lo) })
+			for ; i < len(segs) && segs[i].lo < x.hi; i++ {
+				segs[i].death = max(segs[i].death, x.death)
 			}
 		}
 		it := Item{Name: p.Buffers[r].Name, Size: size}
+		pieceAt = append(pieceAt, len(pieces))
+		first := len(pieces)
 		for i := range segs {
 			sg := &segs[i]
 			if sg.first < 0 {
@@ -211,31 +205,96 @@ func derive(ip *inplacer) *derived {
 				start = min(start, ap)
 				if nEng > 1 && ap < nOps {
 					e := p.Ops[ap].Engine
-					if sg.firstOn[e] < 0 || ap < sg.firstOn[e] {
-						sg.firstOn[e] = ap
+					if f := &on[2*nEng*i+e]; *f < 0 || ap < *f {
+						*f = ap
 					}
 				}
 			}
 			stop := max(sg.last+1, sg.death)
 			start, stop = at[start], at[stop]
-			if m := len(it.Pieces); m > 0 && nEng == 1 {
-				prev := &it.Pieces[m-1]
+			if m := len(pieces); m > first && nEng == 1 {
+				prev := &pieces[m-1]
 				if prev.Hi == sg.lo && prev.Start == start && prev.End == stop {
 					prev.Hi = sg.hi
 					continue
 				}
 			}
-			it.Pieces = append(it.Pieces, Piece{Lo: sg.lo, Hi: sg.hi, Start: start, End: stop})
+			pieces = append(pieces, Piece{Lo: sg.lo, Hi: sg.hi, Start: start, End: stop})
 			if nEng > 1 {
-				infos = append(infos, pieceInfo{item: item, piece: len(it.Pieces) - 1, firstOn: sg.firstOn, lastOn: sg.lastOn})
+				infos = append(infos, pieceInfo{item: item, piece: len(pieces) - 1 - first})
+				infoOn = append(infoOn, on[2*nEng*i:2*nEng*(i+1)]...)
 			}
 		}
 		d.prob.Items = append(d.prob.Items, it)
 	}
+	pieceAt = append(pieceAt, len(pieces))
+	for i := range d.prob.Items {
+		lo, hi := pieceAt[i], pieceAt[i+1]
+		if lo < hi {
+			d.prob.Items[i].Pieces = pieces[lo:hi:hi]
+		}
+	}
 	if nEng > 1 {
+		for i := range infos {
+			o := infoOn[2*nEng*i : 2*nEng*(i+1)]
+			infos[i].firstOn, infos[i].lastOn = o[:nEng:nEng], o[nEng:]
+		}
 		d.prob.Concurrent = concurrentPairs(d.prob, infos, hb)
 	}
 	return d
+}
+
+// mergeBounds merges the boundaries of the ascending, disjoint runs into
+// the ascending, duplicate-free bounds, using scratch; it returns the
+// merged bounds and the spare buffer.
+func mergeBounds(bounds, scratch []int64, runs []ranges.Range) ([]int64, []int64) {
+	out := scratch[:0]
+	push := func(x int64) {
+		if len(out) == 0 || out[len(out)-1] != x {
+			out = append(out, x)
+		}
+	}
+	i := 0
+	for _, r := range runs {
+		for _, x := range [2]int64{r.Lo, r.Hi} {
+			for i < len(bounds) && bounds[i] <= x {
+				push(bounds[i])
+				i++
+			}
+			push(x)
+		}
+	}
+	for ; i < len(bounds); i++ {
+		push(bounds[i])
+	}
+	return out, bounds
+}
+
+// allocPoints returns, per buffer, the allocation point: the first op on
+// its engine submitted after its alloc step (len(p.Ops) when none is).
+func allocPoints(p *trace.Program, opsBefore []int) []int {
+	nOps := len(p.Ops)
+	out := make([]int, len(p.Buffers))
+	if len(p.Trace.Engines) == 1 {
+		for b := range p.Buffers {
+			out[b] = opsBefore[p.Buffers[b].Step]
+		}
+		return out
+	}
+	// next[k*nEng+e]: the first op on engine e at or after op position k.
+	nEng := len(p.Trace.Engines)
+	next := make([]int, (nOps+1)*nEng)
+	for e := range nEng {
+		next[nOps*nEng+e] = nOps
+	}
+	for k := nOps - 1; k >= 0; k-- {
+		copy(next[k*nEng:(k+1)*nEng], next[(k+1)*nEng:(k+2)*nEng])
+		next[k*nEng+p.Ops[k].Engine] = k
+	}
+	for b := range p.Buffers {
+		out[b] = next[opsBefore[p.Buffers[b].Step]*nEng+p.Buffers[b].Engine]
+	}
+	return out
 }
 
 // seenSet reports whether seen holds set or a set with the same runs.
@@ -273,16 +332,20 @@ func opTimes(p *trace.Program) []int {
 }
 
 // deaths appends to out the bytes of root r's item by the op time that lets
-// them go, as the checker has it. A dense group's buffers keep
-// their own discards and releases (a byte several of them cover goes at the
-// latest). In a relaid group every member is a view of the root: its
-// discards are discards of the root, applied in step order, each taking
-// the bytes not taken before; the rest goes with the group's last release.
-func (ip *inplacer) deaths(r int, out []itemDeath, deathTime func(int) int) []itemDeath {
+// them go, as the checker has it. A dense group's buffers keep their own
+// discards and releases (a byte several of them cover goes at the latest).
+// In a relaid group every member is a view of the root: its discards are
+// discards of the root, applied in step order, each taking the bytes not
+// taken before; the rest goes with the group's last release.
+func (ip *inplacer) deaths(r int, out []deathRun, deathTime func(int) int) []deathRun {
 	p := ip.p
 	if !ip.relaid[r] {
-		for _, m := range ip.members[r] {
+		for _, m := range ip.group(r) {
 			sh := ip.place[m].layout.Offset
+			if len(p.Buffers[m].Discards) == 0 {
+				out = append(out, deathRun{deathTime(p.Buffers[m].Release), sh, sh + p.Buffers[m].Size})
+				continue
+			}
 			rest := ranges.FromRanges(ranges.Range{Lo: sh, Hi: sh + p.Buffers[m].Size})
 			for _, v := range p.Buffers[m].Discards {
 				set := ip.rootFootprint(trace.Ref{Buffer: m, View: v})
@@ -291,11 +354,9 @@ func (ip *inplacer) deaths(r int, out []itemDeath, deathTime func(int) int) []it
 					continue
 				}
 				rest.RemoveSet(&got)
-				out = append(out, itemDeath{death: deathTime(p.Views[v].Discard), set: got})
+				out = appendRuns(out, deathTime(p.Views[v].Discard), &got)
 			}
-			if !rest.IsEmpty() {
-				out = append(out, itemDeath{death: deathTime(p.Buffers[m].Release), set: rest})
-			}
+			out = appendRuns(out, deathTime(p.Buffers[m].Release), &rest)
 		}
 		return out
 	}
@@ -306,7 +367,7 @@ func (ip *inplacer) deaths(r int, out []itemDeath, deathTime func(int) int) []it
 	var ds []discard
 	final := -1
 	held := false
-	for _, m := range ip.members[r] {
+	for _, m := range ip.group(r) {
 		for _, v := range p.Buffers[m].Discards {
 			ds = append(ds, discard{p.Views[v].Discard, trace.Ref{Buffer: m, View: v}})
 		}
@@ -319,6 +380,9 @@ func (ip *inplacer) deaths(r int, out []itemDeath, deathTime func(int) int) []it
 	if held {
 		final = -1
 	}
+	if len(ds) == 0 {
+		return append(out, deathRun{deathTime(final), 0, p.Buffers[r].Size})
+	}
 	slices.SortFunc(ds, func(a, b discard) int { return a.step - b.step })
 	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: p.Buffers[r].Size})
 	for _, x := range ds {
@@ -327,10 +391,15 @@ func (ip *inplacer) deaths(r int, out []itemDeath, deathTime func(int) int) []it
 			continue
 		}
 		rest.RemoveSet(&got)
-		out = append(out, itemDeath{death: deathTime(x.step), set: got})
+		out = appendRuns(out, deathTime(x.step), &got)
 	}
-	if !rest.IsEmpty() {
-		out = append(out, itemDeath{death: deathTime(final), set: rest})
+	return appendRuns(out, deathTime(final), &rest)
+}
+
+// appendRuns appends each run of set as dying at death.
+func appendRuns(out []deathRun, death int, set *ranges.Set) []deathRun {
+	for _, run := range set.Runs() {
+		out = append(out, deathRun{death, run.Lo, run.Hi})
 	}
 	return out
 }

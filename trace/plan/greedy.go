@@ -41,7 +41,8 @@ var fitRuleNames = [numFitRules]string{"first-fit", "best-fit"}
 // greedy holds reusable scratch space for greedy runs over one problem.
 type greedy struct {
 	c       *compiled
-	keys    [numGreedyOrders][]int32 // item orders
+	keys    [numGreedyOrders][]int32 // item orders, sorted on first use
+	cmps    [numGreedyOrders]func(a, b int32) int
 	offsets []int64
 	placed  []bool
 	forb    []rel // scratch: absolute forbidden intervals
@@ -51,12 +52,13 @@ func newGreedy(c *compiled) *greedy {
 	g := &greedy{c: c, offsets: make([]int64, c.n), placed: make([]bool, c.n)}
 	n := c.n
 	size := c.size
-	life := make([]int64, n)
-	area := make([]int64, n)
-	start := make([]int64, n)
-	conflict := make([]int64, n)
-	total := make([]int64, n)
-	secTotal := make([]int64, c.nsec)
+	metrics := make([]int64, 5*n+c.nsec)
+	life := metrics[0:n:n]
+	area := metrics[n : 2*n : 2*n]
+	start := metrics[2*n : 3*n : 3*n]
+	conflict := metrics[3*n : 4*n : 4*n]
+	total := metrics[4*n : 5*n : 5*n]
+	secTotal := metrics[5*n:]
 	for i := range n {
 		for _, s := range c.spans[i] {
 			for k := s.s0; k < s.s1; k++ {
@@ -92,7 +94,7 @@ func newGreedy(c *compiled) *greedy {
 			return int(a - b)
 		}
 	}
-	cmps := [numGreedyOrders]func(a, b int32) int{
+	g.cmps = [numGreedyOrders]func(a, b int32) int{
 		bySize:     desc(size, life),
 		byArea:     desc(area, size),
 		byLifetime: desc(life, size),
@@ -105,15 +107,20 @@ func newGreedy(c *compiled) *greedy {
 			return desc(size, life)(a, b)
 		},
 	}
-	for o := range numGreedyOrders {
-		k := make([]int32, n)
+	return g
+}
+
+// order returns the items in greedy order o.
+func (g *greedy) order(o greedyOrder) []int32 {
+	if g.keys[o] == nil {
+		k := make([]int32, g.c.n)
 		for i := range k {
 			k[i] = int32(i)
 		}
-		slices.SortFunc(k, cmps[o])
+		slices.SortFunc(k, g.cmps[o])
 		g.keys[o] = k
 	}
-	return g
+	return g.keys[o]
 }
 
 // run places every item in the given order with the given rule and returns
@@ -122,7 +129,7 @@ func (g *greedy) run(order greedyOrder, rule fitRule) int64 {
 	c := g.c
 	clear(g.placed)
 	var height int64
-	for _, i := range g.keys[order] {
+	for _, i := range g.order(order) {
 		off := g.place(i, rule)
 		g.offsets[i] = off
 		g.placed[i] = true
@@ -197,22 +204,38 @@ func (g *greedy) CheckInvariants() error {
 
 // best runs every greedy variant and returns the lowest placement found,
 // its height, and the name of the variant that produced it.
-func (g *greedy) best() ([]int64, int64, string) {
-	var bestOff []int64
+func (g *greedy) best() ([]int64, int64, string) { return g.bestUntil(-1) }
+
+// bestUntil is best, stopping at the first variant whose height is at most
+// floor (a lower bound: nothing beats it).
+func (g *greedy) bestUntil(floor int64) ([]int64, int64, string) {
+	if g.c.n == 0 {
+		return []int64{}, 0, "empty"
+	}
+	bestOff := make([]int64, g.c.n)
 	bestH := int64(math.MaxInt64)
-	name := ""
+	bo, br := greedyOrder(0), fitRule(0)
 	for o := range numGreedyOrders {
 		for r := range numFitRules {
 			h := g.run(o, r)
 			if h < bestH {
-				bestH = h
-				bestOff = append(bestOff[:0], g.offsets...)
-				name = "greedy " + greedyOrderNames[o] + " " + fitRuleNames[r]
+				bestH, bo, br = h, o, r
+				copy(bestOff, g.offsets)
+			}
+			if bestH <= floor {
+				return bestOff, bestH, variantNames[bo][br]
 			}
 		}
 	}
-	if g.c.n == 0 {
-		return []int64{}, 0, "empty"
-	}
-	return bestOff, bestH, name
+	return bestOff, bestH, variantNames[bo][br]
 }
+
+// variantNames names each greedy variant, "greedy ORDER FIT".
+var variantNames = func() (out [numGreedyOrders][numFitRules]string) {
+	for o := range numGreedyOrders {
+		for r := range numFitRules {
+			out[o][r] = "greedy " + greedyOrderNames[o] + " " + fitRuleNames[r]
+		}
+	}
+	return out
+}()

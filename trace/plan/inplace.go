@@ -47,73 +47,138 @@ type inplacer struct {
 	p        *trace.Program
 	hb       func(a, b int) bool
 	relayout bool
-	usesOf   [][]opUse
+	usesOf   [][]opUse // per buffer, in op order (slices of one array)
+	viewsOf  [][]int   // per buffer, its views (slices of one array)
 	place    []placement
-	members  [][]int               // per root: the root and its members, in placement order
-	dense    []bool                // root has dense members
-	relaid   []bool                // root has relaid members
-	cache    []map[int]*ranges.Set // per buffer, per view (-1: whole): root footprints
+	members  [][]int // per root with members: the root and its members, in placement order
+	self     []int   // self[b] == b: group(b) of a buffer with no members
+	dense    []bool  // root has dense members
+	relaid   []bool  // root has relaid members
+	// Root footprints, cached per buffer (whole) and per view; a commit
+	// clears the entries of the buffer placed.
+	fpWhole []rootFP
+	fpView  []rootFP
 	// afterCommit, a test hook, runs after every in-place placement.
 	afterCommit func()
 }
 
 type opUse struct{ op, use int }
 
+// rootFP is a cached root footprint: set is exact unless the layout was too
+// irregular to list within trace.CoverBudget runs. For a ref of a relaid
+// buffer it keeps the ref's root layout too (nil: the ref is not
+// expressible in the root's coordinates).
+type rootFP struct {
+	set    ranges.Set
+	layout *strided.Layout
+	exact  bool
+	ok     bool
+}
+
 func newInplacer(p *trace.Program, hb func(a, b int) bool, allowRelayout bool) *inplacer {
 	n := len(p.Buffers)
-	ip := &inplacer{p: p, hb: hb, relayout: allowRelayout, usesOf: make([][]opUse, n),
-		place: make([]placement, n), members: make([][]int, n), dense: make([]bool, n),
-		relaid: make([]bool, n), cache: make([]map[int]*ranges.Set, n)}
+	ip := &inplacer{p: p, hb: hb, relayout: allowRelayout, usesOf: make([][]opUse, n), viewsOf: make([][]int, n),
+		place: make([]placement, n), members: make([][]int, n), self: make([]int, n), dense: make([]bool, n),
+		relaid: make([]bool, n), fpWhole: make([]rootFP, n), fpView: make([]rootFP, len(p.Views))}
+	// Count, then carve every buffer's list out of one array.
+	count := make([]int, n+1)
+	nUses := 0
+	for k := range p.Ops {
+		for _, use := range p.Ops[k].Uses {
+			count[use.Ref.Buffer]++
+			nUses++
+		}
+	}
+	all := make([]opUse, nUses)
+	at := 0
+	for b := range n {
+		ip.usesOf[b] = all[at : at : at+count[b]]
+		at += count[b]
+	}
 	for k := range p.Ops {
 		for u, use := range p.Ops[k].Uses {
 			b := use.Ref.Buffer
 			ip.usesOf[b] = append(ip.usesOf[b], opUse{k, u})
 		}
 	}
+	clear(count)
+	for v := range p.Views {
+		count[p.Views[v].Buffer]++
+	}
+	views := make([]int, len(p.Views))
+	at = 0
+	for b := range n {
+		ip.viewsOf[b] = views[at : at : at+count[b]]
+		at += count[b]
+	}
+	for v := range p.Views {
+		b := p.Views[v].Buffer
+		ip.viewsOf[b] = append(ip.viewsOf[b], v)
+	}
 	for b := range p.Buffers {
 		ip.place[b] = placement{root: b, layout: p.Buffers[b].Layout, op: -1}
-		ip.members[b] = []int{b}
+		ip.self[b] = b
 	}
 	return ip
+}
+
+// group returns root r's group: r and the buffers placed over it, in
+// placement order. The slice must not be modified.
+func (ip *inplacer) group(r int) []int {
+	if m := ip.members[r]; m != nil {
+		return m
+	}
+	return ip.self[r : r+1 : r+1]
 }
 
 // rootLayout returns the layout of r in its root's coordinates.
 func (ip *inplacer) rootLayout(r trace.Ref) (strided.Layout, bool) {
 	pl := ip.place[r.Buffer]
-	l := ip.p.Layout(r)
 	if !pl.relaid {
-		return shifted(l, pl.shift), true
+		return shifted(ip.p.Layout(r), pl.shift), true
 	}
-	return relayout(l, ip.p.Buffers[r.Buffer].Layout, pl.layout)
+	if e := ip.rootFP(r); e.layout != nil {
+		return *e.layout, true
+	}
+	return strided.Layout{}, false
 }
 
 // rootFootprint returns the bytes r covers in its root's coordinates (a
 // superset when the view is too irregular to list exactly). The set is
 // cached and shared: callers must not modify it.
 func (ip *inplacer) rootFootprint(r trace.Ref) *ranges.Set {
-	if s, ok := ip.cache[r.Buffer][r.View]; ok {
-		return s
+	return &ip.rootFP(r).set
+}
+
+func (ip *inplacer) rootFP(r trace.Ref) *rootFP {
+	e := &ip.fpWhole[r.Buffer]
+	if r.View >= 0 {
+		e = &ip.fpView[r.View]
 	}
+	if e.ok {
+		return e
+	}
+	*e = ip.computeFP(r)
+	return e
+}
+
+// computeFP computes r's root footprint afresh.
+func (ip *inplacer) computeFP(r trace.Ref) rootFP {
 	pl := ip.place[r.Buffer]
-	set := new(ranges.Set)
-	switch {
-	case !pl.relaid:
-		fp, _ := ip.p.Footprint(r)
-		*set = fp
+	if !pl.relaid {
+		fp, exact := ip.p.Footprint(r)
 		if pl.shift != 0 {
-			*set = fp.Clone()
-			_ = set.Translate(pl.shift)
+			fp = fp.Clone()
+			_ = fp.Translate(pl.shift)
 		}
-	default:
-		if l, ok := ip.rootLayout(r); ok {
-			*set, _, _ = l.Cover(trace.CoverBudget)
-		}
+		return rootFP{set: fp, exact: exact, ok: true}
 	}
-	if ip.cache[r.Buffer] == nil {
-		ip.cache[r.Buffer] = map[int]*ranges.Set{}
+	e := rootFP{ok: true}
+	if l, ok := relayout(ip.p.Layout(r), ip.p.Buffers[r.Buffer].Layout, pl.layout); ok {
+		e.layout = &l
+		e.set, e.exact, _ = l.Cover(trace.CoverBudget)
 	}
-	ip.cache[r.Buffer][r.View] = set
-	return set
+	return e
 }
 
 // decide walks the ops in order and places every buffer it can in place.
@@ -130,7 +195,7 @@ func (ip *inplacer) decide() {
 			b := w.Ref.Buffer
 			B := &p.Buffers[b]
 			if w.Access&trace.AccessWrite == 0 || w.Ref.View >= 0 || B.External ||
-				len(ip.members[b]) > 1 || ip.place[b].root != b || ip.usesOf[b][0].op != k {
+				len(ip.group(b)) > 1 || ip.place[b].root != b || ip.usesOf[b][0].op != k {
 				continue
 			}
 			for ri, rd := range op.Uses {
@@ -141,7 +206,7 @@ func (ip *inplacer) decide() {
 				if !ok {
 					continue
 				}
-				ip.commit(b, pl)
+				ip.commit(b, pl, fp)
 				taken = append(taken, fp)
 				takenRoot = append(takenRoot, pl.root)
 				break
@@ -164,8 +229,9 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 	if !ok || !sameShape(l, B.Layout) {
 		return placement{}, ranges.Set{}, false
 	}
-	fp, exact, err := l.Cover(trace.CoverBudget)
-	if err != nil || !exact || fp.IsEmpty() {
+	e := ip.rootFP(rd) // l's cover
+	fp := e.set
+	if !e.exact || fp.IsEmpty() {
 		return placement{}, ranges.Set{}, false
 	}
 	for i, t := range taken {
@@ -206,7 +272,7 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 // using them happens-before k, and k's own uses of them put element i where
 // the read view does.
 func (ip *inplacer) dying(k, r int, fp ranges.Set, em elementMap) bool {
-	for _, m := range ip.members[r] {
+	for _, m := range ip.group(r) {
 		for _, u := range ip.usesOf[m] {
 			ref := ip.p.Ops[u.op].Uses[u.use].Ref
 			set := ip.rootFootprint(ref)
@@ -236,6 +302,18 @@ func (ip *inplacer) dying(k, r int, fp ranges.Set, em elementMap) bool {
 func (ip *inplacer) releasedBefore(rd trace.Ref, b int) bool {
 	p := ip.p
 	A := &p.Buffers[rd.Buffer]
+	B := &p.Buffers[b]
+	if len(A.Discards) == 0 { // all of A's bytes go at its release
+		if A.Release < 0 {
+			return false
+		}
+		for _, v := range B.Discards {
+			if p.Views[v].Discard <= A.Release {
+				return false
+			}
+		}
+		return B.Release < 0 || A.Release < B.Release
+	}
 	fp, _ := p.Footprint(rd)
 	rest := fp.Clone()
 	latest := -1
@@ -252,7 +330,6 @@ func (ip *inplacer) releasedBefore(rd trace.Ref, b int) bool {
 		}
 		latest = max(latest, A.Release)
 	}
-	B := &p.Buffers[b]
 	for _, v := range B.Discards {
 		if p.Views[v].Discard <= latest {
 			return false
@@ -265,7 +342,7 @@ func (ip *inplacer) releasedBefore(rd trace.Ref, b int) bool {
 // root r's group overlapping fp: once b is a view of r, that discard would
 // take b's bytes.
 func (ip *inplacer) discardedLater(r int, fp ranges.Set, step int) bool {
-	for _, m := range ip.members[r] {
+	for _, m := range ip.group(r) {
 		for _, v := range ip.p.Buffers[m].Discards {
 			if ip.p.Views[v].Discard < step {
 				continue
@@ -283,7 +360,7 @@ func (ip *inplacer) discardedLater(r int, fp ranges.Set, step int) bool {
 // fp is held to the end: placed over them, b would destroy what the host
 // still holds. (A discard may let some of them go; that is not looked at.)
 func (ip *inplacer) heldOver(r int, fp ranges.Set) bool {
-	for _, m := range ip.members[r] {
+	for _, m := range ip.group(r) {
 		if ip.p.Buffers[m].Release >= 0 {
 			continue
 		}
@@ -315,10 +392,7 @@ func (ip *inplacer) usesTwice(k, b int) bool {
 func (ip *inplacer) viewsExpressible(b int, l strided.Layout) bool {
 	p := ip.p
 	nat := p.Buffers[b].Layout
-	for v := range p.Views {
-		if p.Views[v].Buffer != b {
-			continue
-		}
+	for _, v := range ip.viewsOf[b] {
 		if _, ok := relayout(p.Views[v].Layout, nat, l); !ok {
 			return false
 		}
@@ -326,16 +400,27 @@ func (ip *inplacer) viewsExpressible(b int, l strided.Layout) bool {
 	return true
 }
 
-// commit records b as a member of pl.root.
-func (ip *inplacer) commit(b int, pl placement) {
+// commit records b as a member of pl.root, over the root bytes fp.
+func (ip *inplacer) commit(b int, pl placement, fp ranges.Set) {
 	ip.place[b] = pl
+	if ip.members[pl.root] == nil {
+		ip.members[pl.root] = append(make([]int, 0, 4), pl.root)
+	}
 	ip.members[pl.root] = append(ip.members[pl.root], b)
 	if pl.relaid {
 		ip.relaid[pl.root] = true
 	} else {
 		ip.dense[pl.root] = true
 	}
-	ip.cache[b] = nil // its footprints moved with it
+	// Its footprints moved with it: the whole buffer is where it was put.
+	ip.fpWhole[b] = rootFP{set: fp, exact: true, ok: true}
+	if pl.relaid {
+		l := pl.layout
+		ip.fpWhole[b].layout = &l
+	}
+	for _, v := range ip.viewsOf[b] {
+		ip.fpView[v].ok = false
+	}
 	if ip.afterCommit != nil {
 		ip.afterCommit()
 	}
@@ -349,12 +434,12 @@ func (ip *inplacer) CheckInvariants() error {
 	p := ip.p
 	for b := range p.Buffers {
 		pl := ip.place[b]
-		if ip.place[pl.root].root != pl.root || !slices.Contains(ip.members[pl.root], b) {
+		if ip.place[pl.root].root != pl.root || !slices.Contains(ip.group(pl.root), b) {
 			return fmt.Errorf("buffer %q: root %d is not its root's member list: %w", p.Buffers[b].Name, pl.root, ErrInvalidTrace)
 		}
 		if pl.root == b {
 			var dense, relaid bool
-			for _, m := range ip.members[b][1:] {
+			for _, m := range ip.group(b)[1:] {
 				dense = dense || !ip.place[m].relaid
 				relaid = relaid || ip.place[m].relaid
 			}
@@ -369,14 +454,26 @@ func (ip *inplacer) CheckInvariants() error {
 			return fmt.Errorf("member %q: layout %v outside root %q: %w", p.Buffers[b].Name, pl.layout, p.Buffers[pl.root].Name, ErrInvalidTrace)
 		}
 	}
-	for b, views := range ip.cache {
-		for v, set := range views {
-			saved := ip.cache[b]
-			ip.cache[b] = nil
-			fresh := ip.rootFootprint(trace.Ref{Buffer: b, View: v})
-			ip.cache[b] = saved
-			if !slices.Equal(fresh.Runs(), set.Runs()) {
-				return fmt.Errorf("buffer %q view %d: cached footprint stale: %w", p.Buffers[b].Name, v, ErrInvalidTrace)
+	for b := range p.Buffers {
+		refs := []trace.Ref{{Buffer: b, View: -1}}
+		for _, v := range ip.viewsOf[b] {
+			refs = append(refs, trace.Ref{Buffer: b, View: v})
+		}
+		for _, r := range refs {
+			e := &ip.fpWhole[b]
+			if r.View >= 0 {
+				e = &ip.fpView[r.View]
+				if p.Views[r.View].Buffer != b {
+					return fmt.Errorf("view %d listed under buffer %q: %w", r.View, p.Buffers[b].Name, ErrInvalidTrace)
+				}
+			}
+			if !e.ok {
+				continue
+			}
+			fresh := ip.computeFP(r)
+			if !slices.Equal(fresh.set.Runs(), e.set.Runs()) || fresh.exact != e.exact ||
+				(fresh.layout == nil) != (e.layout == nil) || (e.layout != nil && !mapOf(*fresh.layout).equal(mapOf(*e.layout))) {
+				return fmt.Errorf("buffer %q view %d: cached footprint stale: %w", p.Buffers[b].Name, r.View, ErrInvalidTrace)
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"slices"
 
 	"github.com/subarena/subarena/strided"
 	"github.com/subarena/subarena/trace"
@@ -86,9 +85,26 @@ func squeeze(l strided.Layout) (shape, strides []int64) {
 // dimensions are dropped, and the same element size: the "same-shape,
 // same-elem" of an in-place op.
 func sameShape(a, b strided.Layout) bool {
-	sa, _ := squeeze(a)
-	sb, _ := squeeze(b)
-	return a.Elem == b.Elem && slices.Equal(sa, sb)
+	if a.Elem != b.Elem {
+		return false
+	}
+	i, j := 0, 0
+	for {
+		for i < len(a.Shape) && a.Shape[i] == 1 {
+			i++
+		}
+		for j < len(b.Shape) && b.Shape[j] == 1 {
+			j++
+		}
+		if i == len(a.Shape) || j == len(b.Shape) {
+			return i == len(a.Shape) && j == len(b.Shape)
+		}
+		if a.Shape[i] != b.Shape[j] {
+			return false
+		}
+		i++
+		j++
+	}
 }
 
 // shifted returns l moved by d bytes. The result shares l's shape and

@@ -76,10 +76,11 @@ func Solve(p *Problem, opts SolveOptions) (Solution, error) {
 }
 
 func solveCompiled(c *compiled, opts SolveOptions, start time.Time) Solution {
+	bound := c.lowerBound()
+	lb := alignUp(bound, c.grain) // no placement is lower
 	g := newGreedy(c)
-	offs, h, method := g.best()
-	sol := Solution{Offsets: offs, Height: h, LowerBound: c.lowerBound(), Method: method}
-	lb := alignUp(sol.LowerBound, c.grain) // no placement is lower
+	offs, h, method := g.bestUntil(lb)
+	sol := Solution{Offsets: offs, Height: h, LowerBound: bound, Method: method}
 	if sol.Height <= lb {
 		sol.Proven = true
 		return sol
