@@ -117,7 +117,7 @@ func compile(p *Problem) *compiled {
 	c.secItems = make([][]int32, c.nsec)
 	pos := int32(0)
 	for k := range c.nsec {
-		c.secItems[k] = items[pos:pos:pos+count[k]]
+		c.secItems[k] = items[pos : pos : pos+count[k]]
 		pos += count[k]
 	}
 	for i := range n {
@@ -349,7 +349,7 @@ func (c *compiled) buildEdges(p *Problem) {
 	edges := make([]edge, 2*pairs)
 	at := int32(0)
 	for i := range n {
-		c.edges[i] = edges[at:at:at+deg[i]]
+		c.edges[i] = edges[at : at : at+deg[i]]
 		at += deg[i]
 	}
 	rels := make([]rel, 2*len(all))
@@ -359,7 +359,7 @@ func (c *compiled) buildEdges(p *Problem) {
 		for h < len(all) && all[h].i == i && all[h].j == j {
 			h++
 		}
-		rs := rels[:0:h-g] // forbidden x_j - x_i, merged
+		rs := rels[: 0 : h-g] // forbidden x_j - x_i, merged
 		for _, pr := range all[g:h] {
 			if m := len(rs); m > 0 && pr.r.lo <= rs[m-1].hi {
 				rs[m-1].hi = max(rs[m-1].hi, pr.r.hi)

@@ -1,7 +1,6 @@
 package plan
 
 import (
-
 	"github.com/subarena/subarena/strided"
 	"github.com/subarena/subarena/trace"
 )
