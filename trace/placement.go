@@ -335,7 +335,13 @@ func Relayout(v, nat, target strided.Layout) (strided.Layout, bool) {
 	if o < 0 || o%e != 0 {
 		return strided.Layout{}, false
 	}
-	idx := make([]int64, 3*len(shape))
+	var buf [24]int64 // index, lowest and highest walk per dimension
+	var idx []int64
+	if 3*len(shape) <= len(buf) {
+		idx = buf[:3*len(shape)]
+	} else {
+		idx = make([]int64, 3*len(shape))
+	}
 	lo, hi := idx[len(shape):2*len(shape)], idx[2*len(shape):]
 	idx = idx[:len(shape)]
 	rem := o

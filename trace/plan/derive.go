@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"math"
 	"slices"
 
 	"github.com/subarena/subarena/ranges"
@@ -74,9 +75,9 @@ func derive(ip *inplacer) *derived {
 	nEng := len(p.Trace.Engines)
 	// opsBefore[s] is the number of ops among steps [0, s): the op time of a step.
 	opsBefore := make([]int, len(p.Trace.Steps)+1)
-	for i, s := range p.Trace.Steps {
+	for i := range p.Trace.Steps {
 		opsBefore[i+1] = opsBefore[i]
-		if s.Kind == trace.KindOp {
+		if p.Trace.Steps[i].Kind == trace.KindOp {
 			opsBefore[i+1]++
 		}
 	}
@@ -249,23 +250,28 @@ func derive(ip *inplacer) *derived {
 // merged bounds and the spare buffer.
 func mergeBounds(bounds, scratch []int64, runs []ranges.Range) ([]int64, []int64) {
 	out := scratch[:0]
-	push := func(x int64) {
-		if len(out) == 0 || out[len(out)-1] != x {
-			out = append(out, x)
-		}
-	}
+	last := int64(math.MinInt64) // bounds are >= 0 or at least > MinInt64: run ends are
 	i := 0
 	for _, r := range runs {
 		for _, x := range [2]int64{r.Lo, r.Hi} {
 			for i < len(bounds) && bounds[i] <= x {
-				push(bounds[i])
+				if b := bounds[i]; b != last || len(out) == 0 {
+					out = append(out, b)
+					last = b
+				}
 				i++
 			}
-			push(x)
+			if x != last || len(out) == 0 {
+				out = append(out, x)
+				last = x
+			}
 		}
 	}
 	for ; i < len(bounds); i++ {
-		push(bounds[i])
+		if b := bounds[i]; b != last || len(out) == 0 {
+			out = append(out, b)
+			last = b
+		}
 	}
 	return out, bounds
 }

@@ -36,7 +36,7 @@ import (
 // placement says where a buffer's natural layout sits within its root.
 type placement struct {
 	root   int            // buffer index of the root (itself when not a member)
-	layout strided.Layout // the buffer's natural layout in root coordinates
+	layout strided.Layout // a member's natural layout in root coordinates (zero for a root)
 	relaid bool           // layout is not the natural layout shifted
 	shift  int64          // for unrelaid buffers: root offset to add
 	op     int            // the op that placed it in place, -1 for roots
@@ -116,7 +116,7 @@ func newInplacer(p *trace.Program, hb func(a, b int) bool, allowRelayout bool) *
 		ip.viewsOf[b] = append(ip.viewsOf[b], v)
 	}
 	for b := range p.Buffers {
-		ip.place[b] = placement{root: b, layout: p.Buffers[b].Layout, op: -1}
+		ip.place[b] = placement{root: b, op: -1} // a root's layout is its natural one, at 0
 		ip.self[b] = b
 	}
 	return ip
