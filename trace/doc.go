@@ -139,7 +139,8 @@
 // CoverBudget runs each, cached). Check sorts the placed buffers by offset and visits only
 // pairs whose ranges overlap; per pair it intersects the footprints of their uses and
 // their release pieces, so it costs O(pairs × usesA × usesB × runs) set operations, and
-// one O(1) happens-before query per conflicting use pair. Replay costs one Allocator call
+// one O(1) happens-before query per conflicting use pair. A plan with placements adds one
+// Relayout and one Cover per use of a placed buffer, and, per host, the pairs of its group. Replay costs one Allocator call
 // per step plus a Stats snapshot per step (O(pending users)); counting fenced hand-overs
 // scans, per alloc, the uses of the earlier buffers overlapping it. LiveLB costs
 // O(S log S) for S elementary segments. None of this is a hot path: the allocation fast

@@ -311,3 +311,49 @@ func TestCheckPlanPlacementsBad(t *testing.T) {
 		t.Fatalf("reshaped footprint: %v %+v", err, rep)
 	}
 }
+
+// FuzzCheckPlan reads arbitrary plan documents against the gate/up trace: ParsePlan and
+// Check never panic, a plan that does not fit is an ErrPlan error, and a parsed plan
+// survives write → parse.
+func FuzzCheckPlan(f *testing.F) {
+	var buf bytes.Buffer
+	_ = WritePlan(&buf, gateUpPlan(0))
+	f.Add(buf.Bytes())
+	buf.Reset()
+	_ = WritePlan(&buf, gateUpPlan(16))
+	f.Add(buf.Bytes())
+	f.Add([]byte(`{"format": "subarena-plan/v1", "trace": "t", "size": 96, "offsets": {"gu": 0, "act": 64},
+		"placements": {"silu": {"of": "gu", "offset": 0, "shape": [2, 1, 4], "strides": [32, 0, 4], "elem": 4}}}`))
+	tr, err := Parse([]byte(strings.Replace(gateUpDoc, "RELEASES", `{"release": "gu"}, {"release": "silu"}`, 1)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		plan, err := ParsePlan(data)
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		if err := WritePlan(&out, plan); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParsePlan(out.Bytes())
+		if err != nil || (!back.Equal(plan) && plan.Ms == plan.Ms) {
+			t.Fatalf("round trip: %v\n%s", err, out.Bytes())
+		}
+		p, err := tr.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Check(p, plan)
+		if err != nil {
+			if !errors.Is(err, ErrPlan) {
+				t.Fatalf("check: %v", err)
+			}
+			return
+		}
+		if rep.Safe != (len(rep.Violations) == 0) {
+			t.Fatalf("report %+v", rep)
+		}
+	})
+}
