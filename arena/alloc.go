@@ -25,12 +25,7 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 	}
 	sh := a.shift & 63
 	n := (size + a.gmask) >> sh
-	s := classShift(n)
-	c := int(s<<classBits) + int(n>>s) // classOf(n)
-	if n&(1<<s-1) != 0 {
-		// Class c holds regions smaller than n too.
-		c++
-	}
+	c := classUp(n)
 	// The first non-empty class at or above c: its word of the class
 	// bitmap, masked, is kept for FitLean's second class.
 	wi := uint(c) >> 6 & (classWordSlots - 1)
@@ -91,8 +86,7 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 		// The region keeps its tail; only its size class may change. In an
 		// address-ordered list raising lo keeps the order.
 		nd.lo = lo + n
-		rs := classShift(rest)
-		if c := int(rs<<classBits) + int(rest>>rs); c != int(nd.class) {
+		if c := classOf(rest); c != int(nd.class) {
 			prev, next := nd.prev, nd.next
 			nodes[int(prev)&m].next = next
 			nodes[int(next)&m].prev = prev

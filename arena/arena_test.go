@@ -2,6 +2,7 @@ package arena
 
 import (
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -321,6 +322,22 @@ func TestClasses(t *testing.T) {
 			t.Fatalf("classUp(%d) = %d with low %d", n, u, classLow(u))
 		}
 		prev = c
+	}
+	// Beyond 2^20 granules: the bounds of every octave and random sizes.
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 200000; i++ {
+		e := 20 + i%12
+		n := int64(1)<<e + int64(i%3) - 1 // 2^e-1, 2^e, 2^e+1
+		if i&1 != 0 {
+			n = 1<<20 + r.Int64N(maxGranules-1<<20)
+		}
+		c := classOf(n)
+		if lo := classLow(c); lo > n || classLow(c+1) <= n {
+			t.Fatalf("n %d in class %d = [%d, %d)", n, c, lo, classLow(c+1))
+		}
+		if u := classUp(n); classLow(u) < n || classLow(u-1) >= n {
+			t.Fatalf("classUp(%d) = %d with low %d", n, u, classLow(u))
+		}
 	}
 	if c := classOf(maxGranules); c >= numClasses || classLow(c) != maxGranules {
 		t.Fatalf("classOf(max) = %d of %d", c, numClasses)

@@ -1,6 +1,9 @@
 package arena
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // Size classes. A free region of n granules lives in class classOf(n). The
 // classes are a small floating-point encoding of n: sizes below 2^classBits
@@ -25,23 +28,33 @@ const (
 	classWordSlots = 16
 )
 
-// classOf returns the class holding regions of n granules (n >= 1): the
-// largest class whose lower bound is <= n. With s = max(0, e-classBits),
-// where 2^e <= n < 2^(e+1), it is s·2^classBits + (n >> s): below
-// 2^(classBits+1) granules s is 0 and every size is its own class; above,
-// n >> s lies in [2^classBits, 2^(classBits+1)) and s counts octaves. One
-// bit-length, no branch.
+// classOf returns the class holding regions of n granules (0 <= n <=
+// maxGranules): the largest class whose lower bound is <= n. Below
+// 2^(classBits+1) granules every size is its own class. Above, for
+// 2^e <= n < 2^(e+1), the class is (e-classBits)·2^classBits plus the top
+// classBits+1 bits of n. Both are the exponent and the top classBits bits
+// of the mantissa of float64(n), which holds n exactly, less a constant;
+// that reading is right from 2^classBits granules up, and a conditional
+// move picks n itself below. The conversion costs no variable shift (on
+// amd64 a shift count must sit in CX, which costs register moves).
 func classOf(n int64) int {
-	s := classShift(n)
-	return int(s<<classBits) + int(n>>s)
+	c := int(math.Float64bits(float64(n))>>(52-classBits)) - classBias
+	if n < 1<<classBits {
+		c = int(n)
+	}
+	return c
 }
 
-// classShift returns max(0, e-classBits) for 2^e <= n < 2^(e+1): the number
-// of low bits of n below the resolution of its class. n has them all zero
-// exactly when it is the lower bound of its class.
-func classShift(n int64) uint {
-	return uint(bits.Len64(uint64(n)|(2<<classBits-1))) - (classBits + 1)
-}
+// classBias maps float64 bits to a class: float64(2^e) has the biased
+// exponent e+1023 and a zero mantissa, and starts class
+// (e-classBits+1)·2^classBits.
+const classBias = (1023 + classBits - 1) << classBits
+
+// classUp returns the first class every region of which holds n granules
+// (n >= 1): the class above that of n-1. If n starts its class, n-1 lies in
+// the class below; otherwise n-1 lies in n's class, which also holds sizes
+// below n.
+func classUp(n int64) int { return classOf(n-1) + 1 }
 
 // classLow returns the smallest region size, in granules, of class c.
 func classLow(c int) int64 {
@@ -50,15 +63,6 @@ func classLow(c int) int64 {
 	}
 	e := c>>classBits + classBits - 1
 	return int64(1<<classBits|c&classMask) << uint(e-classBits)
-}
-
-// classUp returns the first class every region of which holds n granules.
-func classUp(n int64) int {
-	c := classOf(n)
-	if classLow(c) != n {
-		c++
-	}
-	return c
 }
 
 // classSet is the two-level bitmap of non-empty classes: bit c of word[c/64]

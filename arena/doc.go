@@ -97,15 +97,15 @@
 //
 //	                       churn-6k       churn-10k   W2 high-water    instr/pair
 //	strategy               frag at end    live end    (B)              churn-6k  W2
-//	FitLean (default)      0.265          7,174       151,662,592      360       362
-//	FitFast                0.485          6,982       151,662,592      342       362
+//	FitLean (default)      0.298          7,150       151,662,592      330       332
+//	FitFast                0.485          6,982       151,662,592      315       331
 //	OffsetAllocator        0.550          6,672       151,662,592      298       350-412
 //	VMA TLSF min-memory    0.381          7,067       151,662,592      520       350-412
 //
 // The end value of fragmentation (1 - largest free / total free) swings by
 // ±0.05 with tiny policy changes; sampled every 500k pairs its mean was
 // 0.290 for FitLean and 0.417 for FitFast when these policies were chosen,
-// and is 0.303 for FitLean now. FitLean used to walk up to 8 regions of the
+// and is 0.305 for FitLean now. FitLean used to walk up to 8 regions of the
 // request's own class first: that bought a mean of 0.293 (0.297 looking at
 // the first region alone) for about 10 instructions per pair, and went.
 // Address-ordered class lists did most of the work: without them FitLean
@@ -132,10 +132,13 @@
 // In Go every call clobbers every register, so a value live across a call
 // is saved and restored around it, and an inlined call is often cheaper
 // than the call instruction alone. Alloc and Free therefore have the list
-// and chain surgery written out in their bodies, make their rare calls
-// (re-chaining a moved tail, dropping a joined node, refilling the spare
-// slot) only when nothing is left to do after them, and index the node
-// slice and the class bitmap with masks rather than bounds checks: the node
+// and chain surgery written out in their bodies, Free's joins of two
+// regions and moves of a tail to another bucket included. Free looks the
+// bitmap up first, while little is live across the rare call into its
+// deeper levels, and refills the spare slot only when nothing is left to
+// do after. Classes come from the bits of float64(n), without the variable
+// shift of the integer formula (see classOf). Both index the node slice
+// and the class bitmap with masks rather than bounds checks: the node
 // slice has a power-of-two length, so h&(len-1) is in bounds for the
 // compiler and is h itself for every valid handle. Stats walks the largest
 // class; AppendFreeRegions walks the buckets; CheckInvariants walks

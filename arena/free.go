@@ -16,28 +16,40 @@ func (a *Arena) Free(off, size int64) error {
 	if uint64(size-1) >= uint64(capB) || (off|size)&a.gmask != 0 || uint64(off) > uint64(capB-size) {
 		return a.badFree(off, size)
 	}
+	sh := a.shift & 63
+	lo := off >> sh
+	hi := lo + size>>sh
+
+	// The first free region ending after lo either meets the range, so it
+	// is not all allocated, or starts at hi (the right neighbour), or lies
+	// beyond. It is the first region of lo's bucket ending after lo, or
+	// else the first of the next non-empty bucket, whose chain is ordered
+	// by end. That bucket is looked for first, while little else is live
+	// for the rare call into the deeper levels of the bitmap.
+	w := lo >> bucketShift
+	x := w + 1
+	if s0 := a.tails.level[0]; uint64(x)>>6 < uint64(len(s0)) {
+		if b := s0[uint64(x)>>6] >> (uint64(x) & 63); b != 0 {
+			x += int64(bits.TrailingZeros64(b))
+		} else {
+			x = a.tails.next(x)
+		}
+	} else {
+		x = -1
+	}
+
 	nodes := a.nodes
 	m := len(nodes) - 1
 	if m < 0 {
 		panic(errNoHeads)
 	}
-	sh := a.shift & 63
-	lo := off >> sh
-	hi := lo + size>>sh
 	chains := a.chains
-
-	// Free makes no call until its work is done, except to fail: a Go
-	// call clobbers every register, and the values it would have to save
-	// cost more than the calls themselves.
-
-	// One walk of the bucket of lo finds the left neighbour (ending at lo)
-	// and the first region ending after lo, which either meets the range,
-	// so it is not all allocated, or starts at hi (the right neighbour), or
-	// lies beyond.
-	// Chains are ordered by end, so the walk stops at the first region
-	// ending after lo.
 	left, right := uint32(none), uint32(none)
-	w := lo >> bucketShift
+	if x >= 0 {
+		right = chains[x]
+	}
+	// The walk of lo's bucket also finds the left neighbour, the region
+	// ending at lo, unless lo starts a bucket.
 	for h := chains[w]; h != none; {
 		nd := &nodes[int(h)&m]
 		if e := nd.hi; e > lo {
@@ -59,25 +71,6 @@ func (a *Arena) Free(off, size int64) error {
 			h = nd.chain
 		}
 	}
-	if right == none {
-		// The first region ending after lo ends in the next non-empty
-		// bucket: usually found in the same bitmap word.
-		x := w + 1
-		s0 := a.tails.level[0]
-		var b uint64
-		if i := uint64(x) >> 6; i < uint64(len(s0)) {
-			b = s0[i] >> (uint64(x) & 63)
-		}
-		if b != 0 {
-			x += int64(bits.TrailingZeros64(b))
-		} else {
-			x = a.tails.next(x)
-		}
-		if x >= 0 {
-			// The lowest end in the bucket's chain: its first.
-			right = chains[x]
-		}
-	}
 	var rn *node
 	if right != none {
 		rn = &nodes[int(right)&m]
@@ -85,33 +78,93 @@ func (a *Arena) Free(off, size int64) error {
 			if rlo < hi {
 				return a.notAllocated(lo, hi)
 			}
-			right, rn = none, nil
+			right = none
 		}
 	}
 
 	a.inUseG -= hi - lo
 	h := right
 	var nd *node
-	const moved = 1 // left: the joined node's tail changed bucket
 	switch {
 	case right != none:
 		// Lowering lo keeps the address order of the class list: no free
 		// region lies in [lo, hi). With a left neighbour too, the right
-		// node takes the joined region and the left one goes, at the end.
+		// node takes the joined region and the left one goes.
 		nd = rn
-		if left != none {
-			nd.lo = nodes[int(left)&m].lo
-		} else {
+		if left == none {
 			nd.lo = lo
+			break
 		}
+		ln := &nodes[int(left)&m]
+		nd.lo = ln.lo
+		// Out of its class list,
+		prev, next := ln.prev, ln.next
+		nodes[int(prev)&m].next = next
+		nodes[int(next)&m].prev = prev
+		if prev == next {
+			a.classes.remove(int(ln.class))
+		}
+		// out of its chain,
+		wl := (lo - 1) >> bucketShift
+		pc := &chains[wl]
+		if next := ln.chain; *pc == left {
+			*pc = next
+			if next == none {
+				s0 := a.tails.level[0]
+				v := s0[wl>>6] &^ (1 << (uint64(wl) & 63))
+				s0[wl>>6] = v
+				if v == 0 {
+					a.tails.clearAbove(wl >> 6)
+				}
+			}
+		} else {
+			for *pc != left {
+				pc = &nodes[int(*pc)&m].chain
+			}
+			*pc = next
+		}
+		// and retired.
+		ln.class = 0
+		ln.next = a.retired
+		a.retired = left
+		a.nfree--
 	case left != none:
-		// The left region grows up to hi. Its tail moves; if that changes
-		// its bucket, the re-chaining waits for the end.
+		// The left region grows up to hi. If its tail changes bucket, it
+		// moves from the end of its chain (no region ends between lo and
+		// the bucket's end: it would meet the range or be the right
+		// neighbour) to its place in the chain of hi-1.
 		h, nd = left, &nodes[int(left)&m]
 		nd.hi = hi
-		left = none
-		if (lo-1)>>bucketShift != (hi-1)>>bucketShift {
-			left = moved
+		if wl, wh := (lo-1)>>bucketShift, (hi-1)>>bucketShift; wl != wh {
+			pc := &chains[wl]
+			s0 := a.tails.level[0]
+			if *pc == left {
+				*pc = none
+				v := s0[wl>>6] &^ (1 << (uint64(wl) & 63))
+				s0[wl>>6] = v
+				if v == 0 {
+					a.tails.clearAbove(wl >> 6)
+				}
+			} else {
+				for *pc != left {
+					pc = &nodes[int(*pc)&m].chain
+				}
+				*pc = none
+			}
+			pc = &chains[wh]
+			if *pc == none {
+				old := s0[wh>>6]
+				s0[wh>>6] = old | 1<<(uint64(wh)&63)
+				if old == 0 {
+					a.tails.setAbove(wh >> 6)
+				}
+			} else {
+				for *pc != none && nodes[int(*pc)&m].hi < hi {
+					pc = &nodes[int(*pc)&m].chain
+				}
+			}
+			nd.chain = *pc
+			*pc = left
 		}
 	default:
 		// A new region: a retired slot, linked into its class and chained
@@ -122,8 +175,7 @@ func (a *Arena) Free(off, size int64) error {
 		a.retired = nd.next
 		a.nfree++
 		nd.lo, nd.hi = lo, hi
-		s := classShift(hi - lo)
-		c := int(s<<classBits) + int((hi-lo)>>s)
+		c := classOf(hi - lo)
 		nd.class = uint32(c)
 		p := uint32(c)
 		first := nodes[c&m].next
@@ -138,14 +190,14 @@ func (a *Arena) Free(off, size int64) error {
 		nodes[int(q)&m].prev = h
 		// Chain it before the first region of the bucket ending after
 		// it: usually the bucket is empty and the walk takes no step.
-		w = (hi - 1) >> bucketShift
-		pc := &chains[w]
+		wh := (hi - 1) >> bucketShift
+		pc := &chains[wh]
 		if *pc == none {
 			s0 := a.tails.level[0]
-			old := s0[w>>6]
-			s0[w>>6] = old | 1<<(uint64(w)&63)
+			old := s0[wh>>6]
+			s0[wh>>6] = old | 1<<(uint64(wh)&63)
 			if old == 0 {
-				a.tails.setAbove(w >> 6)
+				a.tails.setAbove(wh >> 6)
 			}
 		} else {
 			for *pc != none && nodes[int(*pc)&m].hi < hi {
@@ -160,10 +212,8 @@ func (a *Arena) Free(off, size int64) error {
 		return nil
 	}
 
-	n := nd.hi - nd.lo
-	s := classShift(n)
-	if c := int(s<<classBits) + int(n>>s); c != int(nd.class) {
-		// Move nd to the list of class c.
+	// The grown region may change class.
+	if c := classOf(nd.hi - nd.lo); c != int(nd.class) {
 		prev, next := nd.prev, nd.next
 		nodes[int(prev)&m].next = next
 		nodes[int(next)&m].prev = prev
@@ -182,13 +232,6 @@ func (a *Arena) Free(off, size int64) error {
 		nd.prev, nd.next = p, q
 		nodes[int(p)&m].next = h
 		nodes[int(q)&m].prev = h
-	}
-	switch {
-	case left > moved:
-		a.remove(left)
-	case left == moved:
-		a.tailClear(h, lo-1)
-		a.tailSet(h, hi-1)
 	}
 	return nil
 }
