@@ -30,15 +30,19 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 	// bitmap, masked, is kept for FitLean's second class.
 	wi := uint(c) >> 6 & (classWordSlots - 1)
 	bm := a.classes.word[wi] & (^uint64(0) << (uint(c) & 63))
-	if bm == 0 {
+	up := int(wi << 6)
+	if bm != 0 {
+		up |= bits.TrailingZeros64(bm)
+	} else {
 		t := a.classes.top & (^uint64(0) << (wi + 1)) // wi+1 <= 16: no shift by 64
 		if t == 0 {
 			return a.allocLast(size, n)
 		}
 		wi = uint(bits.TrailingZeros64(t)) & (classWordSlots - 1)
 		bm = a.classes.word[wi]
+		up = int(wi<<6) | bits.TrailingZeros64(bm)
 	}
-	h := nodes[(int(wi<<6)|bits.TrailingZeros64(bm))&m].next
+	h := nodes[up&m].next
 	if bm &= bm - 1; bm != 0 && a.sorted {
 		// The next non-empty class in the same word: take its first
 		// region if that lies lower.

@@ -416,6 +416,18 @@ func TestTailBits(t *testing.T) {
 			if got := b.next(q); got != want {
 				t.Fatalf("n %d: next(%d) = %d, want %d", n, q, got, want)
 			}
+			// nextAfterWord(j): the first set bit from word j+1 on.
+			j := uint64(q) >> 6
+			want = -1
+			for k := int64(j+1) << 6; k < int64(len(ref)); k++ {
+				if ref[k] {
+					want = k
+					break
+				}
+			}
+			if got := b.nextAfterWord(j); got != want {
+				t.Fatalf("n %d: nextAfterWord(%d) = %d, want %d", n, j, got, want)
+			}
 			if i%500 == 0 {
 				b.grow(b.size() + 1)
 				ref = append(ref, make([]bool, b.size()-int64(len(ref)))...)

@@ -51,8 +51,9 @@
 // region ending after lo, which yields the left neighbour (the region ending
 // at lo) on the way; if that bucket has none, one successor search of the
 // bitmap (at most two words per level, five levels at the 2^32-granule
-// limit) finds the next non-empty bucket, whose chain starts with the
-// region wanted. The first region ending after lo either meets [lo, hi),
+// limit; the two level-0 words after the bucket are read inline, since
+// free regions are seldom farther apart) finds the next non-empty bucket,
+// whose chain starts with the region wanted. The first region ending after lo either meets [lo, hi),
 // and the free is refused, or starts at hi and is the right neighbour, or
 // lies beyond.
 //
@@ -97,8 +98,8 @@
 //
 //	                       churn-6k       churn-10k   W2 high-water    instr/pair
 //	strategy               frag at end    live end    (B)              churn-6k  W2
-//	FitLean (default)      0.298          7,150       151,662,592      330       332
-//	FitFast                0.485          6,982       151,662,592      315       331
+//	FitLean (default)      0.298          7,150       151,662,592      322       327
+//	FitFast                0.485          6,982       151,662,592      296       326
 //	OffsetAllocator        0.550          6,672       151,662,592      298       350-412
 //	VMA TLSF min-memory    0.381          7,067       151,662,592      520       350-412
 //

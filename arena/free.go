@@ -28,11 +28,14 @@ func (a *Arena) Free(off, size int64) error {
 	// for the rare call into the deeper levels of the bitmap.
 	w := lo >> bucketShift
 	x := w + 1
-	if s0 := a.tails.level[0]; uint64(x)>>6 < uint64(len(s0)) {
-		if b := s0[uint64(x)>>6] >> (uint64(x) & 63); b != 0 {
+	if s0, i := a.tails.level[0], uint64(x)>>6; i < uint64(len(s0)) {
+		if b := s0[i] >> (uint64(x) & 63); b != 0 {
 			x += int64(bits.TrailingZeros64(b))
+		} else if i++; i < uint64(len(s0)) && s0[i] != 0 {
+			// The next word: free regions are seldom 64 buckets apart.
+			x = int64(i<<6 | uint64(bits.TrailingZeros64(s0[i])))
 		} else {
-			x = a.tails.next(x)
+			x = a.tails.nextAfterWord(i)
 		}
 	} else {
 		x = -1

@@ -183,6 +183,42 @@ func (t *tailBits) next(w int64) int64 {
 	return t.nextDeep(int64(k) + 1)
 }
 
+// nextAfterWord returns the first set bit in the words of level 0 after
+// word i, or -1: next without the look at word i, which the caller has
+// made.
+func (t *tailBits) nextAfterWord(i uint64) int64 {
+	if t.depth == 1 {
+		return -1
+	}
+	s0, s1 := t.level[0], t.level[1]
+	w1 := i + 1
+	j := w1 >> 6
+	if j < uint64(len(s1)) {
+		if m := s1[j] >> (w1 & 63); m != 0 {
+			w1 += uint64(bits.TrailingZeros64(m))
+			return int64(w1<<6) | int64(bits.TrailingZeros64(s0[w1]))
+		}
+	}
+	if t.depth == 2 {
+		return -1
+	}
+	// Level 2: the words of level 1 after word j.
+	s2 := t.level[2]
+	w2 := j + 1
+	k := w2 >> 6
+	if k < uint64(len(s2)) {
+		if m := s2[k] >> (w2 & 63); m != 0 {
+			w2 += uint64(bits.TrailingZeros64(m))
+			w1 = w2<<6 | uint64(bits.TrailingZeros64(s1[w2]))
+			return int64(w1<<6) | int64(bits.TrailingZeros64(s0[w1]))
+		}
+	}
+	if t.depth == 3 {
+		return -1
+	}
+	return t.nextDeep(int64(k) + 1)
+}
+
 // nextDeep continues next from level 3: w is a bit index of level 3 (a
 // word index of level 2).
 func (t *tailBits) nextDeep(w int64) int64 {
