@@ -81,12 +81,6 @@ func donatable(p *Program, usesOf [][]opUse, k, u, b int, w Ref, planned []donat
 		planned[a].op == k {
 		return false
 	}
-	// The checker orders shared bytes by when each buffer lets them go: R's bytes stay
-	// R's until R's release, so B must not let them go (and another buffer take them)
-	// before R does.
-	if B := &p.Buffers[b]; B.Release >= 0 && A.Release > B.Release {
-		return false
-	}
 	l := p.Layout(use.Ref)
 	if !l.IsDense() {
 		return false
@@ -96,7 +90,7 @@ func donatable(p *Program, usesOf [][]opUse, k, u, b int, w Ref, planned []donat
 		return false
 	}
 	fp, exact := p.Footprint(use.Ref)
-	if !exact || discardedBefore(p, a, op.Step, &fp) {
+	if !exact || discardedBefore(p, a, op.Step, &fp) || !letsGoFirst(p, a, b, &fp, ext.Lo) {
 		return false
 	}
 	for _, ou := range usesOf[a] {
@@ -106,6 +100,32 @@ func donatable(p *Program, usesOf [][]opUse, k, u, b int, w Ref, planned []donat
 		other, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
 		if _, hit := other.OverlapsSet(&fp); hit {
 			return false // a later step (or another use of this op) still needs R's bytes
+		}
+	}
+	return true
+}
+
+// letsGoFirst reports whether buffer a lets every byte of fp (a's bytes, B's byte y at
+// a's byte lo+y) go strictly before buffer b lets the byte over it go. TRACE.md's safety
+// rule orders two buffers sharing a byte by which one lets it go first, where a discard
+// of a view lets its bytes go while the buffer is held: the checker then requires every
+// use through the first to happen-before every use through the second. R's users precede
+// the donor op and B's users follow it, so a donation is safe only when R's buffer goes
+// first for every byte it hands over, by its release or a discard, whichever comes first
+// per byte: B discarding a view of them, or releasing them, before a does reverses the
+// order, and bytes both hold to the end may not be shared at all.
+func letsGoFirst(p *Program, a, b int, fp *ranges.Set, lo int64) bool {
+	over := fp.Clone()
+	_ = over.Translate(-lo)
+	for _, pa := range deathPieces(p, a, -lo) {
+		x := ranges.Intersect(&over, &pa.set)
+		if x.IsEmpty() {
+			continue
+		}
+		for _, pb := range deathPieces(p, b, 0) {
+			if _, hit := pb.set.OverlapsSet(&x); hit && (pa.death >= pb.death) {
+				return false
+			}
 		}
 	}
 	return true

@@ -320,7 +320,7 @@ func TestPlanRandomTraces(t *testing.T) {
 	if os.Getenv("SUBARENA_PLAN_LONG") != "" {
 		iters = 2000
 	}
-	relaid, inplace, multi, unsafeReplays, replayErrs := 0, 0, 0, 0, 0
+	relaid, inplace, multi, donated := 0, 0, 0, 0
 	for iter := range iters {
 		tr := genTrace(rng, false)
 		if err := tr.Validate(); err != nil {
@@ -336,17 +336,16 @@ func TestPlanRandomTraces(t *testing.T) {
 		}
 		checkSafe(t, res)
 		checkInplacer(t, tr)
+		donated += checkReplay(t, iter, tr)
 		if res.ReplayErr != nil {
-			t.Errorf("iter %d: replay failed: %v", iter, res.ReplayErr)
-			replayErrs++
-		}
-		if res.ReplayErr == nil && res.Plan.Size > res.ReplayHWM && !res.ReplayUnsafe {
-			t.Fatalf("iter %d: size %d above replay %d", iter, res.Plan.Size, res.ReplayHWM)
+			t.Fatalf("iter %d: replay failed: %v", iter, res.ReplayErr)
 		}
 		if res.ReplayUnsafe {
 			// The replay runs a safe policy: its plan must pass the checker.
-			t.Errorf("iter %d: the replay's lower plan fails the checker", iter)
-			unsafeReplays++
+			t.Fatalf("iter %d: the replay's lower plan fails the checker\n%s", iter, trace.Marshal(tr))
+		}
+		if res.Plan.Size > res.ReplayHWM {
+			t.Fatalf("iter %d: size %d above replay %d", iter, res.Plan.Size, res.ReplayHWM)
 		}
 		if res.LowerBound > res.Plan.Size {
 			t.Fatalf("iter %d: lower bound %d above size %d", iter, res.LowerBound, res.Plan.Size)
@@ -364,20 +363,43 @@ func TestPlanRandomTraces(t *testing.T) {
 			checkSafe(t, r2)
 		}
 	}
-	t.Logf("%d relaid, %d in place, %d multi-engine traces, %d lower replay plans rejected by the checker, %d replay failures",
-		relaid, inplace, multi, unsafeReplays, replayErrs)
-	if relaid == 0 || inplace == 0 || multi == 0 {
-		t.Fatalf("degenerate generator: %d relaid, %d in place, %d multi-engine traces", relaid, inplace, multi)
+	t.Logf("%d relaid, %d in place, %d multi-engine traces, %d replay donations, every replay plan safe",
+		relaid, inplace, multi, donated)
+	if relaid == 0 || inplace == 0 || multi == 0 || donated == 0 {
+		t.Fatalf("degenerate generator: %d relaid, %d in place, %d multi-engine traces, %d donations", relaid, inplace, multi, donated)
 	}
+}
+
+// checkReplay replays tr online with donation and fails unless the checker
+// accepts the replay's plan: replay runs a safe policy and donates only
+// where TRACE.md's release order allows, so its plan must be safe whether
+// or not the planner would take it. It returns the donations made.
+func checkReplay(t *testing.T, iter int, tr *trace.Trace) int {
+	t.Helper()
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := trace.Replay(p, trace.ReplayOptions{})
+	if err != nil {
+		t.Fatalf("iter %d: replay: %v\n%s", iter, err, trace.Marshal(tr))
+	}
+	rep, err := trace.Check(p, rr.Plan)
+	if err != nil {
+		t.Fatalf("iter %d: check of the replay plan: %v", iter, err)
+	}
+	if !rep.Safe {
+		t.Fatalf("iter %d: the replay plan %v fails the checker: %s\n%s", iter, rr.Plan.Offsets,
+			rep.Violations[0].String(), trace.Marshal(tr))
+	}
+	return rr.Donated
 }
 
 // TestPlanRandomStridedTraces plans random traces rich in in-place ops over
 // strided inputs and checks every plan, placements included, against the
 // trace as generated (checkSafe also checks the rewrite with placed buffers
-// as views). The replay's plans are not required to pass here: it may
-// donate a buffer's bytes to an output that discards a view of them before
-// the buffer is released, which the checker's release order rejects (the
-// planner then keeps its own plan); such traces are counted.
+// as views). The online replay's own plan must pass the checker on every
+// trace, and the planner must never find a lower replay plan unsafe.
 func TestPlanRandomStridedTraces(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	iters := 150
@@ -387,9 +409,10 @@ func TestPlanRandomStridedTraces(t *testing.T) {
 	if os.Getenv("SUBARENA_PLAN_LONG") != "" {
 		iters = 2000
 	}
-	relaid, plans, multi, unsafeReplays := 0, 0, 0, 0
+	relaid, plans, multi, donated := 0, 0, 0, 0
 	for iter := range iters {
 		tr := genTrace(rng, true)
+		donated += checkReplay(t, iter, tr)
 		budget := time.Duration(0)
 		if iter%4 == 0 {
 			budget = 50 * time.Millisecond
@@ -404,7 +427,7 @@ func TestPlanRandomStridedTraces(t *testing.T) {
 			}
 			checkSafe(t, res)
 			if res.ReplayUnsafe {
-				unsafeReplays++
+				t.Fatalf("iter %d: the replay's lower plan fails the checker\n%s", iter, trace.Marshal(tr))
 			}
 			if len(res.Relaid) > 0 {
 				relaid += len(res.Relaid)
@@ -416,10 +439,10 @@ func TestPlanRandomStridedTraces(t *testing.T) {
 		}
 		checkInplacer(t, tr)
 	}
-	t.Logf("%d buffers placed over strided inputs in %d plans (%d on several engines), checked against their traces; %d lower replay plans rejected by the checker",
-		relaid, plans, multi, unsafeReplays)
-	if plans < iters/10 || multi == 0 {
-		t.Fatalf("degenerate generator: %d plans with placements, %d on several engines", plans, multi)
+	t.Logf("%d buffers placed over strided inputs in %d plans (%d on several engines), checked against their traces; %d replay donations, every replay plan safe",
+		relaid, plans, multi, donated)
+	if plans < iters/10 || multi == 0 || donated == 0 {
+		t.Fatalf("degenerate generator: %d plans with placements, %d on several engines, %d donations", plans, multi, donated)
 	}
 }
 
