@@ -161,7 +161,6 @@ type replayer struct {
 	userClocks []sasync.Clock // per op: everything that happens-before it (itself included)
 	deferred   []donation     // per buffer: the donation planned for it, if any
 	donated    []bool         // per buffer: placed by donation
-	gaveAll    []bool         // per buffer: every byte donated away (nothing left to release)
 
 	steps    []StepRecord
 	waited   int
@@ -188,8 +187,8 @@ func newReplayer(p *Program, opts ReplayOptions) (*replayer, error) {
 		events:     make([]sasync.Event, n), submit: make([]int64, n), start: make([]int64, n), end: make([]int64, n),
 		bufs: make([]*subarena.Buffer, len(p.Buffers)), views: make([]*subarena.View, len(p.Views)),
 		points: make([]sasync.Point, len(p.Buffers)), allocTime: make([]int64, len(p.Buffers)),
-		donated: make([]bool, len(p.Buffers)), gaveAll: make([]bool, len(p.Buffers)),
-		steps: make([]StepRecord, 0, len(p.Trace.Steps)),
+		donated: make([]bool, len(p.Buffers)),
+		steps:   make([]StepRecord, 0, len(p.Trace.Steps)),
 	}
 	r.usesOf = usesByBuffer(p)
 	order, err := NewOrder(p)
@@ -236,7 +235,9 @@ func (r *replayer) step(i int) error {
 		t := p.Trace.Steps[i].Name
 		ref, _ := p.Lookup(t)
 		if ref.View < 0 {
-			if r.gaveAll[ref.Buffer] {
+			if r.bufs[ref.Buffer].Released() {
+				// Every byte was discarded or donated away already: the Allocator
+				// retired the buffer, and there is nothing left to let go.
 				return nil
 			}
 			return r.alloc.Release(r.bufs[ref.Buffer])
@@ -356,6 +357,9 @@ func (r *replayer) op(k int) error {
 		if used[u] || p.Buffers[use.Ref.Buffer].External {
 			continue
 		}
+		if fp, _ := p.Footprint(use.Ref); fp.IsEmpty() {
+			continue // a view of no bytes pins nothing (its buffer may be gone)
+		}
 		v, err := r.view(use.Ref)
 		if err != nil {
 			return err
@@ -385,13 +389,9 @@ func (r *replayer) donate(k, b int, d donation, used []bool) error {
 	if err != nil {
 		return r.place(b)
 	}
-	src := op.Uses[d.read].Ref.Buffer
 	r.bufs[b] = nb
 	r.donated[b] = true
 	r.nDonated++
-	if st := r.bufs[src]; st.Released() {
-		r.gaveAll[src] = true
-	}
 	return nil
 }
 

@@ -196,3 +196,48 @@ func TestGGMLReproducesGGML(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayAllDiscarded: a buffer whose every byte the host discards through views is
+// retired by the Allocator; an op may still name an empty view of it and the host still
+// releases it, both valid steps, and replay takes them as the no-ops they are, under
+// every policy.
+func TestReplayAllDiscarded(t *testing.T) {
+	tr, err := Parse([]byte(`{
+  "format": "subarena-trace/v1", "name": "all-discarded", "granule": 4,
+  "engines": ["e"],
+  "steps": [
+    {"alloc": "a", "size": 8, "shape": [2], "elem": 4},
+    {"op": "fill", "writes": ["a"]},
+    {"view": "lo", "of": "a", "offset": 0, "shape": [1], "strides": [4], "elem": 4},
+    {"view": "hi", "of": "a", "offset": 4, "shape": [1], "strides": [4], "elem": 4},
+    {"view": "none", "of": "a", "offset": 0, "shape": [0], "strides": [4], "elem": 4},
+    {"release": "lo"},
+    {"release": "hi"},
+    {"op": "touch", "reads": ["none"]},
+    {"alloc": "b", "size": 8},
+    {"op": "use_b", "writes": ["b"]},
+    {"release": "a"},
+    {"release": "b"}
+  ]
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustResolve(t, tr)
+	for _, pol := range subarena.Policies() {
+		res, err := Replay(p, ReplayOptions{Policy: pol, CheckInvariants: true})
+		if err != nil {
+			t.Fatalf("%v: %v", pol, err)
+		}
+		rep, err := Check(p, res.Plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pol.Safe() && !rep.Safe {
+			t.Fatalf("%v: %s", pol, rep.Violations[0].String())
+		}
+		if res.Final.Live != 0 {
+			t.Fatalf("%v: %d bytes live at the end", pol, res.Final.Live)
+		}
+	}
+}
