@@ -65,7 +65,9 @@
 // Timelines (ReplayTimeline, PlanTimeline) lay a run out as PyTorch's
 // memory viewer does — host step against arena offset, one rectangle per
 // live piece, pending bytes hatched, the high-water mark drawn — and
-// WriteSVG draws them; WritePeakSVG draws the matrix.
+// WriteSVG draws them; WritePeakSVG draws the matrix. A buffer a plan lays
+// over a strided footprint of its host is drawn at that footprint's runs,
+// outlined, from its first op (where it takes the bytes over) on.
 //
 // Every byte range here is half-open, [lo, hi).
 package bench

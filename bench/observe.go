@@ -133,12 +133,12 @@ func deferredBirths(p *trace.Program) map[int]int {
 	return births
 }
 
-// findDonations infers the donations of a placement: buffer b is placed in
-// place when the first op using it is inplace and reads a buffer still
-// live at that op whose placed bytes cover all of b's. Replay defers such
-// an allocation to that op (TRACE.md, Replay), so b's bytes belong to the
-// donor until then.
-func findDonations(p *trace.Program, offsets map[string]int64) map[int]donationCut {
+// findDonations infers the donations of a placement: buffer b (with an
+// offset of its own) is placed in place when the first op using it is
+// inplace and reads a buffer still live at that op whose arena bytes (in
+// frame f) cover all of b's. Replay defers such an allocation to that op
+// (TRACE.md, Replay), so b's bytes belong to the donor until then.
+func findDonations(p *trace.Program, f *frame) map[int]donationCut {
 	cuts := map[int]donationCut{}
 	first := make([]int, len(p.Buffers))
 	for i := range first {
@@ -154,11 +154,10 @@ func findDonations(p *trace.Program, offsets map[string]int64) map[int]donationC
 	for b := range p.Buffers {
 		buf := &p.Buffers[b]
 		k := first[b]
-		if buf.External || k < 0 || !p.Ops[k].Inplace {
+		if buf.External || f.host[b] >= 0 || k < 0 || !p.Ops[k].Inplace {
 			continue
 		}
-		lo := offsets[buf.Name]
-		hi := lo + buf.Size
+		r := ranges.Range{Lo: f.off[b], Hi: f.off[b] + buf.Size}
 		step := p.Ops[k].Step
 		for _, u := range p.Ops[k].Uses {
 			d := u.Ref.Buffer
@@ -167,8 +166,9 @@ func findDonations(p *trace.Program, offsets map[string]int64) map[int]donationC
 				(db.Release >= 0 && db.Release < step) {
 				continue
 			}
-			if off := offsets[db.Name]; off <= lo && hi <= off+db.Size {
-				cuts[b] = donationCut{Buf: b, Donor: d, Step: step, Lo: lo, Hi: hi}
+			own := f.bytes(d)
+			if donor := shift(&own, f.off[d]); donor.ContainsRange(r) {
+				cuts[b] = donationCut{Buf: b, Donor: d, Step: step, Lo: r.Lo, Hi: r.Hi}
 				break
 			}
 		}

@@ -18,6 +18,10 @@ type Segment struct {
 	// Pending marks bytes the program has let go that still wait for
 	// users not yet observed complete (drawn hatched).
 	Pending bool
+	// Host names the buffer this one is laid over when its plan gives it a
+	// placement instead of an offset (its bytes are part of the host's);
+	// empty otherwise.
+	Host string
 }
 
 // Timeline is a memory timeline in host program order: x is the step
@@ -42,18 +46,33 @@ func ReplayTimeline(p *trace.Program, res *trace.ReplayResult) (*Timeline, error
 	for _, lt := range res.Lifetimes {
 		offsets[lt.Buffer] = lt.Offset
 	}
+	fr, err := offsetFrame(p, offsets)
+	if err != nil {
+		return nil, err
+	}
 	hw := make([]int64, len(res.Steps))
 	for i, s := range res.Steps {
 		hw[i] = s.HighWater
 	}
-	return buildTimeline(p, offsets, res.Policy, res.HWM, hw)
+	return buildTimeline(p, fr, res.Policy, res.HWM, hw)
 }
 
 // PlanTimeline builds the timeline of a plan: offsets from the plan,
 // lifetimes as ReplayTimeline draws them under the whole-after-users
 // policy (the lifetimes a plan implies without a replay).
+//
+// A buffer the plan lays over a strided footprint of its host
+// (trace.Plan.Placements) is drawn at that footprint: one rectangle per
+// contiguous run of the footprint's arena bytes (inside the host's range,
+// never at the offset 0 the buffer does not have), its segments naming the
+// host (Segment.Host), which WriteSVG outlines with a dashed border. It
+// holds those bytes from its first op, where it takes them over from the
+// host or from the buffer placed over them before it (the host's bytes
+// under the footprint end there), to the step that lets them go, as the
+// checker orders a host and the buffers placed over it.
 func PlanTimeline(p *trace.Program, plan *trace.Plan) (*Timeline, error) {
-	if err := trace.CheckPlan(p, plan); err != nil {
+	fr, err := planFrame(p, plan)
+	if err != nil {
 		return nil, err
 	}
 	hw := make([]int64, len(p.Trace.Steps))
@@ -62,30 +81,29 @@ func PlanTimeline(p *trace.Program, plan *trace.Plan) (*Timeline, error) {
 	for i, s := range p.Trace.Steps {
 		if s.Kind == trace.KindAlloc {
 			b := p.StepIndex[i]
-			end := plan.Offsets[p.Buffers[b].Name] + p.Buffers[b].Size
+			bytes := fr.bytes(b)
+			end := fr.off[b] + bytes.Bounds().Hi
 			top = max(top, (end+g-1)&^(g-1))
 		}
 		hw[i] = top
 	}
-	return buildTimeline(p, plan.Offsets, subarena.WholeAfterUsers, top, hw)
+	return buildTimeline(p, fr, subarena.WholeAfterUsers, top, hw)
 }
 
-func buildTimeline(p *trace.Program, offsets map[string]int64, pol subarena.Policy, hwm int64, hw []int64) (*Timeline, error) {
-	tl, err := newTimeline(p)
-	if err != nil {
-		return nil, err
-	}
-	n := len(p.Trace.Steps)
-	t := &Timeline{Trace: p.Trace.Name, Policy: pol.String(), Steps: n, HWM: hwm, HighWater: hw}
-	whole := pol == subarena.WholeAfterUsers || pol == subarena.WholeFenced
-	// placedAt lists alloc buffers by step, to clip pending bytes at the
-	// first later buffer that takes them.
-	type placedBuf struct {
-		step   int
-		lo, hi int64
-	}
-	var placed []placedBuf
+// frame places every alloc buffer's bytes in the arena: footprints are
+// relative to off[b], the buffer's own offset or, when a plan lays it over
+// a footprint of its host, the host's; host[b] is that host (-1: none).
+type frame struct {
+	off  []int64
+	host []int
+	fp   func(r trace.Ref) (ranges.Set, bool) // relative to off[r.Buffer]; the caller's own set
+}
+
+// offsetFrame is the frame of a plan of offsets only.
+func offsetFrame(p *trace.Program, offsets map[string]int64) (*frame, error) {
+	f := &frame{off: make([]int64, len(p.Buffers)), host: make([]int, len(p.Buffers))}
 	for b := range p.Buffers {
+		f.host[b] = -1
 		buf := &p.Buffers[b]
 		if buf.External {
 			continue
@@ -94,49 +112,168 @@ func buildTimeline(p *trace.Program, offsets map[string]int64, pol subarena.Poli
 		if !ok {
 			return nil, fmt.Errorf("%w: buffer %q has no offset", trace.ErrPlan, buf.Name)
 		}
-		placed = append(placed, placedBuf{buf.Step, off, off + buf.Size})
+		f.off[b] = off
 	}
-	sort.Slice(placed, func(i, j int) bool { return placed[i].step < placed[j].step })
+	f.fp = func(r trace.Ref) (ranges.Set, bool) {
+		fp, exact := p.Footprint(r)
+		return fp.Clone(), exact
+	}
+	return f, nil
+}
+
+// planFrame is the frame of a plan, placements included (trace.NewFrame);
+// a plan that does not fit p is an error matching trace.ErrPlan.
+func planFrame(p *trace.Program, plan *trace.Plan) (*frame, error) {
+	tf, err := trace.NewFrame(p, plan)
+	if err != nil {
+		return nil, err
+	}
+	f := &frame{off: make([]int64, len(p.Buffers)), host: make([]int, len(p.Buffers)), fp: tf.Footprint}
+	for b := range p.Buffers {
+		f.host[b], f.off[b] = tf.Host(b), tf.Origin(b)
+	}
+	return f, nil
+}
+
+// bytes returns every byte of buffer b, relative to off[b].
+func (f *frame) bytes(b int) ranges.Set {
+	s, _ := f.fp(trace.Ref{Buffer: b, View: -1})
+	return s
+}
+
+// cut ends a buffer's hold on arena bytes set at step: a later buffer
+// takes them over in place there.
+type cut struct {
+	set  ranges.Set // arena bytes
+	step int
+}
+
+// handOvers returns, per buffer, the cuts later buffers make in its bytes,
+// in step order, and the step each buffer starts holding its bytes at.
+// Replay's donations (a dense in-place output over a dying read, its
+// allocation deferred to the op) cut the donor at the op; within a host's
+// group, the buffers placed over it start at their first op and cut, at
+// that step, the host and the members that started before them.
+func handOvers(p *trace.Program, f *frame) (map[int][]cut, []int) {
+	cuts := map[int][]cut{}
+	births := make([]int, len(p.Buffers))
+	deferred := deferredBirths(p)
+	for b := range p.Buffers {
+		births[b] = p.Buffers[b].Step
+		if s, ok := deferred[b]; ok && f.host[b] < 0 {
+			births[b] = s
+		}
+	}
+	for _, c := range findDonations(p, f) {
+		cuts[c.Donor] = append(cuts[c.Donor], cut{set: ranges.FromRanges(ranges.Range{Lo: c.Lo, Hi: c.Hi}), step: c.Step})
+	}
+	first := make([]int, len(p.Buffers))
+	for i := range first {
+		first[i] = -1
+	}
+	for k := range p.Ops {
+		for _, u := range p.Ops[k].Uses {
+			if first[u.Ref.Buffer] < 0 {
+				first[u.Ref.Buffer] = p.Ops[k].Step
+			}
+		}
+	}
+	members := map[int][]int{}
+	var hosts []int
+	for b, h := range f.host {
+		if h < 0 {
+			continue
+		}
+		if first[b] >= 0 {
+			births[b] = first[b]
+		}
+		if len(members[h]) == 0 {
+			hosts = append(hosts, h)
+		}
+		members[h] = append(members[h], b)
+	}
+	sort.Ints(hosts)
+	for _, h := range hosts {
+		ms := members[h]
+		sort.SliceStable(ms, func(i, j int) bool { return births[ms[i]] < births[ms[j]] })
+		group := append([]int{h}, ms...)
+		for j := 1; j < len(group); j++ {
+			taker := f.bytes(group[j])
+			arena := shift(&taker, f.off[h])
+			for _, e := range group[:j] {
+				cuts[e] = append(cuts[e], cut{set: arena, step: births[group[j]]})
+			}
+		}
+	}
+	for _, cs := range cuts {
+		sort.SliceStable(cs, func(i, j int) bool { return cs[i].step < cs[j].step })
+	}
+	return cuts, births
+}
+
+func buildTimeline(p *trace.Program, f *frame, pol subarena.Policy, hwm int64, hw []int64) (*Timeline, error) {
+	tl, err := newTimeline(p)
+	if err != nil {
+		return nil, err
+	}
+	n := len(p.Trace.Steps)
+	t := &Timeline{Trace: p.Trace.Name, Policy: pol.String(), Steps: n, HWM: hwm, HighWater: hw}
+	whole := pol == subarena.WholeAfterUsers || pol == subarena.WholeFenced
+	cuts, births := handOvers(p, f)
+	// placed lists alloc buffers by step, to clip pending bytes at the
+	// first later buffer that takes them.
+	type placedBuf struct {
+		step  int
+		arena ranges.Set
+	}
+	var placed []placedBuf
+	for b := range p.Buffers {
+		if p.Buffers[b].External {
+			continue
+		}
+		step := p.Buffers[b].Step
+		if f.host[b] >= 0 {
+			step = births[b]
+		}
+		own := f.bytes(b)
+		placed = append(placed, placedBuf{step, shift(&own, f.off[b])})
+	}
+	sort.SliceStable(placed, func(i, j int) bool { return placed[i].step < placed[j].step })
 	takenAt := func(r ranges.Range, from, to int) int {
 		i := sort.Search(len(placed), func(i int) bool { return placed[i].step > from })
 		for ; i < len(placed) && placed[i].step < to; i++ {
-			if placed[i].lo < r.Hi && r.Lo < placed[i].hi {
+			if _, hit := placed[i].arena.Overlaps(r); hit {
 				return placed[i].step
 			}
 		}
 		return to
-	}
-	// In-place hand-overs: the donated buffer starts at the op, and the
-	// donor's bytes it took end there.
-	cuts := findDonations(p, offsets)
-	births := deferredBirths(p)
-	given := make(map[int][]donationCut)
-	for _, c := range cuts {
-		given[c.Donor] = append(given[c.Donor], c)
 	}
 	for b := range p.Buffers {
 		buf := &p.Buffers[b]
 		if buf.External {
 			continue
 		}
-		off := offsets[buf.Name]
-		from := buf.Step
-		if s, ok := births[b]; ok {
-			from = s
+		off, from := f.off[b], births[b]
+		host := ""
+		if f.host[b] >= 0 {
+			host = p.Buffers[f.host[b]].Name
 		}
-		for _, pc := range pieces(p, b) {
-			for _, c := range given[b] {
-				gv := ranges.FromRanges(ranges.Range{Lo: c.Lo - off, Hi: c.Hi - off})
+		seg := func(r ranges.Range, from, to int, pending bool) {
+			t.Segments = append(t.Segments, Segment{Buffer: buf.Name, Host: host, Lo: off + r.Lo, Hi: off + r.Hi,
+				From: from, To: max(from, to), Pending: pending})
+		}
+		for _, pc := range piecesIn(p, b, f) {
+			// Bytes a later buffer takes over in place end at its step.
+			for _, c := range cuts[b] {
+				gv := shift(&c.set, -off)
 				in := ranges.Intersect(&pc.bytes, &gv)
 				for _, r := range in.Runs() {
-					t.Segments = append(t.Segments, Segment{Buffer: buf.Name, Lo: off + r.Lo, Hi: off + r.Hi,
-						From: from, To: min(c.Step, pc.death)})
+					seg(r, from, min(c.step, pc.death), false)
 				}
 				pc.bytes.RemoveSet(&in)
 			}
 			for _, r := range pc.bytes.Runs() {
-				t.Segments = append(t.Segments, Segment{Buffer: buf.Name, Lo: off + r.Lo, Hi: off + r.Hi,
-					From: from, To: pc.death})
+				seg(r, from, pc.death, false)
 			}
 			if pc.death >= n || pol == subarena.IROrder {
 				continue
@@ -151,7 +288,7 @@ func buildTimeline(p *trace.Program, offsets map[string]int64, pol subarena.Poli
 				if !tl.pendingAt(u.op, pc.death) {
 					continue
 				}
-				fp, _ := p.Footprint(u.ref)
+				fp, _ := f.fp(u.ref)
 				in := ranges.Intersect(&fp, &pc.bytes)
 				if in.IsEmpty() {
 					continue
@@ -174,8 +311,7 @@ func buildTimeline(p *trace.Program, offsets map[string]int64, pol subarena.Poli
 					ar := ranges.Range{Lo: off + r.Lo, Hi: off + r.Hi}
 					to := takenAt(ar, pc.death, min(h.to, n))
 					if to > pc.death {
-						t.Segments = append(t.Segments, Segment{Buffer: buf.Name, Lo: ar.Lo, Hi: ar.Hi,
-							From: pc.death, To: to, Pending: true})
+						seg(r, pc.death, to, true)
 					}
 				}
 			}
@@ -195,13 +331,26 @@ type piece struct {
 // discarded view's bytes (not discarded before), then the rest at the
 // release.
 func pieces(p *trace.Program, b int) []piece {
+	return piecesIn(p, b, nil)
+}
+
+// piecesIn is pieces with bytes relative to f.off[b] (buffer-relative when
+// f is nil).
+func piecesIn(p *trace.Program, b int, f *frame) []piece {
 	buf := &p.Buffers[b]
 	n := len(p.Trace.Steps)
-	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: buf.Size})
+	fp := func(r trace.Ref) (ranges.Set, bool) {
+		s, exact := p.Footprint(r)
+		return s.Clone(), exact
+	}
+	if f != nil {
+		fp = f.fp
+	}
+	rest, _ := fp(trace.Ref{Buffer: b, View: -1})
 	var out []piece
 	for _, d := range buf.Discards {
 		v := &p.Views[d]
-		fp, exact := p.Footprint(trace.Ref{Buffer: b, View: d})
+		fp, exact := fp(trace.Ref{Buffer: b, View: d})
 		if !exact {
 			continue // replay keeps such bytes until the buffer goes
 		}

@@ -25,7 +25,9 @@ const (
 // the bottom), one rectangle per segment coloured by buffer (each buffer
 // keeps one colour), pending bytes hatched over a pale fill, the running
 // high-water mark as a red step line and its final value as a dashed line.
-// Hovering a rectangle shows its buffer and byte range.
+// A buffer a plan lays over a footprint of its host (Segment.Host) is drawn
+// at that footprint's runs with a dashed dark outline. Hovering a rectangle
+// shows its buffer (and host) and byte range.
 func (t *Timeline) WriteSVG(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	steps := max(t.Steps, 1)
@@ -57,7 +59,7 @@ func (t *Timeline) WriteSVG(w io.Writer) error {
 	fmt.Fprintf(bw, `<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle">arena offset</text>`+"\n",
 		svgTop+plotH/2)
 	// Live segments first, pending ones on top.
-	drawn := 0
+	drawn, placements := 0, false
 	for pass := 0; pass < 2; pass++ {
 		for _, s := range t.Segments {
 			if s.Pending != (pass == 1) || s.To <= s.From || s.Hi <= s.Lo {
@@ -67,16 +69,21 @@ func (t *Timeline) WriteSVG(w io.Writer) error {
 				break
 			}
 			drawn++
+			placements = placements || s.Host != ""
 			x0, x1 := x(s.From), x(s.To)
 			y0, y1 := y(s.Hi), y(s.Lo)
 			col := bufferColor(s.Buffer)
-			title := html.EscapeString(fmt.Sprintf("%s [%d, %d) steps [%d, %d)", s.Buffer, s.Lo, s.Hi, s.From, s.To))
+			name := s.Buffer
+			if s.Host != "" {
+				name += " over " + s.Host
+			}
+			title := html.EscapeString(fmt.Sprintf("%s [%d, %d) steps [%d, %d)", name, s.Lo, s.Hi, s.From, s.To))
 			if s.Pending {
 				fmt.Fprintf(bw, `<g><title>%s (pending)</title><rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s" fill-opacity="0.45"/><rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="url(#pending)"/></g>`+"\n",
 					title, x0, y0, math.Max(x1-x0, 0.3), math.Max(y1-y0, 0.3), col, x0, y0, math.Max(x1-x0, 0.3), math.Max(y1-y0, 0.3))
 			} else {
-				fmt.Fprintf(bw, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s</title></rect>`+"\n",
-					x0, y0, math.Max(x1-x0, 0.3), math.Max(y1-y0, 0.3), col, title)
+				fmt.Fprintf(bw, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"%s><title>%s</title></rect>`+"\n",
+					x0, y0, math.Max(x1-x0, 0.3), math.Max(y1-y0, 0.3), col, placedStroke(s), title)
 			}
 		}
 	}
@@ -102,11 +109,25 @@ func (t *Timeline) WriteSVG(w io.Writer) error {
 		svgWidth-430, svgWidth-410)
 	fmt.Fprintf(bw, `<rect x="%.1f" y="10" width="14" height="14" fill="#8fbcd4" fill-opacity="0.45"/><rect x="%.1f" y="10" width="14" height="14" fill="url(#pending)"/><text x="%.1f" y="22">let go, users pending</text>`+"\n",
 		svgWidth-220, svgWidth-220, svgWidth-200)
+	if placements {
+		fmt.Fprintf(bw, `<rect x="%.1f" y="%.1f" width="14" height="14" fill="#8fbcd4"%s/><text x="%.1f" y="%.1f">laid over its host (placement)</text>`+"\n",
+			svgLeft, svgHeight-24, placedStroke(Segment{Host: "host"}), svgLeft+20, svgHeight-12)
+	}
 	if drawn == svgMaxRect {
 		fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" fill="#d62728">(only the first %d segments are drawn)</text>`+"\n", svgLeft+4, svgTop+14, svgMaxRect)
 	}
 	fmt.Fprintln(bw, "</svg>")
 	return bw.Flush()
+}
+
+// placedStroke is the outline of a live segment of a buffer laid over a
+// footprint of its host: dashed and dark, so the footprint's runs read as
+// one buffer inside another's range.
+func placedStroke(s Segment) string {
+	if s.Host == "" {
+		return ""
+	}
+	return ` stroke="#222222" stroke-width="0.8" stroke-dasharray="3 2"`
 }
 
 // bufferColor gives every buffer name a stable, mid-light colour.

@@ -65,7 +65,9 @@
 // not one-to-one, or a view of the buffer that cannot be expressed over the footprint
 // (Relayout). Each error matches ErrPlan, ErrPlacement and a sentinel naming the case.
 // ViewPlacements rewrites a trace so that its plan needs no placements: each placed
-// buffer becomes a view of its host.
+// buffer becomes a view of its host. NewFrame resolves a plan for code that draws or
+// accounts for arena bytes: each buffer's bytes (and each view's) relative to the offset
+// of the buffer anchoring it, its own or its host's, so a placed buffer is its footprint.
 //
 // # Importers
 //

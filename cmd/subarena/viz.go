@@ -21,7 +21,9 @@ y the arena offset, one rectangle per live piece coloured by buffer, bytes the p
 let go but whose users are still pending hatched, and the high-water mark drawn.
 
 With --plan, the offsets come from that subarena-plan/v1 file instead of a replay, and
-lifetimes are drawn as whole-after-users implies them.`,
+lifetimes are drawn as whole-after-users implies them. A buffer the plan lays over a
+strided footprint of its host (a placement) is drawn at that footprint's runs inside the
+host, outlined with a dashed border, from its first op on.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := loadProgram(args[0])

@@ -7,11 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/subarena/subarena/trace"
 )
 
 // runFresh is run with every flag of every command back at its default
@@ -161,5 +164,83 @@ func TestVizAndPerfetto(t *testing.T) {
 		if _, code := runFresh(t, args...); code != 2 {
 			t.Fatalf("%v: exit %d, want 2", args, code)
 		}
+	}
+}
+
+// TestVizPlanPlacements draws the plan of ggml-tiny, whose in-place outputs over strided
+// inputs are placements, moved up by one granule so that no host sits at offset 0: every
+// placed buffer appears, outlined and named over its host, and each of its rectangles
+// lies inside its host's range, never at offset 0.
+func TestVizPlanPlacements(t *testing.T) {
+	if _, err := os.Stat(ggmlTiny); err != nil {
+		t.Skip("shared data absent")
+	}
+	dir := t.TempDir()
+	planPath, moved, svg := filepath.Join(dir, "plan.json"), filepath.Join(dir, "moved.json"), filepath.Join(dir, "t.svg")
+	if out, code := runFresh(t, "plan", ggmlTiny, "--budget", "0", "-o", planPath, "--json=false"); code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, out)
+	}
+	pl, err := trace.LoadPlan(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trace.Load(ggmlTiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Placements) == 0 {
+		t.Fatal("the plan has no placements")
+	}
+	for n := range pl.Offsets {
+		pl.Offsets[n] += tr.Granule
+	}
+	pl.Size += tr.Granule
+	var buf bytes.Buffer
+	if err := trace.WritePlan(&buf, pl); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(moved, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := runFresh(t, "check", ggmlTiny, moved, "--json=false"); code != 0 || !strings.HasPrefix(out, "safe:") {
+		t.Fatalf("moved plan: exit %d: %s", code, out)
+	}
+	if out, code := runFresh(t, "viz", ggmlTiny, "--plan", moved, "-o", svg); code != 0 {
+		t.Fatalf("viz --plan: exit %d: %s", code, out)
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wellFormedSVG(t, data)
+	seen := map[string]int{}
+	re := regexp.MustCompile(`<title>(\S+) over (\S+) \[(\d+), (\d+)\)`)
+	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+		name, host := m[1], m[2]
+		lo, _ := strconv.ParseInt(m[3], 10, 64)
+		hi, _ := strconv.ParseInt(m[4], 10, 64)
+		place, ok := pl.Placements[name]
+		if !ok || place.Of != host {
+			t.Fatalf("%s drawn over %s; its placement is %+v", name, host, place)
+		}
+		ref, _ := p.Lookup(host)
+		off := pl.Offsets[host]
+		if lo == 0 || lo < off || hi > off+p.Buffers[ref.Buffer].Size {
+			t.Fatalf("%s drawn at [%d, %d), outside its host %s at [%d, %d)", name, lo, hi, host, off,
+				off+p.Buffers[ref.Buffer].Size)
+		}
+		seen[name]++
+	}
+	for name := range pl.Placements {
+		if seen[name] == 0 {
+			t.Fatalf("%s is not drawn over its host", name)
+		}
+	}
+	if !bytes.Contains(data, []byte("laid over its host")) || !bytes.Contains(data, []byte(`stroke-dasharray="3 2"`)) {
+		t.Fatal("placed buffers are not outlined")
 	}
 }
