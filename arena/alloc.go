@@ -18,11 +18,7 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 	if uint64(size-1) >= uint64(a.maxSize) {
 		return Block{}, a.invalidSize(size)
 	}
-	nodes := a.nodes
-	m := len(nodes) - 1
-	if m < 0 {
-		panic(errNoHeads)
-	}
+	base := baseOf(a.nodes)
 	sh := a.shift & 63
 	n := (size + a.gmask) >> sh
 	c := classUp(n)
@@ -42,30 +38,29 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 		bm = a.classes.word[wi]
 		up = int(wi<<6) | bits.TrailingZeros64(bm)
 	}
-	h := nodes[up&m].next
+	h := at(base, headOf(up)).next
 	if bm &= bm - 1; bm != 0 && a.sorted {
 		// The next non-empty class in the same word: take its first
 		// region if that lies lower.
-		h2 := nodes[(int(wi<<6)|bits.TrailingZeros64(bm))&m].next
-		if nodes[int(h2)&m].lo < nodes[int(h)&m].lo {
+		h2 := at(base, headOf(int(wi<<6)|bits.TrailingZeros64(bm))).next
+		if at(base, h2).lo < at(base, h).lo {
 			h = h2
 		}
 	}
 
-	nd := &nodes[int(h)&m]
+	nd := at(base, h)
 	lo := nd.lo
 	if rest := nd.hi - lo - n; rest == 0 {
 		// Exact fit: the region goes, out of its list and its chain, and
 		// its slot is retired.
 		prev, next := nd.prev, nd.next
-		nodes[int(prev)&m].next = next
-		nodes[int(next)&m].prev = prev
+		at(base, prev).next = next
+		at(base, next).prev = prev
 		if prev == next {
 			a.classes.remove(int(nd.class))
 		}
-		chains := a.chains
 		w := (nd.hi - 1) >> bucketShift
-		p := &chains[w]
+		p := &a.chains[w]
 		next = nd.chain
 		if *p == h {
 			*p = next
@@ -78,7 +73,7 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 				}
 			}
 		} else {
-			for p = &nodes[int(*p)&m].chain; *p != h; p = &nodes[int(*p)&m].chain {
+			for p = &at(base, *p).chain; *p != h; p = &at(base, *p).chain {
 			}
 			*p = next
 		}
@@ -92,23 +87,23 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 		nd.lo = lo + n
 		if c := classOf(rest); c != int(nd.class) {
 			prev, next := nd.prev, nd.next
-			nodes[int(prev)&m].next = next
-			nodes[int(next)&m].prev = prev
+			at(base, prev).next = next
+			at(base, next).prev = prev
 			if prev == next {
 				a.classes.remove(int(nd.class))
 			}
 			nd.class = uint32(c)
-			p := uint32(c)
-			first := nodes[c&m].next
+			p := headOf(c)
+			first := at(base, p).next
 			if first == p {
 				a.classes.add(c)
-			} else if a.sorted && nodes[int(first)&m].lo < lo+n {
+			} else if a.sorted && at(base, first).lo < lo+n {
 				p = first
 			}
-			q := nodes[int(p)&m].next
+			q := at(base, p).next
 			nd.prev, nd.next = p, q
-			nodes[int(p)&m].next = h
-			nodes[int(q)&m].prev = h
+			at(base, p).next = h
+			at(base, q).prev = h
 		}
 	}
 	u := a.inUseG + n
@@ -126,13 +121,14 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 // can: only a region of n's own class, which holds sizes below n too, may
 // still fit. Failing that, allocSlow grows or fails.
 func (a *Arena) allocLast(size, n int64) (Block, error) {
-	head := uint32(classOf(n))
-	if head >= a.nheads {
+	c := classOf(n)
+	if c >= int(a.nheads) {
 		// Larger than the whole arena.
 		return a.allocSlow(size, n)
 	}
-	for h := a.nodes[head].next; h != head; h = a.nodes[h].next {
-		if nd := &a.nodes[h]; nd.hi-nd.lo >= n {
+	head := headOf(c)
+	for h := a.node(head).next; h != head; h = a.node(h).next {
+		if nd := a.node(h); nd.hi-nd.lo >= n {
 			// Carve from the low end, as Alloc does.
 			lo := nd.lo
 			if nd.hi-lo == n {
@@ -163,7 +159,7 @@ func (a *Arena) allocSlow(size, n int64) (Block, error) {
 	lo, top := a.capG, uint32(none)
 	if a.capG > 0 {
 		if top = a.tailNode(a.capG); top != none {
-			lo = a.nodes[top].lo
+			lo = a.node(top).lo
 		}
 	}
 	if n > maxGranules-lo {

@@ -30,7 +30,7 @@ func (a *Arena) AllocAt(off, size int64) error {
 	if h == none {
 		return fmt.Errorf("arena: alloc at [%d, %d): %w", off, off+size, ErrNotFree)
 	}
-	nd := &a.nodes[h]
+	nd := a.node(h)
 	rlo, rhi := nd.lo, nd.hi
 	if rlo > lo || rhi < hi {
 		return fmt.Errorf("arena: alloc at [%d, %d): %w", off, off+size, ErrNotFree)

@@ -185,16 +185,16 @@ func (a *Arena) AppendFreeRegions(dst []Block) []Block {
 	for w := a.tails.next(0); w >= 0; w = a.tails.next(w + 1) {
 		// Sort the bucket's chain (at most 64 regions) by address.
 		k := 0
-		for h := a.chains[w]; h != none && k < len(bucket); h = a.nodes[h].chain {
+		for h := a.chains[w]; h != none && k < len(bucket); h = a.node(h).chain {
 			i := k
-			for ; i > 0 && a.nodes[bucket[i-1]].lo > a.nodes[h].lo; i-- {
+			for ; i > 0 && a.node(bucket[i-1]).lo > a.node(h).lo; i-- {
 				bucket[i] = bucket[i-1]
 			}
 			bucket[i] = h
 			k++
 		}
 		for _, h := range bucket[:k] {
-			n := &a.nodes[h]
+			n := a.node(h)
 			dst = append(dst, Block{Offset: n.lo << a.shift, Size: (n.hi - n.lo) << a.shift})
 		}
 	}
@@ -210,7 +210,7 @@ func (a *Arena) IsAllocated(off, size int64) bool {
 	lo := off >> a.shift
 	hi := (off + size + a.gmask) >> a.shift
 	h := a.after(lo)
-	return h == none || a.nodes[h].lo >= hi
+	return h == none || a.node(h).lo >= hi
 }
 
 // largestFreeG returns the size of the largest free region in granules: the
@@ -221,8 +221,9 @@ func (a *Arena) largestFreeG() int64 {
 		return 0
 	}
 	var m int64
-	for h := a.nodes[c].next; h != uint32(c); h = a.nodes[h].next {
-		m = max(m, a.nodes[h].hi-a.nodes[h].lo)
+	head := headOf(c)
+	for h := a.node(head).next; h != head; h = a.node(h).next {
+		m = max(m, a.node(h).hi-a.node(h).lo)
 	}
 	return m
 }

@@ -30,17 +30,21 @@
 // Only free space is represented. Each maximal free region [lo, hi), in
 // granules, is a node in a slice addressed by uint32 handles; retired slots
 // are reused, so the slice stops growing once the number of free regions
-// stops growing, and Alloc and Free allocate nothing in steady state.
+// stops growing, and Alloc and Free allocate nothing in steady state. A
+// handle is its slot's offset in the slice in units of 8 bytes (a node is
+// 32), so that Alloc and Free reach a node with one scaled-index address
+// and no bounds check (see Costs).
 //
 // Size index. Regions are binned by size in a two-level segregated-fit
 // index (the TLSF scheme): sizes below 32 granules get one class each, and
 // each octave above is cut into 32 classes, so a class spans at most 1/32 of
 // its lower bound. Each class is a circular doubly linked list through a
-// head node of its own, the first slots of the node slice, so linking and
-// unlinking take no branch on an empty neighbour; a two-level bitmap of
-// non-empty classes finds the first non-empty class at or above any class
-// with two TrailingZeros64. A region changes class only when its size
-// does.
+// head node of its own, so linking and unlinking take no branch on an empty
+// neighbour. The heads are the first slots of the node slice, one per class
+// up to the arena's size (577, 18 KiB, for 1 GiB in 256-byte granules; all
+// 928 when unbounded). A two-level bitmap of non-empty classes finds the
+// first non-empty class at or above any class with two TrailingZeros64. A
+// region changes class only when its size does.
 //
 // Address index. Free must find, from an offset alone, the free regions
 // around the range and prove that none meets it. The granules are cut into
@@ -53,9 +57,9 @@
 // bitmap (at most two words per level, five levels at the 2^32-granule
 // limit; the two level-0 words after the bucket are read inline, since
 // free regions are seldom farther apart) finds the next non-empty bucket,
-// whose chain starts with the region wanted. The first region ending after lo either meets [lo, hi),
-// and the free is refused, or starts at hi and is the right neighbour, or
-// lies beyond.
+// whose chain starts with the region wanted. The first region ending after
+// lo either meets [lo, hi), and the free is refused, or starts at hi and is
+// the right neighbour, or lies beyond.
 //
 // Why not boundary tags, the classic answer? Tags per granule (the region
 // owning each boundary) make the neighbour lookup a single load, but they
@@ -98,8 +102,8 @@
 //
 //	                       churn-6k       churn-10k   W2 high-water    instr/pair
 //	strategy               frag at end    live end    (B)              churn-6k  W2
-//	FitLean (default)      0.298          7,150       151,662,592      322       327
-//	FitFast                0.485          6,982       151,662,592      296       326
+//	FitLean (default)      0.298          7,150       151,662,592      285       307
+//	FitFast                0.485          6,982       151,662,592      271       307
 //	OffsetAllocator        0.550          6,672       151,662,592      298       350-412
 //	VMA TLSF min-memory    0.381          7,067       151,662,592      520       350-412
 //
@@ -115,20 +119,20 @@
 // and costs a list walk per insertion. Sixteen classes per octave gave a
 // mean of 0.302 and 7,182 live blocks, sixty-four 0.286 and 7,203: no gain
 // worth a larger class bitmap. Dropping FitLean's second class altogether
-// ends churn-6k at 0.413 (mean 0.359). The
-// bench package's churn command reports these figures and runs under
-// callgrind for instruction counts.
+// ends churn-6k at 0.413 (mean 0.359). The bench package's churn command
+// reports these figures and runs under callgrind for instruction counts.
 //
 // # Costs
 //
 // Alloc: a class computation, one class-bitmap search (and a look at the
 // rest of the same word), then either a class change of the remainder
-// (unlink and link) or the removal of an exactly fitting region. Free: one bucket chain walk, at
-// most one bitmap successor search, and one of four merges (new region,
-// extend left, extend right, join both), each a constant amount of list and
-// chain work. Neither allocates once the node slice has reached the peak
-// number of free regions; Free grows it, if ever, only after its work is
-// done, since a spare retired slot is kept for it.
+// (unlink and link) or the removal of an exactly fitting region. Free: one
+// bucket chain walk, at most one bitmap successor search, and one of four
+// merges (new region, extend left, extend right, join both), each a
+// constant amount of list and chain work. Neither allocates once the node
+// slice has reached the peak number of free regions; Free grows it, if
+// ever, only after its work is done, since a spare retired slot is kept
+// for it.
 //
 // In Go every call clobbers every register, so a value live across a call
 // is saved and restored around it, and an inlined call is often cheaper
@@ -138,12 +142,22 @@
 // bitmap up first, while little is live across the rare call into its
 // deeper levels, and refills the spare slot only when nothing is left to
 // do after. Classes come from the bits of float64(n), without the variable
-// shift of the integer formula (see classOf). Both index the node slice
-// and the class bitmap with masks rather than bounds checks: the node
-// slice has a power-of-two length, so h&(len-1) is in bounds for the
-// compiler and is h itself for every valid handle. Stats walks the largest
-// class; AppendFreeRegions walks the buckets; CheckInvariants walks
-// everything.
+// shift of the integer formula (see classOf), and the class bitmap is
+// indexed with masks rather than bounds checks.
+//
+// A checked slice access to a node costs a sign or zero extension, a
+// compare and a branch, a shift by 5 and often a copy of the handle the
+// shift destroys: four to five instructions, some 18 times per free+alloc
+// pair on churn-6k. Masking the index into a power-of-two slice saved one
+// of them. Alloc and Free therefore address nodes without checks, the
+// handle scaled by 8 straight into the address (at, in handle.go): 37
+// instructions per pair on churn-6k. Handles never come from a caller,
+// only from the arena's own slots; CheckInvariants proves every stored
+// handle a used slot's, and built with the arenachecked tag the same code
+// checks every access, so a handle bug panics instead (the tests and
+// fuzzers pass under it). The rarer paths keep checked access. Stats walks
+// the largest class; AppendFreeRegions walks the buckets; CheckInvariants
+// walks everything.
 //
 // # Invariants
 //
@@ -154,12 +168,13 @@
 //     fully coalesced: no two touch. In-use plus free bytes equal Capacity.
 //   - Every free region is in exactly one class list, the list of the class
 //     of its size, and chained exactly once, under the bucket of its last
-//     granule, the chain in increasing order of end. The class and bucket bitmaps mark exactly the non-empty lists
-//     and chains, and every summary bit agrees with the word below it.
+//     granule, the chain in increasing order of end. The class and bucket
+//     bitmaps mark exactly the non-empty lists and chains, and every
+//     summary bit agrees with the word below it.
 //   - Every used node slot is a class head, a live node or a retired one,
 //     and at least one is retired. The heads are those of the classes up to
 //     that of the capacity (all of them when unbounded), unchanged but for
-//     their links; the slice length is a power of two.
+//     their links. Every stored handle is a used slot's.
 //   - 0 <= InUse <= Capacity, PeakInUse >= InUse, HighWater <= Capacity.
 //
 // A failed call leaves all of this, and every counter, exactly as it was.

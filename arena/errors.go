@@ -80,6 +80,6 @@ func (a *Arena) notAllocated(lo, hi int64) error {
 	return fmt.Errorf("arena: free [%d, %d): %w", lo<<a.shift, hi<<a.shift, ErrNotAllocated)
 }
 
-// errNoHeads is the panic value of a node slice too short to hold the class
-// heads: an internal invariant broken, never a consequence of input.
-var errNoHeads = errors.New("arena: node slice lost its class heads")
+// errTooManyRegions is the panic value of a node slice that would outgrow
+// its uint32 handles: 2^30 free regions at once, 32 GiB of nodes.
+var errTooManyRegions = errors.New("arena: more than 2^30 free regions")

@@ -41,11 +41,7 @@ func (a *Arena) Free(off, size int64) error {
 		x = -1
 	}
 
-	nodes := a.nodes
-	m := len(nodes) - 1
-	if m < 0 {
-		panic(errNoHeads)
-	}
+	base := baseOf(a.nodes)
 	chains := a.chains
 	left, right := uint32(none), uint32(none)
 	if x >= 0 {
@@ -54,7 +50,7 @@ func (a *Arena) Free(off, size int64) error {
 	// The walk of lo's bucket also finds the left neighbour, the region
 	// ending at lo, unless lo starts a bucket.
 	for h := chains[w]; h != none; {
-		nd := &nodes[int(h)&m]
+		nd := at(base, h)
 		if e := nd.hi; e > lo {
 			right = h
 			break
@@ -66,7 +62,7 @@ func (a *Arena) Free(off, size int64) error {
 	if lo&(1<<bucketShift-1) == 0 && lo > 0 {
 		// lo-1 lies in the bucket below.
 		for h := chains[w-1]; h != none; {
-			nd := &nodes[int(h)&m]
+			nd := at(base, h)
 			if nd.hi == lo {
 				left = h
 				break
@@ -76,7 +72,7 @@ func (a *Arena) Free(off, size int64) error {
 	}
 	var rn *node
 	if right != none {
-		rn = &nodes[int(right)&m]
+		rn = at(base, right)
 		if rlo := rn.lo; rlo != hi {
 			if rlo < hi {
 				return a.notAllocated(lo, hi)
@@ -98,12 +94,12 @@ func (a *Arena) Free(off, size int64) error {
 			nd.lo = lo
 			break
 		}
-		ln := &nodes[int(left)&m]
+		ln := at(base, left)
 		nd.lo = ln.lo
 		// Out of its class list,
 		prev, next := ln.prev, ln.next
-		nodes[int(prev)&m].next = next
-		nodes[int(next)&m].prev = prev
+		at(base, prev).next = next
+		at(base, next).prev = prev
 		if prev == next {
 			a.classes.remove(int(ln.class))
 		}
@@ -122,7 +118,7 @@ func (a *Arena) Free(off, size int64) error {
 			}
 		} else {
 			for *pc != left {
-				pc = &nodes[int(*pc)&m].chain
+				pc = &at(base, *pc).chain
 			}
 			*pc = next
 		}
@@ -136,7 +132,7 @@ func (a *Arena) Free(off, size int64) error {
 		// moves from the end of its chain (no region ends between lo and
 		// the bucket's end: it would meet the range or be the right
 		// neighbour) to its place in the chain of hi-1.
-		h, nd = left, &nodes[int(left)&m]
+		h, nd = left, at(base, left)
 		nd.hi = hi
 		if wl, wh := (lo-1)>>bucketShift, (hi-1)>>bucketShift; wl != wh {
 			pc := &chains[wl]
@@ -150,7 +146,7 @@ func (a *Arena) Free(off, size int64) error {
 				}
 			} else {
 				for *pc != left {
-					pc = &nodes[int(*pc)&m].chain
+					pc = &at(base, *pc).chain
 				}
 				*pc = none
 			}
@@ -162,8 +158,8 @@ func (a *Arena) Free(off, size int64) error {
 					a.tails.setAbove(wh >> 6)
 				}
 			} else {
-				for *pc != none && nodes[int(*pc)&m].hi < hi {
-					pc = &nodes[int(*pc)&m].chain
+				for *pc != none && at(base, *pc).hi < hi {
+					pc = &at(base, *pc).chain
 				}
 			}
 			nd.chain = *pc
@@ -174,23 +170,23 @@ func (a *Arena) Free(off, size int64) error {
 		// under the bucket of hi-1. The retired list is never empty when
 		// Free starts; it is refilled at the end.
 		h = a.retired
-		nd = &nodes[int(h)&m]
+		nd = at(base, h)
 		a.retired = nd.next
 		a.nfree++
 		nd.lo, nd.hi = lo, hi
 		c := classOf(hi - lo)
 		nd.class = uint32(c)
-		p := uint32(c)
-		first := nodes[c&m].next
+		p := headOf(c)
+		first := at(base, p).next
 		if first == p {
 			a.classes.add(c)
-		} else if a.sorted && nodes[int(first)&m].lo < lo {
+		} else if a.sorted && at(base, first).lo < lo {
 			p = first
 		}
-		q := nodes[int(p)&m].next
+		q := at(base, p).next
 		nd.prev, nd.next = p, q
-		nodes[int(p)&m].next = h
-		nodes[int(q)&m].prev = h
+		at(base, p).next = h
+		at(base, q).prev = h
 		// Chain it before the first region of the bucket ending after
 		// it: usually the bucket is empty and the walk takes no step.
 		wh := (hi - 1) >> bucketShift
@@ -203,8 +199,8 @@ func (a *Arena) Free(off, size int64) error {
 				a.tails.setAbove(wh >> 6)
 			}
 		} else {
-			for *pc != none && nodes[int(*pc)&m].hi < hi {
-				pc = &nodes[int(*pc)&m].chain
+			for *pc != none && at(base, *pc).hi < hi {
+				pc = &at(base, *pc).chain
 			}
 		}
 		nd.chain = *pc
@@ -218,23 +214,23 @@ func (a *Arena) Free(off, size int64) error {
 	// The grown region may change class.
 	if c := classOf(nd.hi - nd.lo); c != int(nd.class) {
 		prev, next := nd.prev, nd.next
-		nodes[int(prev)&m].next = next
-		nodes[int(next)&m].prev = prev
+		at(base, prev).next = next
+		at(base, next).prev = prev
 		if prev == next {
 			a.classes.remove(int(nd.class))
 		}
 		nd.class = uint32(c)
-		p := uint32(c)
-		first := nodes[c&m].next
+		p := headOf(c)
+		first := at(base, p).next
 		if first == p {
 			a.classes.add(c)
-		} else if a.sorted && nodes[int(first)&m].lo < nd.lo {
+		} else if a.sorted && at(base, first).lo < nd.lo {
 			p = first
 		}
-		q := nodes[int(p)&m].next
+		q := at(base, p).next
 		nd.prev, nd.next = p, q
-		nodes[int(p)&m].next = h
-		nodes[int(q)&m].prev = h
+		at(base, p).next = h
+		at(base, q).prev = h
 	}
 	return nil
 }

@@ -31,9 +31,10 @@ func corrupt(format string, args ...any) error {
 //     prev/next links, and the class bitmap marks exactly the non-empty
 //     lists; the heads are those of the classes up to that of the capacity
 //     (all classes when unbounded) and unchanged but for their links;
-//   - the node slice has a power-of-two length, and every used slot is a
-//     class head, a live node or on the retired list, exactly one of them;
-//     the retired list is not empty (Free takes its slot from there).
+//   - every used slot of the node slice is a class head, a live node or on
+//     the retired list, exactly one of them, and every stored handle is a
+//     used slot's; the retired list is not empty (Free takes its slot from
+//     there).
 //
 // It costs O(capacity/64 + nodes) and allocates; it is for tests.
 func (a *Arena) CheckInvariants() error {
@@ -58,6 +59,10 @@ func (a *Arena) CheckInvariants() error {
 		seenClass
 		seenRetired
 	)
+	fresh := int(a.fresh)
+	if fresh > nn || int(a.nheads) >= fresh || nn > maxSlots {
+		return corrupt("%d node slots, %d class heads, first unused slot %d", nn, a.nheads, fresh)
+	}
 	seen := make([]uint8, nn)
 
 	// Tail buckets: every chained node is live, chained once, under the
@@ -73,16 +78,16 @@ func (a *Arena) CheckInvariants() error {
 		if bit != (h != none) {
 			return corrupt("bucket %d: bit %v, chain head %d", w, bit, h)
 		}
-		for k := 0; h != none; h, k = a.nodes[h].chain, k+1 {
-			if h < a.nheads || int(h) >= int(a.fresh) {
-				return corrupt("bucket %d: handle %d out of range", w, h)
+		for k := 0; h != none; h, k = a.node(h).chain, k+1 {
+			if !a.validNode(h) {
+				return corrupt("bucket %d: handle %d is no node slot", w, h)
 			}
 			if k >= 1<<bucketShift {
 				return corrupt("bucket %d: chain longer than %d", w, 1<<bucketShift)
 			}
-			n := a.nodes[h]
+			n := *a.node(h)
 			switch {
-			case seen[h]&seenChain != 0:
+			case seen[h>>handleShift]&seenChain != 0:
 				return corrupt("node %d chained twice", h)
 			case n.class == 0:
 				return corrupt("bucket %d chains retired node %d", w, h)
@@ -92,7 +97,7 @@ func (a *Arena) CheckInvariants() error {
 				return corrupt("bucket %d: node %d ending at %d chained after one ending at %d", w, h, n.hi, prevEnd)
 			}
 			prevEnd = n.hi
-			seen[h] |= seenChain
+			seen[h>>handleShift] |= seenChain
 			live = append(live, h)
 		}
 	}
@@ -102,10 +107,10 @@ func (a *Arena) CheckInvariants() error {
 
 	// Free regions in address order: non-empty, inside the capacity,
 	// disjoint and fully coalesced.
-	slices.SortFunc(live, func(x, y uint32) int { return cmp.Compare(a.nodes[x].lo, a.nodes[y].lo) })
+	slices.SortFunc(live, func(x, y uint32) int { return cmp.Compare(a.node(x).lo, a.node(y).lo) })
 	var freeG, prevHi int64 = 0, -1
 	for _, h := range live {
-		n := a.nodes[h]
+		n := *a.node(h)
 		switch {
 		case n.lo >= n.hi || n.lo < 0 || n.hi > a.capG:
 			return corrupt("region [%d, %d) empty or outside [0, %d)", n.lo, n.hi, a.capG)
@@ -121,10 +126,6 @@ func (a *Arena) CheckInvariants() error {
 
 	// Class lists: circular through their heads, the bitmap marking
 	// exactly the non-empty ones.
-	fresh := int(a.fresh)
-	if nn == 0 || nn&(nn-1) != 0 || fresh > nn || int(a.nheads) >= fresh {
-		return corrupt("%d node slots (not a power of two), %d heads, first unused slot %d", nn, a.nheads, fresh)
-	}
 	if want := uint32(numClasses); !a.unbounded {
 		if want = uint32(classOf(max(a.capG, 1))) + 1; a.nheads != want {
 			return corrupt("%d class heads, want %d", a.nheads, want)
@@ -135,12 +136,13 @@ func (a *Arena) CheckInvariants() error {
 	count := 0
 	for c := 0; c < int(a.nheads); c++ {
 		head := a.nodes[c]
+		hc := headOf(c)
 		if head.lo != headLo || head.hi != headLo || head.class != uint32(c) {
 			return corrupt("class head %d altered: %+v", c, head)
 		}
-		empty := head.next == uint32(c)
+		empty := head.next == hc
 		if c == 0 {
-			if !empty || head.prev != 0 {
+			if !empty || head.prev != hc {
 				return corrupt("class 0 holds no size but lists nodes")
 			}
 			continue
@@ -149,24 +151,24 @@ func (a *Arena) CheckInvariants() error {
 		if word == empty {
 			return corrupt("class %d: bitmap %v, empty %v", c, word, empty)
 		}
-		prev := uint32(c)
+		prev := hc
 		h := head.next
-		for ; h != uint32(c); h = a.nodes[h].next {
-			if h < a.nheads || int(h) >= fresh {
-				return corrupt("class %d: handle %d out of range", c, h)
+		for ; h != hc; h = a.node(h).next {
+			if !a.validNode(h) {
+				return corrupt("class %d: handle %d is no node slot", c, h)
 			}
-			n := a.nodes[h]
+			n := *a.node(h)
 			switch {
-			case seen[h]&seenClass != 0:
+			case seen[h>>handleShift]&seenClass != 0:
 				return corrupt("node %d listed twice in the classes", h)
-			case seen[h]&seenChain == 0:
+			case seen[h>>handleShift]&seenChain == 0:
 				return corrupt("class %d lists node %d that is no free region", c, h)
 			case n.prev != prev:
 				return corrupt("node %d: prev %d, want %d", h, n.prev, prev)
 			case int(n.class) != c || classOf(n.hi-n.lo) != c:
 				return corrupt("node %d of %d granules in class %d, marked %d, want %d", h, n.hi-n.lo, c, n.class, classOf(n.hi-n.lo))
 			}
-			seen[h] |= seenClass
+			seen[h>>handleShift] |= seenClass
 			prev = h
 			count++
 		}
@@ -205,26 +207,33 @@ func (a *Arena) CheckInvariants() error {
 	if a.retired == none {
 		return corrupt("no retired slot")
 	}
-	for h := a.retired; h != none; h = a.nodes[h].next {
-		if h < a.nheads || int(h) >= fresh {
-			return corrupt("retired handle %d out of range", h)
+	for h := a.retired; h != none; h = a.node(h).next {
+		if !a.validNode(h) {
+			return corrupt("retired handle %d is no node slot", h)
 		}
-		if seen[h]&seenRetired != 0 {
+		if seen[h>>handleShift]&seenRetired != 0 {
 			return corrupt("node %d retired twice", h)
 		}
-		if seen[h] != 0 {
+		if seen[h>>handleShift] != 0 {
 			return corrupt("node %d both retired and live", h)
 		}
-		if a.nodes[h].class != 0 {
-			return corrupt("retired node %d has class %d", h, a.nodes[h].class)
+		if a.node(h).class != 0 {
+			return corrupt("retired node %d has class %d", h, a.node(h).class)
 		}
-		seen[h] |= seenRetired
+		seen[h>>handleShift] |= seenRetired
 		count++
 	}
 	if count != fresh {
 		return corrupt("%d slots heads, live or retired out of %d used", count, fresh)
 	}
 	return nil
+}
+
+// validNode reports whether h is the handle of a used slot past the class
+// heads.
+func (a *Arena) validNode(h uint32) bool {
+	i := h >> handleShift
+	return h&(1<<handleShift-1) == 0 && i >= a.nheads && i < a.fresh
 }
 
 // checkTailBits verifies the shape and summaries of the tail bitmap.

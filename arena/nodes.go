@@ -1,20 +1,30 @@
 package arena
 
-import "math/bits"
-
-// Handles. A node is addressed by a uint32 handle into Arena.nodes. The
-// first nheads slots are the list heads of the size classes that can occur
-// (those up to the class of the whole arena; all of them when unbounded):
-// slot c is the head of class c's circular list. Class 0 holds no size, so
-// slot 0 is never in a list and doubles as none, the null handle of tail
-// chains and of the retired list. Free regions and retired slots take the
-// handles from nheads up; slots from fresh on have never been used.
-//
-// The slice length is a power of two, so that handle&(len-1) is an index
-// the compiler can see is in bounds and, for every valid handle, the
-// handle itself: the hot paths index with nodes[int(h)&m], m = len-1,
-// instead of a checked nodes[h].
+// Handles. A node is addressed by a uint32 handle: its slot's index in
+// Arena.nodes times 4, which is the slot's byte offset in units of 8 bytes
+// (a node is 32 bytes), so that the hot paths reach a node with one
+// scaled-index addressing mode (see at). The first nheads slots are the
+// list heads of the size classes that can occur (those up to the class of
+// the whole arena; all of them when unbounded): slot c is the head of
+// class c's circular list. Class 0 holds no size, so slot 0 is never in a
+// list and its handle 0 doubles as none, the null handle of tail chains and
+// of the retired list. Free regions and retired slots take the slots from
+// nheads up; slots from fresh on have never been used. Handles reach 2^30
+// slots, 32 GiB of nodes.
 const none = 0
+
+// handleShift converts between slots and handles: h = slot << handleShift.
+const handleShift = 2
+
+// maxSlots bounds the node slice so that every handle fits a uint32.
+const maxSlots = 1 << (32 - handleShift)
+
+// headOf returns the handle of class c's list head.
+func headOf(c int) uint32 { return uint32(c) << handleShift }
+
+// node returns the node of handle h, bounds-checked: for the paths off
+// Alloc's and Free's common cases.
+func (a *Arena) node(h uint32) *node { return &a.nodes[h>>handleShift] }
 
 // node is one maximal free region [lo, hi), in granules, a class head, or
 // a retired slot. A live node sits in exactly one class list (prev, next)
@@ -35,15 +45,16 @@ const headLo = 1<<63 - 1
 
 // The operations below keep four structures in step: the node slots, the
 // class lists with their bitmap, the tail bitmap and the tail chains.
-// Alloc and Free have their common cases written out in full; these
-// helpers serve the rarer paths (AllocAt, growth, a join of two regions).
+// Alloc and Free have their common cases written out in full, with
+// unchecked node access (at); these helpers serve the rarer paths (AllocAt,
+// a request only its own class can serve, growth, Reset) with checked
+// access (node).
 
 // unlinkNode takes n out of its class list.
 func (a *Arena) unlinkNode(n *node) {
-	nodes := a.nodes
 	prev, next := n.prev, n.next
-	nodes[prev].next = next
-	nodes[next].prev = prev
+	a.node(prev).next = next
+	a.node(next).prev = prev
 	if prev == next {
 		a.classes.remove(int(n.class))
 	}
@@ -54,24 +65,23 @@ func (a *Arena) unlinkNode(n *node) {
 // so the first region of a list tends to be the lowest-addressed one and
 // low addresses are reused first.
 func (a *Arena) linkNode(h uint32, n *node, c int) {
-	nodes := a.nodes
 	n.class = uint32(c)
-	p := uint32(c)
-	first := nodes[p].next
+	p := headOf(c)
+	first := a.node(p).next
 	if first == p {
 		a.classes.add(c)
-	} else if a.sorted && nodes[first].lo < n.lo {
+	} else if a.sorted && a.node(first).lo < n.lo {
 		p = first
 	}
-	q := nodes[p].next
+	q := a.node(p).next
 	n.prev, n.next = p, q
-	nodes[p].next = h
-	nodes[q].prev = h
+	a.node(p).next = h
+	a.node(q).prev = h
 }
 
 // relink moves node h from its class list to that of class c.
 func (a *Arena) relink(h uint32, c int) {
-	n := &a.nodes[h]
+	n := a.node(h)
 	a.unlinkNode(n)
 	a.linkNode(h, n, c)
 }
@@ -80,7 +90,6 @@ func (a *Arena) relink(h uint32, c int) {
 // last granule g, in end order.
 func (a *Arena) tailSet(h uint32, g int64) {
 	w := g >> bucketShift
-	nodes := a.nodes
 	p := &a.chains[w]
 	if *p == none {
 		// Mark the bucket; the summaries above change only when its
@@ -94,19 +103,18 @@ func (a *Arena) tailSet(h uint32, g int64) {
 	}
 	// Chains are ordered by end: the node goes before the first that ends
 	// after it.
-	hi := nodes[h].hi
-	for *p != none && nodes[*p].hi < hi {
-		p = &nodes[*p].chain
+	n := a.node(h)
+	for *p != none && a.node(*p).hi < n.hi {
+		p = &a.node(*p).chain
 	}
-	nodes[h].chain = *p
+	n.chain = *p
 	*p = h
 }
 
 // tailClear unchains node h from the bucket of its last granule g.
 func (a *Arena) tailClear(h uint32, g int64) {
 	w := g >> bucketShift
-	nodes := a.nodes
-	next := nodes[h].chain
+	next := a.node(h).chain
 	p := &a.chains[w]
 	if *p == h {
 		*p = next
@@ -120,17 +128,16 @@ func (a *Arena) tailClear(h uint32, g int64) {
 		}
 		return
 	}
-	for p = &nodes[*p].chain; *p != h; p = &nodes[*p].chain {
+	for p = &a.node(*p).chain; *p != h; p = &a.node(*p).chain {
 	}
 	*p = next
 }
 
 // tailNode returns the node whose region ends at granule end, or none.
 func (a *Arena) tailNode(end int64) uint32 {
-	nodes := a.nodes
 	h := a.chains[(end-1)>>bucketShift]
-	for h != none && nodes[h].hi != end {
-		h = nodes[h].chain
+	for h != none && a.node(h).hi != end {
+		h = a.node(h).chain
 	}
 	return h
 }
@@ -139,10 +146,9 @@ func (a *Arena) tailNode(end int64) uint32 {
 // free region in address order that ends after granule g (its last granule
 // is g or later), or none.
 func (a *Arena) after(g int64) uint32 {
-	nodes := a.nodes
 	w := g >> bucketShift
-	for h := a.chains[w]; h != none; h = nodes[h].chain {
-		if nodes[h].hi > g {
+	for h := a.chains[w]; h != none; h = a.node(h).chain {
+		if a.node(h).hi > g {
 			return h
 		}
 	}
@@ -165,7 +171,7 @@ func (a *Arena) moveTail(h uint32, old, g int64) {
 // as Free expects.
 func (a *Arena) insert(lo, hi int64) {
 	h := a.retired
-	n := &a.nodes[h]
+	n := a.node(h)
 	a.retired = n.next
 	a.nfree++
 	n.lo, n.hi = lo, hi
@@ -180,19 +186,23 @@ func (a *Arena) insert(lo, hi int64) {
 // there is none: the retired list, which was empty, holds one slot after.
 func (a *Arena) newSlot() {
 	if int(a.fresh) == len(a.nodes) {
+		if len(a.nodes) >= maxSlots {
+			// 2^30 free regions at once: 32 GiB of nodes.
+			panic(errTooManyRegions)
+		}
 		nodes := make([]node, 2*len(a.nodes))
 		copy(nodes, a.nodes)
 		a.nodes = nodes
 	}
 	a.nodes[a.fresh] = node{}
-	a.retired = a.fresh
+	a.retired = a.fresh << handleShift
 	a.fresh++
 }
 
 // remove deletes free region h entirely: out of its list and chain, slot
 // retired.
 func (a *Arena) remove(h uint32) {
-	n := &a.nodes[h]
+	n := a.node(h)
 	a.unlinkNode(n)
 	a.tailClear(h, n.hi-1)
 	n.class = 0
@@ -231,10 +241,11 @@ func (a *Arena) init() {
 		a.nheads = uint32(classOf(a.capG)) + 1
 	}
 	if n := 2 * int(a.nheads); len(a.nodes) < n {
-		a.nodes = make([]node, 1<<bits.Len(uint(n-1)))
+		a.nodes = make([]node, n)
 	}
 	for c := range a.nheads {
-		a.nodes[c] = node{lo: headLo, hi: headLo, prev: c, next: c, class: c}
+		h := headOf(int(c))
+		a.nodes[c] = node{lo: headLo, hi: headLo, prev: h, next: h, class: c}
 	}
 	a.fresh = a.nheads
 	a.newSlot()
