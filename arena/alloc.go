@@ -1,6 +1,12 @@
 package arena
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
+
+// leanScan bounds FitLean's walk of the request's own class.
+const leanScan = 8
 
 // Alloc returns a free block of at least size bytes (size rounded up to the
 // granule), now allocated. It fails with ErrInvalidSize for size <= 0 or a
@@ -8,11 +14,13 @@ import "math/bits"
 // when a bounded arena has no free region large enough. An unbounded arena
 // grows at the top instead of failing.
 //
-// Both fits look at the smallest classes whose every region fits the
-// request. FitFast takes the first region of the first of them; FitLean
-// takes the lower-addressed of the first regions of the first two (the
-// second looked for only in the same word of the class bitmap). Both carve
-// the block from the low end of the region.
+// FitLean first walks up to leanScan regions of the request's own class,
+// when the request does not start it, for the first that fits. Then both
+// fits look at the smallest classes whose every region fits the request.
+// FitFast takes the first region of the first of them; FitLean takes the
+// lower-addressed of the first regions of the first two (the second looked
+// for only in the same word of the class bitmap). Both carve the block from
+// the low end of the region.
 func (a *Arena) Alloc(size int64) (Block, error) {
 	// size-1 < maxSize rejects size <= 0 and size > maxSize at once.
 	if uint64(size-1) >= uint64(a.maxSize) {
@@ -21,33 +29,62 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 	base := baseOf(a.nodes)
 	sh := a.shift & 63
 	n := (size + a.gmask) >> sh
-	c := classUp(n)
-	// The first non-empty class at or above c: its word of the class
-	// bitmap, masked, is kept for FitLean's second class.
-	wi := uint(c) >> 6 & (classWordSlots - 1)
-	bm := a.classes.word[wi] & (^uint64(0) << (uint(c) & 63))
-	up := int(wi << 6)
-	if bm != 0 {
-		up |= bits.TrailingZeros64(bm)
-	} else {
-		t := a.classes.top & (^uint64(0) << (wi + 1)) // wi+1 <= 16: no shift by 64
-		if t == 0 {
-			return a.allocLast(size, n)
-		}
-		wi = uint(bits.TrailingZeros64(t)) & (classWordSlots - 1)
-		bm = a.classes.word[wi]
-		up = int(wi<<6) | bits.TrailingZeros64(bm)
+	// n's own class o, from the bits of float64(n) as in classOf; n lies
+	// inside o, not at its start, when a mantissa bit below the class
+	// bits is set. Then o also holds regions smaller than n: FitLean walks
+	// a few of its first ones (address order) for one that fits, and the
+	// search goes on from the class above, all of whose regions fit.
+	fb := math.Float64bits(float64(n))
+	c := int(fb>>(52-classBits)) - classBias
+	if n < 1<<classBits {
+		c = int(n)
 	}
-	h := at(base, headOf(up)).next
-	if bm &= bm - 1; bm != 0 && a.sorted {
-		// The next non-empty class in the same word: take its first
-		// region if that lies lower.
-		h2 := at(base, headOf(int(wi<<6)|bits.TrailingZeros64(bm))).next
-		if at(base, h2).lo < at(base, h).lo {
-			h = h2
+	var h uint32
+	if fb&(1<<(52-classBits)-1) != 0 {
+		if a.sorted {
+			head := headOf(c)
+			k := leanScan
+			for x := at(base, head).next; x != head; x = at(base, x).next {
+				if nd := at(base, x); nd.hi-nd.lo >= n {
+					h = x
+					goto carve
+				}
+				if k--; k == 0 {
+					break
+				}
+			}
+		}
+		c++
+	}
+	{
+		// The first non-empty class at or above c: its word of the class
+		// bitmap, masked, is kept for FitLean's second class.
+		wi := uint(c) >> 6 & (classWordSlots - 1)
+		bm := a.classes.word[wi] & (^uint64(0) << (uint(c) & 63))
+		up := int(wi << 6)
+		if bm != 0 {
+			up |= bits.TrailingZeros64(bm)
+		} else {
+			t := a.classes.top & (^uint64(0) << (wi + 1)) // wi+1 <= 16: no shift by 64
+			if t == 0 {
+				return a.allocLast(size, n)
+			}
+			wi = uint(bits.TrailingZeros64(t)) & (classWordSlots - 1)
+			bm = a.classes.word[wi]
+			up = int(wi<<6) | bits.TrailingZeros64(bm)
+		}
+		h = at(base, headOf(up)).next
+		if bm &= bm - 1; bm != 0 && a.sorted {
+			// The next non-empty class in the same word: take its first
+			// region if that lies lower.
+			h2 := at(base, headOf(int(wi<<6)|bits.TrailingZeros64(bm))).next
+			if at(base, h2).lo < at(base, h).lo {
+				h = h2
+			}
 		}
 	}
 
+carve:
 	nd := at(base, h)
 	lo := nd.lo
 	if rest := nd.hi - lo - n; rest == 0 {

@@ -80,13 +80,18 @@
 //   - FitFast rounds the request up to the first class whose every region
 //     fits and takes the first region of the first non-empty class from
 //     there: one bitmap search. Lists are LIFO.
-//   - FitLean (the default) takes the lower-addressed of the first regions
+//   - FitLean (the default) first walks up to 8 regions of the request's
+//     own class when the request does not start that class (the class then
+//     holds regions both smaller and larger) and takes the first that
+//     fits. Failing that, it takes the lower-addressed of the first regions
 //     of the two smallest non-empty classes that all fit, the second looked
 //     for only in the same word of the class bitmap (64 classes, two
 //     octaves), where the first search left it. Lists put a region second
 //     when the first lies lower, so a list's first region tends to be its
 //     lowest. Reusing low addresses first keeps live blocks packed and the
-//     space above them in one piece.
+//     space above them in one piece. Whether the request starts its class
+//     is one test on the same float64 bits the class comes from, so the
+//     walk costs nothing when the class is passed by.
 //
 // When neither finds a region, the request's own class, which holds
 // regions both smaller and larger, is walked in full, so a bounded arena
@@ -102,17 +107,20 @@
 //
 //	                       churn-6k       churn-10k   W2 high-water    instr/pair
 //	strategy               frag at end    live end    (B)              churn-6k  W2
-//	FitLean (default)      0.298          7,150       151,662,592      285       307
-//	FitFast                0.485          6,982       151,662,592      271       307
+//	FitLean (default)      0.220          7,223       151,662,592      288       307
+//	FitFast                0.485          6,982       151,662,592      273       307
 //	OffsetAllocator        0.550          6,672       151,662,592      298       350-412
 //	VMA TLSF min-memory    0.381          7,067       151,662,592      520       350-412
 //
 // The end value of fragmentation (1 - largest free / total free) swings by
 // ±0.05 with tiny policy changes; sampled every 500k pairs its mean was
 // 0.290 for FitLean and 0.417 for FitFast when these policies were chosen,
-// and is 0.305 for FitLean now. FitLean used to walk up to 8 regions of the
-// request's own class first: that bought a mean of 0.293 (0.297 looking at
-// the first region alone) for about 10 instructions per pair, and went.
+// when these policies were chosen. The walk of the request's own class is
+// worth more than churn shows: without it FitLean ends churn-6k at 0.253
+// for 12 fewer instructions per pair, but the bench package's replayed
+// workloads need up to 22% more memory (cnn-concat under subrange-fenced:
+// 2.45 MB instead of 2.01 MB; batching under whole-fenced: 43.1 MB instead
+// of 39.2 MB), so it stays.
 // Address-ordered class lists did most of the work: without them FitLean
 // ended at 0.417. Keeping lists fully sorted bought little over the
 // one-comparison approximation (mean 0.277 with two steps, 0.270 with eight)

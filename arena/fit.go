@@ -12,9 +12,12 @@ const (
 	// first region of the first non-empty class at or above it: one bitmap
 	// search, no list walk.
 	FitFast
-	// FitLean looks first in the request's own size class for the region
-	// that fits most tightly, and only then rounds up like FitFast. It keeps
-	// large regions whole and fragments less, for a bounded list walk.
+	// FitLean walks a few regions of the request's own size class first
+	// (it holds regions both smaller and larger than the request) and
+	// takes the first that fits; failing that it takes the lower-addressed
+	// of the first regions of the two smallest classes whose every region
+	// fits. It keeps large regions whole and fragments less, for a bounded
+	// list walk.
 	FitLean
 )
 
