@@ -138,9 +138,8 @@ func (t *tailBits) clear(w int64) {
 	}
 }
 
-// next returns the first set bit at or after w (w >= 0), or -1. The first
-// three levels, which cover 2^18 buckets (2^24 granules, 4 GiB at 256-byte
-// granules), are written out; deeper bitmaps continue in nextDeep.
+// next returns the first set bit at or after w (w >= 0), or -1: word w/64
+// of level 0, then nextAfterWord.
 func (t *tailBits) next(w int64) int64 {
 	s0 := t.level[0]
 	i := uint64(w) >> 6
@@ -150,42 +149,14 @@ func (t *tailBits) next(w int64) int64 {
 	if m := s0[i] >> (uint64(w) & 63); m != 0 {
 		return w + int64(bits.TrailingZeros64(m))
 	}
-	if t.depth == 1 {
-		return -1
-	}
-	// Level 1: the words of level 0 after word i.
-	s1 := t.level[1]
-	w1 := i + 1
-	j := w1 >> 6
-	if j < uint64(len(s1)) {
-		if m := s1[j] >> (w1 & 63); m != 0 {
-			w1 += uint64(bits.TrailingZeros64(m))
-			return int64(w1<<6) | int64(bits.TrailingZeros64(s0[w1]))
-		}
-	}
-	if t.depth == 2 {
-		return -1
-	}
-	// Level 2: the words of level 1 after word j.
-	s2 := t.level[2]
-	w2 := j + 1
-	k := w2 >> 6
-	if k < uint64(len(s2)) {
-		if m := s2[k] >> (w2 & 63); m != 0 {
-			w2 += uint64(bits.TrailingZeros64(m))
-			w1 = w2<<6 | uint64(bits.TrailingZeros64(s1[w2]))
-			return int64(w1<<6) | int64(bits.TrailingZeros64(s0[w1]))
-		}
-	}
-	if t.depth == 3 {
-		return -1
-	}
-	return t.nextDeep(int64(k) + 1)
+	return t.nextAfterWord(i)
 }
 
 // nextAfterWord returns the first set bit in the words of level 0 after
 // word i, or -1: next without the look at word i, which the caller has
-// made.
+// made. The first three levels, which cover 2^18 buckets (2^24 granules,
+// 4 GiB at 256-byte granules), are written out; deeper bitmaps continue in
+// nextDeep.
 func (t *tailBits) nextAfterWord(i uint64) int64 {
 	if t.depth == 1 {
 		return -1
