@@ -156,6 +156,19 @@ func (l Layout) Clone() Layout {
 	return Layout{Offset: l.Offset, Shape: slices.Clone(l.Shape), Strides: slices.Clone(l.Strides), Elem: l.Elem}
 }
 
+// Squeeze returns l without its dimensions of size 1: the same elements in
+// the same order at the same addresses, with fresh Shape and Strides slices.
+func (l Layout) Squeeze() Layout {
+	out := Layout{Offset: l.Offset, Elem: l.Elem}
+	for k, d := range l.Shape {
+		if d != 1 {
+			out.Shape = append(out.Shape, d)
+			out.Strides = append(out.Strides, l.Strides[k])
+		}
+	}
+	return out
+}
+
 // Equal reports whether l and o are the same layout field by field (a nil and an empty
 // Shape are equal). Two different layouts may still cover the same bytes; compare their
 // Normalize forms or covers for that.

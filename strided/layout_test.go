@@ -155,3 +155,30 @@ func equal(a, b []int64) bool {
 	}
 	return true
 }
+
+func TestSqueeze(t *testing.T) {
+	l := Layout{Offset: 8, Shape: []int64{1, 3, 1, 2}, Strides: []int64{96, 32, 7, 4}, Elem: 4}
+	s := l.Squeeze()
+	want := Layout{Offset: 8, Shape: []int64{3, 2}, Strides: []int64{32, 4}, Elem: 4}
+	if !s.Equal(want) {
+		t.Fatalf("Squeeze(%v) = %v, want %v", l, s, want)
+	}
+	a, _, err := l.Cover(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := s.Cover(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Equal(&b) {
+		t.Fatalf("Squeeze changed the bytes: %v vs %v", a.Runs(), b.Runs())
+	}
+	s.Shape[0] = 5
+	if l.Shape[1] != 3 {
+		t.Fatal("Squeeze shares its Shape with l")
+	}
+	if one := (Layout{Shape: []int64{1, 1}, Strides: []int64{4, 4}, Elem: 4}).Squeeze(); len(one.Shape) != 0 || len(one.Strides) != 0 {
+		t.Fatalf("Squeeze of a single element = %v", one)
+	}
+}

@@ -283,23 +283,10 @@ func resolvePlacements(p *Program, plan *Plan) (*placements, error) {
 	return ps, nil
 }
 
-// squeeze returns the dimensions of size other than 1 and their strides.
-func squeeze(l strided.Layout) (shape, strides []int64) {
-	for k, d := range l.Shape {
-		if d != 1 {
-			shape = append(shape, d)
-			strides = append(strides, l.Strides[k])
-		}
-	}
-	return shape, strides
-}
-
 // sameSqueezed reports whether a and b have the same shape once size-1 dimensions are
 // dropped.
 func sameSqueezed(a, b strided.Layout) bool {
-	sa, _ := squeeze(a)
-	sb, _ := squeeze(b)
-	return slices.Equal(sa, sb)
+	return slices.Equal(a.Squeeze().Shape, b.Squeeze().Shape)
 }
 
 // Relayout maps view v, a layout relative to buffer B whose natural layout is the dense
@@ -311,8 +298,9 @@ func sameSqueezed(a, b strided.Layout) bool {
 // would tear apart).
 func Relayout(v, nat, target strided.Layout) (strided.Layout, bool) {
 	e := nat.Elem
-	shape, dense := squeeze(nat)
-	tshape, tstrides := squeeze(target)
+	sq, tsq := nat.Squeeze(), target.Squeeze()
+	shape, dense := sq.Shape, sq.Strides
+	tshape, tstrides := tsq.Shape, tsq.Strides
 	if v.Elem != e || target.Elem != e || !slices.Equal(shape, tshape) || len(v.Shape) != len(v.Strides) {
 		return strided.Layout{}, false
 	}

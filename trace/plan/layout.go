@@ -69,17 +69,6 @@ func (m elementMap) equal(o elementMap) bool {
 	return m == o
 }
 
-// squeeze returns the dimensions of size other than 1 and their strides.
-func squeeze(l strided.Layout) (shape, strides []int64) {
-	for k, d := range l.Shape {
-		if d != 1 {
-			shape = append(shape, d)
-			strides = append(strides, l.Strides[k])
-		}
-	}
-	return shape, strides
-}
-
 // sameShape reports whether a and b have the same shape once size-1
 // dimensions are dropped, and the same element size: the "same-shape,
 // same-elem" of an in-place op.

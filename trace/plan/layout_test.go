@@ -40,8 +40,9 @@ func elements(l strided.Layout, f func(addr int64)) {
 // mapped is the slow model of a relayout: the address in target of the
 // element of nat at address a.
 func mapped(nat, target strided.Layout, a int64) int64 {
-	shape, dense := squeeze(nat)
-	_, tstrides := squeeze(target)
+	sq := nat.Squeeze()
+	shape, dense := sq.Shape, sq.Strides
+	tstrides := target.Squeeze().Strides
 	rem := (a - nat.Offset) / nat.Elem
 	out := target.Offset
 	for k := range shape {
