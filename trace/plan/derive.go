@@ -17,11 +17,15 @@ import (
 //     filled it), from the buffer's allocation point;
 //   - to one past the last op that uses it, and at least to the step that
 //     lets it go (its discard or its buffer's release; never, for bytes
-//     held to the end), in op time.
+//     held to the end), in op time. On one engine, the window of bytes not
+//     held to the end stops at their last use instead, and the pairs whose
+//     deaths come in the other order than their uses are listed apart (see
+//     tails.go): a dead byte's holder need not release it before another
+//     buffer takes it over, only let it go first.
 //
 // Two pieces whose windows are disjoint may share bytes in a safe plan: the
-// one that ends first is let go first, and on one engine all its uses come
-// before the other's. With several engines that is not enough; such pairs
+// one that ends first is let go first (or the pair is listed), and on one
+// engine all its uses come before the other's. With several engines that is not enough; such pairs
 // are checked against happens-before and listed as Concurrent when some use
 // of the first does not happen-before some use of the second. Bytes no op
 // uses are free and belong to no piece.
@@ -42,6 +46,7 @@ type segment struct {
 	readFirst   bool // the first op using it reads it
 	firstOwner  int  // buffer whose use came first
 	death       int  // op time the bytes are let go
+	firstDeath  int  // the earliest op time a buffer of the group covering them lets them go
 }
 
 // pieceInfo keeps, for one piece of a multi-engine problem, the first and
@@ -111,6 +116,7 @@ func derive(ip *inplacer) *derived {
 		on      []int // per segment: first then last op on each engine
 		seen    []*ranges.Set
 		pieces  []Piece // every item's pieces, one after another
+		deaths  []Time  // per piece: when the last and the first buffer covering its bytes let them go
 		pieceAt = make([]int, 0, roots+1)
 	)
 	for r := range p.Buffers {
@@ -153,7 +159,7 @@ func derive(ip *inplacer) *derived {
 		}
 		segs = slices.Grow(segs[:0], len(bounds))
 		for i := 0; i+1 < len(bounds); i++ {
-			segs = append(segs, segment{lo: bounds[i], hi: bounds[i+1], first: -1, last: -1, death: -1})
+			segs = append(segs, segment{lo: bounds[i], hi: bounds[i+1], first: -1, last: -1, death: -1, firstDeath: -1})
 		}
 		if nEng > 1 {
 			on = slices.Grow(on[:0], 2*nEng*len(segs))[:2*nEng*len(segs)]
@@ -190,6 +196,9 @@ func derive(ip *inplacer) *derived {
 			i, _ := slices.BinarySearchFunc(segs, x.lo, func(sg segment, lo int64) int { return cmp64(sg.lo, lo) })
 			for ; i < len(segs) && segs[i].lo < x.hi; i++ {
 				segs[i].death = max(segs[i].death, x.death)
+				if segs[i].firstDeath < 0 || x.death < segs[i].firstDeath {
+					segs[i].firstDeath = x.death
+				}
 			}
 		}
 		it := Item{Name: p.Buffers[r].Name, Size: size}
@@ -212,15 +221,24 @@ func derive(ip *inplacer) *derived {
 				}
 			}
 			stop := max(sg.last+1, sg.death)
+			death, firstDeath := at[stop], at[stop]
+			if sg.firstDeath >= 0 {
+				firstDeath = at[sg.firstDeath] // not past the group's last use: its own buffer's
+			}
 			start, stop = at[start], at[stop]
+			if nEng == 1 && sg.death != end {
+				stop = at[sg.last+1] // the tail up to death is kept apart (see shortenTails)
+			}
 			if m := len(pieces); m > first && nEng == 1 {
 				prev := &pieces[m-1]
-				if prev.Hi == sg.lo && prev.Start == start && prev.End == stop {
+				if prev.Hi == sg.lo && prev.Start == start && prev.End == stop && deaths[2*m-2] == death &&
+					deaths[2*m-1] == firstDeath {
 					prev.Hi = sg.hi
 					continue
 				}
 			}
 			pieces = append(pieces, Piece{Lo: sg.lo, Hi: sg.hi, Start: start, End: stop})
+			deaths = append(deaths, death, firstDeath)
 			if nEng > 1 {
 				infos = append(infos, pieceInfo{item: item, piece: len(pieces) - 1 - first})
 				infoOn = append(infoOn, on[2*nEng*i:2*nEng*(i+1)]...)
@@ -229,6 +247,9 @@ func derive(ip *inplacer) *derived {
 		d.prob.Items = append(d.prob.Items, it)
 	}
 	pieceAt = append(pieceAt, len(pieces))
+	if nEng == 1 {
+		d.prob.Concurrent = shortenTails(pieces, deaths, pieceAt)
+	}
 	for i := range d.prob.Items {
 		lo, hi := pieceAt[i], pieceAt[i+1]
 		if lo < hi {

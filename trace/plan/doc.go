@@ -45,6 +45,15 @@
 // discarded at different times, or when other buffers are placed in place
 // over parts of it.
 //
+// On one engine the second bound is relaxed to what the rule needs: a byte
+// dead before its buffer lets it go (a fused qkv whose K and V rows were
+// copied out while Q is still to be read) keeps a window to its last use
+// only, and the problem lists as Concurrent the pieces that start in that
+// tail yet would be let go no later than it; any other buffer may take the
+// byte over before its holder releases it. A tail that would need many such
+// pairs keeps the longer window instead. This is what lets a plan reach the
+// subrange bound of a graph whose buffers die row by row.
+//
 // # In-place placement
 //
 // For an op marked inplace that first writes a whole buffer B and reads a

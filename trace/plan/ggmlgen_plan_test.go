@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"testing"
@@ -182,6 +183,161 @@ func TestPlanGGMLGenerated(t *testing.T) {
 		}
 		if res.ReplayHWM == 0 || res.Plan.Size > res.ReplayHWM {
 			t.Errorf("%v: plan %d, replay %d", p, res.Plan.Size, res.ReplayHWM)
+		}
+	}
+}
+
+// ggRandomParams draws a graph shape. Unaligned shapes include odd widths
+// and head sizes, so views split rows at offsets that are not multiples of
+// the alignment; aligned ones keep every tensor a multiple of 32 bytes
+// (widths multiples of 8, the KV length and prefill length too).
+func ggRandomParams(rng *rand.Rand, aligned bool) ggParams {
+	p := ggParams{Arch: ggArch(rng.IntN(2)), Layers: 1 + rng.Int64N(3), Head: 1 + rng.Int64N(4),
+		FusedQKV: rng.IntN(2) == 0, FusedGateUp: rng.IntN(2) == 0, Past: rng.Int64N(24)}
+	hd := 4 + rng.Int64N(29)
+	if aligned {
+		hd = 8 * (1 + rng.Int64N(4))
+	}
+	p.Embd = p.Head * hd
+	p.FF = p.Embd + rng.Int64N(3*p.Embd)
+	p.Tokens = 1
+	if rng.IntN(2) == 0 {
+		p.Tokens = 2 + rng.Int64N(40)
+	}
+	if rng.IntN(3) == 0 {
+		p.LMHead, p.Vocab = true, 50+rng.Int64N(600)
+	}
+	if aligned {
+		p.FF = 8 * (1 + p.FF/8)
+		p.Vocab = 8 * (1 + p.Vocab/8)
+		if p.Tokens > 1 {
+			p.Tokens = 8 * (1 + p.Tokens/8)
+		}
+		p.Past = 8*(1+p.Past/8) - p.Tokens%8 // Past+Tokens a multiple of 8
+	}
+	return p
+}
+
+// ggFragBound is a second lower bound for GPT-2 prefill graphs, which the
+// exact bound does not see: at kq-l, the residual x (dense), the Q rows of
+// the fused qkv (Q's K and V neighbours died at the cache copies) and kq
+// (dense) are all live. Q's rows leave holes of 2·E·4 bytes between them;
+// x and kq are each larger than a hole and contiguous, so neither can lie
+// inside the span from Q's first byte to its last, and any plan spans at
+// least |x| + span(Q) + |kq|. 0 when the argument does not apply.
+func ggFragBound(p ggParams) int64 {
+	E, T, H := p.Embd, p.Tokens, p.Head
+	x, kq, hole := E*T*4, (p.Past+T)*T*H*4, 2*E*4
+	if p.Arch != ggGPT2 || T == 1 || x <= hole || kq <= hole {
+		return 0
+	}
+	return x + (T-1)*3*E*4 + E*4 + kq
+}
+
+// TestPlanGGMLRandomShapes is TestPlanGGMLGenerated over drawn shapes. On
+// aligned shapes the plan stays within the larger of the exact bound and
+// ggFragBound (and never below ggFragBound, which checks that argument),
+// and the planner's own lower bound is no more than the exact bound. On
+// unaligned shapes alignment padding may lift the plan above the exact
+// figure; the plan is still safe and no worse than the replay.
+func TestPlanGGMLRandomShapes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 1))
+	n := 20
+	if testing.Short() {
+		n = 6
+	}
+	over := 0
+	for i := range 2 * n {
+		aligned := i%2 == 0
+		p := ggRandomParams(rng, aligned)
+		data := ggGen(t, p)
+		f, err := ggmlAnalyze(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := trace.Read(bytes.NewReader(data), "gen")
+		if err != nil {
+			t.Fatalf("%v: %v", p, err)
+		}
+		res, err := Plan(tr, Options{Budget: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatalf("%v: %v", p, err)
+		}
+		checkSafe(t, res)
+		if res.ReplayHWM == 0 || res.Plan.Size > res.ReplayHWM || res.LowerBound > f.RulesAligned {
+			t.Errorf("%v: plan %d, replay %d, planner lower bound %d, ggml rules %d",
+				p, res.Plan.Size, res.ReplayHWM, res.LowerBound, f.RulesAligned)
+		}
+		if res.Plan.Size > f.Elementwise {
+			over++
+		}
+		if !aligned {
+			continue
+		}
+		frag := ggFragBound(p)
+		if res.Plan.Size > max(f.Elementwise, frag) || res.Plan.Size < frag || res.LowerBound > f.Elementwise {
+			t.Errorf("%v: plan %d, bound %d, fragmentation bound %d, planner lower bound %d",
+				p, res.Plan.Size, f.Elementwise, frag, res.LowerBound)
+		}
+	}
+	t.Logf("%d of %d plans above the exact bound", over, 2*n)
+}
+
+// TestGGMLBoundUnattainable keeps the smallest graph found on which the
+// exact bound cannot be met by any plan (ggFragBound's argument): a GPT-2
+// layer whose cache copies read K and V straight out of the fused qkv. The
+// planner's own lower bound reaches the exact figure (its liveness is as
+// fine), and its plan reaches the fragmentation bound.
+func TestGGMLBoundUnattainable(t *testing.T) {
+	p := ggParams{Arch: ggGPT2, Layers: 1, Embd: 16, FF: 16, Head: 2, Tokens: 24, Past: 8}
+	data := ggGen(t, p)
+	f, err := ggmlAnalyze(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frag := ggFragBound(p)
+	if frag <= f.Elementwise {
+		t.Fatalf("fragmentation bound %d, exact bound %d", frag, f.Elementwise)
+	}
+	tr, err := trace.Read(bytes.NewReader(data), "gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Plan(tr, Options{Budget: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSafe(t, res)
+	t.Logf("%v: exact bound %d, fragmentation bound %d, plan %d, planner lower bound %d, replay %d",
+		p, f.Elementwise, frag, res.Plan.Size, res.LowerBound, res.ReplayHWM)
+	if res.Plan.Size != frag || res.LowerBound != f.Elementwise {
+		t.Errorf("plan %d, lower bound %d", res.Plan.Size, res.LowerBound)
+	}
+}
+
+// TestGGMLBoundDiscriminates: the bound is not one any planner meets; on
+// fused gate/up prefill graphs, a planner without strided in-place
+// placement stays above it (as on ggml-tiny).
+func TestGGMLBoundDiscriminates(t *testing.T) {
+	for _, p := range ggSpread {
+		if p.Arch != ggLLaMA || !p.FusedGateUp || p.Tokens == 1 {
+			continue
+		}
+		data := ggGen(t, p)
+		f, err := ggmlAnalyze(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := trace.Read(bytes.NewReader(data), "gen")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Plan(tr, Options{NoRelayout: true, NoReplay: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Plan.Size <= f.Elementwise {
+			t.Errorf("%v: dense in-place only reaches %d, bound %d", p, res.Plan.Size, f.Elementwise)
 		}
 	}
 }

@@ -21,11 +21,11 @@ const (
 
 // ggParams shapes a generated graph.
 type ggParams struct {
-	Arch                         ggArch
-	Layers, Embd, FF, Head       int64
-	Tokens, Past                 int64 // Tokens 1 = decode; Past = tokens already cached
+	Arch                          ggArch
+	Layers, Embd, FF, Head        int64
+	Tokens, Past                  int64 // Tokens 1 = decode; Past = tokens already cached
 	FusedQKV, FusedGateUp, LMHead bool
-	Vocab                        int64 // LM head width when LMHead
+	Vocab                         int64 // LM head width when LMHead
 }
 
 func (p ggParams) String() string {
@@ -214,7 +214,9 @@ func ggGenerate(p ggParams) ([]byte, error) {
 	if p.Arch == ggLLaMA {
 		pos = g.leaf("inp_pos", "i32", "compute", true, T)
 	}
-	w := func(name string, typ string, ne ...int64) *ggTensorOut { return g.leaf("w."+name, typ, "weights", false, ne...) }
+	w := func(name string, typ string, ne ...int64) *ggTensorOut {
+		return g.leaf("w."+name, typ, "weights", false, ne...)
+	}
 	// norm is RMS_NORM·w (LLaMA) or NORM·g+b (GPT-2); wn names the weights.
 	norm := func(nn, mn, bn, wn string, x *ggTensorOut) *ggTensorOut {
 		if p.Arch == ggLLaMA {
