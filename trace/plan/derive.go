@@ -248,7 +248,7 @@ func derive(ip *inplacer) *derived {
 	}
 	pieceAt = append(pieceAt, len(pieces))
 	if nEng == 1 {
-		d.prob.Concurrent = shortenTails(pieces, deaths, pieceAt)
+		pieces, pieceAt, d.prob.Concurrent = shortenTails(pieces, deaths, pieceAt)
 	}
 	for i := range d.prob.Items {
 		lo, hi := pieceAt[i], pieceAt[i+1]

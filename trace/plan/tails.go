@@ -22,11 +22,14 @@ import "slices"
 const maxTailPairs = 64
 
 // shortenTails takes pieces (item i's pieces are pieces[pieceAt[i]:
-// pieceAt[i+1]]) with windows ending at their last use, and deaths[2k],
-// deaths[2k+1] the times the last and the first buffer covering piece k's
-// bytes let them go; it lengthens the windows whose tails are not worth
-// listing back to their death and returns the pairs to list.
-func shortenTails(pieces []Piece, deaths []Time, pieceAt []int) []PiecePair {
+// pieceAt[i+1]], in byte order) with windows ending at their last use, and
+// deaths[2k], deaths[2k+1] the times the last and the first buffer
+// covering piece k's bytes let them go. It lengthens back to their death
+// the windows whose tails no other item's piece starts in (that changes no
+// conflict) and those whose tails are not worth listing, merges the pieces
+// that then match their neighbours, and returns the pieces, their pieceAt
+// and the pairs to list.
+func shortenTails(pieces []Piece, deaths []Time, pieceAt []int) ([]Piece, []int, []PiecePair) {
 	itemOf := make([]int, len(pieces))
 	for i := 0; i+1 < len(pieceAt); i++ {
 		for k := pieceAt[i]; k < pieceAt[i+1]; k++ {
@@ -34,46 +37,85 @@ func shortenTails(pieces []Piece, deaths []Time, pieceAt []int) []PiecePair {
 		}
 	}
 	byStart := make([]int, len(pieces))
-	for k := range byStart {
-		byStart[k] = k
-	}
-	slices.SortFunc(byStart, func(a, b int) int { return pieces[a].Start - pieces[b].Start })
-	tailPairs := func(k int) ([]int, bool) {
-		var out []int
-		pk := pieces[k]
-		// Pieces starting at or after k's window end and before its death;
-		// those a buffer lets go no later than k's last (a tie in time may
-		// still be the wrong order) may not share.
-		i, _ := slices.BinarySearchFunc(byStart, pk.End, func(x int, t Time) int { return pieces[x].Start - t })
-		for ; i < len(byStart); i++ {
-			q := byStart[i]
-			if pieces[q].Start >= deaths[2*k] {
-				break // starts after k is let go
-			}
-			if itemOf[q] == itemOf[k] || deaths[2*q+1] > deaths[2*k] {
-				continue
-			}
-			if len(out) == maxTailPairs {
-				return nil, false
-			}
-			out = append(out, q)
+	sortByStart := func() {
+		byStart = byStart[:len(pieces)]
+		for k := range byStart {
+			byStart[k] = k
 		}
-		return out, true
+		slices.SortFunc(byStart, func(a, b int) int { return pieces[a].Start - pieces[b].Start })
 	}
-	var pairs []PiecePair
+	// inTail calls fn with each piece of another item starting in k's tail,
+	// until fn returns false.
+	inTail := func(k int, fn func(q int) bool) {
+		pk := pieces[k]
+		i, _ := slices.BinarySearchFunc(byStart, pk.End, func(x int, t Time) int { return pieces[x].Start - t })
+		for ; i < len(byStart) && pieces[byStart[i]].Start < deaths[2*k]; i++ {
+			if q := byStart[i]; itemOf[q] != itemOf[k] && !fn(q) {
+				return
+			}
+		}
+	}
+	sortByStart()
+	for k := range pieces {
+		if deaths[2*k] > pieces[k].End {
+			some := false
+			inTail(k, func(int) bool { some = true; return false })
+			if !some {
+				pieces[k].End = deaths[2*k]
+			}
+		}
+	}
+	// Merge neighbours with one window and one death.
+	out, outDeaths, outAt := pieces[:0], deaths[:0], make([]int, 0, len(pieceAt))
+	outItem := itemOf[:0]
+	for i := 0; i+1 < len(pieceAt); i++ {
+		outAt = append(outAt, len(out))
+		first := len(out)
+		for k := pieceAt[i]; k < pieceAt[i+1]; k++ {
+			pc, d0, d1 := pieces[k], deaths[2*k], deaths[2*k+1]
+			if m := len(out); m > first {
+				prev := &out[m-1]
+				if prev.Hi == pc.Lo && prev.Start == pc.Start && prev.End == pc.End &&
+					outDeaths[2*m-2] == d0 && outDeaths[2*m-1] == d1 {
+					prev.Hi = pc.Hi
+					continue
+				}
+			}
+			out = append(out, pc)
+			outDeaths = append(outDeaths, d0, d1)
+			outItem = append(outItem, i)
+		}
+	}
+	outAt = append(outAt, len(out))
+	pieces, deaths, pieceAt, itemOf = out, outDeaths, outAt, outItem
+	sortByStart()
+	var pairs, qs []PiecePair
 	ref := func(k int) PieceRef { return PieceRef{Item: itemOf[k], Piece: k - pieceAt[itemOf[k]]} }
 	for k := range pieces {
 		if deaths[2*k] <= pieces[k].End {
 			continue // no tail
 		}
-		qs, ok := tailPairs(k)
+		// Pieces starting in k's tail that a buffer lets go no later than
+		// k's last (a tie in time may still be the wrong order) may not
+		// share with k.
+		qs = qs[:0]
+		ok := true
+		inTail(k, func(q int) bool {
+			if deaths[2*q+1] > deaths[2*k] {
+				return true
+			}
+			if len(qs) == maxTailPairs {
+				ok = false
+				return false
+			}
+			qs = append(qs, PiecePair{A: ref(k), B: ref(q)})
+			return true
+		})
 		if !ok {
 			pieces[k].End = deaths[2*k] // too many: keep the window to the death
 			continue
 		}
-		for _, q := range qs {
-			pairs = append(pairs, PiecePair{A: ref(k), B: ref(q)})
-		}
+		pairs = append(pairs, qs...)
 	}
-	return pairs
+	return pieces, pieceAt, pairs
 }

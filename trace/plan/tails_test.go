@@ -29,7 +29,7 @@ func TestShortenTails(t *testing.T) {
 		pieces = append(pieces, Piece{Lo: 0, Hi: 8, Start: 1000, End: 1001})
 		deaths = append(deaths, 1001, 1001)
 		pieceAt = append(pieceAt, len(pieces))
-		pairs := shortenTails(pieces, deaths, pieceAt)
+		pieces, pieceAt, pairs := shortenTails(pieces, deaths, pieceAt)
 		if want > maxTailPairs {
 			if len(pairs) != 0 || pieces[0].End != 1000 {
 				t.Errorf("n %d: %d pairs, window end %d; want the window lengthened", n, len(pairs), pieces[0].End)
