@@ -73,7 +73,16 @@ type deathRun struct {
 // decisions: one item per root, holding the root and its members. It reads
 // the program as the checker reads a plan's placements (relaid members are
 // views of the root, the group is released with the last of it).
-func derive(ip *inplacer) *derived {
+func derive(ip *inplacer) *derived { return deriveWith(ip, false) }
+
+// deriveCoarse is derive with every used byte's window running on to its
+// release, as if no byte died at its last use: more conflicts, never
+// fewer, so a placement valid for it is valid for derive's problem. Its
+// few pieces make the greedy start cheap; planProgram uses it when the
+// greedy placement it gives already meets derive's lower bound.
+func deriveCoarse(ip *inplacer) *derived { return deriveWith(ip, true) }
+
+func deriveWith(ip *inplacer, coarse bool) *derived {
 	p := ip.p
 	hb := ip.hb
 	nOps := len(p.Ops)
@@ -226,7 +235,7 @@ func derive(ip *inplacer) *derived {
 				firstDeath = at[sg.firstDeath] // not past the group's last use: its own buffer's
 			}
 			start, stop = at[start], at[stop]
-			if nEng == 1 && sg.death != end {
+			if nEng == 1 && sg.death != end && !coarse {
 				stop = at[sg.last+1] // the tail up to death is kept apart (see shortenTails)
 			}
 			if m := len(pieces); m > first && nEng == 1 {
@@ -247,7 +256,7 @@ func derive(ip *inplacer) *derived {
 		d.prob.Items = append(d.prob.Items, it)
 	}
 	pieceAt = append(pieceAt, len(pieces))
-	if nEng == 1 {
+	if nEng == 1 && !coarse {
 		pieces, pieceAt, d.prob.Concurrent = shortenTails(pieces, deaths, pieceAt)
 	}
 	for i := range d.prob.Items {

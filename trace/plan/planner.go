@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/subarena/subarena/trace"
@@ -114,9 +116,12 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 		ip.decide()
 	}
 	d := derive(ip)
-	sol, err := Solve(d.prob, SolveOptions{Budget: searchBudget(opts.Budget, time.Since(start)), Stop: opts.Stop})
-	if err != nil {
-		return Result{}, err
+	sol, ok := coarseStart(ip, d)
+	if !ok {
+		sol, err = Solve(d.prob, SolveOptions{Budget: searchBudget(opts.Budget, time.Since(start)), Stop: opts.Stop})
+		if err != nil {
+			return Result{}, err
+		}
 	}
 	out := &trace.Plan{Trace: t.Name, Offsets: make(map[string]int64, len(p.Buffers)),
 		Policy: "plan", LowerBound: sol.LowerBound}
@@ -251,4 +256,63 @@ func happensBefore(p *trace.Program) (func(a, b int) bool, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidTrace, err)
 	}
 	return o.HappensBefore, nil
+}
+
+// coarseStart tries the cheap greedy start: the greedy variants on
+// deriveCoarse's problem, whose windows run to each byte's release. When
+// one engine lets many bytes die before their release, derive's problem
+// has many short pieces, and solving it costs several times more; but a
+// coarse placement is valid for it too (every window of derive's problem
+// lies within the coarse one's, and Plan's check runs on the result as on
+// any plan; TestCoarseStartAgreesWithSolve verifies it), and if its
+// height already equals derive's lower bound no placement is lower, so it
+// is the answer. It reports false when it is not, and the caller solves
+// derive's problem.
+func coarseStart(ip *inplacer, d *derived) (Solution, bool) {
+	if len(ip.p.Trace.Engines) != 1 {
+		return Solution{}, false // windows are shortened on one engine only
+	}
+	bound, grain := liveBound(d.prob)
+	lb := alignUp(bound, grain) // as solveCompiled: no placement is lower
+	c := deriveCoarse(ip)
+	sol, err := Solve(c.prob, SolveOptions{})
+	if err != nil || sol.Height > lb || !slices.Equal(c.itemOf, d.itemOf) || !slices.Equal(c.shift, d.shift) {
+		return Solution{}, false
+	}
+	sol.LowerBound, sol.Proven = bound, true
+	return sol, true
+}
+
+// liveBound returns the most bytes p's pieces cover at one time (and at
+// least its largest item), and the grain every item size, piece bound and
+// alignment is a multiple of: compiled.lowerBound and compiled.grain
+// without compiling.
+func liveBound(p *Problem) (bound, grain int64) {
+	type event struct {
+		t     Time
+		bytes int64
+	}
+	grain = p.align()
+	var ev []event
+	for _, it := range p.Items {
+		bound = max(bound, it.Size)
+		grain = gcd(grain, it.Size)
+		for _, pc := range it.Pieces {
+			grain = gcd(grain, gcd(pc.Lo, pc.Hi))
+			ev = append(ev, event{pc.Start, pc.Bytes()}, event{pc.End, -pc.Bytes()})
+		}
+	}
+	// Windows are half-open: at equal times, ends come before starts.
+	slices.SortFunc(ev, func(a, b event) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.bytes, b.bytes)
+	})
+	var live int64
+	for _, e := range ev {
+		live += e.bytes
+		bound = max(bound, live)
+	}
+	return bound, grain
 }

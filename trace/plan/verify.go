@@ -1,8 +1,9 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 )
 
 // Verify checks a placement of a valid problem: one offset per item, each
@@ -27,31 +28,37 @@ func Verify(p *Problem, offsets []int64) (int64, error) {
 		}
 		height = max(height, off+p.Items[i].Size)
 	}
-	type ref struct{ item, piece int }
-	var all []ref
+	// Sweep the pieces by start time, placed at their items' offsets,
+	// against those still active.
+	type span struct {
+		lo, hi     int64
+		start, end Time
+		item       int
+	}
+	n := 0
+	for _, it := range p.Items {
+		n += len(it.Pieces)
+	}
+	spans := make([]span, 0, n)
 	for i, it := range p.Items {
-		for k := range it.Pieces {
-			all = append(all, ref{i, k})
+		for _, pc := range it.Pieces {
+			spans = append(spans, span{offsets[i] + pc.Lo, offsets[i] + pc.Hi, pc.Start, pc.End, i})
 		}
 	}
-	pc := func(r ref) Piece { return p.Items[r.item].Pieces[r.piece] }
-	sort.Slice(all, func(x, y int) bool { return pc(all[x]).Start < pc(all[y]).Start })
-	clash := func(r, s ref) error {
-		a, b := pc(r), pc(s)
-		alo, ahi := offsets[r.item]+a.Lo, offsets[r.item]+a.Hi
-		blo, bhi := offsets[s.item]+b.Lo, offsets[s.item]+b.Hi
-		if alo < bhi && blo < ahi {
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	clash := func(a, b span) error {
+		if a.lo < b.hi && b.lo < a.hi {
 			return fmt.Errorf("items %q and %q share bytes [%d, %d) during times [%d, %d) and [%d, %d): %w",
-				p.Items[r.item].Name, p.Items[s.item].Name, max(alo, blo), min(ahi, bhi),
-				a.Start, a.End, b.Start, b.End, ErrConflict)
+				p.Items[a.item].Name, p.Items[b.item].Name, max(a.lo, b.lo), min(a.hi, b.hi),
+				a.start, a.end, b.start, b.end, ErrConflict)
 		}
 		return nil
 	}
-	var active []ref
-	for _, r := range all {
+	active := make([]span, 0, 64)
+	for _, r := range spans {
 		keep := active[:0]
 		for _, s := range active {
-			if pc(s).End > pc(r).Start {
+			if s.end > r.start {
 				keep = append(keep, s)
 			}
 		}
@@ -66,8 +73,13 @@ func Verify(p *Problem, offsets []int64) (int64, error) {
 		}
 		active = append(active, r)
 	}
+	at := func(pr PieceRef) span {
+		pc := p.Items[pr.Item].Pieces[pr.Piece]
+		off := offsets[pr.Item]
+		return span{off + pc.Lo, off + pc.Hi, pc.Start, pc.End, pr.Item}
+	}
 	for _, pp := range p.Concurrent {
-		if err := clash(ref{pp.A.Item, pp.A.Piece}, ref{pp.B.Item, pp.B.Piece}); err != nil {
+		if err := clash(at(pp.A), at(pp.B)); err != nil {
 			return 0, fmt.Errorf("concurrent pieces: %w", err)
 		}
 	}
