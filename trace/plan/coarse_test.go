@@ -2,36 +2,14 @@ package plan
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
-// TestLiveBoundMatchesCompiled checks the sweep coarseStart uses against the
-// compiled lower bound and grain on random problems.
-func TestLiveBoundMatchesCompiled(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	for i := range 300 {
-		p := randPieces(rng, 1+rng.IntN(12), i%2 == 0)
-		if i%3 == 0 {
-			p = randWhole(rng, 1+rng.IntN(12))
-		}
-		want, err := LowerBound(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, grain := liveBound(p)
-		if got != want {
-			t.Fatalf("problem %d: liveBound %d, LowerBound %d", i, got, want)
-		}
-		if c := compile(p); c.grain%grain != 0 {
-			t.Fatalf("problem %d: grain %d does not divide the compiled grain %d", i, grain, c.grain)
-		}
-	}
-}
-
 // TestCoarseStartAgreesWithSolve plans random one-engine traces both ways:
-// when the coarse greedy start is taken, its height must be the fine
-// problem's lower bound and no higher than the fine solve's, and valid for
-// the fine problem.
+// when the coarse greedy start is taken, its placement must be valid for
+// the fine problem and no higher than the fine greedy's, and its lower
+// bound no higher than the fine problem's.
 func TestCoarseStartAgreesWithSolve(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	taken := 0
@@ -52,9 +30,12 @@ func TestCoarseStartAgreesWithSolve(t *testing.T) {
 		ip := newInplacer(p, hb, true)
 		ip.decide()
 		d := derive(ip)
-		sol, ok := coarseStart(ip, d)
+		sol, c, ok := coarseStart(ip)
 		if !ok {
 			continue
+		}
+		if !slices.Equal(c.itemOf, d.itemOf) || !slices.Equal(c.shift, d.shift) {
+			t.Fatalf("trace %d: coarse and fine derivations disagree on items", i)
 		}
 		taken++
 		if _, err := Verify(d.prob, sol.Offsets); err != nil {
@@ -68,8 +49,8 @@ func TestCoarseStartAgreesWithSolve(t *testing.T) {
 			t.Fatalf("trace %d: coarse start %d above the fine greedy %d", i, sol.Height, fine.Height)
 		}
 		lb, _ := LowerBound(d.prob)
-		if sol.LowerBound != lb {
-			t.Fatalf("trace %d: lower bound %d, want %d", i, sol.LowerBound, lb)
+		if sol.LowerBound > lb {
+			t.Fatalf("trace %d: lower bound %d above the fine problem's %d", i, sol.LowerBound, lb)
 		}
 	}
 	t.Logf("coarse start taken on %d traces", taken)

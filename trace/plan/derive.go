@@ -35,6 +35,10 @@ type derived struct {
 	prob   *Problem
 	itemOf []int   // per buffer: its item, -1 for externals
 	shift  []int64 // per buffer: offset of its natural layout's first byte within its item
+	// shortLB, from deriveCoarse only, is the most bytes live at once when
+	// every byte dies at its last use on one engine: no higher than
+	// derive's lower bound, so a lower bound of derive's problem too.
+	shortLB int64
 }
 
 // segment is one elementary byte range of an item with its uses. With
@@ -114,6 +118,10 @@ func deriveWith(ip *inplacer, coarse bool) *derived {
 		}
 	}
 	d.prob.Items = make([]Item, 0, roots)
+	var delta []int64 // coarse: live-byte changes per op index, windows cut at last use
+	if coarse {
+		delta = make([]int64, len(at)+1)
+	}
 	var (
 		infos   []pieceInfo
 		infoOn  []int // per piece of infos: first then last op on each engine
@@ -230,6 +238,14 @@ func deriveWith(ip *inplacer, coarse bool) *derived {
 				}
 			}
 			stop := max(sg.last+1, sg.death)
+			if coarse {
+				short := stop
+				if nEng == 1 && sg.death != end {
+					short = sg.last + 1
+				}
+				delta[start] += sg.hi - sg.lo
+				delta[short] -= sg.hi - sg.lo
+			}
 			death, firstDeath := at[stop], at[stop]
 			if sg.firstDeath >= 0 {
 				firstDeath = at[sg.firstDeath] // not past the group's last use: its own buffer's
@@ -256,6 +272,16 @@ func deriveWith(ip *inplacer, coarse bool) *derived {
 		d.prob.Items = append(d.prob.Items, it)
 	}
 	pieceAt = append(pieceAt, len(pieces))
+	if coarse {
+		var live int64
+		for _, it := range d.prob.Items {
+			d.shortLB = max(d.shortLB, it.Size)
+		}
+		for _, x := range delta {
+			live += x
+			d.shortLB = max(d.shortLB, live)
+		}
+	}
 	if nEng == 1 && !coarse {
 		pieces, pieceAt, d.prob.Concurrent = shortenTails(pieces, deaths, pieceAt)
 	}

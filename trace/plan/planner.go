@@ -1,9 +1,7 @@
 package plan
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/subarena/subarena/trace"
@@ -115,9 +113,9 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 	if !opts.NoInPlace {
 		ip.decide()
 	}
-	d := derive(ip)
-	sol, ok := coarseStart(ip, d)
+	sol, d, ok := coarseStart(ip)
 	if !ok {
+		d = derive(ip)
 		sol, err = Solve(d.prob, SolveOptions{Budget: searchBudget(opts.Budget, time.Since(start)), Stop: opts.Stop})
 		if err != nil {
 			return Result{}, err
@@ -258,61 +256,31 @@ func happensBefore(p *trace.Program) (func(a, b int) bool, error) {
 	return o.HappensBefore, nil
 }
 
-// coarseStart tries the cheap greedy start: the greedy variants on
-// deriveCoarse's problem, whose windows run to each byte's release. When
-// one engine lets many bytes die before their release, derive's problem
-// has many short pieces, and solving it costs several times more; but a
-// coarse placement is valid for it too (every window of derive's problem
-// lies within the coarse one's, and Plan's check runs on the result as on
-// any plan; TestCoarseStartAgreesWithSolve verifies it), and if its
-// height already equals derive's lower bound no placement is lower, so it
-// is the answer. It reports false when it is not, and the caller solves
-// derive's problem.
-func coarseStart(ip *inplacer, d *derived) (Solution, bool) {
+// coarseStart tries the cheap greedy start on one engine: the greedy
+// variants on deriveCoarse's problem, whose windows run on to each byte's
+// release. derive's problem cuts a window at the byte's last use and
+// lists the conflicts that cut would lose; when many bytes die before
+// their release it has many short pieces and costs several times more to
+// solve. Every window of derive's problem lies within the coarse one's, so
+// a coarse placement is valid for it (Plan's check runs on the result as
+// on any plan, and TestCoarseStartAgreesWithSolve verifies it), and if its
+// height already meets the coarse derivation's shortLB, a lower bound of
+// derive's problem, no placement is lower and it is the answer. It reports
+// false otherwise, and the caller derives and solves the fine problem.
+func coarseStart(ip *inplacer) (Solution, *derived, bool) {
 	if len(ip.p.Trace.Engines) != 1 {
-		return Solution{}, false // windows are shortened on one engine only
+		return Solution{}, nil, false // windows are cut at last use on one engine only
 	}
-	bound, grain := liveBound(d.prob)
-	lb := alignUp(bound, grain) // as solveCompiled: no placement is lower
 	c := deriveCoarse(ip)
+	// Every height is a multiple of the alignment and item sizes' gcd.
+	g := c.prob.align()
+	for _, it := range c.prob.Items {
+		g = gcd(g, it.Size)
+	}
 	sol, err := Solve(c.prob, SolveOptions{})
-	if err != nil || sol.Height > lb || !slices.Equal(c.itemOf, d.itemOf) || !slices.Equal(c.shift, d.shift) {
-		return Solution{}, false
+	if err != nil || sol.Height > alignUp(c.shortLB, g) {
+		return Solution{}, nil, false
 	}
-	sol.LowerBound, sol.Proven = bound, true
-	return sol, true
-}
-
-// liveBound returns the most bytes p's pieces cover at one time (and at
-// least its largest item), and the grain every item size, piece bound and
-// alignment is a multiple of: compiled.lowerBound and compiled.grain
-// without compiling.
-func liveBound(p *Problem) (bound, grain int64) {
-	type event struct {
-		t     Time
-		bytes int64
-	}
-	grain = p.align()
-	var ev []event
-	for _, it := range p.Items {
-		bound = max(bound, it.Size)
-		grain = gcd(grain, it.Size)
-		for _, pc := range it.Pieces {
-			grain = gcd(grain, gcd(pc.Lo, pc.Hi))
-			ev = append(ev, event{pc.Start, pc.Bytes()}, event{pc.End, -pc.Bytes()})
-		}
-	}
-	// Windows are half-open: at equal times, ends come before starts.
-	slices.SortFunc(ev, func(a, b event) int {
-		if c := cmp.Compare(a.t, b.t); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.bytes, b.bytes)
-	})
-	var live int64
-	for _, e := range ev {
-		live += e.bytes
-		bound = max(bound, live)
-	}
-	return bound, grain
+	sol.LowerBound, sol.Proven = c.shortLB, true
+	return sol, c, true
 }
