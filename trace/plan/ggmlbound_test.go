@@ -31,10 +31,12 @@ import (
 //     op that ggml did not run in place, min(bytes of its own sources whose
 //     last read is that op, its output's bytes).
 
-// ggTensorIn is what the calculator reads of a tensor.
+// ggTensorIn is what the calculator reads of a tensor (and what
+// TestGGMLGeneratorTiny compares between the generator and the real file).
 type ggTensorIn struct {
 	Name     string    `json:"name"`
 	Op       string    `json:"op"`
+	OpDesc   string    `json:"op_desc"`
 	Type     string    `json:"type"`
 	Ne       []int64   `json:"ne"`
 	Nb       []int64   `json:"nb"`

@@ -51,28 +51,9 @@ func TestGGMLGeneratorTiny(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen := ggGen(t, ggTinyParams)
-	type tensor struct {
-		Name      string    `json:"name"`
-		Op        string    `json:"op"`
-		OpDesc    string    `json:"op_desc"`
-		Type      string    `json:"type"`
-		Ne        []int64   `json:"ne"`
-		Nb        []int64   `json:"nb"`
-		Nbytes    int64     `json:"nbytes"`
-		AllocSize *int64    `json:"alloc_size"`
-		Src       []*string `json:"src"`
-		ViewSrc   *string   `json:"view_src"`
-		ViewOffs  int64     `json:"view_offs"`
-		IsLeaf    bool      `json:"is_leaf"`
-		IsInput   bool      `json:"is_input"`
-		IsOutput  bool      `json:"is_output"`
-		IsView    bool      `json:"is_view"`
-		Buffer    string    `json:"buffer"`
-		ExecIndex int       `json:"exec_index"`
-	}
 	read := func(data []byte) map[string]string {
 		var doc struct {
-			Tensors []tensor `json:"tensors"`
+			Tensors []ggTensorIn `json:"tensors"`
 		}
 		if err := json.Unmarshal(data, &doc); err != nil {
 			t.Fatal(err)
