@@ -141,22 +141,30 @@ func TestGGMLGeneratedImport(t *testing.T) {
 // graph: no larger than the calculator's subrange elementwise in-place
 // figure, safe under the checker (placements included), and no worse than
 // the online replay.
+// ggPlan generates the graph p, computes its figures, imports it and plans
+// it within budget; the plan is checked safe.
+func ggPlan(t *testing.T, p ggParams, budget time.Duration) (*ggFigures, Result) {
+	t.Helper()
+	data := ggGen(t, p)
+	f, err := ggmlAnalyze(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trace.Read(bytes.NewReader(data), "gen")
+	if err != nil {
+		t.Fatalf("%v: %v", p, err)
+	}
+	res, err := Plan(tr, Options{Budget: budget})
+	if err != nil {
+		t.Fatalf("%v: %v", p, err)
+	}
+	checkSafe(t, res)
+	return f, res
+}
+
 func TestPlanGGMLGenerated(t *testing.T) {
 	for _, p := range ggSpread {
-		data := ggGen(t, p)
-		f, err := ggmlAnalyze(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := trace.Read(bytes.NewReader(data), "gen")
-		if err != nil {
-			t.Fatalf("%v: %v", p, err)
-		}
-		res, err := Plan(tr, Options{Budget: 100 * time.Millisecond})
-		if err != nil {
-			t.Fatalf("%v: %v", p, err)
-		}
-		checkSafe(t, res)
+		f, res := ggPlan(t, p, 100*time.Millisecond)
 		t.Logf("%-36v bound %9d  plan %9d  replay %9d  ggml-rules %9d  %-14s %v",
 			p, f.Elementwise, res.Plan.Size, res.ReplayHWM, f.RulesAligned, res.Method, res.Elapsed.Round(time.Millisecond))
 		if res.Plan.Size > f.Elementwise {
@@ -231,20 +239,7 @@ func TestPlanGGMLRandomShapes(t *testing.T) {
 	for i := range 2 * n {
 		aligned := i%2 == 0
 		p := ggRandomParams(rng, aligned)
-		data := ggGen(t, p)
-		f, err := ggmlAnalyze(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := trace.Read(bytes.NewReader(data), "gen")
-		if err != nil {
-			t.Fatalf("%v: %v", p, err)
-		}
-		res, err := Plan(tr, Options{Budget: 50 * time.Millisecond})
-		if err != nil {
-			t.Fatalf("%v: %v", p, err)
-		}
-		checkSafe(t, res)
+		f, res := ggPlan(t, p, 50*time.Millisecond)
 		if res.ReplayHWM == 0 || res.Plan.Size > res.ReplayHWM || res.LowerBound > f.RulesAligned {
 			t.Errorf("%v: plan %d, replay %d, planner lower bound %d, ggml rules %d",
 				p, res.Plan.Size, res.ReplayHWM, res.LowerBound, f.RulesAligned)
