@@ -309,17 +309,23 @@ func genTrace(rng *rand.Rand, strided bool) *trace.Trace {
 	return tr
 }
 
+// randomIters is how many traces the random planner tests draw: 150, 40
+// under the race detector, 2000 with SUBARENA_PLAN_LONG set.
+func randomIters() int {
+	switch {
+	case os.Getenv("SUBARENA_PLAN_LONG") != "":
+		return 2000
+	case raceEnabled:
+		return 40
+	}
+	return 150
+}
+
 // TestPlanRandomTraces plans random traces and checks every plan with the
 // trace package's checker, against the replay, and against the bounds.
 func TestPlanRandomTraces(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	iters := 150
-	if raceEnabled {
-		iters = 40
-	}
-	if os.Getenv("SUBARENA_PLAN_LONG") != "" {
-		iters = 2000
-	}
+	iters := randomIters()
 	relaid, inplace, multi, donated := 0, 0, 0, 0
 	for iter := range iters {
 		tr := genTrace(rng, false)
@@ -402,13 +408,7 @@ func checkReplay(t *testing.T, iter int, tr *trace.Trace) int {
 // trace, and the planner must never find a lower replay plan unsafe.
 func TestPlanRandomStridedTraces(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
-	iters := 150
-	if raceEnabled {
-		iters = 40
-	}
-	if os.Getenv("SUBARENA_PLAN_LONG") != "" {
-		iters = 2000
-	}
+	iters := randomIters()
 	relaid, plans, multi, donated := 0, 0, 0, 0
 	for iter := range iters {
 		tr := genTrace(rng, true)
