@@ -133,13 +133,9 @@ func deferredBirths(p *trace.Program) map[int]int {
 	return births
 }
 
-// findDonations infers the donations of a placement: buffer b (with an
-// offset of its own) is placed in place when the first op using it is
-// inplace and reads a buffer still live at that op whose arena bytes (in
-// frame f) cover all of b's. Replay defers such an allocation to that op
-// (TRACE.md, Replay), so b's bytes belong to the donor until then.
-func findDonations(p *trace.Program, f *frame) map[int]donationCut {
-	cuts := map[int]donationCut{}
+// firstUses returns, per buffer, the first op that uses it (through any
+// view), or -1.
+func firstUses(p *trace.Program) []int {
 	first := make([]int, len(p.Buffers))
 	for i := range first {
 		first[i] = -1
@@ -151,6 +147,17 @@ func findDonations(p *trace.Program, f *frame) map[int]donationCut {
 			}
 		}
 	}
+	return first
+}
+
+// findDonations infers the donations of a placement: buffer b (with an
+// offset of its own) is placed in place when the first op using it is
+// inplace and reads a buffer still live at that op whose arena bytes (in
+// frame f) cover all of b's. Replay defers such an allocation to that op
+// (TRACE.md, Replay), so b's bytes belong to the donor until then.
+func findDonations(p *trace.Program, f *frame) map[int]donationCut {
+	cuts := map[int]donationCut{}
+	first := firstUses(p)
 	for b := range p.Buffers {
 		buf := &p.Buffers[b]
 		k := first[b]

@@ -167,25 +167,15 @@ func handOvers(p *trace.Program, f *frame) (map[int][]cut, []int) {
 	for _, c := range findDonations(p, f) {
 		cuts[c.Donor] = append(cuts[c.Donor], cut{set: ranges.FromRanges(ranges.Range{Lo: c.Lo, Hi: c.Hi}), step: c.Step})
 	}
-	first := make([]int, len(p.Buffers))
-	for i := range first {
-		first[i] = -1
-	}
-	for k := range p.Ops {
-		for _, u := range p.Ops[k].Uses {
-			if first[u.Ref.Buffer] < 0 {
-				first[u.Ref.Buffer] = p.Ops[k].Step
-			}
-		}
-	}
+	first := firstUses(p)
 	members := map[int][]int{}
 	var hosts []int
 	for b, h := range f.host {
 		if h < 0 {
 			continue
 		}
-		if first[b] >= 0 {
-			births[b] = first[b]
+		if k := first[b]; k >= 0 {
+			births[b] = p.Ops[k].Step
 		}
 		if len(members[h]) == 0 {
 			hosts = append(hosts, h)
