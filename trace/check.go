@@ -226,6 +226,22 @@ type violationKey struct {
 }
 
 // emit records bytes y of a violation between use a (the earlier party) and use b.
+// orderRule returns the rule a use a of shared bytes by the owner letting
+// them go first, and a use b by the next owner, break ("" for none): b's op
+// must be a happens-before successor of a's, or a's op itself when it is
+// inplace and the two uses map the bytes element for element.
+func (c *checker) orderRule(a, b *placedUse) string {
+	switch {
+	case a.op == b.op:
+		if !c.p.Ops[a.op].Inplace || !sameMap(a.layout, b.layout) {
+			return ViolationSameOp
+		}
+	case !c.order.HappensBefore(a.op, b.op):
+		return ViolationUnordered
+	}
+	return ""
+}
+
 func (c *checker) emit(rule string, a, b *placedUse, y *ranges.Set) {
 	k := violationKey{rule, a.buf, a.op, a.use, b.buf, b.op, b.use}
 	v, ok := c.agg[k]
@@ -334,16 +350,9 @@ func (c *checker) checkPair(a, b *placed) {
 					if pb.death < pa.death || (pb.death == pa.death && p.Buffers[b.buf].Step < p.Buffers[a.buf].Step) {
 						fu, su = ub, ua
 					}
-					rule := ""
-					switch {
-					case pa.death == never && pb.death == never:
-						rule = ViolationHeld
-					case fu.op == su.op:
-						if !p.Ops[fu.op].Inplace || !sameMap(fu.layout, su.layout) {
-							rule = ViolationSameOp
-						}
-					case !c.order.HappensBefore(fu.op, su.op):
-						rule = ViolationUnordered
+					rule := ViolationHeld
+					if pa.death != never || pb.death != never {
+						rule = c.orderRule(fu, su)
 					}
 					if rule != "" {
 						c.emit(rule, fu, su, &y)

@@ -138,16 +138,7 @@ func (c *checker) checkGroup(g *placed) int {
 							}
 						}
 					}
-					rule := ""
-					switch {
-					case ux.op == uy.op:
-						if !p.Ops[ux.op].Inplace || !sameMap(ux.layout, uy.layout) {
-							rule = ViolationSameOp
-						}
-					case !c.order.HappensBefore(ux.op, uy.op):
-						rule = ViolationUnordered
-					}
-					if rule != "" {
+					if rule := c.orderRule(ux, uy); rule != "" {
 						c.emit(rule, ux, uy, &s)
 					}
 				}
