@@ -179,10 +179,13 @@ func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
 
 // place chooses the bytes of a new buffer. Under the fenced policies the
 // held runs safe for the point are lent to the arena for this one decision:
-// freed, so that the arena's fit chooses over clean and safe held space as
-// one (a held run and the clean run beside it coalesce), then whatever the
-// block did not use is taken back with AllocAt. The part of the block that
-// came from held bytes leaves the held set; its fence is returned.
+// freed, so that a held run and the clean run beside it coalesce. Reuse
+// comes first: the block goes to the lowest address where it fits in one
+// free region and takes held bytes (reuseAt). Only when no such place
+// exists does the arena's fit choose, over clean and lent space alike.
+// Whatever the block did not use is taken back with AllocAt. The part of
+// the block that came from held bytes leaves the held set; its fence is
+// returned.
 func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock) (arena.Block, sasync.Clock, error) {
 	var fence sasync.Clock
 	a.lent = a.lent[:0]
@@ -190,12 +193,17 @@ func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock)
 		a.safePoint, a.safeCompleted = at.Clock, *completed
 		a.lent = a.idx.SafeRuns(a.lent, a.safeFn)
 	}
+	if len(a.lent) == 0 {
+		blk, err := a.ar.Alloc(size)
+		return blk, fence, err
+	}
 	for _, r := range a.lent {
 		a.checkArena(a.ar.Free(r.Lo, r.Len()))
 	}
-	blk, err := a.ar.Alloc(size)
-	if len(a.lent) == 0 {
-		return blk, fence, err
+	blk, ok := a.reuseAt(size)
+	var err error
+	if !ok {
+		blk, err = a.ar.Alloc(size)
 	}
 	got := ranges.Range{Lo: blk.Offset, Hi: blk.End()}
 	for _, r := range a.lent {
@@ -225,6 +233,41 @@ func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock)
 		fence = f
 	}
 	return blk, fence, nil
+}
+
+// reuseAt places a block of size bytes (rounded up to the granule) over
+// lent held bytes, with the lent runs freed in the arena: at the start of
+// the lowest free region that can hold it and whose first size bytes
+// include a lent run. Address order keeps the layout that fenced reuse
+// builds steady from one iteration of a program to the next. A best-fit
+// choice among regions of mixed held and clean bytes drifts instead, and
+// then a policy that frees bytes earlier can end up needing more memory
+// than one that frees them later. It reports false when no lent run can be
+// reached that way.
+func (a *Allocator) reuseAt(size int64) (arena.Block, bool) {
+	g := a.ar.Granule()
+	n := (size + g - 1) &^ (g - 1)
+	if n < size {
+		return arena.Block{}, false
+	}
+	best := arena.Block{Offset: -1}
+	for _, r := range a.lent {
+		reg, ok := a.ar.FreeRegionAt(r.Lo)
+		if !ok || reg.Size < n || r.Lo >= reg.Offset+n {
+			continue
+		}
+		if best.Offset < 0 || reg.Offset < best.Offset {
+			best = arena.Block{Offset: reg.Offset, Size: n}
+		}
+	}
+	if best.Offset < 0 {
+		return best, false
+	}
+	if err := a.ar.AllocAt(best.Offset, best.Size); err != nil {
+		a.checkArena(err)
+		return arena.Block{}, false
+	}
+	return best, true
 }
 
 // checkArena records the first failure of the Allocator's own bookkeeping

@@ -213,6 +213,23 @@ func (a *Arena) IsAllocated(off, size int64) bool {
 	return h == none || a.node(h).lo >= hi
 }
 
+// FreeRegionAt returns the free region that holds byte off, and false when
+// off is allocated or outside the arena. Free regions are maximal: the
+// region runs from the allocated byte (or the arena's start) below off to
+// the allocated byte (or the capacity) above it.
+func (a *Arena) FreeRegionAt(off int64) (Block, bool) {
+	if off < 0 || off >= a.Capacity() {
+		return Block{}, false
+	}
+	g := off >> a.shift
+	h := a.after(g)
+	if h == none || a.node(h).lo > g {
+		return Block{}, false
+	}
+	n := a.node(h)
+	return Block{Offset: n.lo << a.shift, Size: (n.hi - n.lo) << a.shift}, true
+}
+
 // largestFreeG returns the size of the largest free region in granules: the
 // largest in the highest non-empty class.
 func (a *Arena) largestFreeG() int64 {

@@ -280,6 +280,26 @@ func propertyRun(t *testing.T, cfg Config, seed uint64, steps int) {
 			if got := a.IsAllocated(off, size); got != want {
 				t.Fatalf("step %d: IsAllocated(%d, %d) = %v, want %v", step, off, size, got, want)
 			}
+			// FreeRegionAt: the maximal run of free granules around off.
+			wantR, wantOK := Block{}, m.owner[off/gb] == 0
+			if wantOK {
+				lo, hi := off/gb, off/gb+1
+				for lo > 0 && m.owner[lo-1] == 0 {
+					lo--
+				}
+				for hi < m.capG() && m.owner[hi] == 0 {
+					hi++
+				}
+				wantR = Block{Offset: lo * gb, Size: (hi - lo) * gb}
+			}
+			if got, ok := a.FreeRegionAt(off); ok != wantOK || got != wantR {
+				t.Fatalf("step %d: FreeRegionAt(%d) = %v, %v, want %v, %v", step, off, got, ok, wantR, wantOK)
+			}
+			for _, o := range []int64{-1, c, c + gb} {
+				if _, ok := a.FreeRegionAt(o); ok {
+					t.Fatalf("step %d: FreeRegionAt(%d) outside the arena reported a region", step, o)
+				}
+			}
 		}
 		if err := m.checkAgainst(a); err != nil {
 			t.Fatalf("step %d (op %d): %v", step, op, err)
