@@ -62,6 +62,13 @@ const engAux = "aux"
 // The fused reduction's two halves die at different times on different
 // streams: the compute stream's half is dead after its first 7×1
 // convolution, while the auxiliary stream may still be reading the other.
+// Each half starts on a granule boundary, as an engine lays out the
+// outputs of a horizontally fused kernel that are tensors in their own
+// right; the padding is under one granule per half. Packed at r channels
+// (on the 17×17 grid r·578 bytes, not a multiple of 256 for r = 160 or
+// 192), the granule that straddles the halves stays pinned by the
+// auxiliary stream's reader, and the dead half is one granule short of
+// the compute stream's next temporary of the same size.
 func CNN(cfg CNNConfig) (*trace.Trace, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -93,12 +100,14 @@ func CNN(cfg CNNConfig) (*trace.Trace, error) {
 			r := cfg.Reduce[blk%len(cfg.Reduce)]
 			s := fmt.Sprintf("%s.b%d", fs, blk)
 			nm := func(n string) string { return n + s }
-			// Fused 1×1 reductions of both 7×7 branches: [r | r] channels.
-			b.alloc(nm("red"), size(2*r), engCompute)
+			// Fused 1×1 reductions of both 7×7 branches: [r | r] channels,
+			// each half starting on a granule (see CNN).
+			half := (r*chBytes + trace.DefaultGranule - 1) &^ (trace.DefaultGranule - 1) // per image
+			b.alloc(nm("red"), cfg.Batch*2*half, engCompute)
 			b.op(nm("reduce"), engCompute, conv(C, 2*r, 1),
 				opSpec{reads: []string{x, "weights"}, writes: []string{nm("red")}, waits: join})
-			slice(nm("red_a"), nm("red"), 2*r, 0, r)
-			slice(nm("red_b"), nm("red"), 2*r, r, 2*r)
+			b.view(nm("red_a"), nm("red"), 0, []int64{cfg.Batch, r * chBytes}, []int64{2 * half, 1}, 1)
+			b.view(nm("red_b"), nm("red"), half, []int64{cfg.Batch, r * chBytes}, []int64{2 * half, 1}, 1)
 			// The concat output and its four branch slices.
 			y := nm("cat")
 			b.alloc(y, size(C), engAux)
