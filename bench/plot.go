@@ -90,6 +90,7 @@ func (m *Matrix) WritePeakSVG(w io.Writer, fit string) error {
 	one.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
 	peak.Add(one)
 	peak.Legend.Top = true
+	peak.Legend.Left = true // text after the swatches: a wider fallback font cannot run into them
 	peak.Y.Max = 1.45 * top // room for the legend above the bars
 	peak.NominalX(names...)
 	frag.NominalX(names...)
