@@ -41,7 +41,10 @@
 // default, SubrangeFenced, returns each subrange at once with its own
 // fence: a writer ordered after the subrange's users may take it before they
 // complete, and it becomes clean — and coalesces in the arena — when they do.
-// IROrder ignores users; it is the premature-reuse bug, kept as a baseline
+// Under the fenced policies Alloc takes such held bytes before clean ones,
+// at the lowest address where the new buffer reaches them; the arena's fit
+// strategy (Config.Fit) chooses only when none can be reached. IROrder
+// ignores users; it is the premature-reuse bug, kept as a baseline
 // for the checkers to catch.
 //
 // # Concurrency and cost
