@@ -160,6 +160,7 @@ type Summary struct {
 	Runs             int
 	Truncated        int // exhaustive: enumerations that hit the limit
 	MaxInterleavings int // exhaustive: the most interleavings of one program under one policy
+	Orders           bool // exhaustive: the interleavings were completion orders (Campaign.Orders)
 	Policies         []subarena.Policy
 	Tallies          map[subarena.Policy]*Tally
 	Elapsed          time.Duration
@@ -172,7 +173,7 @@ func (c *Campaign) ProgramSeed(i int) uint64 { return c.Seed + uint64(i) }
 func (c *Campaign) Run() Summary {
 	start := time.Now()
 	workers := max(c.Workers, 1)
-	sum := Summary{Policies: c.Policies, Tallies: map[subarena.Policy]*Tally{}}
+	sum := Summary{Policies: c.Policies, Tallies: map[subarena.Policy]*Tally{}, Orders: c.Exhaustive && c.Orders}
 	for _, pol := range c.Policies {
 		sum.Tallies[pol] = &Tally{}
 	}
@@ -239,7 +240,11 @@ func (s Summary) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%d programs, %d runs in %v", s.Programs, s.Runs, s.Elapsed.Round(time.Millisecond))
 	if s.MaxInterleavings > 0 {
-		fmt.Fprintf(&sb, " (at most %d interleavings of one program, %d enumerations truncated)", s.MaxInterleavings, s.Truncated)
+		what := "interleavings"
+		if s.Orders {
+			what = "completion orders"
+		}
+		fmt.Fprintf(&sb, " (at most %d %s of one program under one policy, %d enumerations truncated)", s.MaxInterleavings, what, s.Truncated)
 	}
 	fmt.Fprintf(&sb, "\n%-22s %10s %8s %8s %8s %8s %8s %8s %9s %9s %12s\n", "policy", "runs", "wrong", "invar", "rule", "oracle", "errors", "stuck", "rejected", "waits", "bytes read")
 	for _, pol := range s.Policies {

@@ -99,6 +99,14 @@ func TestExhaustiveSmall(t *testing.T) {
 	s := c.Run()
 	t.Log(s)
 	checkSummary(t, s, false)
+	if s.Orders || !strings.Contains(s.String(), " interleavings of one program") {
+		t.Fatalf("summary of an interleaving enumeration: %q", s.String())
+	}
+	c.Orders, c.Programs = true, 2
+	if s = c.Run(); !s.Orders || !strings.Contains(s.String(), " completion orders of one program") {
+		t.Fatalf("summary of a completion-order enumeration: %q", s.String())
+	}
+	checkSummary(t, s, false)
 }
 
 // TestRandomSmoke runs random programs with random interleavings under
