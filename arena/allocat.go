@@ -16,8 +16,9 @@ var ErrNotFree = errors.New("arena: range not free")
 // a bad range and ErrNotFree when any byte of it is allocated.
 //
 // The Allocator uses it to lend held bytes to one placement decision: it
-// frees them, lets Alloc choose over clean and lent space alike, and takes
-// back with AllocAt whatever Alloc left.
+// frees them, places the buffer itself (AllocAt at a region FreeRegionAt
+// found) or lets Alloc choose over clean and lent space alike, and takes
+// back with AllocAt whatever the buffer left.
 func (a *Arena) AllocAt(off, size int64) error {
 	sh := a.shift & 63
 	if uint64(size-1) >= uint64(a.capB) || (off|size)&a.gmask != 0 || uint64(off) > uint64(a.capB-size) {
