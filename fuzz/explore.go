@@ -158,8 +158,8 @@ type Campaign struct {
 type Summary struct {
 	Programs         int
 	Runs             int
-	Truncated        int // exhaustive: enumerations that hit the limit
-	MaxInterleavings int // exhaustive: the most interleavings of one program under one policy
+	Truncated        int  // exhaustive: enumerations that hit the limit
+	MaxInterleavings int  // exhaustive: the most interleavings of one program under one policy
 	Orders           bool // exhaustive: the interleavings were completion orders (Campaign.Orders)
 	Policies         []subarena.Policy
 	Tallies          map[subarena.Policy]*Tally
