@@ -137,13 +137,9 @@ func TestGGMLGeneratedImport(t *testing.T) {
 	}
 }
 
-// TestPlanGGMLGenerated holds the planner to the bound on every generated
-// graph: no larger than the calculator's subrange elementwise in-place
-// figure, safe under the checker (placements included), and no worse than
-// the online replay.
-// ggPlan generates the graph p, computes its figures, imports it and plans
-// it within budget; the plan is checked safe.
-func ggPlan(t *testing.T, p ggParams, budget time.Duration) (*ggFigures, Result) {
+// ggLoad generates the graph of p, computes its figures from the file's
+// rules and imports it as a trace.
+func ggLoad(t *testing.T, p ggParams) (*ggFigures, *trace.Trace) {
 	t.Helper()
 	data := ggGen(t, p)
 	f, err := ggmlAnalyze(data)
@@ -154,6 +150,14 @@ func ggPlan(t *testing.T, p ggParams, budget time.Duration) (*ggFigures, Result)
 	if err != nil {
 		t.Fatalf("%v: %v", p, err)
 	}
+	return f, tr
+}
+
+// ggPlan generates the graph p, computes its figures, imports it and plans
+// it within budget; the plan is checked safe.
+func ggPlan(t *testing.T, p ggParams, budget time.Duration) (*ggFigures, Result) {
+	t.Helper()
+	f, tr := ggLoad(t, p)
 	res, err := Plan(tr, Options{Budget: budget})
 	if err != nil {
 		t.Fatalf("%v: %v", p, err)
@@ -162,6 +166,10 @@ func ggPlan(t *testing.T, p ggParams, budget time.Duration) (*ggFigures, Result)
 	return f, res
 }
 
+// TestPlanGGMLGenerated holds the planner to the bound on every generated
+// graph: no larger than the calculator's subrange elementwise in-place
+// figure, safe under the checker (placements included), and no worse than
+// the online replay.
 func TestPlanGGMLGenerated(t *testing.T) {
 	for _, p := range ggSpread {
 		f, res := ggPlan(t, p, 100*time.Millisecond)
@@ -266,18 +274,10 @@ func TestPlanGGMLRandomShapes(t *testing.T) {
 // fine), and its plan reaches the fragmentation bound.
 func TestGGMLBoundUnattainable(t *testing.T) {
 	p := ggParams{Arch: ggGPT2, Layers: 1, Embd: 16, FF: 16, Head: 2, Tokens: 24, Past: 8}
-	data := ggGen(t, p)
-	f, err := ggmlAnalyze(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, tr := ggLoad(t, p)
 	frag := ggFragBound(p)
 	if frag <= f.Elementwise {
 		t.Fatalf("fragmentation bound %d, exact bound %d", frag, f.Elementwise)
-	}
-	tr, err := trace.Read(bytes.NewReader(data), "gen")
-	if err != nil {
-		t.Fatal(err)
 	}
 	res, err := Plan(tr, Options{Budget: 200 * time.Millisecond})
 	if err != nil {
@@ -299,15 +299,7 @@ func TestGGMLBoundDiscriminates(t *testing.T) {
 		if p.Arch != ggLLaMA || !p.FusedGateUp || p.Tokens == 1 {
 			continue
 		}
-		data := ggGen(t, p)
-		f, err := ggmlAnalyze(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := trace.Read(bytes.NewReader(data), "gen")
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, tr := ggLoad(t, p)
 		res, err := Plan(tr, Options{NoRelayout: true, NoReplay: true})
 		if err != nil {
 			t.Fatal(err)
