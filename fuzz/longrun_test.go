@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -71,18 +72,29 @@ func TestExhaustiveLong(t *testing.T) {
 	if n == 0 {
 		t.Skip("set -long or SUBARENA_FUZZ_EXHAUSTIVE")
 	}
+	exhaustiveByOps(t, n, Campaign{Policies: SafePolicies()}, "")
+}
+
+// exhaustiveByOps runs the exhaustive campaign base (its policies, Orders
+// and Delays) over n programs split evenly across the op counts
+// SUBARENA_FUZZ_MINOPS to SUBARENA_FUZZ_MAXOPS, one campaign per count,
+// with the limit, workers, seed and eagerness the environment gives. Every
+// summary must pass checkSummary.
+func exhaustiveByOps(t *testing.T, n int, base Campaign, what string) {
+	t.Helper()
 	limit := envInt("SUBARENA_FUZZ_LIMIT", 2_000_000)
 	workers := envInt("SUBARENA_FUZZ_WORKERS", runtime.GOMAXPROCS(0))
 	seed := uint64(envInt("SUBARENA_FUZZ_SEED", 1))
 	lo, hi := envInt("SUBARENA_FUZZ_MINOPS", 3), envInt("SUBARENA_FUZZ_MAXOPS", 8)
 	eager := os.Getenv("SUBARENA_FUZZ_EAGER") != "0"
 	for ops := lo; ops <= hi; ops++ {
-		cfg := SmallConfig()
-		cfg.Ops = ops
-		c := Campaign{Gen: cfg, Policies: SafePolicies(), Programs: (n + hi - lo) / (hi - lo + 1), Seed: seed + uint64(ops)<<32,
-			Exhaustive: true, Eager: eager, Limit: limit, Workers: workers}
+		c := base
+		c.Gen = SmallConfig()
+		c.Gen.Ops = ops
+		c.Programs, c.Seed = (n+hi-lo)/(hi-lo+1), seed+uint64(ops)<<32
+		c.Exhaustive, c.Eager, c.Limit, c.Workers = true, eager, limit, workers
 		s := c.Run()
-		t.Logf("%d-op programs: %v", ops, s)
+		t.Logf("%d-op programs%s: %v", ops, what, s)
 		checkSummary(t, s, false)
 	}
 }
@@ -110,20 +122,7 @@ func TestExhaustiveOrdersLong(t *testing.T) {
 	if n == 0 {
 		t.Skip("set -long or SUBARENA_FUZZ_ORDERS")
 	}
-	limit := envInt("SUBARENA_FUZZ_LIMIT", 2_000_000)
-	workers := envInt("SUBARENA_FUZZ_WORKERS", runtime.GOMAXPROCS(0))
-	seed := uint64(envInt("SUBARENA_FUZZ_SEED", 1))
 	delays := envInt("SUBARENA_FUZZ_DELAYS", 0)
-	lo, hi := envInt("SUBARENA_FUZZ_MINOPS", 3), envInt("SUBARENA_FUZZ_MAXOPS", 8)
-	eager := os.Getenv("SUBARENA_FUZZ_EAGER") != "0"
-	pols := append(SafePolicies(), subarena.IROrder)
-	for ops := lo; ops <= hi; ops++ {
-		cfg := SmallConfig()
-		cfg.Ops = ops
-		c := Campaign{Gen: cfg, Policies: pols, Programs: (n + hi - lo) / (hi - lo + 1), Seed: seed + uint64(ops)<<32,
-			Exhaustive: true, Orders: true, Delays: delays, Eager: eager, Limit: limit, Workers: workers}
-		s := c.Run()
-		t.Logf("%d-op programs, every completion order with %d delays: %v", ops, delays, s)
-		checkSummary(t, s, false)
-	}
+	base := Campaign{Policies: append(SafePolicies(), subarena.IROrder), Orders: true, Delays: delays}
+	exhaustiveByOps(t, n, base, fmt.Sprintf(", every completion order with %d delays", delays))
 }
