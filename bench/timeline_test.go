@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"maps"
-	"os"
 	"strings"
 	"testing"
 
@@ -12,7 +11,7 @@ import (
 	"github.com/subarena/subarena/trace/plan"
 )
 
-const ggmlTiny = "../../shared/data/ggml/ggml-tiny.json"
+const ggmlTiny = "../testdata/ggml/ggml-tiny.json"
 
 // shiftPlan returns pl with every offset moved up by d (placements, relative to their
 // hosts, move with them): the same plan, safe if pl is, with no host at offset 0.
@@ -32,9 +31,6 @@ func shiftPlan(pl *trace.Plan, d int64) *trace.Plan {
 // host's footprint starts there), its segments name the host, and no two buffers hold a
 // byte at once. The plan is drawn as planned and moved up so that no host sits at 0.
 func TestPlanTimelinePlacements(t *testing.T) {
-	if _, err := os.Stat(ggmlTiny); err != nil {
-		t.Skip("shared data absent")
-	}
 	tr, err := trace.Load(ggmlTiny)
 	if err != nil {
 		t.Fatal(err)

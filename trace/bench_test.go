@@ -12,7 +12,7 @@ func benchData(b *testing.B, rel string) []byte {
 	b.Helper()
 	data, err := os.ReadFile(filepath.Join(sharedData, rel))
 	if err != nil {
-		b.Skip("shared data absent")
+		b.Fatal(err)
 	}
 	return data
 }

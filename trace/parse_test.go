@@ -2,7 +2,6 @@ package trace
 
 import (
 	"errors"
-	"os"
 	"strings"
 	"testing"
 )
@@ -55,11 +54,8 @@ func TestParseExample(t *testing.T) {
 }
 
 func TestRoundTrip(t *testing.T) {
-	paths := []string{"testdata/split-qkv.json"}
-	if _, err := os.Stat(sharedData); err == nil {
-		paths = append(paths, sharedData+"/ggml/ggml-tiny.json", sharedData+"/minimalloc/A.1048576.csv",
-			sharedData+"/minimalloc/input.12.csv")
-	}
+	paths := []string{"testdata/split-qkv.json", sharedData + "/ggml/ggml-tiny.json",
+		sharedData + "/minimalloc/A.1048576.csv", sharedData + "/minimalloc/input.12.csv"}
 	for _, path := range paths {
 		tr := mustLoad(t, path)
 		out := Marshal(tr)

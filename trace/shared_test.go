@@ -2,24 +2,21 @@ package trace
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 )
 
-// sharedData is the shared data directory relative to this package.
-const sharedData = "../../shared/data"
+// sharedData is the repository's third-party test data (see testdata/README.md),
+// relative to this package.
+const sharedData = "../testdata"
 
-// sharedFiles returns the files matching pattern under sharedData, skipping the test when
-// the directory is absent. Under the race detector it returns the first and last only.
+// sharedFiles returns the files matching pattern under sharedData; it fails the test when
+// none match. Under the race detector it returns the first and last only.
 func sharedFiles(t *testing.T, pattern string) []string {
 	t.Helper()
-	if _, err := os.Stat(sharedData); err != nil {
-		t.Skip("shared data directory absent")
-	}
 	files, err := filepath.Glob(filepath.Join(sharedData, pattern))
 	if err != nil || len(files) == 0 {
-		t.Skipf("no files match %s", pattern)
+		t.Fatalf("no files match %s under %s", pattern, sharedData)
 	}
 	if raceEnabled && len(files) > 2 {
 		files = []string{files[0], files[len(files)-1]}

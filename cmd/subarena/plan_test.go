@@ -8,15 +8,12 @@ import (
 	"testing"
 )
 
-const ggmlTiny = "../../../shared/data/ggml/ggml-tiny.json"
+const ggmlTiny = "../../testdata/ggml/ggml-tiny.json"
 
 // TestPlanThenCheck: the plan of ggml-tiny reaches the in-place subrange bound with
 // placements over strided inputs and checks clean against the trace as it is; shifted onto
 // live bytes, a placement is reported unsafe; the rewritten trace takes the plan too.
 func TestPlanThenCheck(t *testing.T) {
-	if _, err := os.Stat(ggmlTiny); err != nil {
-		t.Skip("shared data absent")
-	}
 	dir := t.TempDir()
 	planPath := filepath.Join(dir, "plan.json")
 	rewritten := filepath.Join(dir, "rewritten.json")

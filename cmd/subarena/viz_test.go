@@ -172,9 +172,6 @@ func TestVizAndPerfetto(t *testing.T) {
 // placed buffer appears, outlined and named over its host, and each of its rectangles
 // lies inside its host's range, never at offset 0.
 func TestVizPlanPlacements(t *testing.T) {
-	if _, err := os.Stat(ggmlTiny); err != nil {
-		t.Skip("shared data absent")
-	}
 	dir := t.TempDir()
 	planPath, moved, svg := filepath.Join(dir, "plan.json"), filepath.Join(dir, "moved.json"), filepath.Join(dir, "t.svg")
 	if out, code := runFresh(t, "plan", ggmlTiny, "--budget", "0", "-o", planPath, "--json=false"); code != 0 {

@@ -11,7 +11,7 @@ import (
 )
 
 // minimallocDir holds the MiniMalloc benchmark instances.
-const minimallocDir = "../../../shared/data/minimalloc"
+const minimallocDir = "../../testdata/minimalloc"
 
 // instance is one MiniMalloc benchmark with its published figures.
 type instance struct {

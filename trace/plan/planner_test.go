@@ -15,7 +15,7 @@ import (
 	"github.com/subarena/subarena/trace"
 )
 
-const ggmlTiny = "../../../shared/data/ggml/ggml-tiny.json"
+const ggmlTiny = "../../testdata/ggml/ggml-tiny.json"
 
 // ggmlBound reads a ggml trace's max_live_bytes_subrange_elementwise_inplace_exact:
 // the bound when each byte lives until its last read through any view and
@@ -476,7 +476,7 @@ func checkInplacer(t *testing.T, tr *trace.Trace) {
 }
 
 func ExamplePlan() {
-	tr, err := trace.Load("../../../shared/data/ggml/ggml-tiny.json")
+	tr, err := trace.Load("../../testdata/ggml/ggml-tiny.json")
 	if err != nil {
 		fmt.Println(err)
 		return
