@@ -154,7 +154,7 @@ func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("%w: %d bytes", ErrInvalidSize, size)
 	}
-	if _, err := a.tl.Engine(at.Engine); err != nil {
+	if err := a.tl.CheckPoint(at); err != nil {
 		return nil, err
 	}
 	a.mu.Lock()
@@ -391,23 +391,28 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 // Caller holds mu.
 func (a *Allocator) checkOrder(b *Buffer, ev sasync.Event) (done bool, err error) {
 	done = !ev.IsZero() && a.tl.Completed(ev)
-	if !b.hasResidual && done {
-		return true, nil // nothing to check (the Timeline may have forgotten ev's clock)
+	if !b.hasResidual {
+		if done {
+			return true, nil // nothing to check (the Timeline may have forgotten ev's clock)
+		}
+		_, err = a.tl.EventClock(ev)
+		return false, err
 	}
-	evClock, err := a.tl.EventClock(ev)
+	ordered, err := a.tl.OrderedAfter(&b.residual, ev)
 	if err != nil {
 		return false, err
 	}
-	if b.hasResidual {
-		if !b.residual.LessEq(&evClock) {
-			return false, fmt.Errorf("%w: %v does not happen-after the fence of buffer %d", ErrUnordered, ev, b.id)
-		}
+	if !ordered {
+		return false, fmt.Errorf("%w: %v does not happen-after the fence of buffer %d", ErrUnordered, ev, b.id)
 	}
 	return done, nil
 }
 
 // UseBuffer is Use of the buffer's Whole view.
 func (a *Allocator) UseBuffer(b *Buffer, ev sasync.Event, acc Access) error {
+	if b == nil {
+		return fmt.Errorf("%w: nil buffer", ErrForeign)
+	}
 	return a.Use(b.Whole(), ev, acc)
 }
 
@@ -466,8 +471,13 @@ func (a *Allocator) Release(b *Buffer) error {
 }
 
 // releaseLocked hands bytes (a subset of b.live) to the index and drops
-// them from b; b retires when nothing is left.
+// them from b; b retires when nothing is left. When bytes takes the last
+// of the buffer's requested bytes, the granule padding past them goes too:
+// no view reaches it, so nothing else could ever release it.
 func (a *Allocator) releaseLocked(b *Buffer, bytes *ranges.Set) error {
+	if bytes != &b.live && b.takesLastRequested(bytes) {
+		bytes = &b.live
+	}
 	if err := a.idx.Release(bytes, a.freeFn); err != nil {
 		return err
 	}

@@ -96,6 +96,41 @@ func TestBadInput(t *testing.T) {
 		{"alloc overflowing", ErrInvalidSize, func(f *badFixture) error { _, err := f.a.Alloc(math.MaxInt64, sasync.Point{}); return err }},
 		{"alloc beyond capacity", ErrNoSpace, func(f *badFixture) error { _, err := f.a.Alloc(1<<20, sasync.Point{}); return err }},
 		{"alloc at unknown engine", ErrUnknownEngine, func(f *badFixture) error { _, err := f.a.Alloc(256, sasync.Point{Engine: 9}); return err }},
+		{"alloc at forged point", ErrInvalidPoint, func(f *badFixture) error {
+			pt, _ := f.tl.Point(f.comp)
+			pt.Clock[f.cp] = 1000 // the copy engine has submitted one op
+			_, err := f.a.Alloc(256, pt)
+			return err
+		}},
+		{"alloc at point claiming an unawaited op", ErrInvalidPoint, func(f *badFixture) error {
+			pt, _ := f.tl.Point(f.comp)
+			pt.Clock[f.cp] = 1 // submitted, but compute does not wait for it
+			_, err := f.a.Alloc(256, pt)
+			return err
+		}},
+		{"alloc at point of another timeline", ErrInvalidPoint, func(f *badFixture) error {
+			otl := sasync.NewTimeline()
+			oe, _ := otl.AddEngine("compute", sasync.Compute)
+			for range 5 {
+				_, _ = otl.Submit(oe)
+			}
+			pt, _ := otl.Point(oe)
+			_, err := f.a.Alloc(256, pt)
+			return err
+		}},
+		{"use buffer nil", ErrForeign, func(f *badFixture) error { return f.a.UseBuffer(nil, f.pendingRead, Read) }},
+		{"view of zero buffer", ErrForeign, func(f *badFixture) error { _, err := (&Buffer{}).View(strided.Bytes(0, 1)); return err }},
+		{"dense of zero buffer", ErrForeign, func(f *badFixture) error { _, err := (&Buffer{}).Dense(0, []int64{1}, 1); return err }},
+		{"view of zero view", ErrForeign, func(f *badFixture) error { _, err := (&View{}).View(strided.Bytes(0, 1)); return err }},
+		{"slice of nil view", ErrForeign, func(f *badFixture) error { var v *View; _, err := v.Slice(0, 0, 1, 1); return err }},
+		{"split of zero view", ErrForeign, func(f *badFixture) error { _, err := (&View{}).Split(0, 1); return err }},
+		{"use zero view", ErrForeign, func(f *badFixture) error { return f.a.Use(&View{}, f.pendingRead, Read) }},
+		{"use buffer zero", ErrForeign, func(f *badFixture) error { return f.a.UseBuffer(&Buffer{}, f.pendingRead, Read) }},
+		{"commit zero claim", ErrForeign, func(f *badFixture) error { return (&Claim{}).Commit() }},
+		{"abandon zero claim", ErrForeign, func(f *badFixture) error { return (&Claim{}).Abandon() }},
+		{"commit nil claim", ErrForeign, func(f *badFixture) error { var c *Claim; return c.Commit() }},
+		{"activate zero reservation", ErrForeign, func(f *badFixture) error { return (&Reservation{}).Activate(f.pendingRead, Read) }},
+		{"cancel zero reservation", ErrForeign, func(f *badFixture) error { return (&Reservation{}).Cancel() }},
 		{"release twice", ErrDoubleRelease, func(f *badFixture) error { return f.a.Release(f.gone) }},
 		{"release claimed", ErrClaimed, func(f *badFixture) error { return f.a.Release(f.claimed) }},
 		{"release foreign", ErrForeign, func(f *badFixture) error { return f.a.Release(f.otherAllocView.Buffer()) }},

@@ -50,11 +50,18 @@ func (b *Buffer) Range() ranges.Range { return ranges.Range{Lo: b.off, Hi: b.off
 // Bytes returns the buffer's bytes in the arena's backing memory (nil when
 // the Allocator has no Backing). The slice is capped at Size.
 func (b *Buffer) Bytes() []byte {
+	if b == nil || b.a == nil {
+		return nil
+	}
 	return b.a.ar.Bytes(arena.Block{Offset: b.off, Size: b.size})
 }
 
-// Released reports whether the program no longer holds any byte of b.
+// Released reports whether the program no longer holds any byte of b. A nil
+// or zero Buffer holds nothing: it reads as released.
 func (b *Buffer) Released() bool {
+	if b == nil || b.a == nil {
+		return true
+	}
 	b.a.mu.Lock()
 	defer b.a.mu.Unlock()
 	return b.released
@@ -65,8 +72,14 @@ func (b *Buffer) String() string {
 	return fmt.Sprintf("buffer %d [%d, %d)", b.id, b.off, b.off+b.size)
 }
 
-// Whole returns the view of every byte of b: a dense 1-D byte layout.
-func (b *Buffer) Whole() *View { return &b.whole }
+// Whole returns the view of every byte of b: a dense 1-D byte layout. For a
+// nil Buffer it returns nil, which every operation refuses with ErrForeign.
+func (b *Buffer) Whole() *View {
+	if b == nil {
+		return nil
+	}
+	return &b.whole
+}
 
 // initWhole sets up the Whole view; called once, before b is published.
 func (b *Buffer) initWhole() {
@@ -76,14 +89,21 @@ func (b *Buffer) initWhole() {
 
 // View takes a view of b with layout l, relative to b's first byte, and
 // validates it against b's bounds (strided.ErrOutOfBounds,
-// strided.ErrInvalidLayout, strided.ErrOverflow).
+// strided.ErrInvalidLayout, strided.ErrOverflow). A nil or zero Buffer
+// fails with ErrForeign.
 func (b *Buffer) View(l strided.Layout) (*View, error) {
+	if b == nil || b.a == nil {
+		return nil, fmt.Errorf("%w: view of a buffer no Allocator made", ErrForeign)
+	}
 	return b.Whole().View(l)
 }
 
 // Dense views b as a row-major tensor of the given shape and element size,
 // starting at byte offset.
 func (b *Buffer) Dense(offset int64, shape []int64, elem int64) (*View, error) {
+	if b == nil || b.a == nil {
+		return nil, fmt.Errorf("%w: view of a buffer no Allocator made", ErrForeign)
+	}
 	l, err := strided.Dense(offset, shape, elem)
 	if err != nil {
 		return nil, err
@@ -103,6 +123,19 @@ func (b *Buffer) checkLiveLocked(cover *ranges.Set) error {
 		}
 	}
 	return nil
+}
+
+// takesLastRequested reports whether removing bytes from b.live leaves
+// none of b's requested bytes [off, off+size), only granule padding.
+func (b *Buffer) takesLastRequested(bytes *ranges.Set) bool {
+	end := b.off + b.size
+	for _, r := range b.live.Runs() {
+		r.Hi = min(r.Hi, end)
+		if !r.Empty() && !bytes.ContainsRange(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // claimOverlapping returns an open claim on bytes of s, if any.

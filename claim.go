@@ -30,6 +30,11 @@ func (a *Allocator) Claim(v *View) (*Claim, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !v.coverOK {
+		// Committing would discard a superset of v's bytes: bytes the
+		// program still holds would return to reuse.
+		return nil, fmt.Errorf("%w: view %v needs more than %d runs; claim the buffer instead", ErrInvalidLayout, v.layout, CoverBudget)
+	}
 	b := v.buf
 	for _, r := range cover.Runs() {
 		if a.idx.Covered(r) {
@@ -40,6 +45,12 @@ func (a *Allocator) Claim(v *View) (*Claim, error) {
 	b.claims = append(b.claims, c)
 	return c, nil
 }
+
+// Errors of operations on a nil or zero Claim or Reservation.
+var (
+	errZeroClaim       = fmt.Errorf("%w: claim no Allocator made", ErrForeign)
+	errZeroReservation = fmt.Errorf("%w: reservation no Allocator made", ErrForeign)
+)
 
 func (c *Claim) finish() error {
 	if c.done {
@@ -59,6 +70,9 @@ func (c *Claim) finish() error {
 // Commit completes the eviction: the claimed bytes are discarded (the
 // whole buffer released if the claim covered all it still held).
 func (c *Claim) Commit() error {
+	if c == nil || c.a == nil {
+		return errZeroClaim
+	}
 	a := c.a
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -75,6 +89,9 @@ func (c *Claim) Commit() error {
 
 // Abandon gives up the eviction: the bytes are usable again.
 func (c *Claim) Abandon() error {
+	if c == nil || c.a == nil {
+		return errZeroClaim
+	}
 	c.a.mu.Lock()
 	defer c.a.mu.Unlock()
 	return c.finish()
@@ -111,6 +128,9 @@ func (a *Allocator) Reserve(v *View) (*Reservation, error) {
 // same ordering checks as Use. The buffer may have been released since
 // Reserve: the reservation kept its bytes.
 func (r *Reservation) Activate(ev sasync.Event, acc Access) error {
+	if r == nil || r.a == nil {
+		return errZeroReservation
+	}
 	if acc == 0 || acc&^ReadWrite != 0 {
 		return fmt.Errorf("%w: %d", ErrInvalidAccess, acc)
 	}
@@ -136,6 +156,9 @@ func (r *Reservation) Activate(ev sasync.Event, acc Access) error {
 
 // Cancel drops the reservation: its bytes are no longer pinned by it.
 func (r *Reservation) Cancel() error {
+	if r == nil || r.a == nil {
+		return errZeroReservation
+	}
 	a := r.a
 	a.mu.Lock()
 	defer a.mu.Unlock()

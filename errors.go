@@ -34,12 +34,16 @@ var (
 	ErrUnknownEvent = sasync.ErrUnknownEvent
 	// ErrUnknownEngine: the engine does not exist on the Timeline.
 	ErrUnknownEngine = sasync.ErrUnknownEngine
+	// ErrInvalidPoint: Alloc was given a Point its Timeline could not have
+	// produced (see sync.Timeline.CheckPoint).
+	ErrInvalidPoint = sasync.ErrInvalidPoint
 	// ErrPending: the operation needs bytes no other user still uses
 	// (Donate, Claim), and some pending user does.
 	ErrPending = errors.New("subarena: bytes still have pending users")
 	// ErrClaimed: the bytes are claimed for eviction; no new user may take them.
 	ErrClaimed = errors.New("subarena: bytes claimed")
-	// ErrForeign: the buffer or view belongs to another Allocator.
+	// ErrForeign: the buffer, view, claim or reservation belongs to another
+	// Allocator, or is nil or a zero value no Allocator made.
 	ErrForeign = errors.New("subarena: buffer of another allocator")
 	// ErrUnordered: a use of bytes handed over fenced is not ordered after
 	// their previous owner's users (the op does not happen-after the fence

@@ -1,6 +1,8 @@
 package subarena
 
 import (
+	"fmt"
+
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
 )
@@ -30,34 +32,75 @@ type View struct {
 	cover     ranges.Set
 }
 
+// errZeroView is the error of an operation on a nil or zero View.
+var errZeroView = fmt.Errorf("%w: view no Allocator made", ErrForeign)
+
+// made reports whether v was made by a Buffer of some Allocator (not nil,
+// not a zero View).
+func (v *View) made() bool { return v != nil && v.buf != nil && v.buf.a != nil }
+
 // Buffer returns the buffer the view is over.
-func (v *View) Buffer() *Buffer { return v.buf }
+func (v *View) Buffer() *Buffer {
+	if v == nil {
+		return nil
+	}
+	return v.buf
+}
 
 // Parent returns the view this one was taken from, or nil for a view taken
 // directly from the buffer.
-func (v *View) Parent() *View { return v.parent }
+func (v *View) Parent() *View {
+	if v == nil {
+		return nil
+	}
+	return v.parent
+}
 
 // Depth returns the number of views between this one and its buffer
 // (1 for a view of the buffer; the buffer's Whole view has depth 0).
-func (v *View) Depth() int { return v.depth }
+func (v *View) Depth() int {
+	if v == nil {
+		return 0
+	}
+	return v.depth
+}
 
 // Layout returns the view's layout relative to its buffer's first byte.
 // The slices are shared: do not modify them.
-func (v *View) Layout() strided.Layout { return v.layout }
+func (v *View) Layout() strided.Layout {
+	if v == nil {
+		return strided.Layout{}
+	}
+	return v.layout
+}
 
 // String describes the view's layout.
-func (v *View) String() string { return v.layout.String() }
+func (v *View) String() string {
+	if v == nil {
+		return "<nil view>"
+	}
+	return v.layout.String()
+}
 
 // View takes a view of v: l.Offset is relative to v's first byte
 // (v.Layout().Offset), l's strides are in bytes of the buffer. The result
 // is validated against the buffer's bounds.
 func (v *View) View(l strided.Layout) (*View, error) {
+	if !v.made() {
+		return nil, errZeroView
+	}
 	l = l.Clone()
 	l.Offset += v.layout.Offset
 	return v.derive(l, nil)
 }
 
+// derive makes the child view of v with layout l (relative to the
+// buffer), or returns err. A nil View, or one no Allocator made, fails with
+// ErrForeign.
 func (v *View) derive(l strided.Layout, err error) (*View, error) {
+	if !v.made() {
+		return nil, errZeroView
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -69,37 +112,58 @@ func (v *View) derive(l strided.Layout, err error) (*View, error) {
 
 // Slice views elements start, start+step, ... (< stop) of dimension dim.
 func (v *View) Slice(dim int, start, stop, step int64) (*View, error) {
+	if !v.made() {
+		return nil, errZeroView
+	}
 	return v.derive(v.layout.Slice(dim, start, stop, step))
 }
 
 // Select views index i of dimension dim, dropping the dimension.
 func (v *View) Select(dim int, i int64) (*View, error) {
+	if !v.made() {
+		return nil, errZeroView
+	}
 	return v.derive(v.layout.Select(dim, i))
 }
 
 // Permute reorders the dimensions.
 func (v *View) Permute(perm ...int) (*View, error) {
+	if !v.made() {
+		return nil, errZeroView
+	}
 	return v.derive(v.layout.Permute(perm...))
 }
 
 // Transpose swaps dimensions a and b.
 func (v *View) Transpose(a, b int) (*View, error) {
+	if !v.made() {
+		return nil, errZeroView
+	}
 	return v.derive(v.layout.Transpose(a, b))
 }
 
 // Reshape views the same elements with another shape; it fails with
 // strided.ErrNotExpressible when no single strided layout describes them.
 func (v *View) Reshape(shape ...int64) (*View, error) {
+	if !v.made() {
+		return nil, errZeroView
+	}
 	return v.derive(v.layout.Reshape(shape...))
 }
 
 // Expand broadcasts size-1 dimensions to shape with stride 0.
 func (v *View) Expand(shape ...int64) (*View, error) {
+	if !v.made() {
+		return nil, errZeroView
+	}
 	return v.derive(v.layout.Expand(shape...))
 }
 
 // Split cuts dimension dim into consecutive parts of the given sizes.
 func (v *View) Split(dim int, sizes ...int64) ([]*View, error) {
+	if !v.made() {
+		return nil, errZeroView
+	}
 	ls, err := v.layout.Split(dim, sizes...)
 	if err != nil {
 		return nil, err
@@ -115,6 +179,9 @@ func (v *View) Split(dim int, sizes ...int64) ([]*View, error) {
 
 // AsStrided views shape and strides at offset bytes from v's first byte.
 func (v *View) AsStrided(offset int64, shape, strides []int64) (*View, error) {
+	if !v.made() {
+		return nil, errZeroView
+	}
 	return v.derive(v.layout.AsStrided(offset, shape, strides))
 }
 

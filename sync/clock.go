@@ -137,6 +137,33 @@ func (c *Clock) LessEq(o *Clock) bool {
 	return true
 }
 
+// SafeUnder reports whether every op c covers has completed or
+// happens-before an op whose clock is at: for every engine e,
+// c[e] <= max(at[e], completed[e]). This is the reuse rule on clocks. With
+// c the fence of released bytes and at a writer's point or op clock, it
+// says the writer may take or use those bytes. Completed is safe, whatever
+// the clocks say: an op whose ancestry was forgotten (Timeline.Forget) may
+// not cover a completed component of c, and it need not. A nil c is safe
+// under anything; a nil at or completed reads as the zero Clock.
+func (c *Clock) SafeUnder(at, completed *Clock) bool {
+	if c == nil {
+		return true
+	}
+	var zero Clock
+	if at == nil {
+		at = &zero
+	}
+	if completed == nil {
+		completed = &zero
+	}
+	for e, s := range c {
+		if s > at[e] && s > completed[e] {
+			return false
+		}
+	}
+	return true
+}
+
 // Observe raises c[ev.Engine] to ev.Seq if it is lower, so that c covers ev
 // (and, by engine order, every earlier op of ev.Engine). An event on an
 // engine ID >= MaxEngines is ignored.

@@ -21,6 +21,10 @@ var (
 	// ErrForgotten: the event's clock was dropped by Timeline.Forget; the
 	// event has completed.
 	ErrForgotten = errors.New("sync: event forgotten")
+	// ErrInvalidPoint: a Point claims ordering its Timeline does not have
+	// (a clock covering ops that were never submitted, or that the next op
+	// of its engine does not happen-after); see Timeline.CheckPoint.
+	ErrInvalidPoint = errors.New("sync: invalid point")
 	// ErrTooManyEngines: AddEngine would exceed MaxEngines.
 	ErrTooManyEngines = errors.New("sync: too many engines")
 	// ErrDuplicateEngine: AddEngine was given a name already in use.

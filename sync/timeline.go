@@ -315,12 +315,51 @@ func (t *Timeline) SafeFor(fence *Clock, p Point) bool {
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	for e, s := range fence {
-		if s > p.Clock[e] && s > t.completed[e] {
-			return false
-		}
+	return fence.SafeUnder(&p.Clock, &t.completed)
+}
+
+// OrderedAfter reports whether the op ev may use bytes fenced by fence:
+// every op the fence covers has completed or happens-before ev
+// (fence.SafeUnder(ev's clock, completed)). It fails with ErrUnknownEvent
+// if ev has not been submitted, and with ErrForgotten if ev's own clock
+// was dropped by Forget while fence still has an incomplete component (a
+// forgotten ev has completed, so a fence that has too is answered without
+// its clock).
+func (t *Timeline) OrderedAfter(fence *Clock, ev Event) (bool, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if err := t.checkEventLocked(ev); err != nil {
+		return false, fmt.Errorf("ordered after: %w", err)
 	}
-	return true
+	if fence.LessEq(&t.completed) {
+		return true, nil
+	}
+	c, err := t.rememberedLocked(ev)
+	if err != nil {
+		return false, fmt.Errorf("ordered after: %w", err)
+	}
+	return fence.SafeUnder(c, &t.completed), nil
+}
+
+// CheckPoint reports whether p is a point this Timeline could have
+// produced: its engine exists and everything its clock covers
+// happens-before the next op of that engine (p.Clock <= Point(p.Engine)
+// now). A point taken earlier on the same engine passes, since it claims
+// less than is true now; a forged point (a clock covering ops never
+// submitted, or ops the engine does not wait for) or one from another
+// Timeline fails with ErrInvalidPoint.
+func (t *Timeline) CheckPoint(p Point) error {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if err := t.checkEngineLocked(p.Engine); err != nil {
+		return fmt.Errorf("point: %w", err)
+	}
+	now := t.host
+	now.Join(t.hist[p.Engine].last())
+	if !p.Clock.LessEq(&now) {
+		return fmt.Errorf("%w: clock %v on engine %q is not covered by its next op's %v", ErrInvalidPoint, p.Clock, t.engines[p.Engine].Name, now)
+	}
+	return nil
 }
 
 // AllCompleted reports whether every op fence covers has completed:

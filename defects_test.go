@@ -1,0 +1,179 @@
+package subarena
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/subarena/subarena/strided"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// TestForgetKeepsOrderedUse: bytes handed over fenced carry the fence of
+// their previous owner's reader r. Once r has completed, a use of the new
+// buffer by an op ordered after r only through an op the Timeline has
+// forgotten is accepted: completed is safe, whatever the clocks say.
+func TestForgetKeepsOrderedUse(t *testing.T) {
+	tl := sasync.NewTimeline()
+	e0, _ := tl.AddEngine("compute", sasync.Compute)
+	e1, _ := tl.AddEngine("copy", sasync.Copy)
+	e2, _ := tl.AddEngine("host", sasync.Host)
+	a, err := New(Config{Capacity: 1 << 12, Granule: 256, Timeline: tl})
+	require.NoError(t, err)
+
+	p1, err := tl.Point(e1)
+	require.NoError(t, err)
+	b1, err := a.Alloc(1024, p1)
+	require.NoError(t, err)
+	r, _ := tl.Submit(e1)
+	require.NoError(t, a.UseBuffer(b1, r, Read))
+	require.NoError(t, a.Release(b1))
+
+	x, err := tl.Submit(e0, r)
+	require.NoError(t, err)
+	p0, err := tl.Point(e0)
+	require.NoError(t, err)
+	b2, err := a.Alloc(1024, p0)
+	require.NoError(t, err)
+	require.Equal(t, b1.Offset(), b2.Offset(), "b2 should take b1's bytes fenced")
+	require.True(t, b2.hasResidual, "b2 took bytes whose reader r is pending: it carries r in its fence")
+
+	after, _ := tl.Submit(e0) // so that x is not e0's last op and can be forgotten
+	require.NoError(t, tl.Complete(after))
+	tl.Forget()
+	require.GreaterOrEqual(t, tl.Forgotten(e0), x.Seq, "x must be forgotten")
+
+	y, err := tl.Submit(e2, x)
+	require.NoError(t, err)
+	require.NoError(t, a.UseBuffer(b2, y, Write), "y is ordered after r, which has completed")
+	require.NoError(t, a.CheckInvariants())
+}
+
+// TestResidualFenceStillRefusesUnordered: the check that Forget must not
+// break still refuses a use that runs unordered with a pending reader.
+func TestResidualFenceStillRefusesUnordered(t *testing.T) {
+	tl := sasync.NewTimeline()
+	e0, _ := tl.AddEngine("compute", sasync.Compute)
+	e1, _ := tl.AddEngine("copy", sasync.Copy)
+	e2, _ := tl.AddEngine("host", sasync.Host)
+	a, err := New(Config{Capacity: 1 << 12, Granule: 256, Timeline: tl})
+	require.NoError(t, err)
+	p1, _ := tl.Point(e1)
+	b1, err := a.Alloc(1024, p1)
+	require.NoError(t, err)
+	r, _ := tl.Submit(e1)
+	require.NoError(t, a.UseBuffer(b1, r, Read))
+	require.NoError(t, a.Release(b1))
+	_, err = tl.Submit(e0, r)
+	require.NoError(t, err)
+	p0, _ := tl.Point(e0)
+	b2, err := a.Alloc(1024, p0)
+	require.NoError(t, err)
+	require.Equal(t, b1.Offset(), b2.Offset())
+
+	y, _ := tl.Submit(e2) // waits for nothing while r is pending
+	before := snapshot(a)
+	require.ErrorIs(t, a.UseBuffer(b2, y, Write), ErrUnordered)
+	require.Equal(t, stripSubmitted(before), stripSubmitted(snapshot(a)))
+
+	require.NoError(t, tl.Complete(r)) // now r is done: y may use the bytes
+	require.NoError(t, a.UseBuffer(b2, y, Write))
+	require.NoError(t, a.CheckInvariants())
+}
+
+// TestClaimBeyondCoverBudget: a view whose exact cover needs more than
+// CoverBudget runs is indexed by a superset of its bytes; committing a
+// claim on it would discard bytes the program still holds, so Claim
+// refuses it and changes nothing. The odd bytes stay usable.
+func TestClaimBeyondCoverBudget(t *testing.T) {
+	tl := sasync.NewTimeline()
+	e0, _ := tl.AddEngine("compute", sasync.Compute)
+	a, err := New(Config{Capacity: 1 << 18, Granule: 256, Timeline: tl})
+	require.NoError(t, err)
+	pt, _ := tl.Point(e0)
+	const size = 131092
+	b, err := a.Alloc(size, pt)
+	require.NoError(t, err)
+	even, err := b.View(strided.Layout{Shape: []int64{size / 2}, Strides: []int64{2}, Elem: 1})
+	require.NoError(t, err)
+	odd, err := b.View(strided.Layout{Offset: 1, Shape: []int64{size / 2}, Strides: []int64{2}, Elem: 1})
+	require.NoError(t, err)
+
+	live := a.Stats().Live
+	before := snapshot(a)
+	c, err := a.Claim(even)
+	require.ErrorIs(t, err, ErrInvalidLayout)
+	require.Nil(t, c)
+	require.Equal(t, before, snapshot(a), "a refused claim changes nothing")
+	require.Equal(t, live, a.Stats().Live)
+
+	ev, _ := tl.Submit(e0)
+	require.NoError(t, a.Use(odd, ev, Read), "the odd bytes are still the program's")
+
+	// The whole buffer can still be claimed once its reader is done.
+	require.NoError(t, tl.Complete(ev))
+	whole, err := a.Claim(b.Whole())
+	require.NoError(t, err)
+	require.NoError(t, whole.Commit())
+	require.Zero(t, a.Stats().Live)
+	require.NoError(t, a.CheckInvariants())
+}
+
+// TestAllocForgedPoint: a point whose clock claims ops its Timeline never
+// ordered before the next op of its engine is refused, so no byte whose
+// reader is pending is handed out on its word; the truthful point of the
+// same engine, and an older one, are accepted.
+func TestAllocForgedPoint(t *testing.T) {
+	tl := sasync.NewTimeline()
+	e0, _ := tl.AddEngine("compute", sasync.Compute)
+	e1, _ := tl.AddEngine("copy", sasync.Copy)
+	a, err := New(Config{Capacity: 1 << 12, Granule: 256, Timeline: tl})
+	require.NoError(t, err)
+	old, _ := tl.Point(e0)
+	b1, err := a.Alloc(1024, old)
+	require.NoError(t, err)
+	r, _ := tl.Submit(e1)
+	require.NoError(t, a.UseBuffer(b1, r, Read))
+	require.NoError(t, a.Release(b1))
+
+	forged, _ := tl.Point(e0)
+	forged.Clock[e1] = 1000
+	before := snapshot(a)
+	_, err = a.Alloc(1024, forged)
+	require.ErrorIs(t, err, ErrInvalidPoint)
+	require.Equal(t, before, snapshot(a))
+
+	now, _ := tl.Point(e0)
+	b2, err := a.Alloc(1024, now)
+	require.NoError(t, err)
+	require.NotEqual(t, b1.Offset(), b2.Offset(), "r is pending and unordered before e0: its bytes are not safe")
+	b3, err := a.Alloc(1024, old)
+	require.NoError(t, err)
+	require.NotEqual(t, b1.Offset(), b3.Offset())
+	require.NoError(t, a.CheckInvariants())
+}
+
+// TestDiscardEveryRequestedByte: discarding, piece by piece, every byte a
+// buffer asked for also lets its granule padding go, so the buffer retires
+// and Live returns to zero.
+func TestDiscardEveryRequestedByte(t *testing.T) {
+	tl := sasync.NewTimeline()
+	e0, _ := tl.AddEngine("compute", sasync.Compute)
+	a, err := New(Config{Capacity: 1 << 12, Granule: 256, Timeline: tl})
+	require.NoError(t, err)
+	pt, _ := tl.Point(e0)
+	b, err := a.Alloc(1000, pt) // 24 bytes of padding
+	require.NoError(t, err)
+	lo, err := b.View(strided.Bytes(0, 600))
+	require.NoError(t, err)
+	hi, err := b.View(strided.Bytes(600, 400))
+	require.NoError(t, err)
+	require.NoError(t, a.Discard(lo))
+	require.False(t, b.Released())
+	require.NoError(t, a.Discard(hi))
+	require.True(t, b.Released(), "no requested byte is held")
+	st := a.Stats()
+	require.Zero(t, st.Live)
+	require.Zero(t, st.Buffers)
+	require.Zero(t, st.InUse)
+	require.NoError(t, a.CheckInvariants())
+}
