@@ -315,7 +315,7 @@ func (a *Allocator) noSpace(size int64, cause error) error {
 	g := a.cfg.Granule
 	req := (size + g - 1) &^ (g - 1)
 	st := a.ar.Stats()
-	e := &NoSpaceError{Requested: req, TotalFree: st.Free, LargestFree: st.LargestFree, Held: a.idx.Held().Len()}
+	e := &NoSpaceError{Requested: req, TotalFree: st.Free, LargestFree: st.LargestFree, Held: a.idx.HeldBytes()}
 	e.Pending, _ = a.idx.PendingBytes()
 	// The held run whose pending work is smallest decides what to wait for.
 	held := a.idx.Held().AlignIn(g)

@@ -96,3 +96,29 @@ func BenchmarkReleaseCycle(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStats measures Stats with n users pending, each Stats after one
+// Use and Complete (so the pending counts have a change to apply): its
+// cost must not grow with n.
+func BenchmarkStats(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
+			a, tl, fast, big := pendingFixture(b, n, SubrangeFenced)
+			v, _ := big.View(strided.Bytes(256, 256))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ev, _ := tl.Submit(fast)
+				if err := a.Use(v, ev, Read); err != nil {
+					b.Fatal(err)
+				}
+				if st := a.Stats(); st.Users != n+1 || st.Pending != int64(n+1)*256 {
+					b.Fatalf("stats %+v with %d users", st, n+1)
+				}
+				if err := tl.Complete(ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -9,9 +9,9 @@ import (
 )
 
 // TestForgetKeepsOrderedUse: bytes handed over fenced carry the fence of
-// their previous owner's reader r. Once r has completed, a use of the new
-// buffer by an op ordered after r only through an op the Timeline has
-// forgotten is accepted: completed is safe, whatever the clocks say.
+// their previous owner's reader r. A use of the new buffer by an op ordered
+// after r only through an op the Timeline has forgotten is accepted: Forget
+// loses no ordering an allocator asks about.
 func TestForgetKeepsOrderedUse(t *testing.T) {
 	tl := sasync.NewTimeline()
 	e0, _ := tl.AddEngine("compute", sasync.Compute)
@@ -75,8 +75,13 @@ func TestResidualFenceStillRefusesUnordered(t *testing.T) {
 	require.ErrorIs(t, a.UseBuffer(b2, y, Write), ErrUnordered)
 	require.Equal(t, stripSubmitted(before), stripSubmitted(snapshot(a)))
 
-	require.NoError(t, tl.Complete(r)) // now r is done: y may use the bytes
-	require.NoError(t, a.UseBuffer(b2, y, Write))
+	// y was submitted while r was pending and may have started: r's
+	// completion since does not make y ordered after it.
+	require.NoError(t, tl.Complete(r))
+	require.ErrorIs(t, a.UseBuffer(b2, y, Write), ErrUnordered)
+	// An op submitted after r completed and waiting on it is fine.
+	z, _ := tl.Submit(e2, r)
+	require.NoError(t, a.UseBuffer(b2, z, Write))
 	require.NoError(t, a.CheckInvariants())
 }
 

@@ -28,8 +28,10 @@ type Stats struct {
 	Users            int     // pending users
 }
 
-// Stats returns a snapshot. It walks the pending users, so it costs
-// O(users); call it for reports, not on a hot path.
+// Stats returns a snapshot. Every figure is a counter kept up to date by
+// the operations that change it: Stats costs O(MaxEngines) whatever the
+// number of buffers, users or held runs, so a driver may call it after
+// every step.
 func (a *Allocator) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -38,7 +40,7 @@ func (a *Allocator) Stats() Stats {
 		Capacity:      as.Capacity,
 		InUse:         as.InUse,
 		Live:          a.live,
-		Held:          a.idx.Held().Len(),
+		Held:          a.idx.HeldBytes(),
 		Free:          as.Free,
 		LargestFree:   as.LargestFree,
 		FreeRegions:   as.FreeRegions,

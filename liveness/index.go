@@ -62,6 +62,18 @@ type group struct {
 	users  []UserID
 }
 
+// countChange is one logged change of the pending counts: delta (+1 or
+// -1) over r, on engine (or, for an unknown user, -1) as well as overall.
+type countChange struct {
+	r      ranges.Range
+	engine int32
+	delta  int32
+}
+
+// maxCountLog bounds the log of pending-count changes: past it the log is
+// applied, so its memory stays bounded when no one asks for the figures.
+const maxCountLog = 4096
+
 // queued is one entry of an engine's FIFO: gen detects a user removed (and
 // its slot reused) before its event completed.
 type queued struct {
@@ -97,8 +109,23 @@ type Index struct {
 	queues  [sasync.MaxEngines][]queued
 	heads   [sasync.MaxEngines]int
 
-	held   ranges.Set // released bytes not yet returned
-	pieces []*piece   // whole mode: pinned released buffers
+	held      ranges.Set // released bytes not yet returned
+	heldBytes int64      // held.Len(), kept up to date
+	pieces    []*piece   // whole mode: pinned released buffers
+
+	// pendingAll counts the (user, run) pairs over every byte; pendingOn[e]
+	// those of known users on engine e. Their covered counts are the union
+	// of pending bytes, overall and per engine. Changes are logged in
+	// countLog and applied when the figures are asked for (or the log is
+	// long): a run added and removed again before then costs nothing.
+	pendingAll coverage
+	pendingOn  [sasync.MaxEngines]coverage
+	countLog   []countChange
+	// countNodesBuilt is pendingAll's size after its last rebuild.
+	countNodesBuilt int
+	// broken records the first failure of the Index's own bookkeeping
+	// (a count that would go below zero); CheckInvariants reports it.
+	broken error
 
 	groupPool []*group
 	scratch   ranges.Set
@@ -138,6 +165,9 @@ func (x *Index) Pending() int { return x.pending }
 // The set is owned by the Index: read it, do not keep or modify it.
 func (x *Index) Held() *ranges.Set { return &x.held }
 
+// HeldBytes returns Held().Len() in O(1).
+func (x *Index) HeldBytes() int64 { return x.heldBytes }
+
 // AddUser records a pending user: the op behind ev pins exactly the bytes of
 // runs (absolute arena offsets, normalized as a ranges.Set's runs are) until
 // ev completes. An unknown user (unknown = true; ev is ignored) pins them
@@ -164,6 +194,7 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 	u.gen++
 	u.runs = append(u.runs[:0], runs...)
 	for _, r := range runs {
+		x.countRun(r, ev, unknown, +1)
 		g, ok := x.byRun[r]
 		if !ok {
 			g = x.newGroup(r)
@@ -179,6 +210,7 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 		x.enqueue(ev, id, u.gen)
 	}
 	x.pending++
+	x.boundCountLog()
 	return id, nil
 }
 
@@ -228,6 +260,7 @@ func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
 func (x *Index) drop(id UserID) {
 	u := &x.users[id]
 	for _, r := range u.runs {
+		x.countRun(r, u.ev, u.unknown, -1)
 		x.touched.Add(r)
 		g, ok := x.byRun[r]
 		if !ok {
@@ -248,6 +281,75 @@ func (x *Index) drop(id UserID) {
 	u.live = false
 	x.pending--
 	x.freeIDs = append(x.freeIDs, id)
+}
+
+// countRun logs delta over r in the pending counts, overall and, for a
+// known user, on its engine. A change that undoes the last one logged
+// cancels it instead (a user completed before anyone looked).
+func (x *Index) countRun(r ranges.Range, ev sasync.Event, unknown bool, delta int32) {
+	c := countChange{r: r, engine: -1, delta: delta}
+	if !unknown {
+		c.engine = int32(ev.Engine)
+	}
+	if n := len(x.countLog); n > 0 {
+		if last := x.countLog[n-1]; last.r == c.r && last.engine == c.engine && last.delta == -c.delta {
+			x.countLog = x.countLog[:n-1]
+			return
+		}
+	}
+	x.countLog = append(x.countLog, c)
+}
+
+// boundCountLog applies the log once it is long. It is called where every
+// user's runs are counted as its liveness says (not halfway through adding
+// or dropping one), since applying may rebuild the counts from the users.
+func (x *Index) boundCountLog() {
+	if len(x.countLog) >= maxCountLog {
+		x.applyCounts()
+	}
+}
+
+// applyCounts applies the logged changes to the pending counts.
+func (x *Index) applyCounts() {
+	for _, c := range x.countLog {
+		ok := x.pendingAll.add(c.r.Lo, c.r.Hi, c.delta)
+		if c.engine >= 0 {
+			ok = x.pendingOn[c.engine].add(c.r.Lo, c.r.Hi, c.delta) && ok
+		}
+		if !ok && x.broken == nil {
+			x.broken = fmt.Errorf("liveness: internal: pending count of %v below zero", c.r)
+		}
+	}
+	x.countLog = x.countLog[:0]
+	x.compactCounts()
+}
+
+// compactCounts rebuilds the pending counts from the live users once their
+// trees hold many more nodes than the users need (runs that came and went
+// at many distinct offsets while some user stayed pending throughout):
+// when they have grown to twice their size after the last rebuild. The log
+// must be empty. Amortized O(log arena) per logged change.
+func (x *Index) compactCounts() {
+	if n := x.pendingAll.size(); n < 1<<14 || n < 2*x.countNodesBuilt {
+		return
+	}
+	x.pendingAll.reset()
+	for e := range x.pendingOn {
+		x.pendingOn[e].reset()
+	}
+	for id := range x.users {
+		u := &x.users[id]
+		if !u.live {
+			continue
+		}
+		for _, r := range u.runs {
+			x.pendingAll.add(r.Lo, r.Hi, +1)
+			if !u.unknown {
+				x.pendingOn[u.ev.Engine].add(r.Lo, r.Hi, +1)
+			}
+		}
+	}
+	x.countNodesBuilt = x.pendingAll.size()
 }
 
 // Complete removes every known user whose event is covered by the
@@ -289,6 +391,7 @@ func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
 // maybeSweep deletes the empty keys once they are more than half of all
 // keys (and more than a few): amortized O(log n) per removed user.
 func (x *Index) maybeSweep() {
+	x.boundCountLog()
 	if x.empty <= 256 || x.empty <= x.keys/2 {
 		return
 	}

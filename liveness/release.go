@@ -24,6 +24,7 @@ func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
 		return fmt.Errorf("%w: %v", ErrNotHeld, r)
 	}
 	x.held.AddSet(bytes)
+	x.heldBytes += bytes.Len()
 	if x.mode.Whole && !x.mode.Unsafe {
 		x.pieces = append(x.pieces, &piece{bytes: bytes.Clone()})
 	}
@@ -80,6 +81,7 @@ func (x *Index) reclaim(free func(ranges.Range)) {
 		x.scratch2.RemoveSet(&x.blocked)
 		for _, r := range x.scratch2.Runs() {
 			x.held.Remove(r)
+			x.heldBytes -= r.Len()
 			free(r)
 		}
 	}
@@ -129,10 +131,21 @@ func (x *Index) allSafe(s *ranges.Set, safe func(sasync.Event) bool) bool {
 }
 
 // PendingBytes returns the union of the bytes pending users cover, and the
-// same per engine (unknown users are counted in the union only). One pass
-// over the tree's keys in address order merges runs as it goes: O(keys +
-// users), no sorting and no sets.
+// same per engine (unknown users are counted in the union only), from
+// counts kept by every add and removal: O(MaxEngines) plus the changes
+// logged since the last call, O(log arena) each (see countRun).
 func (x *Index) PendingBytes() (total int64, perEngine [sasync.MaxEngines]int64) {
+	x.applyCounts()
+	for e := range x.pendingOn {
+		perEngine[e] = x.pendingOn[e].Covered()
+	}
+	return x.pendingAll.Covered(), perEngine
+}
+
+// pendingBytesWalk is PendingBytes computed from the tree's keys: one pass
+// in address order merges runs as it goes, O(keys + users). CheckInvariants
+// compares the two.
+func (x *Index) pendingBytesWalk() (total int64, perEngine [sasync.MaxEngines]int64) {
 	var all sweep
 	var per [sasync.MaxEngines]sweep
 	_ = x.tree.InOrderTraverse(func(lo, hiIncl int64, g *group) error {
@@ -185,8 +198,20 @@ func (s *sweep) len() int64 { return s.total + s.cur.Len() }
 //     granule is free of pending users (subrange) or of pinned pieces
 //     (whole); in the unsafe mode no granule is fully held.
 func (x *Index) CheckInvariants() error {
+	if x.broken != nil {
+		return x.broken
+	}
 	if err := x.held.CheckInvariants(); err != nil {
 		return fmt.Errorf("liveness: held: %w", err)
+	}
+	if n := x.held.Len(); n != x.heldBytes {
+		return fmt.Errorf("liveness: %d bytes held, counted %d", n, x.heldBytes)
+	}
+	if wt, wp := x.pendingBytesWalk(); true {
+		t, p := x.PendingBytes()
+		if t != wt || p != wp {
+			return fmt.Errorf("liveness: pending bytes counted %d %v, walked %d %v", t, p, wt, wp)
+		}
 	}
 	keys, empty := 0, 0
 	var terr error

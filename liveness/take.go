@@ -76,6 +76,7 @@ func (x *Index) TakeRanges(rs []ranges.Range, free func(ranges.Range)) (sasync.C
 		f, _ := x.Fence(r)
 		fence.Join(&f)
 		x.held.Remove(r)
+		x.heldBytes -= r.Len()
 	}
 	x.touched.Reset()
 	for i := 0; i < len(x.pieces); i++ {

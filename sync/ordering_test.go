@@ -35,8 +35,9 @@ func TestSafeUnder(t *testing.T) {
 }
 
 // TestOrderedAfterForgotten: an op ordered after a fence's component only
-// through a forgotten op is accepted once that component has completed,
-// and refused while it has not.
+// through a forgotten op is still ordered after it; an op that is not
+// ordered stays refused even once the component has completed (it may have
+// started before).
 func TestOrderedAfterForgotten(t *testing.T) {
 	tl := NewTimeline()
 	e0, _ := tl.AddEngine("compute", Compute)
@@ -62,6 +63,9 @@ func TestOrderedAfterForgotten(t *testing.T) {
 	y, _ := tl.Submit(e2, x)
 	if ok, err := tl.OrderedAfter(&fence, y); err != nil || !ok {
 		t.Fatalf("op after forgotten x, r completed: got %v, %v; want true", ok, err)
+	}
+	if ok, err := tl.OrderedAfter(&fence, early); err != nil || ok {
+		t.Fatalf("op submitted before r completed, unordered: got %v, %v; want false", ok, err)
 	}
 	if _, err := tl.OrderedAfter(&fence, Event{Engine: e2, Seq: 99}); !errors.Is(err, ErrUnknownEvent) {
 		t.Fatalf("unknown event: %v", err)

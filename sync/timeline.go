@@ -282,7 +282,8 @@ func (t *Timeline) EventClock(ev Event) (Clock, error) {
 
 // HappensBefore reports whether a happens-before b: a precedes b on one
 // engine, or b waits for a, or a was host-synced before b was submitted, or
-// a chain of these links them. It is a strict order: an event does not
+// a chain of these links them; a link to an op Forget dropped stands for
+// every op completed when the link was made (see Forget). It is a strict order: an event does not
 // happen-before itself. It fails with ErrUnknownEvent if either has not
 // been submitted, and ErrForgotten if b has been forgotten (see Forget for
 // what forgetting does to the answer). Cost: O(1).
@@ -319,26 +320,20 @@ func (t *Timeline) SafeFor(fence *Clock, p Point) bool {
 }
 
 // OrderedAfter reports whether the op ev may use bytes fenced by fence:
-// every op the fence covers has completed or happens-before ev
-// (fence.SafeUnder(ev's clock, completed)). It fails with ErrUnknownEvent
-// if ev has not been submitted, and with ErrForgotten if ev's own clock
-// was dropped by Forget while fence still has an incomplete component (a
-// forgotten ev has completed, so a fence that has too is answered without
-// its clock).
+// every op the fence covers happens-before ev (fence <= ev's clock), so ev
+// cannot start before they complete. That a fence has completed by the
+// time of asking is not enough: ev may have been submitted, and started,
+// before it did. Ordering through an op that Forget dropped is kept (see
+// Forget). It fails with ErrUnknownEvent if ev has not been submitted and
+// with ErrForgotten if ev's own clock was dropped.
 func (t *Timeline) OrderedAfter(fence *Clock, ev Event) (bool, error) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if err := t.checkEventLocked(ev); err != nil {
-		return false, fmt.Errorf("ordered after: %w", err)
-	}
-	if fence.LessEq(&t.completed) {
-		return true, nil
-	}
 	c, err := t.rememberedLocked(ev)
 	if err != nil {
 		return false, fmt.Errorf("ordered after: %w", err)
 	}
-	return fence.SafeUnder(c, &t.completed), nil
+	return fence.LessEq(c), nil
 }
 
 // CheckPoint reports whether p is a point this Timeline could have
@@ -385,12 +380,14 @@ func (t *Timeline) AllCompleted(fence *Clock) bool {
 //     max(p.Clock[e], completed[e]) is the same with or without the
 //     forgotten op's ancestry.
 //   - Submit and HostSync accept forgotten events: they order after the
-//     event itself but no longer inherit its clock.
+//     event and after every op completed at that moment, which includes
+//     the event's forgotten ancestry, so no ordering an allocator relies on
+//     is lost (a buffer handed over fenced stays usable by an op that waits
+//     for a forgotten op ordered after the fence).
 //   - EventClock(ev) and HappensBefore(a, ev) fail with ErrForgotten for a
-//     forgotten ev. HappensBefore may answer false for ops ordered only
-//     through a forgotten one, but only when the earlier op has completed
-//     (it happens-before a forgotten, hence completed, op); it never
-//     answers true for unordered ops.
+//     forgotten ev. An op submitted waiting for a forgotten op happens-after
+//     every op that had completed by then: each of those did finish before
+//     it could start.
 //   - Complete on a forgotten op fails with ErrAlreadyCompleted, as before.
 func (t *Timeline) Forget() int {
 	t.mu.Lock()
@@ -487,15 +484,18 @@ func (t *Timeline) rememberedLocked(ev Event) (*Clock, error) {
 	return c, nil
 }
 
-// joinEventLocked joins ev's clock into c, or, if ev is forgotten, just ev
-// itself (Observe): ev has completed, so everything before it has too,
-// and leaving it out of c changes no completion or SafeFor answer. ev must
-// have been checked. t.mu must be held (read or write).
+// joinEventLocked joins ev's clock into c, or, if ev is forgotten, the
+// completed clock, which covers ev and its whole forgotten ancestry: ev has
+// completed, so everything before it has too, and every op completed now
+// completed before the op or point c describes can start. The clock that
+// results is never smaller than the one a remembered ev would give. ev
+// must have been checked. t.mu must be held (read or write).
 func (t *Timeline) joinEventLocked(c *Clock, ev Event) {
 	if ec := t.hist[ev.Engine].remembered(ev.Seq); ec != nil {
 		c.Join(ec)
 		return
 	}
+	c.Join(&t.completed)
 	c.Observe(ev)
 }
 
