@@ -14,6 +14,11 @@ var (
 	ErrSyntax = errors.New("trace: malformed document")
 	// ErrFormat: the document is not of a format this package reads.
 	ErrFormat = errors.New("trace: unsupported format")
+	// ErrUnknownFormat: Read (or Detect) could not tell the input as any format it
+	// reads: empty or binary input, text that is neither a JSON object nor a MiniMalloc
+	// CSV, a JSON object without a "format" key or naming a format (or version) this
+	// package does not read. The error says what the input looks like.
+	ErrUnknownFormat = errors.New("trace: not a subarena trace, MiniMalloc CSV or ggml trace")
 	// ErrUnknownKey: a trace object has a key the format does not define.
 	ErrUnknownKey = errors.New("trace: unknown key")
 	// ErrMissingKey: a required key is absent.
@@ -92,10 +97,26 @@ type StepError struct {
 	Index int
 	Rule  string
 	Err   error
+	// Line and Column place the error in the document Parse read, both counted from 1
+	// (the column in characters): where the JSON stops being well-formed, or the
+	// offending key or value, or else the opening brace of the step. Both are 0 when the
+	// position is unknown (a Trace built in memory and validated by Resolve).
+	Line, Column int
+
+	// pos is the byte offset plus one that Line and Column are computed from once the
+	// document is known (0: none).
+	pos int64
+	// text: the error is in the document's text (its JSON, keys or value types), found
+	// before the step is known as a whole; Error then gives the position.
+	text bool
 }
 
-// Error formats the error as "trace: step I: rule: detail" (the sentinel's own text,
-// which the rule restates, is left out; errors.Is still finds the sentinel).
+// Error formats the error as "trace: step I: rule: detail", or, for an error in the
+// document's text (malformed JSON, an unknown, duplicate or missing key, a value of the
+// wrong type), "trace: line L, column C: step I: rule: detail" (the step only for a
+// step). The sentinel's own text, which the rule restates, is left out; errors.Is still
+// finds the sentinel. Errors of the trace's meaning name their step and leave the
+// position to Line and Column.
 func (e *StepError) Error() string {
 	msg := "<nil>"
 	if e.Err != nil {
@@ -107,13 +128,17 @@ func (e *StepError) Error() string {
 			break
 		}
 	}
-	if e.Index < 0 {
-		return fmt.Sprintf("trace: %s: %s", e.Rule, msg)
+	where := ""
+	if e.Line > 0 && e.text {
+		where = fmt.Sprintf("line %d, column %d: ", e.Line, e.Column)
 	}
-	return fmt.Sprintf("trace: step %d: %s: %s", e.Index, e.Rule, msg)
+	if e.Index < 0 {
+		return fmt.Sprintf("trace: %s%s: %s", where, e.Rule, msg)
+	}
+	return fmt.Sprintf("trace: %sstep %d: %s: %s", where, e.Index, e.Rule, msg)
 }
 
-var sentinels = []error{ErrSyntax, ErrFormat, ErrUnknownKey, ErrMissingKey, ErrStepKind, ErrInvalidName,
+var sentinels = []error{ErrSyntax, ErrFormat, ErrUnknownFormat, ErrUnknownKey, ErrMissingKey, ErrStepKind, ErrInvalidName,
 	ErrUnknownName, ErrDuplicateName, ErrUseAfterRelease, ErrOutOfBounds, ErrShape, ErrInvalidSize,
 	ErrInvalidElem, ErrInvalidCost, ErrInvalidGranule, ErrNoEngines, ErrWaitOrder, ErrExternal, ErrOverflow}
 

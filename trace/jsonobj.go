@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"unicode/utf8"
 )
 
-// field is one key of a JSON object with its raw value, in document order.
+// field is one key of a JSON object with its raw value, in document order, and where
+// each sits: byte offsets into the document (readObjectAt's base added).
 type field struct {
-	key string
-	raw json.RawMessage
+	key            string
+	raw            json.RawMessage
+	keyOff, valOff int64
 }
 
 // object is a JSON object read strictly: keys are compared exactly (encoding/json would
@@ -20,51 +24,171 @@ type object []field
 
 // get returns the raw value of key and whether it is present.
 func (o object) get(key string) (json.RawMessage, bool) {
-	for _, f := range o {
-		if f.key == key {
-			return f.raw, true
-		}
-	}
-	return nil, false
+	f, ok := o.field(key)
+	return f.raw, ok
 }
 
-// readObject decodes raw, which must be exactly one JSON object.
+// field returns the field of key and whether it is present.
+func (o object) field(key string) (field, bool) {
+	for _, f := range o {
+		if f.key == key {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+// posError is an error at a byte offset of the document being read; its text leaves
+// the position out (the caller, which knows the document, renders it).
+type posError struct {
+	off int64
+	err error
+}
+
+func (e *posError) Error() string { return e.err.Error() }
+func (e *posError) Unwrap() error { return e.err }
+
+// errorOffset returns the document offset an error carries, if any.
+func errorOffset(err error) (int64, bool) {
+	var pe *posError
+	if errors.As(err, &pe) {
+		return pe.off, true
+	}
+	return 0, false
+}
+
+// readObject decodes raw, which must be exactly one JSON object. A JSON syntax error
+// names its line and column in raw (raw is the whole document wherever such an error can
+// occur: nested values were checked when their document was).
 func readObject(raw []byte) (object, error) {
+	obj, err := readObjectAt(raw, 0)
+	if off, ok := errorOffset(err); ok && errors.Is(err, ErrSyntax) {
+		line, col := lineCol(raw, off)
+		return nil, fmt.Errorf("%w: line %d, column %d: %s", ErrSyntax, line, col, syntaxDetail(err))
+	}
+	return obj, err
+}
+
+// syntaxDetail is err's text without the ErrSyntax prefix.
+func syntaxDetail(err error) string {
+	return strings.TrimPrefix(err.Error(), ErrSyntax.Error()+": ")
+}
+
+// readObjectAt is readObject for raw found at byte offset base of its document: field
+// offsets and the offsets of errors (a *posError) count from the document's start.
+func readObjectAt(raw []byte, base int64) (object, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
+	start := base + int64(len(raw)-len(bytes.TrimLeft(raw, " \t\r\n")))
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
+		return nil, jsonSyntax(raw, base, err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("%w: expected an object, found %s", ErrSyntax, describe(tok))
+		return nil, &posError{start, fmt.Errorf("%w: expected an object, found %s", ErrSyntax, describe(tok))}
 	}
 	var obj object
 	for dec.More() {
+		keyOff := base + skipSeparator(raw, dec.InputOffset())
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
+			return nil, jsonSyntax(raw, base, err)
 		}
 		key, ok := tok.(string)
 		if !ok {
-			return nil, fmt.Errorf("%w: expected a key", ErrSyntax)
+			return nil, &posError{keyOff, fmt.Errorf("%w: expected a key", ErrSyntax)}
 		}
 		if _, dup := obj.get(key); dup {
-			return nil, fmt.Errorf("%w: duplicate key %q", ErrSyntax, key)
+			return nil, &posError{keyOff, fmt.Errorf("%w: duplicate key %q", ErrSyntax, key)}
+		}
+		valOff := dec.InputOffset()
+		if i := bytes.IndexByte(raw[valOff:], ':'); i >= 0 {
+			valOff = skipSpace(raw, valOff+int64(i)+1)
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("%w: value of %q: %v", ErrSyntax, key, err)
+			return nil, jsonSyntax(raw, base, fmt.Errorf("value of %q: %w", key, err))
 		}
-		obj = append(obj, field{key, v})
+		obj = append(obj, field{key: key, raw: v, keyOff: keyOff, valOff: base + valOff})
 	}
 	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
+		return nil, jsonSyntax(raw, base, err)
 	}
+	end := base + skipSpace(raw, dec.InputOffset())
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: trailing data after the object", ErrSyntax)
+		return nil, &posError{end, fmt.Errorf("%w: trailing data after the object", ErrSyntax)}
 	}
 	return obj, nil
+}
+
+// skipSpace returns the offset of the first byte at or after off in raw that is not
+// JSON white space (or len(raw)).
+func skipSpace(raw []byte, off int64) int64 {
+	for off < int64(len(raw)) {
+		switch raw[off] {
+		case ' ', '\t', '\r', '\n':
+			off++
+		default:
+			return off
+		}
+	}
+	return off
+}
+
+// skipSeparator is skipSpace past one comma too: from the end of a value to the start
+// of the next key or element.
+func skipSeparator(raw []byte, off int64) int64 {
+	off = skipSpace(raw, off)
+	if off < int64(len(raw)) && raw[off] == ',' {
+		off = skipSpace(raw, off+1)
+	}
+	return off
+}
+
+// jsonSyntax turns a decoder error on raw (found at offset base of its document) into a
+// *posError matching ErrSyntax at the byte where raw stops being well-formed JSON. A
+// json.Decoder counts its offsets from places of its own, so the offset comes from
+// scanning raw again.
+func jsonSyntax(raw []byte, base int64, err error) error {
+	off, ok := syntaxOffset(raw)
+	if !ok {
+		off = int64(len(raw))
+	}
+	msg := err.Error()
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "unexpected end of JSON input"
+	}
+	return &posError{base + off, fmt.Errorf("%w: %s", ErrSyntax, msg)}
+}
+
+// syntaxOffset returns the offset of the byte at which data stops being well-formed
+// JSON (len(data) when it ends too early), and false when data is one well-formed value.
+func syntaxOffset(data []byte) (int64, bool) {
+	var v json.RawMessage
+	err := json.Unmarshal(data, &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return 0, false
+	}
+	// Offset counts the bytes read, the offending one included; at the end of the input
+	// there is none.
+	if se.Offset > 0 && se.Offset <= int64(len(data)) && !strings.HasPrefix(se.Error(), "unexpected end") {
+		return se.Offset - 1, true
+	}
+	return min(max(se.Offset, 0), int64(len(data))), true
+}
+
+// lineCol returns the line and column, both counted from 1, of byte offset off in data;
+// the column counts characters (a tab is one), and off = len(data) is the place just
+// past the last byte.
+func lineCol(data []byte, off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(data)))
+	head := data[:off]
+	line = 1 + bytes.Count(head, []byte("\n"))
+	if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
+		head = head[i+1:]
+	}
+	return line, 1 + utf8.RuneCount(head)
 }
 
 func describe(tok json.Token) string {
@@ -83,6 +207,59 @@ func describe(tok json.Token) string {
 	return "a value"
 }
 
+// mismatch is the error for a value of the wrong JSON type: what raw is and what was
+// required.
+func mismatch(raw json.RawMessage, want string) error {
+	return fmt.Errorf("%w: %s where %s is required", ErrSyntax, kindOf(raw), want)
+}
+
+// kindOf describes a JSON value: "a string", "an object", "the number 1.5", ...
+func kindOf(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	if len(raw) > 32 {
+		return "the number " + string(raw[:32]) + "..."
+	}
+	return "the number " + string(raw)
+}
+
+// prefixed returns err with prefix put before its detail: the text of the sentinel err
+// matches stays first (StepError leaves it out), errors.Is still finds it.
+func prefixed(prefix string, err error) error {
+	return &prefixError{prefix, err}
+}
+
+type prefixError struct {
+	prefix string
+	err    error
+}
+
+func (e *prefixError) Error() string {
+	msg := e.err.Error()
+	for _, s := range sentinels {
+		if p := s.Error() + ": "; errors.Is(e.err, s) && strings.HasPrefix(msg, p) {
+			return p + e.prefix + ": " + msg[len(p):]
+		}
+	}
+	return e.prefix + ": " + msg
+}
+
+func (e *prefixError) Unwrap() error { return e.err }
+
 func isNull(raw json.RawMessage) bool {
 	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
@@ -94,7 +271,7 @@ func jsonString(raw json.RawMessage) (string, error) {
 		return "", fmt.Errorf("%w: null where a string is required", ErrSyntax)
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrSyntax, err)
+		return "", mismatch(raw, "a string")
 	}
 	return s, nil
 }
@@ -109,7 +286,7 @@ func jsonInt(raw json.RawMessage) (int64, error) {
 		if isIntLiteral(bytes.TrimSpace(raw)) {
 			return 0, fmt.Errorf("%w: %s does not fit int64", ErrOverflow, bytes.TrimSpace(raw))
 		}
-		return 0, fmt.Errorf("%w: %v", ErrSyntax, err)
+		return 0, mismatch(raw, "an integer")
 	}
 	return n, nil
 }
@@ -135,7 +312,7 @@ func jsonFloat(raw json.RawMessage) (float64, error) {
 		return 0, fmt.Errorf("%w: null where a number is required", ErrSyntax)
 	}
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrSyntax, err)
+		return 0, mismatch(raw, "a number")
 	}
 	return f, nil
 }
@@ -147,7 +324,7 @@ func jsonBool(raw json.RawMessage) (bool, error) {
 		return false, fmt.Errorf("%w: null where a boolean is required", ErrSyntax)
 	}
 	if err := json.Unmarshal(raw, &b); err != nil {
-		return false, fmt.Errorf("%w: %v", ErrSyntax, err)
+		return false, mismatch(raw, "a boolean")
 	}
 	return b, nil
 }
@@ -159,9 +336,37 @@ func jsonList(raw json.RawMessage) ([]json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: null where an array is required", ErrSyntax)
 	}
 	if err := json.Unmarshal(raw, &l); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
+		return nil, mismatch(raw, "an array")
 	}
 	return l, nil
+}
+
+// element is one value of a JSON array and its byte offset in the document.
+type element struct {
+	raw json.RawMessage
+	off int64
+}
+
+// jsonListAt is jsonList for raw found at byte offset base of its document, with each
+// element's offset; raw must be well-formed JSON.
+func jsonListAt(raw json.RawMessage, base int64) ([]element, error) {
+	if _, err := jsonList(raw); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // the opening bracket
+		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
+	}
+	var out []element
+	for dec.More() {
+		off := base + skipSeparator(raw, dec.InputOffset())
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
+		}
+		out = append(out, element{raw: v, off: off})
+	}
+	return out, nil
 }
 
 // jsonInts decodes an array of integers; an empty array gives a non-nil empty slice.

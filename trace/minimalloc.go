@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,7 +49,18 @@ type MiniMallocGap struct {
 func ParseMiniMalloc(data []byte) (*MiniMalloc, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if !utf8.Valid(data) {
-		return nil, fmt.Errorf("minimalloc: %w: invalid UTF-8", ErrSyntax)
+		n := 1
+		for i := 0; i < len(data); {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			if r == '\n' {
+				n++
+			}
+			i += size
+		}
+		return nil, prefixed(fmt.Sprintf("minimalloc: line %d", n), fmt.Errorf("%w: invalid UTF-8", ErrSyntax))
 	}
 	m := &MiniMalloc{}
 	col := map[string]int{}
@@ -70,23 +82,17 @@ func ParseMiniMalloc(data []byte) (*MiniMalloc, error) {
 		}
 		fields := strings.Split(string(record), ",")
 		if ncols == 0 {
-			for i, name := range fields {
-				name = strings.TrimSpace(name)
-				switch name {
-				case "begin", "start":
-					name = "lower"
-				case "buffer", "buffer_id":
-					name = "id"
-				case "end":
-					name = "upper"
-					addend = 1
-				}
+			names, end := miniMallocColumns(fields)
+			for i, name := range names {
 				if _, dup := col[name]; dup {
 					return nil, fmt.Errorf("minimalloc: %w: duplicate column %q", ErrSyntax, name)
 				}
 				col[name] = i
 			}
-			for _, req := range []string{"id", "lower", "upper", "size"} {
+			if end {
+				addend = 1
+			}
+			for _, req := range miniMallocRequired {
 				if _, ok := col[req]; !ok {
 					return nil, fmt.Errorf("minimalloc: %w: column %q", ErrMissingKey, req)
 				}
@@ -112,6 +118,42 @@ func ParseMiniMalloc(data []byte) (*MiniMalloc, error) {
 		return nil, fmt.Errorf("minimalloc: %w: no header row", ErrSyntax)
 	}
 	return m, nil
+}
+
+// miniMallocRequired are the columns every MiniMalloc CSV has.
+var miniMallocRequired = []string{"id", "lower", "upper", "size"}
+
+// miniMallocColumns maps header fields to column names as MiniMalloc does (legacy
+// names: buffer and buffer_id are id, start and begin are lower, end is upper); end
+// reports an inclusive end column.
+func miniMallocColumns(fields []string) (names []string, end bool) {
+	names = make([]string, len(fields))
+	for i, name := range fields {
+		name = strings.TrimSpace(name)
+		switch name {
+		case "begin", "start":
+			name = "lower"
+		case "buffer", "buffer_id":
+			name = "id"
+		case "end":
+			name = "upper"
+			end = true
+		}
+		names[i] = name
+	}
+	return names, end
+}
+
+// miniMallocHeader reads line as a MiniMalloc header: how many columns it has and which
+// required ones it lacks (none: it is a MiniMalloc header).
+func miniMallocHeader(line string) (cols int, missing []string) {
+	names, _ := miniMallocColumns(strings.Split(line, ","))
+	for _, req := range miniMallocRequired {
+		if !slices.Contains(names, req) {
+			missing = append(missing, req)
+		}
+	}
+	return len(names), missing
 }
 
 func parseInt(s string) (int64, error) {

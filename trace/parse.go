@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -9,88 +8,163 @@ import (
 
 // Parse reads one subarena-trace/v1 document, normalizes it (see Trace) and validates it.
 // A document that breaks a rule of the format is rejected with a *StepError naming the
-// step index (-1 for the top level) and the rule; the error matches one of the sentinels
-// through errors.Is. Parse never panics.
+// step index (-1 for the top level), the rule, and the line and column in data where the
+// offending key, value or step starts; the error matches one of the sentinels through
+// errors.Is. Parse also rejects a trace whose ops could not all be scheduled within
+// int64 time (see Replay). Parse never panics.
 func Parse(data []byte) (*Trace, error) {
-	t, err := decode(data)
+	t, offs, err := decode(data)
 	if err != nil {
-		return nil, err
+		return nil, locate(err, data, offs)
 	}
-	if _, err := t.Resolve(); err != nil {
-		return nil, err
+	p, err := t.Resolve()
+	if err != nil {
+		return nil, locate(err, data, offs)
+	}
+	if err := checkSchedule(p); err != nil {
+		return nil, locate(err, data, offs)
 	}
 	return t, nil
+}
+
+// locate fills in the line and column of a *StepError from the offset it carries or,
+// failing that, from the offset of its step (offs[i] is step i's opening brace).
+func locate(err error, data []byte, offs []int64) error {
+	var se *StepError
+	if !errors.As(err, &se) || se.Line > 0 {
+		return err
+	}
+	switch {
+	case se.pos > 0:
+		se.Line, se.Column = lineCol(data, se.pos-1)
+	case se.Index >= 0 && se.Index < len(offs):
+		se.Line, se.Column = lineCol(data, offs[se.Index])
+	}
+	return err
+}
+
+// at returns err, an error in the document's text, as a *StepError for step index (-1:
+// the top level) under rule, placed at document offset off.
+func at(index int, rule string, off int64, err error) *StepError {
+	return &StepError{Index: index, Rule: rule, Err: err, pos: off + 1, text: true}
+}
+
+// checkSchedule runs the arithmetic of Replay's schedule (see Replay): an op starts when
+// the host has submitted it (the host's time advances at syncs to the synced op's end),
+// its engine's previous op and the ops it waits for have ended, and it ends cost later.
+// It rejects the first op whose end does not fit int64, so that a trace Parse accepts
+// can be replayed, and planned on the same clock.
+func checkSchedule(p *Program) error {
+	end := make([]int64, len(p.Ops))
+	free := make([]int64, len(p.Trace.Engines))
+	var host int64
+	for i, s := range p.Trace.Steps {
+		switch s.Kind {
+		case KindOp:
+			k := p.StepIndex[i]
+			op := &p.Ops[k]
+			start := max(host, free[op.Engine])
+			for _, w := range op.Waits {
+				start = max(start, end[w])
+			}
+			e, ok := addCheck(start, op.Cost)
+			if !ok {
+				return stepErr(i, RuleOverflow, ErrOverflow,
+					"op %q starts at time %d and costs %d: it would end beyond int64 time", op.Name, start, op.Cost)
+			}
+			end[k], free[op.Engine] = e, e
+		case KindSync:
+			host = max(host, end[p.StepIndex[i]])
+		}
+	}
+	return nil
 }
 
 var topKeys = []string{"format", "name", "granule", "engines", "steps"}
 
 // decode parses the JSON structure and normalizes defaults; it checks every per-step rule
-// that needs no other step (keys, types, signs), leaving cross-step rules to Resolve.
-func decode(data []byte) (*Trace, error) {
-	top := func(rule string, err error) error { return &StepError{Index: -1, Rule: rule, Err: err} }
+// that needs no other step (keys, types, signs), leaving cross-step rules to Resolve. It
+// returns each step's offset in data too.
+func decode(data []byte) (*Trace, []int64, error) {
 	if !utf8.Valid(data) {
-		return nil, top(RuleSyntax, fmt.Errorf("%w: invalid UTF-8", ErrSyntax))
+		bad := int64(len(data))
+		for i := 0; i < len(data); {
+			r, n := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && n == 1 {
+				bad = int64(i)
+				break
+			}
+			i += n
+		}
+		return nil, nil, at(-1, RuleSyntax, bad, fmt.Errorf("%w: invalid UTF-8", ErrSyntax))
 	}
-	obj, err := readObject(data)
+	obj, err := readObjectAt(data, 0)
 	if err != nil {
-		return nil, top(RuleSyntax, err)
+		off, _ := errorOffset(err)
+		return nil, nil, at(-1, RuleSyntax, off, err)
 	}
+	start := skipSpace(data, 0)
+	top := func(rule string, f field, err error) error { return at(-1, rule, f.valOff, err) }
 	if err := onlyKeys(obj, topKeys); err != nil {
-		return nil, top(RuleUnknownKey, err)
+		off, _ := errorOffset(err)
+		return nil, nil, at(-1, RuleUnknownKey, off, err)
 	}
-	raw, ok := obj.get("format")
+	f, ok := obj.field("format")
 	if !ok {
-		return nil, top(RuleMissingKey, fmt.Errorf("%w: format", ErrMissingKey))
+		return nil, nil, at(-1, RuleMissingKey, start, fmt.Errorf("%w: format", ErrMissingKey))
 	}
-	format, err := jsonString(raw)
+	format, err := jsonString(f.raw)
 	if err != nil {
-		return nil, top(RuleSyntax, err)
+		return nil, nil, top(RuleSyntax, f, err)
 	}
 	if format != Format {
-		return nil, top(RuleFormat, fmt.Errorf("%w: %q is not %q", ErrFormat, format, Format))
+		return nil, nil, top(RuleFormat, f, fmt.Errorf("%w: %q is not %q", ErrFormat, format, Format))
 	}
 	t := &Trace{Granule: DefaultGranule}
-	if raw, ok := obj.get("name"); ok {
-		if t.Name, err = jsonString(raw); err != nil {
-			return nil, top(RuleSyntax, err)
+	if f, ok := obj.field("name"); ok {
+		if t.Name, err = jsonString(f.raw); err != nil {
+			return nil, nil, top(RuleSyntax, f, err)
 		}
 	}
-	if raw, ok := obj.get("granule"); ok {
-		if t.Granule, err = jsonInt(raw); err != nil {
-			return nil, top(RuleSyntax, err)
+	if f, ok := obj.field("granule"); ok {
+		if t.Granule, err = jsonInt(f.raw); err != nil {
+			return nil, nil, top(RuleSyntax, f, err)
+		}
+		if t.Granule <= 0 || t.Granule&(t.Granule-1) != 0 {
+			return nil, nil, top(RuleGranule, f, fmt.Errorf("%w: %d", ErrInvalidGranule, t.Granule))
 		}
 	}
-	if t.Granule <= 0 || t.Granule&(t.Granule-1) != 0 {
-		return nil, top(RuleGranule, fmt.Errorf("%w: %d", ErrInvalidGranule, t.Granule))
-	}
-	raw, ok = obj.get("engines")
+	f, ok = obj.field("engines")
 	if !ok {
-		return nil, top(RuleMissingKey, fmt.Errorf("%w: engines", ErrMissingKey))
+		return nil, nil, at(-1, RuleMissingKey, start, fmt.Errorf("%w: engines", ErrMissingKey))
 	}
-	if t.Engines, err = jsonStrings(raw); err != nil {
-		return nil, top(RuleSyntax, err)
+	if t.Engines, err = jsonStrings(f.raw); err != nil {
+		return nil, nil, top(RuleSyntax, f, err)
 	}
-	raw, ok = obj.get("steps")
+	engines := f
+	f, ok = obj.field("steps")
 	if !ok {
-		return nil, top(RuleMissingKey, fmt.Errorf("%w: steps", ErrMissingKey))
+		return nil, nil, at(-1, RuleMissingKey, start, fmt.Errorf("%w: steps", ErrMissingKey))
 	}
-	steps, err := jsonList(raw)
+	steps, err := jsonListAt(f.raw, f.valOff)
 	if err != nil {
-		return nil, top(RuleSyntax, err)
+		return nil, nil, top(RuleSyntax, f, err)
 	}
 	if len(t.Engines) == 0 {
-		return nil, top(RuleEngines, ErrNoEngines)
+		return nil, nil, top(RuleEngines, engines, ErrNoEngines)
 	}
 	t.Steps = make([]Step, len(steps))
-	for i, raw := range steps {
-		if t.Steps[i], err = decodeStep(i, raw, t.Engines[0]); err != nil {
-			return nil, err
+	offs := make([]int64, len(steps))
+	for i, e := range steps {
+		offs[i] = e.off
+		if t.Steps[i], err = decodeStep(i, e, t.Engines[0]); err != nil {
+			return nil, offs, err
 		}
 	}
-	return t, nil
+	return t, offs, nil
 }
 
-// onlyKeys fails on the first key of obj that is not in allowed.
+// onlyKeys fails on the first key of obj that is not in allowed (a *posError at the key).
 func onlyKeys(obj object, allowed []string) error {
 next:
 	for _, f := range obj {
@@ -99,7 +173,7 @@ next:
 				continue next
 			}
 		}
-		return fmt.Errorf("%w: %q", ErrUnknownKey, f.key)
+		return &posError{f.keyOff, fmt.Errorf("%w: %q", ErrUnknownKey, f.key)}
 	}
 	return nil
 }
@@ -118,13 +192,20 @@ var stepKeys = map[Kind][]string{
 // code below stays flat.
 type stepDecoder struct {
 	index int
+	off   int64 // the step's opening brace
 	obj   object
 	err   error
 }
 
-func (d *stepDecoder) fail(rule string, err error) {
+// fail records the first error, placed at the value of key (at the step when the key
+// is absent).
+func (d *stepDecoder) fail(rule, key string, err error) {
 	if d.err == nil {
-		d.err = &StepError{Index: d.index, Rule: rule, Err: err}
+		off := d.off
+		if f, ok := d.obj.field(key); ok {
+			off = f.valOff
+		}
+		d.err = at(d.index, rule, off, err)
 	}
 }
 
@@ -132,13 +213,13 @@ func (d *stepDecoder) str(key string, dst *string, required bool) {
 	raw, ok := d.obj.get(key)
 	if !ok {
 		if required {
-			d.fail(RuleMissingKey, fmt.Errorf("%w: %s", ErrMissingKey, key))
+			d.fail(RuleMissingKey, key, fmt.Errorf("%w: %s", ErrMissingKey, key))
 		}
 		return
 	}
 	v, err := jsonString(raw)
 	if err != nil {
-		d.fail(RuleSyntax, fmt.Errorf("%s: %w", key, err))
+		d.fail(RuleSyntax, key, prefixed(key, err))
 		return
 	}
 	*dst = v
@@ -148,7 +229,7 @@ func (d *stepDecoder) num(key string, dst *int64, required bool) bool {
 	raw, ok := d.obj.get(key)
 	if !ok {
 		if required {
-			d.fail(RuleMissingKey, fmt.Errorf("%w: %s", ErrMissingKey, key))
+			d.fail(RuleMissingKey, key, fmt.Errorf("%w: %s", ErrMissingKey, key))
 		}
 		return false
 	}
@@ -158,7 +239,7 @@ func (d *stepDecoder) num(key string, dst *int64, required bool) bool {
 		if isOverflow(err) {
 			rule = RuleOverflow
 		}
-		d.fail(rule, fmt.Errorf("%s: %w", key, err))
+		d.fail(rule, key, prefixed(key, err))
 		return false
 	}
 	*dst = v
@@ -169,7 +250,7 @@ func (d *stepDecoder) ints(key string, dst *[]int64, required bool) bool {
 	raw, ok := d.obj.get(key)
 	if !ok {
 		if required {
-			d.fail(RuleMissingKey, fmt.Errorf("%w: %s", ErrMissingKey, key))
+			d.fail(RuleMissingKey, key, fmt.Errorf("%w: %s", ErrMissingKey, key))
 		}
 		return false
 	}
@@ -179,7 +260,7 @@ func (d *stepDecoder) ints(key string, dst *[]int64, required bool) bool {
 		if isOverflow(err) {
 			rule = RuleOverflow
 		}
-		d.fail(rule, fmt.Errorf("%s: %w", key, err))
+		d.fail(rule, key, prefixed(key, err))
 		return false
 	}
 	*dst = v
@@ -193,16 +274,20 @@ func (d *stepDecoder) names(key string, dst *[]string) {
 	}
 	v, err := jsonStrings(raw)
 	if err != nil {
-		d.fail(RuleSyntax, fmt.Errorf("%s: %w", key, err))
+		d.fail(RuleSyntax, key, prefixed(key, err))
 		return
 	}
 	*dst = v
 }
 
-func decodeStep(index int, raw json.RawMessage, firstEngine string) (Step, error) {
-	obj, err := readObject(raw)
+func decodeStep(index int, e element, firstEngine string) (Step, error) {
+	obj, err := readObjectAt(e.raw, e.off)
 	if err != nil {
-		return Step{}, &StepError{Index: index, Rule: RuleSyntax, Err: err}
+		off, ok := errorOffset(err)
+		if !ok {
+			off = e.off
+		}
+		return Step{}, at(index, RuleSyntax, off, err)
 	}
 	var s Step
 	for k := KindAlloc; k <= KindSync; k++ {
@@ -218,9 +303,10 @@ func decodeStep(index int, raw json.RawMessage, firstEngine string) (Step, error
 		return Step{}, stepErr(index, RuleKind, ErrStepKind, "none of alloc, external, view, op, release, sync")
 	}
 	if err := onlyKeys(obj, stepKeys[s.Kind]); err != nil {
-		return Step{}, &StepError{Index: index, Rule: RuleUnknownKey, Err: fmt.Errorf("%s step: %w", s.Kind, err)}
+		off, _ := errorOffset(err)
+		return Step{}, at(index, RuleUnknownKey, off, prefixed(s.Kind.String()+" step", err))
 	}
-	d := &stepDecoder{index: index, obj: obj}
+	d := &stepDecoder{index: index, off: e.off, obj: obj}
 	d.str(s.Kind.String(), &s.Name, true)
 	switch s.Kind {
 	case KindAlloc:
@@ -230,7 +316,7 @@ func decodeStep(index int, raw json.RawMessage, firstEngine string) (Step, error
 		hasShape := d.ints("shape", &s.Shape, false)
 		hasElem := d.num("elem", &s.Elem, false)
 		if d.err == nil && hasShape != hasElem {
-			d.fail(RuleMissingKey, fmt.Errorf("%w: shape and elem come together", ErrMissingKey))
+			d.fail(RuleMissingKey, "", fmt.Errorf("%w: shape and elem come together", ErrMissingKey))
 		}
 	case KindExternal:
 		d.num("size", &s.Size, true)
@@ -251,7 +337,7 @@ func decodeStep(index int, raw json.RawMessage, firstEngine string) (Step, error
 		if raw, ok := obj.get("inplace"); ok {
 			v, err := jsonBool(raw)
 			if err != nil {
-				d.fail(RuleSyntax, fmt.Errorf("inplace: %w", err))
+				d.fail(RuleSyntax, "inplace", prefixed("inplace", err))
 			}
 			s.Inplace = v
 		}
