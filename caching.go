@@ -5,6 +5,7 @@ import (
 	"fmt"
 	stdsync "sync"
 
+	"github.com/subarena/subarena/liveness"
 	sasync "github.com/subarena/subarena/sync"
 )
 
@@ -159,11 +160,8 @@ func (c *Caching) Free(b *Buffer) error {
 	if err != nil {
 		return err
 	}
-	if err := c.a.checkWhollyHeld(b); err != nil {
-		return fmt.Errorf("free: %w", err)
-	}
-	whole := b.Whole()
-	var wait sasync.Clock
+	var lasts [sasync.MaxEngines]sasync.Event
+	n := 0
 	for e := range c.tl.NumEngines() {
 		en := sasync.EngineID(e)
 		if en != blk.engine && blk.streams&(1<<en) == 0 {
@@ -173,12 +171,12 @@ func (c *Caching) Free(b *Buffer) error {
 		if last.Seq <= blk.born[en] {
 			continue // nothing queued on it since Malloc
 		}
-		switch err := c.a.Use(whole, last, ReadWrite); {
-		case errors.Is(err, ErrUnordered):
-			wait.Observe(last)
-		case err != nil:
-			return fmt.Errorf("free: recording %v: %w", last, err)
-		}
+		lasts[n] = last
+		n++
+	}
+	wait, err := c.a.pinForFree(b, lasts[:n])
+	if err != nil {
+		return fmt.Errorf("free: %w", err)
 	}
 	c.free = append(c.free, c.blocks[b])
 	delete(c.blocks, b)
@@ -192,11 +190,59 @@ func (c *Caching) Free(b *Buffer) error {
 	return nil
 }
 
+// pinForFree records, in one critical section, that the ops behind lasts
+// use every byte of b, for a free: all of them or none. An op not ordered
+// after the fence b was handed over with is not recorded but returned in
+// wait (the free must wait for it instead). b must still be wholly held
+// and unclaimed; on any error nothing has changed.
+func (a *Allocator) pinForFree(b *Buffer, lasts []sasync.Event) (wait sasync.Clock, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.checkWhollyHeldLocked(b); err != nil {
+		return wait, err
+	}
+	cover, err := a.heldCover(b.Whole())
+	if err != nil {
+		return wait, err
+	}
+	var record [sasync.MaxEngines]sasync.Event
+	n := 0
+	for _, last := range lasts {
+		done, err := a.checkOrder(b, last)
+		switch {
+		case errors.Is(err, ErrUnordered):
+			wait.Observe(last)
+		case err != nil:
+			return sasync.Clock{}, fmt.Errorf("recording %v: %w", last, err)
+		case !done:
+			record[n] = last
+			n++
+		}
+	}
+	var added [sasync.MaxEngines]liveness.UserID
+	for i, ev := range record[:n] {
+		id, err := a.idx.AddUser(ev, false, cover.Runs())
+		if err != nil {
+			for _, undo := range added[:i] {
+				a.checkArena(a.idx.RemoveUser(undo, a.freeFn))
+			}
+			return sasync.Clock{}, fmt.Errorf("recording %v: %w", ev, err)
+		}
+		added[i] = id
+	}
+	return wait, nil
+}
+
 // checkWhollyHeld reports ErrReleased unless the program still holds every
 // byte of b, and ErrClaimed if some of them are claimed.
 func (a *Allocator) checkWhollyHeld(b *Buffer) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.checkWhollyHeldLocked(b)
+}
+
+// checkWhollyHeldLocked is checkWhollyHeld with mu held.
+func (a *Allocator) checkWhollyHeldLocked(b *Buffer) error {
 	if b.released || !b.live.ContainsRange(b.Range()) {
 		return fmt.Errorf("%w: buffer %d was released or discarded through the Allocator", ErrReleased, b.id)
 	}

@@ -182,3 +182,35 @@ func TestDiscardEveryRequestedByte(t *testing.T) {
 	require.Zero(t, st.InUse)
 	require.NoError(t, a.CheckInvariants())
 }
+
+// TestCachingFreeAllOrNothing: Free records the uses of every engine in one
+// critical section; when recording one fails, none is recorded.
+func TestCachingFreeAllOrNothing(t *testing.T) {
+	tl := sasync.NewTimeline()
+	e0, _ := tl.AddEngine("compute", sasync.Compute)
+	e1, _ := tl.AddEngine("copy", sasync.Copy)
+	a, err := New(Config{Capacity: 1 << 12, Granule: 256, Timeline: tl})
+	require.NoError(t, err)
+	c, err := NewCaching(a)
+	require.NoError(t, err)
+	b, err := c.Malloc(1024, e0)
+	require.NoError(t, err)
+	require.NoError(t, c.RecordStream(b, e1))
+	first, _ := tl.Submit(e0)
+	before := snapshot(a)
+	// The second engine's event was never submitted: recording it fails,
+	// and the first engine's use must not stay recorded.
+	_, err = a.pinForFree(b, []sasync.Event{first, {Engine: e1, Seq: 5}})
+	require.ErrorIs(t, err, ErrUnknownEvent)
+	require.Equal(t, stripSubmitted(before), stripSubmitted(snapshot(a)))
+	require.Zero(t, a.Stats().Users)
+
+	second, _ := tl.Submit(e1)
+	require.NoError(t, c.Free(b))
+	require.Equal(t, 2, a.Stats().Users, "both engines' last ops pin the freed buffer")
+	require.NoError(t, tl.Complete(first))
+	require.NoError(t, tl.Complete(second))
+	require.Zero(t, a.Stats().Users)
+	require.NoError(t, a.CheckInvariants())
+	require.NoError(t, c.CheckInvariants())
+}
