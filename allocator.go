@@ -78,7 +78,7 @@ type Allocator struct {
 	// Bound once so hot paths pass them without allocating.
 	freeFn func(ranges.Range)
 	safeFn func(sasync.Event) bool
-	// safeFn's arguments, set under mu before each Take.
+	// safeFn's arguments, set under mu before each SafeRuns query.
 	safePoint     sasync.Clock
 	safeCompleted sasync.Clock
 	lent          []ranges.Range // held runs lent to the arena during place

@@ -44,8 +44,10 @@
 // The fence of a set of pending users is the join of their events: for each
 // engine, the highest sequence number among them. A writer at point P may take
 // held bytes before their users complete when the fence is safe for P (every
-// user happens-before P or has completed) — that is Take, used by the fenced
-// policies. Unknown users have no fence: bytes they cover are never taken.
+// user happens-before P or has completed): SafeRuns lists the held runs
+// safe for a writer, and the fenced policies take the bytes they choose
+// with TakeRanges, which returns their fence. Unknown users have no fence:
+// bytes they cover are never taken.
 //
 // # Costs and allocation
 //
@@ -54,6 +56,13 @@
 // both inside intervalst: Insert allocates one tree node per new distinct
 // run, and AllIntersections returns a fresh slice; a release or completion
 // that must examine held bytes pays for those.
+//
+// The union of the bytes pending users cover (PendingBytes, overall and per
+// engine) is counted as users come and go, in segment trees of run counts
+// over the arena's offsets; changes are logged and applied when the figure
+// is asked for, so a user that completes before anyone asks costs nothing
+// there, and a question costs O(engines) plus O(log arena) per change
+// since the last one.
 //
 // An Index is not safe for concurrent use; the Allocator serializes access.
 package liveness

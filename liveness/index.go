@@ -31,7 +31,7 @@ type Mode struct {
 	// returns until no pending user covers any byte of it.
 	Whole bool
 	// Fenced: held bytes whose pending users are all safe for a writer may
-	// be taken by that writer before the users complete (Take).
+	// be taken by that writer before the users complete (SafeRuns, TakeRanges).
 	Fenced bool
 	// Unsafe ignores pending users entirely: released bytes return at once.
 	// It reproduces the premature-reuse bug and exists only as a baseline.
@@ -134,7 +134,6 @@ type Index struct {
 	cand      ranges.Set
 	cand2     ranges.Set
 	blocked   ranges.Set
-	safeRuns  []ranges.Range
 	one       [1]ranges.Range
 }
 

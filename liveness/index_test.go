@@ -234,7 +234,7 @@ func runModel(t *testing.T, mode Mode, seed uint64, steps int) {
 			}
 			safe := func(ev sasync.Event) bool { return ev.Seq <= point[ev.Engine] || ev.Seq <= completed[ev.Engine] }
 			size := int64(1 + r.IntN(96))
-			w, fence, ok := x.Take(size, safe, free)
+			w, fence, ok := takeBestFit(x, size, safe, free)
 			what = fmt.Sprintf("take %d at %v -> %v %v", size, point[:engines], w, ok)
 			if !ok {
 				break
@@ -390,4 +390,27 @@ func TestPendingBytes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// takeBestFit drives SafeRuns and TakeRange as a writer would: the smallest
+// safe run that holds size bytes (rounded up to the granule), at its lowest
+// offset. It reports false when no safe run is large enough, or in a mode
+// that does not take.
+func takeBestFit(x *Index, size int64, safe func(sasync.Event) bool, free func(ranges.Range)) (ranges.Range, sasync.Clock, bool) {
+	if size <= 0 {
+		return ranges.Range{}, sasync.Clock{}, false
+	}
+	size = (size + x.granule - 1) &^ (x.granule - 1)
+	best := ranges.Range{}
+	for _, r := range x.SafeRuns(nil, safe) {
+		if r.Len() >= size && (best.Empty() || r.Len() < best.Len()) {
+			best = r
+		}
+	}
+	if best.Empty() {
+		return ranges.Range{}, sasync.Clock{}, false
+	}
+	w := ranges.Range{Lo: best.Lo, Hi: best.Lo + size}
+	fence, err := x.TakeRange(w, free)
+	return w, fence, err == nil
 }

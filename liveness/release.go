@@ -10,7 +10,7 @@ import (
 // Release makes bytes (absolute arena offsets) held: the program will not
 // touch them again. Bytes that no pending user covers return at once
 // through free, granule by granule; the rest return as their users
-// complete (Complete) or are taken by a safe writer (Take). In whole mode
+// complete (Complete) or are taken by a safe writer (SafeRuns, then TakeRanges). In whole mode
 // the bytes are one piece and return together. It is an error (ErrNotHeld)
 // to release bytes that are already held; nothing changes then.
 //

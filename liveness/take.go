@@ -105,28 +105,3 @@ func (x *Index) TakeRanges(rs []ranges.Range, free func(ranges.Range)) (sasync.C
 	x.reclaim(free)
 	return fence, nil
 }
-
-// Take hands held bytes to a writer before their pending users complete:
-// the smallest run of SafeRuns that holds size bytes (rounded up to the
-// granule), at its lowest offset (best fit), taken with TakeRange. It
-// reports false when no safe run is large enough, or in a mode that does
-// not take.
-func (x *Index) Take(size int64, safe func(sasync.Event) bool, free func(ranges.Range)) (ranges.Range, sasync.Clock, bool) {
-	if size <= 0 {
-		return ranges.Range{}, sasync.Clock{}, false
-	}
-	size = (size + x.granule - 1) &^ (x.granule - 1)
-	x.safeRuns = x.SafeRuns(x.safeRuns[:0], safe)
-	best := ranges.Range{}
-	for _, r := range x.safeRuns {
-		if r.Len() >= size && (best.Empty() || r.Len() < best.Len()) {
-			best = r
-		}
-	}
-	if best.Empty() {
-		return ranges.Range{}, sasync.Clock{}, false
-	}
-	w := ranges.Range{Lo: best.Lo, Hi: best.Lo + size}
-	fence, err := x.TakeRange(w, free)
-	return w, fence, err == nil
-}
