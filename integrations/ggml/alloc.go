@@ -1,0 +1,395 @@
+package ggml
+
+/*
+#include "sa_ggml.h"
+
+static ggml_backend_buffer_t sa_buffer_new(ggml_backend_buffer_type_t buft, void * ptr, size_t size) {
+    ggml_backend_buffer_t b;
+    if (ptr != NULL) {
+        b = ggml_backend_cpu_buffer_from_ptr(ptr, size);
+    } else {
+        b = ggml_backend_buft_alloc_buffer(buft, size);
+    }
+    if (b != NULL) {
+        ggml_backend_buffer_set_usage(b, GGML_BACKEND_BUFFER_USAGE_COMPUTE);
+    }
+    return b;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/plan"
+)
+
+// ErrAlloc reports a buffer ggml could not allocate or a tensor it could not
+// place.
+var ErrAlloc = errors.New("ggml: allocation failed")
+
+// DefaultCacheSize is the number of graph plans an Allocator keeps when
+// Options.CacheSize is zero.
+const DefaultCacheSize = 16
+
+// Options tunes an Allocator. The zero value is the drop-in: ggml's CPU
+// backend, one buffer of C memory, offsets and verified strided placements,
+// greedy planning, 16 cached plans.
+type Options struct {
+	// BufferType is the ggml_backend_buffer_type_t to allocate the buffer
+	// from (ggml_backend_buft_alloc_buffer). Nil means CPU memory the
+	// Allocator maps itself and hands to ggml_backend_cpu_buffer_from_ptr.
+	BufferType unsafe.Pointer
+	// NoRelayout keeps every tensor at an offset: no in-place output over a
+	// strided input (plan.Options.NoRelayout).
+	NoRelayout bool
+	// NoInPlace gives every tensor bytes of its own until they die
+	// (plan.Options.NoInPlace).
+	NoInPlace bool
+	// Budget is the time each new plan may spend searching below the
+	// greedy placement (plan.Options.Budget); zero plans greedily.
+	Budget time.Duration
+	// Check runs trace.Check on every new plan and fails the allocation if
+	// the checker rejects it (the planner's plans pass it by construction).
+	Check bool
+	// CacheSize is the number of plans kept, keyed by graph structure
+	// (DefaultCacheSize when zero, no cache when negative).
+	CacheSize int
+	// Name names the traces of the graphs read ("ggml-graph" when empty).
+	Name string
+}
+
+// Plan is what the Allocator decided for one graph structure.
+type Plan struct {
+	// Trace is the graph read as a trace; Result is the planner's answer
+	// for it (Result.Plan places every tensor the Allocator owns).
+	Trace  *trace.Trace
+	Result plan.Result
+	// Size is the bytes the graph needs in the buffer.
+	Size int64
+	// LowerBound is the planner's lower bound for Size under its in-place
+	// choices (0 when unknown).
+	LowerBound int64
+	// Relaid names the tensors laid over a strided footprint of another,
+	// with their strides changed accordingly.
+	Relaid []string
+	// OutOfPlace names ops the planner laid in place but whose kernels are
+	// not verified on the layout it chose; they run out of place.
+	OutOfPlace []string
+	// Read is the time taken to read the graph into a trace, Planning the
+	// planner's time (verification rounds included).
+	Read, Planning time.Duration
+}
+
+// Stats counts an Allocator's work.
+type Stats struct {
+	// Hits and Misses count AllocGraph calls that found their plan in the
+	// cache and that planned.
+	Hits, Misses int
+	// Plans counts plans made (Reserve and Plan included); Grows counts
+	// buffer reallocations.
+	Plans, Grows int
+}
+
+type entry struct {
+	hash    uint64
+	n       int32
+	place   []C.sa_place
+	nRelaid int32
+	plan    *Plan
+	used    uint64
+}
+
+// Allocator is the drop-in for ggml_gallocr: it plans each graph structure
+// once, offline, with subarena's planner, and places graphs into one backend
+// buffer. It is safe for concurrent use, but ggml graphs are not: allocate a
+// graph from one goroutine at a time and compute it after AllocGraph
+// returns.
+type Allocator struct {
+	mu    sync.Mutex
+	opts  Options
+	buft  unsafe.Pointer
+	align int64
+	sc    *scanner
+	arena unsafe.Pointer
+	size  int64
+	buf   C.ggml_backend_buffer_t
+	cache map[uint64]*entry
+	last  *entry
+	clock uint64
+	stats Stats
+}
+
+// New returns an Allocator with no buffer yet; the first Reserve or
+// AllocGraph allocates it.
+func New(opts Options) (*Allocator, error) {
+	buft := opts.BufferType
+	if buft == nil {
+		buft = cpuBufferType()
+	}
+	sc, err := newScanner(buft)
+	if err != nil {
+		return nil, err
+	}
+	a := &Allocator{opts: opts, buft: buft, align: bufferAlignment(buft), sc: sc, cache: map[uint64]*entry{}}
+	if a.opts.CacheSize == 0 {
+		a.opts.CacheSize = DefaultCacheSize
+	}
+	return a, nil
+}
+
+// Free releases the buffer and the Allocator's C state. Tensors placed by it
+// point into freed memory afterwards.
+func (a *Allocator) Free() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.freeBuffer()
+	a.sc.free()
+	a.cache, a.last = nil, nil
+}
+
+func (a *Allocator) freeBuffer() {
+	if a.buf != nil {
+		C.ggml_backend_buffer_free(a.buf)
+		a.buf = nil
+	}
+	if a.arena != nil {
+		C.sa_arena_free(a.arena, C.size_t(a.size))
+		a.arena = nil
+	}
+	a.size = 0
+	if a.sc.s != nil {
+		a.sc.s.buffer = nil
+	}
+}
+
+// grow makes the buffer at least size bytes.
+func (a *Allocator) grow(size int64) error {
+	size = max(size, a.align)
+	if a.buf != nil && a.size >= size {
+		return nil
+	}
+	if a.buf != nil {
+		a.stats.Grows++
+	}
+	a.freeBuffer()
+	var ptr unsafe.Pointer
+	if a.opts.BufferType == nil {
+		ptr = C.sa_arena_alloc(C.size_t(size))
+		if ptr == nil {
+			return fmt.Errorf("%w: no memory for a %d-byte arena", ErrAlloc, size)
+		}
+	}
+	buf := C.sa_buffer_new(C.ggml_backend_buffer_type_t(a.buft), ptr, C.size_t(size))
+	if buf == nil {
+		if ptr != nil {
+			C.sa_arena_free(ptr, C.size_t(size))
+		}
+		return fmt.Errorf("%w: ggml allocated no %d-byte buffer", ErrAlloc, size)
+	}
+	a.arena, a.buf, a.size = ptr, buf, size
+	a.sc.s.buffer = buf
+	return nil
+}
+
+// BufferSize returns the size of the buffer in bytes (0 before the first
+// allocation), as ggml_gallocr_get_buffer_size does.
+func (a *Allocator) BufferSize() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.size
+}
+
+// Buffer returns the ggml_backend_buffer_t the graphs are placed in (nil
+// before the first allocation).
+func (a *Allocator) Buffer() unsafe.Pointer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return unsafe.Pointer(a.buf)
+}
+
+// Stats returns the Allocator's counters.
+func (a *Allocator) Stats() Stats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stats
+}
+
+// AllocGraph places every tensor of graph (a struct ggml_cgraph *) that has
+// no data yet, as ggml_gallocr_alloc_graph does: own tensors with
+// ggml_backend_tensor_alloc, views with ggml_backend_view_init. A graph whose
+// structure was planned before costs one pass over its tensors; a new one is
+// planned first, and the buffer grows when it needs more. Inputs
+// (ggml_set_input) can be written after AllocGraph returns; outputs
+// (ggml_set_output) are never overwritten by the graph.
+func (a *Allocator) AllocGraph(graph unsafe.Pointer) error {
+	if graph == nil {
+		return fmt.Errorf("%w: nil graph", ErrGraph)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	g := (*C.struct_ggml_cgraph)(graph)
+	if e := a.last; e != nil && a.buf != nil {
+		switch C.sa_hit(a.sc.s, g, C.uint64_t(e.hash), placePtr(e.place), C.int32_t(e.n), C.int32_t(e.nRelaid)) {
+		case 1:
+			a.stats.Hits++
+			a.clock++
+			e.used = a.clock
+			return nil
+		case -1:
+			return fmt.Errorf("%w: placing a cached plan", ErrAlloc)
+		}
+	} else if err := a.sc.scan(graph); err != nil {
+		return err
+	}
+	e, hit := a.cache[uint64(a.sc.s.hash)]
+	if hit && e.n == int32(a.sc.s.n_recs) {
+		a.stats.Hits++
+	} else {
+		a.stats.Misses++
+		var err error
+		if e, err = a.planScanned(); err != nil {
+			return err
+		}
+	}
+	if err := a.grow(e.plan.Size); err != nil {
+		return err
+	}
+	if r := C.sa_apply(a.sc.s, placePtr(e.place), C.int32_t(e.n), C.int32_t(e.nRelaid)); r != 0 {
+		return a.applyErr(int(r))
+	}
+	a.clock++
+	e.used = a.clock
+	a.last = e
+	return nil
+}
+
+// Reserve plans graph and grows the buffer to what it needs, without
+// placing it, as ggml_gallocr_reserve does: reserve with the largest graph
+// to allocate the buffer once. The plan is cached.
+func (a *Allocator) Reserve(graph unsafe.Pointer) error {
+	p, err := a.Plan(graph)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.grow(p.Size)
+}
+
+// Plan returns the plan for graph's structure, planning it if the cache does
+// not hold it; it touches neither the graph nor the buffer.
+func (a *Allocator) Plan(graph unsafe.Pointer) (*Plan, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.sc.scan(graph); err != nil {
+		return nil, err
+	}
+	if e, ok := a.cache[uint64(a.sc.s.hash)]; ok && e.n == int32(a.sc.s.n_recs) {
+		return e.plan, nil
+	}
+	e, err := a.planScanned()
+	if err != nil {
+		return nil, err
+	}
+	return e.plan, nil
+}
+
+func (a *Allocator) applyErr(r int) error {
+	recs := a.sc.recs()
+	if r-1 < len(recs) {
+		t := recs[r-1].t
+		return fmt.Errorf("%w: tensor %q", ErrAlloc, C.GoString(&t.name[0]))
+	}
+	return fmt.Errorf("%w: the plan does not fit the graph", ErrAlloc)
+}
+
+func placePtr(p []C.sa_place) *C.sa_place {
+	if len(p) == 0 {
+		return nil
+	}
+	return &p[0]
+}
+
+// planScanned plans the graph in the scanner and caches the result.
+func (a *Allocator) planScanned() (*entry, error) {
+	start := time.Now()
+	ts, pos := a.sc.tensors()
+	name := a.opts.Name
+	if name == "" {
+		name = "ggml-graph"
+	}
+	t, err := buildTrace(ts, name, a.align)
+	if err != nil {
+		return nil, err
+	}
+	read := time.Since(start)
+	p, place, nRelaid, err := a.planTrace(ts, pos, t)
+	if err != nil {
+		return nil, err
+	}
+	p.Read = read
+	p.Planning = time.Since(start) - read
+	a.stats.Plans++
+	e := &entry{hash: uint64(a.sc.s.hash), n: int32(a.sc.s.n_recs), place: place, nRelaid: nRelaid, plan: p}
+	a.insert(e)
+	return e, nil
+}
+
+func (a *Allocator) insert(e *entry) {
+	if a.opts.CacheSize < 0 {
+		return
+	}
+	if len(a.cache) >= a.opts.CacheSize {
+		var old *entry
+		for _, c := range a.cache {
+			if old == nil || c.used < old.used {
+				old = c
+			}
+		}
+		delete(a.cache, old.hash)
+		if a.last == old {
+			a.last = nil
+		}
+	}
+	a.clock++
+	e.used = a.clock
+	a.cache[e.hash] = e
+}
+
+// planTrace plans t and turns the plan into placement instructions, one per
+// scan record.
+func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace) (*Plan, []C.sa_place, int32, error) {
+	opts := plan.Options{Budget: a.opts.Budget, NoInPlace: a.opts.NoInPlace, NoRelayout: true,
+		NoReplay: true, NoCheck: !a.opts.Check}
+	prog, err := t.Resolve()
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("%w: %w", ErrGraph, err)
+	}
+	res, err := plan.PlanProgram(prog, opts)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("ggml: planning %q: %w", t.Name, err)
+	}
+	p := &Plan{Trace: t, Result: res, Size: res.Plan.Size, LowerBound: res.LowerBound, Relaid: res.Relaid}
+	place := make([]C.sa_place, len(pos))
+	for r := range place {
+		place[r].offset = -1
+	}
+	for r, w := range pos {
+		x := &ts[w]
+		if x.kind != kindOwn {
+			continue
+		}
+		off, ok := res.Plan.Offsets[x.name]
+		if !ok {
+			return nil, nil, 0, fmt.Errorf("%w: the plan has no offset for %q", ErrAlloc, x.name)
+		}
+		place[r].offset = C.int64_t(off)
+	}
+	return p, place, 0, nil
+}

@@ -1,0 +1,542 @@
+package ggml
+
+/*
+#include "sa_ggml.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unsafe"
+
+	"github.com/subarena/subarena/trace"
+)
+
+// Engine is the one engine of a trace read from a ggml graph: ggml computes a
+// graph's nodes in order on one backend.
+const Engine = trace.GGMLEngine
+
+// ErrGraph reports a graph the reader cannot map: a nil graph, a tensor
+// whose layout the trace model cannot hold, or no memory for the scan.
+var ErrGraph = errors.New("ggml: bad graph")
+
+// Tensor kinds, as sa_ggml.h numbers them.
+const (
+	kindOwn     = C.SA_OWN
+	kindExt     = C.SA_EXT
+	kindViewOwn = C.SA_VIEW_OWN
+	kindViewExt = C.SA_VIEW_EXT
+)
+
+// tensor is one tensor of a graph as the reader sees it: the fields of a
+// ggml-alloc-trace/1 tensor, with links as positions in the walk order.
+type tensor struct {
+	rec       int32 // record index in the scan
+	name      string
+	op        int32
+	typ       int32
+	ne, nb    [4]int64
+	nbytes    int64
+	allocSize int64 // own tensors: ggml_backend_buft_get_alloc_size; else nbytes
+	src       []int32
+	viewSrc   int32
+	viewOffs  int64
+	input     bool
+	output    bool
+	kind      int32
+	exec      int32 // node index, -1 for a leaf
+}
+
+func (x *tensor) isView() bool  { return x.viewSrc >= 0 || isViewOp(x.op) }
+func (x *tensor) isOp() bool    { return x.exec >= 0 && !isViewOp(x.op) }
+func (x *tensor) isAlloc() bool { return x.kind == kindOwn }
+
+// scanner wraps the C scan state.
+type scanner struct {
+	s *C.sa_state
+}
+
+func newScanner(buft unsafe.Pointer) (*scanner, error) {
+	s := C.sa_state_new(C.ggml_backend_buffer_type_t(buft))
+	if s == nil {
+		return nil, fmt.Errorf("%w: out of memory", ErrGraph)
+	}
+	return &scanner{s: s}, nil
+}
+
+func (sc *scanner) free() {
+	if sc.s != nil {
+		C.sa_state_free(sc.s)
+		sc.s = nil
+	}
+}
+
+func (sc *scanner) scan(graph unsafe.Pointer) error {
+	if graph == nil {
+		return fmt.Errorf("%w: nil graph", ErrGraph)
+	}
+	if C.sa_scan(sc.s, (*C.struct_ggml_cgraph)(graph)) < 0 {
+		return fmt.Errorf("%w: out of memory", ErrGraph)
+	}
+	return nil
+}
+
+func (sc *scanner) recs() []C.sa_rec {
+	if sc.s.n_recs == 0 {
+		return nil
+	}
+	return unsafe.Slice(sc.s.recs, int(sc.s.n_recs))
+}
+
+// tensors reads the scanned graph in ggml-alloc's walk order: the leaves in
+// the order ggml's graph builder reached them (a depth-first walk from each
+// node no later node reads, sources left to right), then the nodes in
+// execution order. It returns the tensors and, per record, its position.
+func (sc *scanner) tensors() ([]tensor, []int32) {
+	C.sa_sizes(sc.s)
+	recs := sc.recs()
+	nNodes := int(sc.s.n_nodes)
+	nRec := len(recs)
+	// Nodes are the first records, possibly fewer than nNodes when the
+	// graph lists a tensor twice.
+	nodeRecs := 0
+	for nodeRecs < nRec && recs[nodeRecs].node >= 0 {
+		nodeRecs++
+	}
+	_ = nNodes
+	// Leaf order: depth-first from every root.
+	consumed := make([]bool, nRec)
+	for r := 0; r < nodeRecs; r++ {
+		for _, x := range recs[r].src {
+			if x >= 0 {
+				consumed[x] = true
+			}
+		}
+	}
+	pos := make([]int32, nRec)
+	for i := range pos {
+		pos[i] = -1
+	}
+	order := make([]int32, 0, nRec)
+	visited := make([]bool, nRec)
+	var visit func(r int32)
+	visit = func(r int32) {
+		if visited[r] {
+			return
+		}
+		visited[r] = true
+		if recs[r].node >= 0 {
+			for _, x := range recs[r].src {
+				if x >= 0 {
+					visit(int32(x))
+				}
+			}
+			return
+		}
+		pos[r] = int32(len(order))
+		order = append(order, r)
+	}
+	for r := 0; r < nodeRecs; r++ {
+		if !consumed[r] {
+			visit(int32(r))
+		}
+	}
+	for r := nodeRecs; r < nRec; r++ { // reached only through view_src
+		if !visited[r] {
+			visited[r] = true
+			pos[r] = int32(len(order))
+			order = append(order, int32(r))
+		}
+	}
+	for r := 0; r < nodeRecs; r++ {
+		pos[r] = int32(len(order))
+		order = append(order, int32(r))
+	}
+	ts := make([]tensor, len(order))
+	seen := make(map[string]int, len(order))
+	srcs := make([]int32, 0, 2*len(order))
+	for p, r := range order {
+		rec := &recs[r]
+		t := rec.t
+		x := &ts[p]
+		x.rec = r
+		x.op = int32(t.op)
+		x.typ = int32(t._type)
+		for k := range 4 {
+			x.ne[k] = int64(t.ne[k])
+			x.nb[k] = int64(rec.nb[k])
+		}
+		x.nbytes = nbytes(x.typ, &x.ne, &x.nb)
+		x.kind = int32(rec.kind)
+		x.allocSize = x.nbytes
+		if x.kind == kindOwn {
+			x.allocSize = int64(rec.alloc_size)
+		}
+		x.exec = int32(rec.node)
+		x.input = t.flags&C.GGML_TENSOR_FLAG_INPUT != 0
+		x.output = t.flags&C.GGML_TENSOR_FLAG_OUTPUT != 0
+		x.viewSrc = -1
+		if rec.view_src >= 0 {
+			x.viewSrc = pos[rec.view_src]
+			x.viewOffs = int64(rec.view_offs)
+		}
+		last := -1
+		for j, s := range rec.src {
+			if s >= 0 {
+				last = j
+			}
+		}
+		start := len(srcs)
+		for j := 0; j <= last; j++ {
+			s := int32(rec.src[j])
+			if s >= 0 {
+				s = pos[s]
+			}
+			srcs = append(srcs, s)
+		}
+		x.src = srcs[start:len(srcs):len(srcs)]
+		name := C.GoString(&t.name[0])
+		if name == "" {
+			name = "t" + strconv.Itoa(p)
+		}
+		if n, dup := seen[name]; dup {
+			base := name
+			for {
+				n++
+				name = base + "#" + strconv.Itoa(n)
+				if _, taken := seen[name]; !taken {
+					break
+				}
+			}
+			seen[base] = n
+		}
+		seen[name] = 0
+		x.name = name
+	}
+	return ts, pos
+}
+
+// nbytes is ggml_nbytes.
+func nbytes(typ int32, ne, nb *[4]int64) int64 {
+	for k := range 4 {
+		if ne[k] <= 0 {
+			return 0
+		}
+	}
+	blck := typeBlck[typ]
+	var n int64
+	if blck == 1 {
+		n = typeSize[typ]
+		for k := range 4 {
+			n += (ne[k] - 1) * nb[k]
+		}
+	} else {
+		n = ne[0] * nb[0] / blck
+		for k := 1; k < 4; k++ {
+			n += (ne[k] - 1) * nb[k]
+		}
+	}
+	return n
+}
+
+// layout converts ne/nb (innermost first) to shape/strides (outermost
+// first); a quantized type's innermost dimension counts blocks.
+func layout(x *tensor) (shape, strides []int64, elem int64, err error) {
+	blck, size := typeBlck[x.typ], typeSize[x.typ]
+	if blck <= 0 || size <= 0 {
+		return nil, nil, 0, fmt.Errorf("%w: tensor %q has ggml type %d of no size", ErrGraph, x.name, x.typ)
+	}
+	buf := make([]int64, 8)
+	shape, strides = buf[:4:4], buf[4:]
+	for k := range 4 {
+		shape[3-k], strides[3-k] = x.ne[k], x.nb[k]
+	}
+	if blck > 1 {
+		if x.ne[0]%blck != 0 {
+			return nil, nil, 0, fmt.Errorf("%w: tensor %q: ne[0] %d is not a multiple of %s's block %d",
+				ErrGraph, x.name, x.ne[0], typeNames[x.typ], blck)
+		}
+		shape[3] /= blck
+	}
+	return shape, strides, size, nil
+}
+
+// dense reports whether nb is the dense row-major stride vector of ne.
+func dense(x *tensor) bool {
+	blck, size := typeBlck[x.typ], typeSize[x.typ]
+	if x.nb[0] != size || size <= 0 {
+		return false
+	}
+	want := size
+	for k := 1; k < 4; k++ {
+		prev := x.ne[k-1]
+		if k == 1 {
+			prev /= blck
+		}
+		var ok bool
+		if want, ok = mul(want, prev); !ok {
+			return false
+		}
+		if x.nb[k] != want && x.ne[k] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+func mul(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	c := a * b
+	if c/b != a {
+		return 0, false
+	}
+	return c, true
+}
+
+// buildTrace maps tensors (in walk order) to a one-engine trace exactly as
+// trace.ImportGGML maps a ggml-alloc-trace/1 document of the same tensors,
+// with ggml_op_can_inplace of the linked ggml deciding which ops are in
+// place. Granule is the buffer type's alignment.
+func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
+	n := len(ts)
+	t := &trace.Trace{Name: name, Granule: granule, Engines: []string{Engine}}
+	base := make([]int32, n)
+	for i := range ts {
+		x := &ts[i]
+		base[i] = int32(i)
+		if x.isView() {
+			if x.viewSrc < 0 {
+				return nil, fmt.Errorf("%w: view %q has no view_src", ErrGraph, x.name)
+			}
+			base[i] = base[x.viewSrc]
+		}
+	}
+	lastUse := make([]int32, n)
+	for i := range lastUse {
+		lastUse[i] = -1
+	}
+	held := make([]bool, n)
+	prelude := int32(-1)
+	for i := range ts {
+		x := &ts[i]
+		if x.output {
+			held[base[i]] = true
+		}
+		if x.exec < 0 || x.input {
+			prelude = int32(i)
+		}
+		if !x.isOp() {
+			continue
+		}
+		lastUse[base[i]] = int32(i)
+		for _, s := range x.src {
+			if s >= 0 {
+				lastUse[base[s]] = int32(i)
+			}
+		}
+	}
+	// releaseAt[i] lists the buffers released after position i, chained
+	// through next (no map, one slice).
+	head := make([]int32, n)
+	next := make([]int32, n)
+	for i := range head {
+		head[i], next[i] = -1, -1
+	}
+	tail := make([]int32, n)
+	for i := range ts {
+		if !ts[i].isAlloc() || ts[i].isView() || held[i] {
+			continue
+		}
+		at := lastUse[i]
+		if at < 0 {
+			at = max(prelude, int32(i))
+		}
+		if head[at] < 0 {
+			head[at] = int32(i)
+		} else {
+			next[tail[at]] = int32(i)
+		}
+		tail[at] = int32(i)
+	}
+	release := func(at int) {
+		for b := head[at]; b >= 0; b = next[b] {
+			t.Steps = append(t.Steps, trace.Step{Kind: trace.KindRelease, Name: ts[b].name})
+		}
+	}
+	t.Steps = make([]trace.Step, 0, 2*n)
+	emitted := make([]bool, n)
+	var emit func(i int32) error
+	emit = func(i int32) error {
+		if emitted[i] {
+			return nil
+		}
+		emitted[i] = true
+		x := &ts[i]
+		switch {
+		case x.isView():
+			if err := emit(x.viewSrc); err != nil {
+				return err
+			}
+			shape, strides, elem, err := layout(x)
+			if err != nil {
+				return err
+			}
+			t.Steps = append(t.Steps, trace.Step{Kind: trace.KindView, Name: x.name, Of: ts[x.viewSrc].name,
+				Offset: x.viewOffs, Shape: shape, Strides: strides, Elem: elem})
+		case x.kind == kindExt:
+			t.Steps = append(t.Steps, trace.Step{Kind: trace.KindExternal, Name: x.name, Size: max(x.nbytes, x.allocSize)})
+		default:
+			size := x.nbytes
+			if x.allocSize > 0 {
+				size = x.allocSize
+			}
+			s := trace.Step{Kind: trace.KindAlloc, Name: x.name, Size: size, Engine: Engine}
+			if shape, _, elem, err := layout(x); err == nil && dense(x) {
+				if p, ok := product(shape, elem); ok && p == size {
+					s.Shape, s.Elem = shape, elem
+				}
+			}
+			t.Steps = append(t.Steps, s)
+		}
+		return nil
+	}
+	for i := range ts {
+		x := &ts[i]
+		if x.exec < 0 || (x.input && x.isAlloc() && !x.isView()) {
+			if err := emit(int32(i)); err != nil {
+				return nil, err
+			}
+		}
+		if x.exec < 0 {
+			release(i)
+		}
+	}
+	for i := range ts {
+		x := &ts[i]
+		if x.exec < 0 {
+			continue
+		}
+		if err := emit(int32(i)); err != nil {
+			return nil, err
+		}
+		if x.isOp() {
+			op := trace.Step{Kind: trace.KindOp, Name: x.name, Engine: Engine, Cost: trace.DefaultCost,
+				Writes: []string{x.name}, Inplace: inplaceOK(ts, base, i)}
+			for _, s := range x.src {
+				if s >= 0 && !contains(op.Reads, ts[s].name) {
+					op.Reads = append(op.Reads, ts[s].name)
+				}
+			}
+			t.Steps = append(t.Steps, op)
+		}
+		release(i)
+	}
+	return t, nil
+}
+
+// inplaceOK reports whether node i's op may write its output over a dying
+// input: ggml_op_can_inplace says so, and every input of the allocator's
+// that the planner could pair with the output (as many elements of the same
+// size) has the output's type and ne, as ggml-alloc's own in-place rule
+// (ggml_are_same_layout) asks. An op failing the second test runs out of
+// place (the importer's mapping knows no types).
+func inplaceOK(ts []tensor, base []int32, i int) bool {
+	x := &ts[i]
+	if int(x.op) >= len(opInplace) || !opInplace[x.op] {
+		return false
+	}
+	n := nelements(&x.ne)
+	for _, s := range x.src {
+		if s < 0 {
+			continue
+		}
+		y := &ts[s]
+		if ts[base[s]].kind != kindOwn || typeSize[y.typ] != typeSize[x.typ] || nelements(&y.ne) != n {
+			continue
+		}
+		if y.typ != x.typ || y.ne != x.ne {
+			return false
+		}
+	}
+	return true
+}
+
+func nelements(ne *[4]int64) int64 { return ne[0] * ne[1] * ne[2] * ne[3] }
+
+func product(shape []int64, elem int64) (int64, bool) {
+	n := elem
+	for _, d := range shape {
+		if d < 0 {
+			return 0, false
+		}
+		var ok bool
+		if n, ok = mul(n, d); !ok {
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadOptions tunes ReadGraph.
+type ReadOptions struct {
+	// Name is the trace's name ("ggml-graph" when empty).
+	Name string
+	// BufferType is the ggml_backend_buffer_type_t the graph would be
+	// allocated from: it gives the alignment (the trace's granule) and each
+	// tensor's allocation size. Nil means ggml's CPU buffer type.
+	BufferType unsafe.Pointer
+}
+
+// ReadGraph maps a ggml graph (a struct ggml_cgraph *, built in a no_alloc
+// context) to a subarena-trace/v1 trace on one engine, as trace.ImportGGML
+// maps ggml-alloc's JSON export of the same graph (see the package
+// documentation). Tensors that already have data or a buffer are external;
+// the others are the allocator's to place.
+func ReadGraph(graph unsafe.Pointer, opts ReadOptions) (*trace.Trace, error) {
+	buft := opts.BufferType
+	if buft == nil {
+		buft = cpuBufferType()
+	}
+	sc, err := newScanner(buft)
+	if err != nil {
+		return nil, err
+	}
+	defer sc.free()
+	if err := sc.scan(graph); err != nil {
+		return nil, err
+	}
+	ts, _ := sc.tensors()
+	name := opts.Name
+	if name == "" {
+		name = "ggml-graph"
+	}
+	return buildTrace(ts, name, bufferAlignment(buft))
+}
+
+// Dump writes a ggml graph as a subarena-trace/v1 document (trace.Write), for
+// `subarena plan`, `check` and `viz`.
+func Dump(w io.Writer, graph unsafe.Pointer, opts ReadOptions) error {
+	t, err := ReadGraph(graph, opts)
+	if err != nil {
+		return err
+	}
+	return trace.Write(w, t)
+}
+
+func bufferAlignment(buft unsafe.Pointer) int64 {
+	return int64(C.ggml_backend_buft_get_alignment(C.ggml_backend_buffer_type_t(buft)))
+}

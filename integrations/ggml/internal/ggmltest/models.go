@@ -1,0 +1,269 @@
+// Package ggmltest builds decoder graphs with ggml's own ops and runs them
+// under ggml's allocators, for the tests, benchmarks and ggmlbench.
+package ggmltest
+
+/*
+#cgo CPPFLAGS: -I${SRCDIR}/../include
+#cgo CFLAGS: -O2
+#cgo LDFLAGS: -lm
+#include <stdlib.h>
+#include "models.h"
+
+static size_t sa_gallocr_size_only(struct ggml_cgraph * gf) {
+    ggml_gallocr_t ga = ggml_gallocr_new(ggml_backend_cpu_buffer_type());
+    size_t size = 0;
+    ggml_gallocr_reserve_n_size(ga, gf, NULL, NULL, &size);
+    ggml_gallocr_free(ga);
+    return size;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	_ "github.com/ollama/ollama/ml/backend/ggml/ggml/src" // ggml and its CPU backend
+)
+
+// Arch is a decoder architecture.
+type Arch int
+
+// The architectures.
+const (
+	LLaMA Arch = C.SA_ARCH_LLAMA
+	GPT2  Arch = C.SA_ARCH_GPT2
+)
+
+func (a Arch) String() string {
+	if a == GPT2 {
+		return "gpt2"
+	}
+	return "llama"
+}
+
+// Attn is how attention is computed.
+type Attn int
+
+// The attention variants.
+const (
+	// AttnMaskInf: scale, diag_mask_inf, soft_max (ggml-tiny's graph).
+	AttnMaskInf Attn = C.SA_ATTN_MASK_INF
+	// AttnSoftMax: soft_max_ext with a mask input.
+	AttnSoftMax Attn = C.SA_ATTN_SOFT_MAX
+	// AttnFlash: flash_attn_ext with a mask input.
+	AttnFlash Attn = C.SA_ATTN_FLASH
+)
+
+func (a Attn) String() string {
+	switch a {
+	case AttnSoftMax:
+		return "softmax"
+	case AttnFlash:
+		return "flash"
+	}
+	return "maskinf"
+}
+
+// ggml types for Params.WType.
+const (
+	F32  = C.GGML_TYPE_F32
+	F16  = C.GGML_TYPE_F16
+	Q8_0 = C.GGML_TYPE_Q8_0
+)
+
+// Params shapes a model.
+type Params struct {
+	Arch   Arch
+	Embd   int // width
+	Heads  int
+	FF     int // feed-forward width
+	Layers int
+	Vocab  int // LM head rows (LLaMA: 0 = none, the output is the final norm)
+	Ctx    int // cache positions per sequence
+	Seqs   int // sequences per step (batch)
+	Attn   Attn
+	KVPad  int // attended cache length rounded up to a multiple (0 = exact)
+	WType  int // ggml type of the matrices (default F16)
+	// SizeOnly builds weights and caches with no memory: graphs can be
+	// planned and sized but not computed.
+	SizeOnly bool
+	Seed     uint64
+}
+
+// Tiny is ggml-tiny's shape (testdata/ggml/ggml-tiny.json): 2 LLaMA-style
+// layers of width 256, 4 heads, n_ff 688; its graph is a 32-token prefill.
+func Tiny() Params {
+	return Params{Arch: LLaMA, Embd: 256, Heads: 4, FF: 688, Layers: 2, Ctx: 32, Seqs: 1, Attn: AttnMaskInf, Seed: 1}
+}
+
+func (p Params) String() string {
+	return fmt.Sprintf("%s-e%d-h%d-f%d-l%d-b%d-%s", p.Arch, p.Embd, p.Heads, p.FF, p.Layers, p.Seqs, p.Attn)
+}
+
+// Model is a model's weights (no_alloc context, CPU buffer unless SizeOnly).
+type Model struct {
+	Params
+	m *C.sa_model
+}
+
+// NewModel makes the weights of p.
+func NewModel(p Params) *Model {
+	if p.Seqs == 0 {
+		p.Seqs = 1
+	}
+	if p.WType == 0 {
+		p.WType = F16
+	}
+	hp := C.sa_hparams{arch: C.int32_t(p.Arch), n_embd: C.int32_t(p.Embd), n_head: C.int32_t(p.Heads),
+		n_ff: C.int32_t(p.FF), n_layer: C.int32_t(p.Layers), n_vocab: C.int32_t(p.Vocab), n_ctx: C.int32_t(p.Ctx),
+		n_seq: C.int32_t(p.Seqs), attn: C.int32_t(p.Attn), kv_pad: C.int32_t(p.KVPad), wtype: C.int32_t(p.WType),
+		seed: C.uint64_t(p.Seed)}
+	if !p.SizeOnly {
+		hp.alloc = 1
+	}
+	return &Model{Params: p, m: C.sa_model_new(&hp)}
+}
+
+// Free releases the weights.
+func (m *Model) Free() { C.sa_model_free(m.m) }
+
+// Cache is a KV cache: per layer a K and a V tensor in their own buffer.
+type Cache struct {
+	c *C.sa_cache
+}
+
+// NewCache makes a zeroed cache for m.
+func (m *Model) NewCache() *Cache { return &Cache{c: C.sa_cache_new(m.m)} }
+
+// Free releases the cache.
+func (c *Cache) Free() { C.sa_cache_free(c.c) }
+
+// Bytes returns the cache's contents, layer by layer, K then V.
+func (c *Cache) Bytes() []byte {
+	var out []byte
+	n := int(c.c.n_layer)
+	ks := unsafe.Slice(c.c.k, n)
+	vs := unsafe.Slice(c.c.v, n)
+	for i := range n {
+		out = append(out, tensorBytes(ks[i])...)
+		out = append(out, tensorBytes(vs[i])...)
+	}
+	return out
+}
+
+func tensorBytes(t *C.struct_ggml_tensor) []byte {
+	n := C.ggml_nbytes(t)
+	b := make([]byte, int(n))
+	if n > 0 {
+		C.ggml_backend_tensor_get(t, unsafe.Pointer(&b[0]), 0, n)
+	}
+	return b
+}
+
+// Graph is one step's graph, in its own no_alloc context.
+type Graph struct {
+	g *C.sa_graph
+	// Tokens, Past and KV are the step's new tokens, cached tokens and
+	// attended cache length.
+	Tokens, Past, KV int
+}
+
+// Build builds the graph of a step of tokens new tokens per sequence after
+// past cached ones.
+func (m *Model) Build(c *Cache, tokens, past int) *Graph {
+	g := C.sa_graph_new(m.m, c.c, C.int32_t(tokens), C.int32_t(past))
+	return &Graph{g: g, Tokens: tokens, Past: past, KV: int(g.n_kv)}
+}
+
+// CGraph returns the struct ggml_cgraph *.
+func (g *Graph) CGraph() unsafe.Pointer { return unsafe.Pointer(g.g.gf) }
+
+// Nodes returns the number of nodes.
+func (g *Graph) Nodes() int { return int(C.ggml_graph_n_nodes(g.g.gf)) }
+
+// Free releases the graph's context (not the memory its tensors point to).
+func (g *Graph) Free() { C.sa_graph_free(g.g) }
+
+// SetInputs writes the step's inputs (after allocation) from seed.
+func (g *Graph) SetInputs(m *Model, seed uint64) { C.sa_graph_set_inputs(m.m, g.g, C.uint64_t(seed)) }
+
+// Output returns the output tensor's bytes (after compute).
+func (g *Graph) Output() []byte { return tensorBytes(g.g.out) }
+
+// AllocOwn gives every tensor of the graph its own bytes in one buffer
+// (ggml_backend_alloc_ctx_tensors: nothing is reused); free releases it.
+func (g *Graph) AllocOwn() (free func(), err error) {
+	buf := C.sa_alloc_own(g.g)
+	if buf == nil {
+		return nil, fmt.Errorf("ggml_backend_alloc_ctx_tensors failed")
+	}
+	return func() { C.ggml_backend_buffer_free(buf) }, nil
+}
+
+// GallocrSize is the buffer ggml_gallocr would reserve for the graph
+// (ggml_gallocr_reserve_n_size: no memory is allocated).
+func (g *Graph) GallocrSize() int64 { return int64(C.sa_gallocr_size_only(g.g.gf)) }
+
+// Backend is ggml's CPU backend.
+type Backend struct {
+	b C.ggml_backend_t
+}
+
+// NewBackend starts a CPU backend with threads threads.
+func NewBackend(threads int) *Backend {
+	b := C.ggml_backend_cpu_init()
+	C.ggml_backend_cpu_set_n_threads(b, C.int(threads))
+	return &Backend{b: b}
+}
+
+// Free stops the backend.
+func (b *Backend) Free() { C.ggml_backend_free(b.b) }
+
+// Compute runs an allocated graph.
+func (b *Backend) Compute(g *Graph) error {
+	if st := C.ggml_backend_graph_compute(b.b, g.g.gf); st != C.GGML_STATUS_SUCCESS {
+		return fmt.Errorf("ggml_backend_graph_compute: status %d", int(st))
+	}
+	return nil
+}
+
+// Gallocr is ggml's graph allocator on the CPU buffer type.
+type Gallocr struct {
+	a C.ggml_gallocr_t
+}
+
+// NewGallocr returns ggml_gallocr_new(ggml_backend_cpu_buffer_type()).
+func NewGallocr() *Gallocr { return &Gallocr{a: C.sa_gallocr_new()} }
+
+// Free releases it and its buffer.
+func (a *Gallocr) Free() { C.ggml_gallocr_free(a.a) }
+
+// Reserve is ggml_gallocr_reserve.
+func (a *Gallocr) Reserve(g *Graph) error {
+	if !C.ggml_gallocr_reserve(a.a, g.g.gf) {
+		return fmt.Errorf("ggml_gallocr_reserve failed")
+	}
+	return nil
+}
+
+// Alloc is ggml_gallocr_alloc_graph.
+func (a *Gallocr) Alloc(g *Graph) error {
+	if !C.ggml_gallocr_alloc_graph(a.a, g.g.gf) {
+		return fmt.Errorf("ggml_gallocr_alloc_graph failed")
+	}
+	return nil
+}
+
+// ReserveCGraph and AllocCGraph are Reserve and Alloc on a struct ggml_cgraph *.
+func (a *Gallocr) ReserveCGraph(gf unsafe.Pointer) bool {
+	return bool(C.ggml_gallocr_reserve(a.a, (*C.struct_ggml_cgraph)(gf)))
+}
+
+// AllocCGraph is ggml_gallocr_alloc_graph on a struct ggml_cgraph *.
+func (a *Gallocr) AllocCGraph(gf unsafe.Pointer) bool {
+	return bool(C.ggml_gallocr_alloc_graph(a.a, (*C.struct_ggml_cgraph)(gf)))
+}
+
+// Size is ggml_gallocr_get_buffer_size(galloc, 0).
+func (a *Gallocr) Size() int64 { return int64(C.ggml_gallocr_get_buffer_size(a.a, 0)) }

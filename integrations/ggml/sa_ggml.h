@@ -1,0 +1,104 @@
+// C side of the subarena ggml integration: one pass over a graph that lists
+// its tensors (nodes, then the leaves they reach) and hashes what a plan
+// depends on, and the placement of a planned graph into a backend buffer.
+// Both run in one cgo call each, so a plan-cache hit costs two.
+
+#ifndef SA_GGML_H
+#define SA_GGML_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "ggml.h"
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "ggml-cpu.h"
+
+// ggml exports it without a prototype.
+bool ggml_op_can_inplace(enum ggml_op op);
+
+// Record kinds.
+enum {
+    SA_OWN      = 0, // a tensor the allocator places (no data, no buffer, or in the allocator's buffer)
+    SA_EXT      = 1, // a tensor with data or a buffer of its own: weights, KV cache
+    SA_VIEW_OWN = 2, // a view whose base is SA_OWN
+    SA_VIEW_EXT = 3, // a view whose base is SA_EXT
+};
+
+// One tensor of a scanned graph. Records are in scan order: the graph's
+// nodes in execution order, then every other tensor a node reaches through
+// src or view_src, in the order first reached.
+typedef struct sa_rec {
+    struct ggml_tensor * t;
+    int32_t kind;
+    int32_t node;                 // index in the graph's nodes, -1 for a leaf
+    int32_t view_src;             // record index of view_src, -1 if none
+    int32_t src[GGML_MAX_SRC];    // record index of src[j], -1 if none
+    int32_t pad;
+    int64_t nb[GGML_MAX_DIMS];    // the tensor's strides as the graph built them
+    int64_t view_offs;            // and its view offset (before any relayout)
+    int64_t alloc_size;           // backend allocation size (SA_OWN only)
+} sa_rec;
+
+// A tensor whose strides (and view offset) the last placement changed: an
+// own tensor laid over a strided footprint of another, or a view of one.
+typedef struct sa_relaid {
+    struct ggml_tensor * t;
+    int64_t orig_nb[GGML_MAX_DIMS];
+    int64_t orig_offs;
+    int64_t new_nb[GGML_MAX_DIMS];
+    int64_t new_offs;
+} sa_relaid;
+
+typedef struct sa_state {
+    ggml_backend_buffer_type_t buft;
+    ggml_backend_buffer_t buffer;   // the allocator's buffer, or NULL
+    sa_rec * recs;
+    int32_t n_recs, cap_recs, n_nodes;
+    // pointer -> record index, open addressing, cap a power of two
+    struct ggml_tensor ** keys;
+    int32_t * vals;
+    int32_t hcap;
+    // relaid tensors of the last placement, and their lookup table
+    sa_relaid * relaid;
+    int32_t n_relaid, cap_relaid;
+    struct ggml_tensor ** rkeys;
+    int32_t * rvals;
+    int32_t rcap;
+    uint64_t hash;
+} sa_state;
+
+sa_state * sa_state_new(ggml_backend_buffer_type_t buft);
+void sa_state_free(sa_state * s);
+
+// sa_scan lists the graph's tensors into s->recs and sets s->hash; it
+// returns the number of records, or -1 when out of memory.
+int32_t sa_scan(sa_state * s, struct ggml_cgraph * g);
+
+// sa_sizes sets alloc_size of the scanned own records.
+int32_t sa_sizes(sa_state * s);
+
+// One placement instruction per record (in scan order).
+typedef struct sa_place {
+    int64_t offset;               // SA_OWN: byte offset in the buffer, -1 = leave alone
+    int64_t nb[GGML_MAX_DIMS];    // SA_OWN, SA_VIEW_OWN: strides to set when relaid
+    int64_t view_offs;            // SA_VIEW_OWN: view offset to set when relaid
+    int32_t relaid;               // 1 when nb (and view_offs) replace the graph's own
+    int32_t pad;
+} sa_place;
+
+// sa_apply places the scanned graph: own tensors at base+offset with
+// ggml_backend_tensor_alloc, views with ggml_backend_view_init; n_relaid
+// counts the instructions with relaid set. It returns 0, or the index+1 of
+// the record it could not place.
+int32_t sa_apply(sa_state * s, const sa_place * pl, int32_t n, int32_t n_relaid);
+
+// sa_hit scans g and, when its hash is want, places it with pl; it
+// returns 1 on a hit, 0 on a miss (the scan is then in s), -1 on error.
+int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, uint64_t want, const sa_place * pl, int32_t n, int32_t n_relaid);
+
+// The arena: page-aligned anonymous memory, never the Go heap.
+void * sa_arena_alloc(size_t size);
+void sa_arena_free(void * p, size_t size);
+
+#endif
