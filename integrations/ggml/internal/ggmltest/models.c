@@ -243,7 +243,7 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
 
     struct ggml_tensor * inpL;
     if (hp->arch == SA_ARCH_LLAMA) {
-        inpL = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, E, T, S);
+        inpL = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, E, (int64_t) T * S);
         ggml_set_name(inpL, "inp_embd");
         ggml_set_input(inpL);
         g->inp_embd = inpL;
@@ -261,10 +261,7 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
         ggml_set_input(g->mask);
     }
     if (hp->arch == SA_ARCH_GPT2) {
-        struct ggml_tensor * tok = nm(ggml_get_rows(ctx, m->tok_embd, g->inp_tokens), "tok_rows", -1);
-        if (S > 1) {
-            tok = nm(ggml_reshape_3d(ctx, tok, E, T, S), "tok_embd", -1);
-        }
+        struct ggml_tensor * tok = nm(ggml_get_rows(ctx, m->tok_embd, g->inp_tokens), "tok_embd", -1);
         struct ggml_tensor * pos = nm(ggml_get_rows(ctx, m->pos_embd, g->inp_pos), "pos_embd", -1);
         inpL = nm(ggml_add(ctx, tok, pos), "inp_embd", -1);
     }
@@ -287,7 +284,9 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
             qkv = nm(ggml_add(ctx, qkv, l->bqkv), "qkv_b-%d", il);
         }
         const size_t es = ggml_element_size(qkv);
-        struct ggml_tensor * K = nm(view4(ctx, qkv, D, H, T, S, D * es, qkv->nb[1], qkv->nb[2], E * es), "K-%d", il);
+        // activations are [width, tokens of every sequence]; attention splits the sequences
+        const size_t seq_nb = qkv->nb[1] * (size_t) T;
+        struct ggml_tensor * K = nm(view4(ctx, qkv, D, H, T, S, D * es, qkv->nb[1], seq_nb, E * es), "K-%d", il);
         if (hp->arch == SA_ARCH_LLAMA) {
             K = nm(ggml_rope_ext(ctx, K, g->inp_pos, NULL, D, 0, hp->n_ctx, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f), "K_rope-%d", il);
         }
@@ -300,7 +299,7 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
         nm(kview, "k_cache_view-%d", il);
         ggml_build_forward_expand(gf, nm(ggml_cpy(ctx, K, kview), "k_cache_store-%d", il));
 
-        struct ggml_tensor * V = nm(view4(ctx, qkv, E, T, S, 1, qkv->nb[1], qkv->nb[2], 0, 2 * E * es), "V-%d", il);
+        struct ggml_tensor * V = nm(view4(ctx, qkv, E, T, S, 1, qkv->nb[1], seq_nb, 0, 2 * E * es), "V-%d", il);
         if (hp->attn == SA_ATTN_FLASH) {
             struct ggml_tensor * vview;
             if (S == 1) {
@@ -317,7 +316,7 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
             ggml_build_forward_expand(gf, nm(ggml_cpy(ctx, Vt, vview), "v_cache_store-%d", il));
         }
 
-        struct ggml_tensor * Q = nm(view4(ctx, qkv, D, H, T, S, D * es, qkv->nb[1], qkv->nb[2], 0), "Q-%d", il);
+        struct ggml_tensor * Q = nm(view4(ctx, qkv, D, H, T, S, D * es, qkv->nb[1], seq_nb, 0), "Q-%d", il);
         if (hp->arch == SA_ARCH_LLAMA) {
             Q = nm(ggml_rope_ext(ctx, Q, g->inp_pos, NULL, D, 0, hp->n_ctx, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f), "Q_rope-%d", il);
         }
@@ -327,11 +326,7 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
         if (hp->attn == SA_ATTN_FLASH) {
             struct ggml_tensor * v = nm(view4(ctx, cv, D, n_kv, H, S, cv->nb[1], D * es_kv, cv->nb[2], 0), "v-%d", il);
             struct ggml_tensor * fa = nm(ggml_flash_attn_ext(ctx, q, k, v, g->mask, kq_scale, 0.0f, 0.0f), "kqv_fa-%d", il);
-            if (S == 1) {
-                attn = nm(ggml_reshape_2d(ctx, fa, E, T), "kqv_merged_cont-%d", il);
-            } else {
-                attn = nm(ggml_reshape_3d(ctx, fa, E, T, S), "kqv_merged_cont-%d", il);
-            }
+            attn = nm(ggml_reshape_2d(ctx, fa, E, (int64_t) T * S), "kqv_merged_cont-%d", il);
         } else {
             struct ggml_tensor * v = nm(view4(ctx, cv, n_kv, D, H, S, cv->nb[1], cv->nb[1] * D, cv->nb[2], 0), "v-%d", il);
             struct ggml_tensor * kq = nm(ggml_mul_mat(ctx, k, q), "kq-%d", il);
@@ -344,11 +339,7 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
             }
             struct ggml_tensor * kqv = nm(ggml_mul_mat(ctx, v, kq), "kqv-%d", il);
             struct ggml_tensor * merged = nm(ggml_permute(ctx, kqv, 0, 2, 1, 3), "kqv_merged-%d", il);
-            if (S == 1) {
-                attn = nm(ggml_cont_2d(ctx, merged, E, T), "kqv_merged_cont-%d", il);
-            } else {
-                attn = nm(ggml_cont_3d(ctx, merged, E, T, S), "kqv_merged_cont-%d", il);
-            }
+            attn = nm(ggml_cont_2d(ctx, merged, E, (int64_t) T * S), "kqv_merged_cont-%d", il);
         }
         cur = nm(ggml_mul_mat(ctx, l->wo, attn), "attn_out-%d", il);
         if (hp->arch == SA_ARCH_GPT2) {
@@ -360,9 +351,9 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
             cur = nm(ggml_mul(ctx, cur, l->ffn_norm), "ffn_norm_w-%d", il);
             struct ggml_tensor * gu = nm(ggml_mul_mat(ctx, l->wup, cur), "gate_up-%d", il);
             const size_t ges = ggml_element_size(gu);
-            struct ggml_tensor * gate = nm(view4(ctx, gu, F, T, S, 1, gu->nb[1], gu->nb[2], 0, 0), "gate-%d", il);
+            struct ggml_tensor * gate = nm(ggml_view_2d(ctx, gu, F, (int64_t) T * S, gu->nb[1], 0), "gate-%d", il);
             struct ggml_tensor * gs = nm(ggml_silu(ctx, gate), "gate_silu-%d", il);
-            struct ggml_tensor * up = nm(view4(ctx, gu, F, T, S, 1, gu->nb[1], gu->nb[2], 0, F * ges), "up-%d", il);
+            struct ggml_tensor * up = nm(ggml_view_2d(ctx, gu, F, (int64_t) T * S, gu->nb[1], F * ges), "up-%d", il);
             cur = nm(ggml_mul(ctx, gs, up), "ffn_act-%d", il);
             cur = nm(ggml_mul_mat(ctx, l->wdown, cur), "ffn_out-%d", il);
         } else {
