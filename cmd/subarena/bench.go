@@ -35,8 +35,8 @@ the peak of pending bytes, allocations per second of the whole run, and safety (
 and first-fit plans are run through the checker; UNSAFE rows give its violation count).
 
 It writes DIR/bench.svg (peak and fragmentation per workload and policy) and
-DIR/timeline.svg (the memory timeline of one workload under subrange-fenced).
-No input is needed.`,
+DIR/timeline.svg (the memory timeline of one workload under subrange-fenced), and says
+"wrote PATH" on standard error for each. No input is needed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := bench.MatrixOptions{Quick: quick, Workloads: workloads, NoFirstFit: noFirstFit, CheckAll: checkAll,
@@ -88,12 +88,12 @@ No input is needed.`,
 					plotFit = opts.Fits[0].String()
 				}
 			}
-			if err := writeFile(filepath.Join(outDir, "bench.svg"), func(w io.Writer) error {
+			if err := writeFile(cmd, filepath.Join(outDir, "bench.svg"), func(w io.Writer) error {
 				return m.WritePeakSVG(w, plotFit)
 			}); err != nil {
 				return err
 			}
-			return writeTimelineSVG(filepath.Join(outDir, "timeline.svg"), tw)
+			return writeTimelineSVG(cmd, filepath.Join(outDir, "timeline.svg"), tw)
 		},
 	}
 	f := cmd.Flags()
@@ -149,7 +149,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // writeTimelineSVG replays workload w under subrange-fenced and draws it.
-func writeTimelineSVG(path string, w bench.Workload) error {
+func writeTimelineSVG(cmd *cobra.Command, path string, w bench.Workload) error {
 	t, err := w.Build()
 	if err != nil {
 		return err
@@ -166,5 +166,5 @@ func writeTimelineSVG(path string, w bench.Workload) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(path, tl.WriteSVG)
+	return writeFile(cmd, path, tl.WriteSVG)
 }

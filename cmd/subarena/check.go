@@ -37,7 +37,7 @@ Exit status: 0 safe, 1 violations, 2 bad input.`,
 			}
 			var plan *trace.Plan
 			if len(args) == 2 {
-				if plan, err = trace.LoadPlan(args[1]); err != nil {
+				if plan, err = loadPlan(args[1]); err != nil {
 					return err
 				}
 			} else {
@@ -53,6 +53,9 @@ Exit status: 0 safe, 1 violations, 2 bad input.`,
 			}
 			rep, err := trace.Check(p, plan)
 			if err != nil {
+				if len(args) == 2 {
+					return inFile(args[1], err)
+				}
 				return err
 			}
 			out := cmd.OutOrStdout()

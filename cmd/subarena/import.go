@@ -21,20 +21,16 @@ func init() {
 		Short: "Convert a trace (MiniMalloc CSV, ggml, subarena JSON) to subarena-trace/v1 or MiniMalloc CSV",
 		Long: `import reads FILE in any supported format and writes it to OUT as a subarena-trace/v1
 document, or, with --format minimalloc (the default when OUT ends in .csv), as a MiniMalloc
-CSV whose times are op positions; offsets come from --plan, or from a replay under
---policy when that flag is given.`,
+CSV whose times are op positions, with an offset column when --plan or --policy gives
+offsets: from the plan file, or from a replay under the policy. A subarena-trace/v1
+document has no offsets, so --plan and --policy are an error without --format
+minimalloc.
+
+OUT "-" is standard output; the summary then goes to standard error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return fmt.Errorf("%w: -o OUT is required", trace.ErrMissingKey)
-			}
-			t, err := trace.Load(args[0])
-			if err != nil {
-				return err
-			}
-			p, err := t.Resolve()
-			if err != nil {
-				return err
 			}
 			if format == "" {
 				format = "trace"
@@ -42,14 +38,33 @@ CSV whose times are op positions; offsets come from --plan, or from a replay und
 					format = "minimalloc"
 				}
 			}
+			if format != "trace" && format != "minimalloc" {
+				return fmt.Errorf("%w: --format %q (want trace or minimalloc)", trace.ErrFormat, format)
+			}
+			offsets := planPath != "" || cmd.Flags().Changed("policy")
+			if format == "trace" && offsets {
+				return fmt.Errorf("--plan and --policy give offsets, which only a MiniMalloc CSV carries: " +
+					"add --format minimalloc (or name OUT *.csv), or leave them out")
+			}
+			if planPath != "" && cmd.Flags().Changed("policy") {
+				return fmt.Errorf("--plan and --policy both give offsets: choose one")
+			}
+			t, err := loadTrace(args[0])
+			if err != nil {
+				return err
+			}
+			p, err := t.Resolve()
+			if err != nil {
+				return inFile(args[0], err)
+			}
 			switch format {
 			case "trace":
-				err = writeFile(out, func(w io.Writer) error { return trace.Write(w, t) })
+				err = writeFile(cmd, out, func(w io.Writer) error { return trace.Write(w, t) })
 			case "minimalloc":
 				var plan *trace.Plan
 				switch {
 				case planPath != "":
-					if plan, err = trace.LoadPlan(planPath); err != nil {
+					if plan, err = loadPlan(planPath); err != nil {
 						return err
 					}
 				case cmd.Flags().Changed("policy"):
@@ -65,29 +80,28 @@ CSV whose times are op positions; offsets come from --plan, or from a replay und
 				}
 				if plan != nil {
 					if err := trace.CheckPlan(p, plan); err != nil {
-						return err
+						return inFile(planPath, err)
 					}
 				}
-				err = writeFile(out, func(w io.Writer) error { return trace.WriteMiniMalloc(w, p, plan) })
-			default:
-				return fmt.Errorf("%w: --format %q (want trace or minimalloc)", trace.ErrFormat, format)
+				err = writeFile(cmd, out, func(w io.Writer) error { return trace.WriteMiniMalloc(w, p, plan) })
 			}
 			if err != nil {
 				return err
 			}
+			report := reportTo(cmd, out == "-")
 			if asJSON {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"trace": t.Name, "format": format, "out": out,
+				return printJSON(report, map[string]any{"trace": t.Name, "format": format, "out": out,
 					"buffers": p.NumAllocs(), "ops": len(p.Ops), "steps": len(t.Steps)})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d steps, %d buffers, %d ops -> %s (%s)\n",
+			fmt.Fprintf(report, "%s: %d steps, %d buffers, %d ops -> %s (%s)\n",
 				t.Name, len(t.Steps), p.NumAllocs(), len(p.Ops), out, format)
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (- for standard output)")
 	cmd.Flags().StringVar(&format, "format", "", "output format: trace or minimalloc (default from OUT's extension)")
-	cmd.Flags().StringVar(&planPath, "plan", "", "minimalloc: take offsets from this plan")
-	cmd.Flags().StringVar(&policy, "policy", subarena.SubrangeFenced.String(), "minimalloc: take offsets from a replay under this policy")
+	cmd.Flags().StringVar(&planPath, "plan", "", "minimalloc: take offsets from this plan (error with --format trace)")
+	cmd.Flags().StringVar(&policy, "policy", subarena.SubrangeFenced.String(), "minimalloc: take offsets from a replay under this policy (error with --format trace)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary")
 	rootCmd.AddCommand(cmd)
 }

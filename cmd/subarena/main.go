@@ -5,16 +5,27 @@
 // Each subcommand lives in its own file and registers itself with rootCmd in an init
 // function, so commands are added by adding files.
 //
-// Exit status: 0 on success, 1 when check finds violations, 2 on bad input or any other
-// failure.
+// Exit status: 0 on success, 1 when check finds violations (or viz draws a plan that
+// check rejects), 2 on bad input or any other failure.
+//
+// Standard output carries what a command produces; standard error carries notes,
+// warnings, "wrote PATH" lines for the files a command writes, and a failing command's
+// error, as one line starting "subarena: ". When a command writes a document to standard
+// output (an output path "-"), its report goes to standard error too, so that standard
+// output is that document alone.
 package main
 
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/subarena/subarena/trace"
 )
 
 // rootCmd is the subarena command; subcommands add themselves to it in init functions.
@@ -54,9 +65,109 @@ func exitCode(err error) int {
 }
 
 func main() {
+	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// execute runs the root command with args, its standard output and standard error going
+// to stdout and stderr, prints a failing command's error on stderr (errorLine), and
+// returns the exit status.
+func execute(args []string, stdout, stderr io.Writer) int {
+	rootCmd.SetArgs(args)
+	rootCmd.SetOut(stdout)
+	rootCmd.SetErr(stderr)
 	err := rootCmd.Execute()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "subarena:", err)
+		fmt.Fprintln(stderr, errorLine(err))
 	}
-	os.Exit(exitCode(err))
+	return exitCode(err)
+}
+
+// errorLine renders err as one line with one "subarena: " prefix (errors of the
+// subarena package start with their own, which is not repeated).
+func errorLine(err error) string {
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	for strings.HasPrefix(msg, "subarena: ") {
+		msg = strings.TrimPrefix(msg, "subarena: ")
+	}
+	return "subarena: " + msg
+}
+
+// inFile names the file an error came from, unless the error names it already (an
+// *fs.PathError from opening it) or there is no file.
+func inFile(path string, err error) error {
+	var pe *fs.PathError
+	if err == nil || path == "" || errors.As(err, &pe) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// loadTrace reads a trace file in any supported format; errors name the file.
+func loadTrace(path string) (*trace.Trace, error) {
+	t, err := trace.Load(path)
+	return t, inFile(path, err)
+}
+
+// loadProgram loads and resolves a trace file in any supported format.
+func loadProgram(path string) (*trace.Program, error) {
+	t, err := loadTrace(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := t.Resolve()
+	return p, inFile(path, err)
+}
+
+// loadPlan reads a plan file (subarena-plan/v1 or a MiniMalloc CSV with offsets); errors
+// name the file.
+func loadPlan(path string) (*trace.Plan, error) {
+	plan, err := trace.LoadPlan(path)
+	return plan, inFile(path, err)
+}
+
+// stdoutDoc reports whether any of paths is "-": a document goes to standard output,
+// so the command's report must not. More than one such path is an error.
+func stdoutDoc(paths map[string]string) (bool, error) {
+	var flags []string
+	for flag, path := range paths {
+		if path == "-" {
+			flags = append(flags, flag)
+		}
+	}
+	if len(flags) > 1 {
+		slices.Sort(flags)
+		return true, fmt.Errorf("%s all name standard output (-); at most one document can go there",
+			strings.Join(flags, " and "))
+	}
+	return len(flags) == 1, nil
+}
+
+// reportTo is where a command's report goes: standard output, or standard error when a
+// document goes to standard output.
+func reportTo(cmd *cobra.Command, docOnStdout bool) io.Writer {
+	if docOnStdout {
+		return cmd.ErrOrStderr()
+	}
+	return cmd.OutOrStdout()
+}
+
+// writeFile creates path and fills it with write, then says so on standard error;
+// "-" is the command's standard output.
+func writeFile(cmd *cobra.Command, path string, write func(io.Writer) error) error {
+	if path == "-" {
+		return write(cmd.OutOrStdout())
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", path)
+	return nil
 }

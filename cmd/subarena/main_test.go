@@ -11,15 +11,31 @@ import (
 
 const example = "../../trace/testdata/split-qkv.json"
 
-// run executes the root command with args and returns standard output and the exit code.
+// run executes the root command with args and returns standard output and the exit code
+// (standard error is logged).
 func run(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&out)
-	rootCmd.SetArgs(args)
-	err := rootCmd.Execute()
-	return out.String(), exitCode(err)
+	r := runStreams(args...)
+	if r.stderr != "" {
+		t.Logf("subarena %s: stderr:\n%s", strings.Join(args, " "), r.stderr)
+	}
+	return r.stdout, r.code
+}
+
+// result is one in-process run of the command: what it wrote to standard output and to
+// standard error (a failing command's "subarena: ..." line included, as main prints it),
+// and its exit status.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// runStreams executes the root command as main does, keeping standard output and
+// standard error apart.
+func runStreams(args ...string) result {
+	var out, errOut bytes.Buffer
+	code := execute(args, &out, &errOut)
+	return result{stdout: out.String(), stderr: errOut.String(), code: code}
 }
 
 func TestReplayJSON(t *testing.T) {

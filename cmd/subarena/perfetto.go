@@ -17,7 +17,8 @@ func init() {
 		Long: `perfetto replays the trace in FILE under --policy and writes the result in the Chrome
 trace event format, which ui.perfetto.dev and chrome://tracing open: one track per engine
 with every op a slice over its simulated run (one cost unit is shown as one millisecond),
-and counters of the arena's in-use, pending and high-water bytes.`,
+and counters of the arena's in-use, pending and high-water bytes. It says "wrote PATH" on
+standard error ("-o -" writes to standard output instead).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pol, err := subarena.ParsePolicy(policy)
@@ -36,11 +37,7 @@ and counters of the arena's in-use, pending and high-water bytes.`,
 			if err != nil {
 				return err
 			}
-			write := func(w io.Writer) error { return trace.WritePerfetto(w, res, p.Trace.Engines) }
-			if out == "-" {
-				return write(cmd.OutOrStdout())
-			}
-			return writeFile(out, write)
+			return writeFile(cmd, out, func(w io.Writer) error { return trace.WritePerfetto(w, res, p.Trace.Engines) })
 		},
 	}
 	cmd.Flags().StringVar(&policy, "policy", subarena.SubrangeFenced.String(), "release policy: "+policyNames())

@@ -35,12 +35,27 @@ An output placed over a strided input (the gate half of a fused gate/up product)
 offset of its own: the plan lays it over that footprint of its host under "placements"
 ({"of": HOST, "offset": O, "shape": [..], "strides": [..], "elem": S}), which check
 honours. --no-relayout plans with offsets only; --trace-out also writes FILE rewritten
-with each placed buffer a view of its host, for tools that read offsets only.`,
+with each placed buffer a view of its host, for tools that read offsets only.
+
+Each file written is reported as "wrote PATH" on standard error. One of -o and
+--trace-out may be "-", standard output; the report then goes to standard error. --json
+prints the plan itself on standard output, so it cannot be combined with an output "-".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			docOnStdout, err := stdoutDoc(map[string]string{"-o": out, "--trace-out": traceOut})
+			if err != nil {
+				return err
+			}
+			if docOnStdout && asJSON {
+				return fmt.Errorf("--json prints the plan on standard output, and so does an output \"-\": use one")
+			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
 				return err
+			}
+			format, err := trace.Detect(data)
+			if err != nil {
+				return inFile(args[0], err)
 			}
 			stop := make(chan struct{})
 			sig := make(chan os.Signal, 1)
@@ -54,36 +69,36 @@ with each placed buffer a view of its host, for tools that read offsets only.`,
 			name := strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
 			opts := plan.Options{Budget: budget, NoInPlace: noInPlace, NoRelayout: noRelayout, Stop: stop}
 			var res plan.Result
-			if trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n"); len(trimmed) > 0 && trimmed[0] != '{' {
+			if format == trace.MiniMallocFormat {
 				// A MiniMalloc CSV: plan it on its own time axis.
 				mm, err := trace.ParseMiniMalloc(data)
 				if err != nil {
-					return err
+					return inFile(args[0], err)
 				}
 				res, err = plan.PlanMiniMalloc(mm, name, opts)
 				if err != nil {
-					return err
+					return inFile(args[0], err)
 				}
 			} else {
 				t, err := trace.Read(bytes.NewReader(data), name)
 				if err != nil {
-					return err
+					return inFile(args[0], err)
 				}
 				if res, err = plan.Plan(t, opts); err != nil {
-					return err
+					return inFile(args[0], err)
 				}
 			}
 			if out != "" {
-				if err := writeFile(out, res.WriteJSON); err != nil {
+				if err := writeFile(cmd, out, res.WriteJSON); err != nil {
 					return err
 				}
 			}
 			if traceOut != "" {
-				if err := writeRewritten(traceOut, res); err != nil {
+				if err := writeRewritten(cmd, traceOut, res); err != nil {
 					return err
 				}
 			}
-			w := cmd.OutOrStdout()
+			w := reportTo(cmd, docOnStdout)
 			if asJSON {
 				return res.WriteJSON(w)
 			}
@@ -106,15 +121,15 @@ with each placed buffer a view of its host, for tools that read offsets only.`,
 	}
 	cmd.Flags().DurationVar(&budget, "budget", plan.DefaultBudget, "search time below the best greedy placement (0: greedy only)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan (subarena-plan/v1) as JSON")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "write the plan (subarena-plan/v1) to this file")
-	cmd.Flags().StringVar(&traceOut, "trace-out", "", "also write FILE rewritten with every placed buffer a view of its host (the plan's offsets alone fit it)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", `write the plan (subarena-plan/v1) to this file ("-": standard output)`)
+	cmd.Flags().StringVar(&traceOut, "trace-out", "", `also write FILE rewritten with every placed buffer a view of its host (the plan's offsets alone fit it; "-": standard output)`)
 	cmd.Flags().BoolVar(&noInPlace, "no-inplace", false, "place every buffer on bytes of its own")
 	cmd.Flags().BoolVar(&noRelayout, "no-relayout", false, "place in place over dense inputs only: offsets, no placements")
 	rootCmd.AddCommand(cmd)
 }
 
 // writeRewritten writes res's trace rewritten so that its plan needs no placements.
-func writeRewritten(path string, res plan.Result) error {
+func writeRewritten(cmd *cobra.Command, path string, res plan.Result) error {
 	p, err := res.Trace.Resolve()
 	if err != nil {
 		return err
@@ -123,5 +138,5 @@ func writeRewritten(path string, res plan.Result) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(path, func(w io.Writer) error { return trace.Write(w, t) })
+	return writeFile(cmd, path, func(w io.Writer) error { return trace.Write(w, t) })
 }

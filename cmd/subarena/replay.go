@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
@@ -37,9 +36,17 @@ func init() {
 		Short: "Replay a trace against the Allocator on simulated engines",
 		Long: `replay runs the trace's host program against the Allocator (unbounded arena) under
 one release policy, simulating the engines, and reports the high-water mark, the lower
-bound LiveLB, the overhead HWM/LiveLB - 1, the peak of pending bytes and the plan.`,
+bound LiveLB, the overhead HWM/LiveLB - 1, the peak of pending bytes and the plan.
+
+-o writes the plan (subarena-plan/v1), --perfetto the timeline; each says "wrote PATH" on
+standard error. One of them may be "-", standard output, and the report then goes to
+standard error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			docOnStdout, err := stdoutDoc(map[string]string{"-o": planOut, "--perfetto": perfettoOut})
+			if err != nil {
+				return err
+			}
 			pol, err := subarena.ParsePolicy(policy)
 			if err != nil {
 				return err
@@ -53,18 +60,18 @@ bound LiveLB, the overhead HWM/LiveLB - 1, the peak of pending bytes and the pla
 				return err
 			}
 			if planOut != "" {
-				if err := writeFile(planOut, func(w io.Writer) error { return trace.WritePlan(w, res.Plan) }); err != nil {
+				if err := writeFile(cmd, planOut, func(w io.Writer) error { return trace.WritePlan(w, res.Plan) }); err != nil {
 					return err
 				}
 			}
 			if perfettoOut != "" {
-				if err := writeFile(perfettoOut, func(w io.Writer) error {
+				if err := writeFile(cmd, perfettoOut, func(w io.Writer) error {
 					return trace.WritePerfetto(w, res, p.Trace.Engines)
 				}); err != nil {
 					return err
 				}
 			}
-			out := cmd.OutOrStdout()
+			out := reportTo(cmd, docOnStdout)
 			if asJSON {
 				return printJSON(out, replayJSON{Trace: res.Trace, Policy: res.Policy.String(), HWM: res.HWM,
 					LiveLB: res.LiveLB, Overhead: res.Overhead, PendingPeak: res.PendingPeak, Waited: res.Waited,
@@ -85,19 +92,10 @@ bound LiveLB, the overhead HWM/LiveLB - 1, the peak of pending bytes and the pla
 	}
 	cmd.Flags().StringVar(&policy, "policy", subarena.SubrangeFenced.String(), "release policy: "+policyNames())
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
-	cmd.Flags().StringVarP(&planOut, "output", "o", "", "write the plan (subarena-plan/v1) to this file")
-	cmd.Flags().StringVar(&perfettoOut, "perfetto", "", "write a Chrome trace / Perfetto JSON timeline to this file")
+	cmd.Flags().StringVarP(&planOut, "output", "o", "", `write the plan (subarena-plan/v1) to this file ("-": standard output)`)
+	cmd.Flags().StringVar(&perfettoOut, "perfetto", "", `write a Chrome trace / Perfetto JSON timeline to this file ("-": standard output)`)
 	cmd.Flags().BoolVar(&noDonate, "no-donate", false, "do not place in-place outputs over dying inputs")
 	rootCmd.AddCommand(cmd)
-}
-
-// loadProgram loads and resolves a trace file in any supported format.
-func loadProgram(path string) (*trace.Program, error) {
-	t, err := trace.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	return t.Resolve()
 }
 
 func policyNames() string {
@@ -116,20 +114,4 @@ func printJSON(w io.Writer, v any) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// writeFile creates path and fills it with write; "-" is standard output.
-func writeFile(path string, write func(io.Writer) error) error {
-	if path == "-" {
-		return write(os.Stdout)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
