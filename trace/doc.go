@@ -9,9 +9,9 @@
 // A trace is what a host program issues, in order: buffers come into being (alloc,
 // external), views are taken of them (view), ops are submitted to engines reading and
 // writing buffers or views (op), the host drops buffers or the bytes of one view (release)
-// and blocks on an op (sync). TRACE.md in the project's shared notes is the normative
-// description; this package implements it exactly and says here only what TRACE.md leaves
-// open.
+// and blocks on an op (sync). docs/TRACE.md in the repository is the normative
+// description of the formats and rules; this package implements it exactly and says here
+// only what that document leaves open.
 //
 // Every byte range in this package is half-open, [lo, hi): lo is the first byte, hi one
 // past the last. A view's layout (strided.Layout) is kept relative to its buffer's first
@@ -35,7 +35,10 @@
 // unknown keys are errors, integers must be JSON integers that fit int64, and no input
 // panics. Use after release covers a released buffer, a discarded view, any view of
 // either, and an op whose view touches bytes discarded earlier (checked exactly when both
-// footprints are exact).
+// footprints are exact). StepError.Line and Column place the error in the document; an
+// error in the document's text (malformed JSON, a key, a value's type) says its line and
+// column in its message too. Parse also rejects a trace whose replay schedule would end
+// an op beyond int64 time, so that every tool reading a trace accepts the same ones.
 //
 // Resolve turns a valid Trace into a Program: names bound to indices, each view's layout
 // composed relative to its buffer (a child's offset is relative to its parent's first
@@ -71,27 +74,32 @@
 //
 // # Importers
 //
-// Read detects the format by content. A MiniMalloc CSV (ImportMiniMalloc) becomes one
-// engine with one op per distinct lower time; a buffer is allocated before the op at its
-// lower time, written by it, read by the op at the last lower time below its upper time,
-// and released after that op, so two buffers overlap in op time exactly when their
-// half-open lifetimes intersect. Gaps are read and ignored (conservative); the granule is
-// the largest power of two up to 256 dividing every size, raised to the largest
-// alignment. A ggml-alloc-trace/1 document (ImportGGML) becomes one engine following
-// ggml-alloc's walk; see ImportGGML for the mapping.
+// Read detects the format by content (Detect): a JSON object by its "format" key, a
+// MiniMalloc CSV by its header row. Any other input is rejected with an error matching
+// ErrUnknownFormat that says what the input looks like, and a "format" naming another
+// format or version with one matching ErrFormat too. A MiniMalloc CSV (ImportMiniMalloc)
+// becomes one engine with one op per distinct lower time; a buffer is allocated before
+// the op at its lower time, written by it, read by the op at the last lower time below
+// its upper time, and released after that op, so two buffers overlap in op time exactly
+// when their half-open lifetimes intersect. Gaps are read and ignored (conservative); the
+// granule is the largest power of two up to 256 dividing every size, raised to the
+// largest alignment. A ggml-alloc-trace/1 document (ImportGGML) becomes one engine
+// following ggml-alloc's walk, after every tensor is checked against ggml's rules (a
+// *TensorError names the tensor and the rule); see ImportGGML for the mapping.
+//
 // # Checking a plan
 //
 // Check decides whether a plan is safe. For every byte x shared by two placed buffers A
 // and B, the buffer that lets x go first is found from the step that releases it or
 // discards a view covering x (bytes held to the end go last; if both hold x to the end
 // the plan is unsafe outright). Say A lets x go first. Then every op using x through A, by
-// any view chain, must happen-before every op using x through B, where happens-before is
-// TRACE.md's relation computed on a sasync.Timeline (Order). One op using x through both
-// is allowed only when it is inplace and its two views put element i over element i
-// (same element size and the same address for every element in row-major order). Bytes no
-// op uses are never in conflict. Each violation names the byte runs, both ops and their
-// engines, the view chain through which each reaches the bytes, and the missing edge
-// earlier op -> later op.
+// any view chain, must happen-before every op using x through B, where happens-before
+// is docs/TRACE.md's relation computed on a sasync.Timeline (Order). One op using x
+// through both is allowed only when it is inplace and its two views put element i over
+// element i (same element size and the same address for every element in row-major
+// order). Bytes no op uses are never in conflict. Each violation names the byte runs,
+// both ops and their engines, the view chain through which each reaches the bytes, and
+// the missing edge earlier op -> later op.
 //
 // A placed buffer is checked as the view of its host it stands for: its uses and its
 // views' uses are mapped onto the footprint (Relayout), and the host with the buffers
@@ -114,7 +122,7 @@
 // and at the end; a trace without syncs shows what the after-users policies cost a host
 // that runs ahead. Each alloc takes bytes at its
 // allocation point, narrowed when needed to what every user of the buffer happens-after;
-// donations follow TRACE.md (see Replay). The result carries the high-water mark, the
+// donations follow docs/TRACE.md (see Replay). The result carries the high-water mark, the
 // plan, LiveLB, the overhead HWM/LiveLB - 1, the peak of pending bytes, how many
 // allocations were handed bytes whose previous users had not completed, and per-step,
 // per-op and per-buffer records for timelines (WritePerfetto).
@@ -122,18 +130,18 @@
 // # LiveLB
 //
 // LiveLB is the lower bound the overhead is measured against. Fix the schedule the replay
-// simulated (each op k runs over [start_k, end_k), which no placement changes). A byte x of
-// an alloc buffer B is live over [first, last): first is the earliest start of an op
+// simulated (each op k runs over [start_k, end_k), which no placement changes). A byte x
+// of an alloc buffer B is live over [first, last): first is the earliest start of an op
 // using x through B (any view), last the latest end of one; if the host still holds x at
 // the end of the trace, last is the end of the schedule; and if the last user is an
 // inplace op whose output may take over that read (same element layout up to offset, as
-// TRACE.md's inplace allows), last is that op's start instead. Bytes no op uses are never
-// live. A granule of B is live at t when any of its bytes is, and LiveLB is the maximum
-// over t of the live granules times the granule size, summed over buffers. In a safe plan
-// with granule-aligned offsets, two granules live at the same time cannot share arena
-// bytes (their users would have to be ordered, so one interval would end before the other
-// starts), hence no safe allocator needs less than LiveLB on this schedule. It is computed
-// per buffer from elementary byte segments and one sweep over time.
+// docs/TRACE.md's inplace allows), last is that op's start instead. Bytes no op uses are
+// never live. A granule of B is live at t when any of its bytes is, and LiveLB is the
+// maximum over t of the live granules times the granule size, summed over buffers. In a
+// safe plan with granule-aligned offsets, two granules live at the same time cannot share
+// arena bytes (their users would have to be ordered, so one interval would end before the
+// other starts), hence no safe allocator needs less than LiveLB on this schedule. It is
+// computed per buffer from elementary byte segments and one sweep over time.
 //
 // # Costs
 //

@@ -142,7 +142,7 @@ const (
 	ggmlView            // VIEW/RESHAPE/PERMUTE/TRANSPOSE, or a node written through a view
 )
 
-// ImportGGML turns a ggml-alloc-trace/1 document into a one-engine trace, as TRACE.md's
+// ImportGGML turns a ggml-alloc-trace/1 document into a one-engine trace, as docs/TRACE.md's
 // importer section says: granule = alignment; ne/nb (innermost first) become shape and
 // strides reversed, with quantized types counted in blocks; tensors of the weights or
 // kv_cache buffers become externals; compute leafs and inputs are allocated before the

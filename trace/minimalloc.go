@@ -255,7 +255,7 @@ func parseGaps(s string, addend int64) ([]MiniMallocGap, error) {
 // MiniMallocEngine is the one engine of a trace imported from a MiniMalloc CSV.
 const MiniMallocEngine = "compute"
 
-// Trace turns the problem into a one-engine trace, as TRACE.md's importer section says:
+// Trace turns the problem into a one-engine trace, as docs/TRACE.md's importer section says:
 // one op per distinct lower value, in time order (times are compressed to those values;
 // the op at time t is named "t<t>"). Buffer b is allocated just before the op at b.Lower,
 // written by it, read by the op at the last lower value below b.Upper, and released after

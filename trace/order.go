@@ -116,7 +116,7 @@ func (m elementMap) equal(o elementMap) bool {
 }
 
 // sameElements reports whether two refs, placed at arena offsets baseA and baseB, put
-// element i over element i: the in-place relation TRACE.md's "inplace" allows.
+// element i over element i: the in-place relation docs/TRACE.md's "inplace" allows.
 func sameElements(p *Program, a Ref, baseA int64, b Ref, baseB int64) bool {
 	return mapOf(p.Layout(a), baseA).equal(mapOf(p.Layout(b), baseB))
 }

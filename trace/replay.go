@@ -95,7 +95,7 @@ type PieceLifetime struct {
 // waits only at a sync, which advances its time to the synced op's end; completions reach
 // the Allocator (through the Timeline) only as the host observes them: a sync completes
 // the synced op and everything that happens-before it, and the end of the trace
-// completes the rest. So every reuse the Allocator makes rests on TRACE.md's
+// completes the rest. So every reuse the Allocator makes rests on docs/TRACE.md's
 // happens-before, which is what Check verifies. Each alloc takes bytes at its allocation point (sasync.Timeline.Point of its
 // engine); each op's uses pin exactly their views' bytes until it completes; releases and
 // discards hand bytes back under the policy.

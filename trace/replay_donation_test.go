@@ -5,7 +5,7 @@ import (
 )
 
 // discardBeforeDonor is the smallest trace on which donation and the release order of
-// TRACE.md's safety rule disagree: neg writes b in place over a (a dense read of exactly
+// docs/TRACE.md's safety rule disagree: neg writes b in place over a (a dense read of exactly
 // b's size that nothing uses later), then the host discards lo, the first half of b,
 // before it releases a. For the bytes of lo, b lets them go first (at the discard) and a
 // last (at its release), so the rule requires every use through b (neg) to happen-before

@@ -106,7 +106,7 @@ func donatable(p *Program, usesOf [][]opUse, k, u, b int, w Ref, planned []donat
 }
 
 // letsGoFirst reports whether buffer a lets every byte of fp (a's bytes, B's byte y at
-// a's byte lo+y) go strictly before buffer b lets the byte over it go. TRACE.md's safety
+// a's byte lo+y) go strictly before buffer b lets the byte over it go. docs/TRACE.md's safety
 // rule orders two buffers sharing a byte by which one lets it go first, where a discard
 // of a view lets its bytes go while the buffer is held: the checker then requires every
 // use through the first to happen-before every use through the second. R's users precede

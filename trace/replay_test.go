@@ -156,7 +156,7 @@ func TestIROrderCounterexample(t *testing.T) {
 }
 
 // TestGGMLReproducesGGML: replaying a ggml trace under ir-order with donation places
-// every tensor where ggml-alloc put it (TRACE.md: replay reproduces ggml's graph
+// every tensor where ggml-alloc put it (docs/TRACE.md: replay reproduces ggml's graph
 // allocator on its own traces), which checks the importer's mapping end to end.
 func TestGGMLReproducesGGML(t *testing.T) {
 	for _, f := range sharedFiles(t, "ggml/*.json") {
