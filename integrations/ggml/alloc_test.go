@@ -1,0 +1,201 @@
+package ggml_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/subarena/subarena/integrations/ggml"
+	"github.com/subarena/subarena/integrations/ggml/internal/ggmltest"
+)
+
+// mode is how a run allocates its graphs.
+type mode int
+
+const (
+	modeSubarena mode = iota // ggml.Allocator
+	modeGallocr              // ggml_gallocr_alloc_graph
+	modeOwn                  // every tensor its own bytes
+)
+
+func (m mode) String() string { return [...]string{"subarena", "gallocr", "own"}[m] }
+
+// run is one allocator's pass over a sequence of steps.
+type run struct {
+	outs  [][]byte // per step
+	cache []byte   // the KV cache after the last step
+	// subarena only: per step, the plan's size and gallocr's size for the
+	// same graph, and the allocator's counters at the end
+	planSize, gallocrSize, bound []int64
+	stats                        ggml.Stats
+}
+
+// steps is a prefill of prompt tokens and decode single-token steps.
+func steps(prompt, decode int) [][2]int {
+	s := [][2]int{{prompt, 0}}
+	for i := range decode {
+		s = append(s, [2]int{1, prompt + i})
+	}
+	return s
+}
+
+func runSteps(t testing.TB, m *ggmltest.Model, be *ggmltest.Backend, md mode, opts ggml.Options, sched [][2]int) *run {
+	t.Helper()
+	c := m.NewCache()
+	defer c.Free()
+	r := &run{}
+	var a *ggml.Allocator
+	var ga *ggmltest.Gallocr
+	switch md {
+	case modeSubarena:
+		var err error
+		if a, err = ggml.New(opts); err != nil {
+			t.Fatal(err)
+		}
+		defer a.Free()
+	case modeGallocr:
+		ga = ggmltest.NewGallocr()
+		defer ga.Free()
+	}
+	for i, st := range sched {
+		g := m.Build(c, st[0], st[1])
+		var free func()
+		switch md {
+		case modeSubarena:
+			p, err := a.Plan(g.CGraph())
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.planSize = append(r.planSize, p.Size)
+			r.bound = append(r.bound, p.LowerBound)
+			r.gallocrSize = append(r.gallocrSize, g.GallocrSize())
+			if err := a.AllocGraph(g.CGraph()); err != nil {
+				t.Fatal(err)
+			}
+		case modeGallocr:
+			if err := ga.Alloc(g); err != nil {
+				t.Fatal(err)
+			}
+		case modeOwn:
+			var err error
+			if free, err = g.AllocOwn(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g.SetInputs(m, uint64(1000+i))
+		if err := be.Compute(g); err != nil {
+			t.Fatal(err)
+		}
+		r.outs = append(r.outs, g.Output())
+		if free != nil {
+			free()
+		}
+		g.Free()
+	}
+	r.cache = c.Bytes()
+	if a != nil {
+		r.stats = a.Stats()
+	}
+	return r
+}
+
+func diffBytes(a, b []byte) int {
+	if len(a) != len(b) {
+		return max(len(a), len(b))
+	}
+	n := 0
+	for i := range a {
+		if a[i] != b[i] {
+			n++
+		}
+	}
+	return n
+}
+
+// compareRuns checks that every run produced the reference's bytes.
+func compareRuns(t testing.TB, ref *run, refName string, others map[string]*run) {
+	t.Helper()
+	for name, r := range others {
+		for i := range ref.outs {
+			if d := diffBytes(ref.outs[i], r.outs[i]); d != 0 {
+				t.Errorf("step %d: %s output: %d of %d bytes differ from %s", i, name, d, len(ref.outs[i]), refName)
+			}
+		}
+		if d := diffBytes(ref.cache, r.cache); d != 0 {
+			t.Errorf("%s KV cache: %d of %d bytes differ from %s", name, d, len(ref.cache), refName)
+		}
+	}
+}
+
+type computeCase struct {
+	p       ggmltest.Params
+	prompt  int
+	decode  int
+	threads int
+}
+
+func (c computeCase) String() string {
+	return fmt.Sprintf("%v-p%d-d%d-t%d", c.p, c.prompt, c.decode, c.threads)
+}
+
+func computeCases(short bool) []computeCase {
+	L, G := ggmltest.LLaMA, ggmltest.GPT2
+	mi, sm, fl := ggmltest.AttnMaskInf, ggmltest.AttnSoftMax, ggmltest.AttnFlash
+	P := func(arch ggmltest.Arch, e, h, f, l, b int, attn ggmltest.Attn, pad int) ggmltest.Params {
+		v := 0
+		if arch == G {
+			v = 96
+		}
+		return ggmltest.Params{Arch: arch, Embd: e, Heads: h, FF: f, Layers: l, Vocab: v, Ctx: 48, Seqs: b,
+			Attn: attn, KVPad: pad, Seed: uint64(e*7 + l*3 + b)}
+	}
+	cs := []computeCase{
+		{ggmltest.Tiny(), 32, 0, 2},
+		{P(L, 256, 4, 688, 2, 1, mi, 8), 16, 3, 2},
+		{P(L, 128, 4, 344, 3, 8, sm, 8), 8, 3, 1},
+		{P(L, 128, 2, 344, 2, 1, fl, 0), 12, 2, 2},
+		{P(L, 128, 4, 344, 1, 8, fl, 8), 6, 2, 2},
+		{P(G, 128, 4, 512, 2, 1, sm, 8), 10, 3, 1},
+		{P(G, 128, 4, 512, 2, 8, sm, 0), 5, 2, 2},
+		{P(G, 64, 2, 256, 6, 1, fl, 8), 9, 3, 2},
+		{P(G, 96, 3, 384, 1, 8, mi, 0), 7, 1, 1},
+		{P(L, 256, 4, 688, 6, 1, mi, 8), 16, 2, 1},
+	}
+	if !short {
+		cs = append(cs,
+			computeCase{P(L, 1024, 8, 2816, 1, 1, sm, 8), 16, 2, 2},
+			computeCase{P(G, 1024, 16, 4096, 1, 8, fl, 8), 4, 2, 2},
+			computeCase{P(L, 512, 8, 1376, 4, 8, mi, 16), 12, 2, 2},
+		)
+	}
+	return cs
+}
+
+// TestAllocGraphBitExact computes decoder graphs (prefill and decode, LLaMA
+// and GPT-2 style, softmax and flash attention, batch 1 and 8, 1 to 6
+// layers, 1 or 2 threads) with subarena's AllocGraph, with ggml_gallocr and
+// with every tensor in its own memory, and requires the same bytes from all
+// three: every step's output and the KV cache. subarena's buffer is never
+// larger than gallocr's for the same graph.
+func TestAllocGraphBitExact(t *testing.T) {
+	for _, cc := range computeCases(testing.Short()) {
+		t.Run(cc.String(), func(t *testing.T) {
+			m := ggmltest.NewModel(cc.p)
+			defer m.Free()
+			be := ggmltest.NewBackend(cc.threads)
+			defer be.Free()
+			sched := steps(cc.prompt, cc.decode)
+			own := runSteps(t, m, be, modeOwn, ggml.Options{}, sched)
+			gal := runSteps(t, m, be, modeGallocr, ggml.Options{}, sched)
+			sub := runSteps(t, m, be, modeSubarena, ggml.Options{Check: true, NoRelayout: true}, sched)
+			compareRuns(t, own, "own memory", map[string]*run{"gallocr": gal, "subarena": sub})
+			for i := range sched {
+				if sub.planSize[i] > sub.gallocrSize[i] {
+					t.Errorf("step %d: subarena needs %d bytes, gallocr %d", i, sub.planSize[i], sub.gallocrSize[i])
+				}
+				t.Logf("step %v: subarena %d gallocr %d (%.3f) bound %d", sched[i], sub.planSize[i], sub.gallocrSize[i],
+					float64(sub.planSize[i])/float64(sub.gallocrSize[i]), sub.bound[i])
+			}
+			t.Logf("stats %+v", sub.stats)
+		})
+	}
+}
