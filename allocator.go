@@ -189,7 +189,7 @@ func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
 func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock) (arena.Block, sasync.Clock, error) {
 	var fence sasync.Clock
 	a.lent = a.lent[:0]
-	if a.idx.Mode().Fenced {
+	if a.idx.Mode().Fenced() {
 		a.safePoint, a.safeCompleted = at.Clock, *completed
 		a.lent = a.idx.SafeRuns(a.lent, a.safeFn)
 	}

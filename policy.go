@@ -84,14 +84,14 @@ func Policies() []Policy {
 func (p Policy) mode() liveness.Mode {
 	switch p {
 	case SubrangeAfterUsers:
-		return liveness.Mode{}
+		return liveness.SubrangeAfterUsers
 	case WholeFenced:
-		return liveness.Mode{Whole: true, Fenced: true}
+		return liveness.WholeFenced
 	case WholeAfterUsers:
-		return liveness.Mode{Whole: true}
+		return liveness.WholeAfterUsers
 	case IROrder:
-		return liveness.Mode{Unsafe: true}
+		return liveness.Unsafe
 	default:
-		return liveness.Mode{Fenced: true}
+		return liveness.SubrangeFenced
 	}
 }

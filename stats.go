@@ -50,7 +50,7 @@ func (a *Allocator) Stats() Stats {
 		Buffers:       a.nBuffers,
 		Users:         a.idx.Pending(),
 	}
-	if a.idx.Mode().Fenced {
+	if a.idx.Mode().Fenced() {
 		s.Fenced = s.Held
 	}
 	s.Pending, s.PendingPerEngine = a.idx.PendingBytes()

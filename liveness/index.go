@@ -20,23 +20,60 @@ var (
 	ErrInvalidRange = errors.New("liveness: invalid range")
 	// ErrInvalidGranule: the granule is not a positive power of two.
 	ErrInvalidGranule = errors.New("liveness: granule must be a positive power of two")
+	// ErrInvalidMode: New was given a Mode that is not one of the five.
+	ErrInvalidMode = errors.New("liveness: invalid mode")
 	// ErrNotHeld: bytes released twice, or released while already held.
 	ErrNotHeld = errors.New("liveness: bytes already held")
 )
 
-// Mode is how released bytes go back to reuse. The Allocator's policies map
-// onto it one to one.
-type Mode struct {
-	// Whole: a released buffer (or discarded view) is one piece; none of it
-	// returns until no pending user covers any byte of it.
-	Whole bool
-	// Fenced: held bytes whose pending users are all safe for a writer may
-	// be taken by that writer before the users complete (SafeRuns, TakeRanges).
-	Fenced bool
+// Mode is how released bytes go back to reuse: whole buffers or subranges,
+// after their users complete or at once, fenced, for safe writers; or, for
+// the unsafe baseline, at once regardless of pending users. The
+// Allocator's five policies map onto the five modes one to one. The zero
+// Mode is SubrangeAfterUsers.
+type Mode uint8
+
+const (
+	// SubrangeAfterUsers: each released byte returns when no pending user
+	// covers its granule.
+	SubrangeAfterUsers Mode = iota
+	// SubrangeFenced: as SubrangeAfterUsers, and held bytes whose pending
+	// users are all safe for a writer may be taken by it before they
+	// complete (SafeRuns, TakeRanges).
+	SubrangeFenced
+	// WholeAfterUsers: a released buffer (or discarded view) is one piece;
+	// none of it returns until no pending user covers any byte of it.
+	WholeAfterUsers
+	// WholeFenced: as WholeAfterUsers, and a piece whose pending users are
+	// all safe for a writer may be taken by it before they complete.
+	WholeFenced
 	// Unsafe ignores pending users entirely: released bytes return at once.
 	// It reproduces the premature-reuse bug and exists only as a baseline.
-	Unsafe bool
+	Unsafe
+	numModes
+)
+
+var modeNames = [numModes]string{"subrange-after-users", "subrange-fenced", "whole-after-users", "whole-fenced", "unsafe"}
+
+// String names the mode as the Allocator's policy of the same behaviour
+// does (Unsafe is "unsafe").
+func (m Mode) String() string {
+	if m < numModes {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
 }
+
+// Valid reports whether m is one of the five modes.
+func (m Mode) Valid() bool { return m < numModes }
+
+// Whole reports whether released bytes return by piece (a whole released
+// buffer or discarded view), never for Unsafe.
+func (m Mode) Whole() bool { return m == WholeAfterUsers || m == WholeFenced }
+
+// Fenced reports whether held bytes may be taken by a safe writer before
+// their users complete.
+func (m Mode) Fenced() bool { return m == SubrangeFenced || m == WholeFenced }
 
 // UserID names one pending user. IDs are reused after the user is gone, so
 // a UserID is meaningful only while its user is pending.
@@ -138,10 +175,13 @@ type Index struct {
 }
 
 // New returns an empty Index for an arena with the given granule (a power of
-// two) and mode.
+// two) and mode. An undefined mode fails with ErrInvalidMode.
 func New(granule int64, mode Mode) (*Index, error) {
 	if granule <= 0 || granule&(granule-1) != 0 {
 		return nil, fmt.Errorf("%w: %d", ErrInvalidGranule, granule)
+	}
+	if !mode.Valid() {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidMode, mode)
 	}
 	return &Index{
 		granule: granule,

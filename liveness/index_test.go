@@ -51,7 +51,7 @@ func (m *model) pieceCovered(p []bool) bool {
 
 // settle applies the return rule until nothing more returns.
 func (m *model) settle() {
-	whole := m.mode.Whole && !m.mode.Unsafe
+	whole := m.mode.Whole()
 	if whole {
 		kept := m.pieces[:0]
 		for _, p := range m.pieces {
@@ -69,7 +69,7 @@ func (m *model) settle() {
 				continue
 			}
 			switch {
-			case m.mode.Unsafe:
+			case m.mode == Unsafe:
 			case whole:
 				for _, p := range m.pieces {
 					if p[x] {
@@ -115,14 +115,14 @@ func randomRuns(r *rand.Rand, n int) []ranges.Range {
 // and takes against the brute-force model in every mode, checking
 // invariants after every step.
 func TestIndexAgainstModel(t *testing.T) {
-	modes := []Mode{{}, {Fenced: true}, {Whole: true}, {Whole: true, Fenced: true}, {Unsafe: true}}
+	modes := []Mode{SubrangeAfterUsers, SubrangeFenced, WholeAfterUsers, WholeFenced, Unsafe}
 	steps := 1500
 	if testing.Short() {
 		steps = 300
 	}
 	for _, mode := range modes {
 		for seed := uint64(1); seed <= 4; seed++ {
-			t.Run(fmt.Sprintf("%+v/%d", mode, seed), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%v/%d", mode, seed), func(t *testing.T) {
 				runModel(t, mode, seed, steps)
 			})
 		}
@@ -208,7 +208,7 @@ func runModel(t *testing.T, mode Mode, seed uint64, steps int) {
 				m.held[b] = true
 				bs[b] = true
 			}
-			if mode.Whole && !mode.Unsafe {
+			if mode.Whole() {
 				m.pieces = append(m.pieces, bs)
 			}
 			m.settle()
@@ -239,8 +239,8 @@ func runModel(t *testing.T, mode Mode, seed uint64, steps int) {
 			if !ok {
 				break
 			}
-			if !mode.Fenced || mode.Unsafe {
-				t.Fatalf("take succeeded in mode %+v", mode)
+			if !mode.Fenced() {
+				t.Fatalf("take succeeded in mode %v", mode)
 			}
 			if w.Lo%g != 0 || w.Len() < size || w.Len()%g != 0 {
 				t.Fatalf("%s: bad window", what)
@@ -295,10 +295,10 @@ func runModel(t *testing.T, mode Mode, seed uint64, steps int) {
 }
 
 func TestBadCalls(t *testing.T) {
-	if _, err := New(3, Mode{}); !errors.Is(err, ErrInvalidGranule) {
+	if _, err := New(3, SubrangeAfterUsers); !errors.Is(err, ErrInvalidGranule) {
 		t.Fatalf("granule 3: %v", err)
 	}
-	x, _ := New(16, Mode{})
+	x, _ := New(16, SubrangeAfterUsers)
 	if _, err := x.AddUser(sasync.Event{Seq: 1}, false, []ranges.Range{{Lo: 5, Hi: 5}}); !errors.Is(err, ErrInvalidRange) {
 		t.Fatalf("empty run: %v", err)
 	}
@@ -322,7 +322,7 @@ func TestBadCalls(t *testing.T) {
 // TestEmptyKeysSwept: keys of completed users stay for reuse but are swept
 // once they outnumber the live ones, so the tree does not grow without bound.
 func TestEmptyKeysSwept(t *testing.T) {
-	x, _ := New(16, Mode{})
+	x, _ := New(16, SubrangeAfterUsers)
 	var c sasync.Clock
 	for i := 0; i < 5000; i++ {
 		ev := sasync.Event{Seq: sasync.Seq(i + 1)}
@@ -359,7 +359,7 @@ func TestEmptyKeysSwept(t *testing.T) {
 // TestPendingBytes compares the one-pass union with sets built user by user.
 func TestPendingBytes(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
-	x, _ := New(16, Mode{})
+	x, _ := New(16, SubrangeAfterUsers)
 	for i := 0; i < 400; i++ {
 		e := sasync.EngineID(r.IntN(3))
 		unknown := r.IntN(10) == 0
@@ -413,4 +413,27 @@ func takeBestFit(x *Index, size int64, safe func(sasync.Event) bool, free func(r
 	w := ranges.Range{Lo: best.Lo, Hi: best.Lo + size}
 	fence, err := x.TakeRange(w, free)
 	return w, fence, err == nil
+}
+
+// TestModes: the five modes and what each says; an undefined mode is refused.
+func TestModes(t *testing.T) {
+	cases := []struct {
+		m             Mode
+		name          string
+		whole, fenced bool
+	}{
+		{SubrangeAfterUsers, "subrange-after-users", false, false},
+		{SubrangeFenced, "subrange-fenced", false, true},
+		{WholeAfterUsers, "whole-after-users", true, false},
+		{WholeFenced, "whole-fenced", true, true},
+		{Unsafe, "unsafe", false, false},
+	}
+	for _, c := range cases {
+		if c.m.String() != c.name || c.m.Whole() != c.whole || c.m.Fenced() != c.fenced || !c.m.Valid() {
+			t.Errorf("%v: name %q whole %v fenced %v valid %v", c.m, c.m.String(), c.m.Whole(), c.m.Fenced(), c.m.Valid())
+		}
+	}
+	if _, err := New(16, numModes); !errors.Is(err, ErrInvalidMode) {
+		t.Fatalf("undefined mode: %v", err)
+	}
 }

@@ -25,7 +25,7 @@ func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
 	}
 	x.held.AddSet(bytes)
 	x.heldBytes += bytes.Len()
-	if x.mode.Whole && !x.mode.Unsafe {
+	if x.mode.Whole() {
 		x.pieces = append(x.pieces, &piece{bytes: bytes.Clone()})
 	}
 	x.touched.Reset()
@@ -41,7 +41,7 @@ func (x *Index) reclaim(free func(ranges.Range)) {
 	if x.touched.IsEmpty() || x.held.IsEmpty() {
 		return
 	}
-	whole := x.mode.Whole && !x.mode.Unsafe
+	whole := x.mode.Whole()
 	if whole {
 		for i := 0; i < len(x.pieces); {
 			p := x.pieces[i]
@@ -63,7 +63,7 @@ func (x *Index) reclaim(free func(ranges.Range)) {
 	for _, c := range x.cand2.Runs() {
 		x.scratch.Reset()
 		switch {
-		case x.mode.Unsafe:
+		case x.mode == Unsafe:
 		case whole:
 			for _, p := range x.pieces {
 				if p.bytes.Bounds().Overlaps(c) {
@@ -295,7 +295,7 @@ func (x *Index) CheckInvariants() error {
 	if known != queuedCount {
 		return fmt.Errorf("liveness: queued users %v, known live users %v", queuedCount, known)
 	}
-	whole := x.mode.Whole && !x.mode.Unsafe
+	whole := x.mode.Whole()
 	var inPieces ranges.Set
 	for i, p := range x.pieces {
 		if !whole {
@@ -317,7 +317,7 @@ func (x *Index) CheckInvariants() error {
 		for g := c.Lo; g < c.Hi; g += x.granule {
 			gr := ranges.Range{Lo: g, Hi: g + x.granule}
 			switch {
-			case x.mode.Unsafe:
+			case x.mode == Unsafe:
 				return fmt.Errorf("liveness: granule %v held in unsafe mode", gr)
 			case whole:
 				if _, ok := inPieces.Overlaps(gr); !ok {

@@ -13,10 +13,10 @@ import (
 // (every user of the piece safe). It returns nil in the after-users and
 // unsafe modes, where nothing is taken before its users complete.
 func (x *Index) SafeRuns(dst []ranges.Range, safe func(sasync.Event) bool) []ranges.Range {
-	if !x.mode.Fenced || x.mode.Unsafe || x.held.IsEmpty() {
+	if !x.mode.Fenced() || x.held.IsEmpty() {
 		return dst
 	}
-	if x.mode.Whole {
+	if x.mode.Whole() {
 		for _, p := range x.pieces {
 			if !x.allSafe(&p.bytes, safe) {
 				continue
