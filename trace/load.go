@@ -87,7 +87,7 @@ func Detect(data []byte) (string, error) {
 		return "", unknownFormat(fmt.Sprintf("binary data (%d bytes, not text)", len(data)))
 	case trimmed[0] == '[':
 		if json.Valid(trimmed) {
-			return "", unknownFormat("a JSON array; a trace is a JSON object with a \"format\" key, or a CSV")
+			return "", unknownFormat("a JSON array, not an object")
 		}
 		return "", unknownFormat(fmt.Sprintf("text starting with %s", firstLine(trimmed)))
 	}

@@ -121,6 +121,36 @@ func TestHostileInputs(t *testing.T) {
 	}
 }
 
+// TestHostilePlans: a plan file that is no plan is refused by check and viz with what
+// it looks like, and a malformed plan document with the line and column.
+func TestHostilePlans(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, data, says string }{
+		{"empty", "", "not a subarena-plan/v1 plan or MiniMalloc CSV solution: the input is empty"},
+		{"array", "[1,2,3]", "not a subarena-plan/v1 plan or MiniMalloc CSV solution: a JSON array, not an object"},
+		{"random bytes", hostileRandom(), "not a subarena-plan/v1 plan or MiniMalloc CSV solution: binary data"},
+		{"truncated", "{\"format\": \"subarena-plan/v1\",\n \"trace\": \"x\", \"size\": 1, \"offsets\": {",
+			"malformed document: line 2, column 39: unexpected end of JSON input"},
+		{"a trace", "{\"format\": \"subarena-trace/v1\", \"engines\": [\"c\"], \"steps\": []}",
+			`"subarena-trace/v1" is not "subarena-plan/v1"`},
+		{"csv without offsets", "id,lower,upper,size\nqkv,0,1,24576\n", "a MiniMalloc CSV plan needs an offset column"},
+	} {
+		path := writeTemp(t, dir, strings.ReplaceAll(c.name, " ", "-")+".plan", c.data)
+		for _, args := range [][]string{
+			{"check", example, path},
+			{"viz", example, "--plan", path, "-o", filepath.Join(dir, "x.svg")},
+		} {
+			r := runClean(t, args...)
+			require.Equal(t, 2, r.code, "%s %v: %s", c.name, args, r.stderr)
+			require.Empty(t, r.stdout)
+			line := errLine(t, r)
+			require.Contains(t, line, "subarena: "+path+": ")
+			require.Contains(t, line, c.says)
+		}
+	}
+	require.NoFileExists(t, filepath.Join(dir, "x.svg"))
+}
+
 // TestImportToStdout: with -o -, standard output is the document alone (it parses) and
 // the summary, plain or JSON, goes to standard error; written to a file, the summary is
 // standard output and the file is reported.

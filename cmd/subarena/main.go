@@ -16,11 +16,13 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -119,9 +121,20 @@ func loadProgram(path string) (*trace.Program, error) {
 }
 
 // loadPlan reads a plan file (subarena-plan/v1 or a MiniMalloc CSV with offsets); errors
-// name the file.
+// name the file. A file that is neither (not a JSON object, not a MiniMalloc CSV) is
+// refused with what it looks like, as a trace file would be.
 func loadPlan(path string) (*trace.Plan, error) {
-	plan, err := trace.LoadPlan(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+		if _, err := trace.Detect(data); err != nil {
+			what := strings.TrimPrefix(err.Error(), trace.ErrUnknownFormat.Error()+": ")
+			return nil, fmt.Errorf("%s: not a subarena-plan/v1 plan or MiniMalloc CSV solution: %s", path, what)
+		}
+	}
+	plan, err := trace.ReadPlan(bytes.NewReader(data), strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
 	return plan, inFile(path, err)
 }
 
