@@ -21,6 +21,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -98,6 +99,7 @@ type Stats struct {
 
 type entry struct {
 	hash    uint64
+	key     []uint64 // the graph's structural key (sa_scan)
 	n       int32
 	place   []C.sa_place
 	nRelaid int32
@@ -235,7 +237,7 @@ func (a *Allocator) AllocGraph(graph unsafe.Pointer) error {
 	defer a.mu.Unlock()
 	g := (*C.struct_ggml_cgraph)(graph)
 	if e := a.last; e != nil && a.buf != nil {
-		switch C.sa_hit(a.sc.s, g, C.uint64_t(e.hash), placePtr(e.place), C.int32_t(e.n), C.int32_t(e.nRelaid)) {
+		switch C.sa_hit(a.sc.s, g, keyPtr(e.key), C.int64_t(len(e.key)), placePtr(e.place), C.int32_t(e.n), C.int32_t(e.nRelaid)) {
 		case 1:
 			a.stats.Hits++
 			a.clock++
@@ -247,16 +249,20 @@ func (a *Allocator) AllocGraph(graph unsafe.Pointer) error {
 	} else if err := a.sc.scan(graph); err != nil {
 		return err
 	}
-	e, hit := a.cache[uint64(a.sc.s.hash)]
-	if hit && e.n == int32(a.sc.s.n_recs) {
+	if e := a.lookup(); e != nil {
 		a.stats.Hits++
-	} else {
-		a.stats.Misses++
-		var err error
-		if e, err = a.planScanned(); err != nil {
-			return err
-		}
+		return a.place(e)
 	}
+	a.stats.Misses++
+	e, err := a.planScanned()
+	if err != nil {
+		return err
+	}
+	return a.place(e)
+}
+
+// place places the scanned graph with e's plan.
+func (a *Allocator) place(e *entry) error {
 	if err := a.grow(e.plan.Size); err != nil {
 		return err
 	}
@@ -265,7 +271,9 @@ func (a *Allocator) AllocGraph(graph unsafe.Pointer) error {
 	}
 	a.clock++
 	e.used = a.clock
-	a.last = e
+	if a.opts.CacheSize >= 0 {
+		a.last = e
+	}
 	return nil
 }
 
@@ -290,7 +298,7 @@ func (a *Allocator) Plan(graph unsafe.Pointer) (*Plan, error) {
 	if err := a.sc.scan(graph); err != nil {
 		return nil, err
 	}
-	if e, ok := a.cache[uint64(a.sc.s.hash)]; ok && e.n == int32(a.sc.s.n_recs) {
+	if e := a.lookup(); e != nil {
 		return e.plan, nil
 	}
 	e, err := a.planScanned()
@@ -307,6 +315,29 @@ func (a *Allocator) applyErr(r int) error {
 		return fmt.Errorf("%w: tensor %q", ErrAlloc, C.GoString(&t.name[0]))
 	}
 	return fmt.Errorf("%w: the plan does not fit the graph", ErrAlloc)
+}
+
+// scannedKey returns the scanned graph's key (C memory, valid until the
+// next scan).
+func (a *Allocator) scannedKey() []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(a.sc.s.key)), int(a.sc.s.n_key))
+}
+
+// lookup returns the cached plan of the scanned graph, or nil.
+func (a *Allocator) lookup() *entry {
+	key := a.scannedKey()
+	e, ok := a.cache[uint64(C.sa_key_hash(a.sc.s.key, a.sc.s.n_key))]
+	if !ok || e.n != int32(a.sc.s.n_recs) || !slices.Equal(e.key, key) {
+		return nil
+	}
+	return e
+}
+
+func keyPtr(k []uint64) *C.uint64_t {
+	if len(k) == 0 {
+		return nil
+	}
+	return (*C.uint64_t)(unsafe.Pointer(&k[0]))
 }
 
 func placePtr(p []C.sa_place) *C.sa_place {
@@ -336,7 +367,8 @@ func (a *Allocator) planScanned() (*entry, error) {
 	p.Read = read
 	p.Planning = time.Since(start) - read
 	a.stats.Plans++
-	e := &entry{hash: uint64(a.sc.s.hash), n: int32(a.sc.s.n_recs), place: place, nRelaid: nRelaid, plan: p}
+	e := &entry{hash: uint64(C.sa_key_hash(a.sc.s.key, a.sc.s.n_key)), key: slices.Clone(a.scannedKey()),
+		n: int32(a.sc.s.n_recs), place: place, nRelaid: nRelaid, plan: p}
 	a.insert(e)
 	return e, nil
 }

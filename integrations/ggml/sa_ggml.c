@@ -27,6 +27,7 @@ void sa_state_free(sa_state * s) {
     free(s->relaid);
     free(s->rkeys);
     free(s->rvals);
+    free(s->key);
     free(s);
 }
 
@@ -152,29 +153,91 @@ static const sa_relaid * relaid_find(const sa_state * s, const struct ggml_tenso
     return NULL;
 }
 
-#define SA_K1 0x9e3779b97f4a7c15ULL
-#define SA_K2 0xc2b2ae3d27d4eb4fULL
-
-static inline uint64_t mix(uint64_t h, uint64_t v) {
-    h ^= v * SA_K1;
-    h = (h << 31) | (h >> 33);
-    return h * SA_K2;
+static int key_reserve(sa_state * s, int64_t n) {
+    if (n <= s->cap_key) {
+        return 0;
+    }
+    int64_t want = s->cap_key > 0 ? s->cap_key : 1024;
+    while (want < n) {
+        want *= 2;
+    }
+    uint64_t * k = (uint64_t *) realloc(s->key, (size_t) want * sizeof(uint64_t));
+    if (k == NULL) {
+        return -1;
+    }
+    s->key = k;
+    s->cap_key = want;
+    return 0;
 }
 
-static inline uint64_t finish(uint64_t h) {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
+// The most key words one record takes: a header, five words of sources,
+// ne, nb and the view offset.
+#define SA_KEY_MAX (1 + GGML_MAX_SRC / 2 + 2 * GGML_MAX_DIMS + 1)
+
+// rec_key sets the kind, strides and view offset of a linked record and
+// writes its key words to k; it returns how many.
+static inline int32_t rec_key(const sa_state * s, sa_rec * rec, uint64_t * k) {
+    const struct ggml_tensor * t = rec->t;
+    const sa_relaid * e = NULL;
+    if (s->n_relaid > 0 && t->buffer != NULL && t->buffer == s->buffer) {
+        e = relaid_find(s, t);
+    }
+    int own;
+    if (rec->view_src >= 0) {
+        own = sa_is_own_base(s, s->recs[rec->view_src].t);
+        rec->kind = own ? SA_VIEW_OWN : SA_VIEW_EXT;
+    } else {
+        own = sa_is_own_base(s, t);
+        rec->kind = own ? SA_OWN : SA_EXT;
+    }
+    rec->alloc_size = 0;
+    const int is_node = rec->node >= 0;
+    uint64_t head = (uint64_t) rec->kind | ((uint64_t) is_node << 2) | ((uint64_t) (uint32_t) rec->view_src << 32);
+    if (is_node) {
+        uint64_t sub = (t->op == GGML_OP_UNARY || t->op == GGML_OP_GLU) ? (uint64_t) (uint8_t) t->op_params[0] : 0;
+        head |= ((uint64_t) (t->op & 0xff) << 8) | (sub << 16);
+    }
+    if (own) {
+        head |= ((uint64_t) (t->type & 0x3f) << 24) |
+                ((uint64_t) (t->flags & (GGML_TENSOR_FLAG_INPUT | GGML_TENSOR_FLAG_OUTPUT)) << 30);
+    }
+    int32_t n = 0;
+    k[n++] = head;
+    if (is_node) {
+        for (int j = 0; j < GGML_MAX_SRC; j += 2) {
+            k[n++] = (uint64_t) (uint32_t) rec->src[j] | ((uint64_t) (uint32_t) rec->src[j + 1] << 32);
+        }
+    }
+    if (e != NULL) {
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            rec->nb[d] = e->orig_nb[d];
+        }
+        rec->view_offs = e->orig_offs;
+    } else {
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            rec->nb[d] = (int64_t) t->nb[d];
+        }
+        rec->view_offs = (int64_t) t->view_offs;
+    }
+    if (own) {
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            k[n++] = (uint64_t) t->ne[d];
+        }
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            k[n++] = (uint64_t) rec->nb[d];
+        }
+        if (rec->kind == SA_VIEW_OWN) {
+            k[n++] = (uint64_t) rec->view_offs;
+        }
+    }
+    return n;
 }
 
 int32_t sa_scan(sa_state * s, struct ggml_cgraph * g) {
     const int32_t n_nodes = ggml_graph_n_nodes(g);
     s->n_recs = 0;
     s->n_nodes = n_nodes;
-    if (table_reserve(s, n_nodes + 16) != 0 || recs_reserve(s, n_nodes + 16) != 0) {
+    if (table_reserve(s, 2 * n_nodes + 16) != 0 || recs_reserve(s, n_nodes + 16) != 0) {
         return -1;
     }
     memset(s->keys, 0, (size_t) s->hcap * sizeof(*s->keys));
@@ -188,19 +251,29 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g) {
             s->recs[r].node = i;
         }
     }
+    s->n_node_recs = s->n_recs;
     // Links: srcs of nodes, view_src of everything (leaves reached last).
     for (int32_t r = 0; r < s->n_recs; r++) {
-        struct ggml_tensor * t = s->recs[r].t;
-        int is_node = s->recs[r].node >= 0;
-        for (int j = 0; j < GGML_MAX_SRC; j++) {
-            int32_t x = -1;
-            if (is_node && t->src[j] != NULL) {
-                x = rec_of(s, t->src[j]);
-                if (x < 0) {
-                    return -1;
+        sa_rec * rec = &s->recs[r];
+        struct ggml_tensor * t = rec->t;
+        if (rec->node >= 0) {
+            for (int j = 0; j < GGML_MAX_SRC; j++) {
+                struct ggml_tensor * x = t->src[j];
+                int32_t v = -1;
+                if (x != NULL) {
+                    // most sources are the node just before
+                    v = (r > 0 && s->recs[r - 1].t == x) ? r - 1 : rec_of(s, x);
+                    if (v < 0) {
+                        return -1;
+                    }
+                    rec = &s->recs[r];
                 }
+                rec->src[j] = v;
             }
-            s->recs[r].src[j] = x;
+        } else {
+            for (int j = 0; j < GGML_MAX_SRC; j++) {
+                rec->src[j] = -1;
+            }
         }
         int32_t v = -1;
         if (t->view_src != NULL) {
@@ -211,51 +284,87 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g) {
         }
         s->recs[r].view_src = v;
     }
-    // Kinds, strides and the hash.
-    uint64_t h = mix(mix(0x5a5a5a5a, (uint64_t) n_nodes), (uint64_t) s->n_recs);
+    // Kinds, strides and the key: every field a plan depends on.
+    if (key_reserve(s, (int64_t) s->n_recs * SA_KEY_MAX + 2) != 0) {
+        return -1;
+    }
+    uint64_t * k = s->key;
+    *k++ = (uint64_t) (uint32_t) n_nodes | ((uint64_t) (uint32_t) s->n_recs << 32);
     for (int32_t r = 0; r < s->n_recs; r++) {
-        sa_rec * rec = &s->recs[r];
-        struct ggml_tensor * t = rec->t;
-        const sa_relaid * e = NULL;
-        if (s->n_relaid > 0 && t->buffer != NULL && t->buffer == s->buffer) {
-            e = relaid_find(s, t);
-        }
-        for (int k = 0; k < GGML_MAX_DIMS; k++) {
-            rec->nb[k] = e != NULL ? e->orig_nb[k] : (int64_t) t->nb[k];
-        }
-        rec->view_offs = e != NULL ? e->orig_offs : (int64_t) t->view_offs;
-        rec->alloc_size = 0;
-        int own;
-        if (rec->view_src >= 0) {
-            own = sa_is_own_base(s, s->recs[rec->view_src].t);
-            rec->kind = own ? SA_VIEW_OWN : SA_VIEW_EXT;
-        } else {
-            own = sa_is_own_base(s, t);
-            rec->kind = own ? SA_OWN : SA_EXT;
-        }
-        h = mix(h, (uint64_t) rec->kind | ((uint64_t) (rec->node >= 0) << 8) | ((uint64_t) (uint32_t) rec->view_src << 16));
-        if (rec->node >= 0) {
-            h = mix(h, (uint64_t) t->op);
-            if (t->op == GGML_OP_UNARY || t->op == GGML_OP_GLU) {
-                h = mix(h, (uint64_t) (uint32_t) t->op_params[0]);
-            }
-            for (int j = 0; j < GGML_MAX_SRC; j++) {
-                h = mix(h, (uint64_t) (uint32_t) rec->src[j]);
-            }
-        }
-        if (own) {
-            h = mix(h, (uint64_t) t->type | ((uint64_t) (t->flags & (GGML_TENSOR_FLAG_INPUT | GGML_TENSOR_FLAG_OUTPUT)) << 32));
-            for (int k = 0; k < GGML_MAX_DIMS; k++) {
-                h = mix(h, (uint64_t) t->ne[k]);
-                h = mix(h, (uint64_t) rec->nb[k]);
-            }
-            if (rec->kind == SA_VIEW_OWN) {
-                h = mix(h, (uint64_t) rec->view_offs);
-            }
+        k += rec_key(s, &s->recs[r], k);
+    }
+    s->n_key = (int64_t) (k - s->key);
+    return s->n_recs;
+}
+
+// sa_match reports whether g is the graph of the last scan, tensor for
+// tensor at the same addresses (an engine that builds each step's graph in
+// the same context memory), with the structure key. It compares the links
+// with the last scan's instead of looking every tensor up, and refreshes
+// the records' kinds and strides.
+static int sa_match(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key) {
+    const int32_t n_nodes = ggml_graph_n_nodes(g);
+    if (n_nodes != s->n_nodes || s->n_node_recs != n_nodes || s->n_recs == 0 || n_key < 1 ||
+        key[0] != ((uint64_t) (uint32_t) n_nodes | ((uint64_t) (uint32_t) s->n_recs << 32))) {
+        return 0;
+    }
+    sa_rec * recs = s->recs;
+    for (int32_t i = 0; i < n_nodes; i++) {
+        if (ggml_graph_node(g, i) != recs[i].t) {
+            return 0;
         }
     }
-    s->hash = finish(h);
-    return s->n_recs;
+    uint64_t buf[SA_KEY_MAX];
+    int64_t pos = 1;
+    for (int32_t r = 0; r < s->n_recs; r++) {
+        sa_rec * rec = &recs[r];
+        const struct ggml_tensor * t = rec->t;
+        if (rec->node >= 0) {
+            for (int j = 0; j < GGML_MAX_SRC; j++) {
+                const int32_t want = rec->src[j];
+                if (want < 0 ? t->src[j] != NULL : t->src[j] != recs[want].t) {
+                    return 0;
+                }
+            }
+        }
+        if (rec->view_src < 0 ? t->view_src != NULL : t->view_src != recs[rec->view_src].t) {
+            return 0;
+        }
+        const int32_t m = rec_key(s, rec, buf);
+        if (pos + m > n_key || memcmp(buf, key + pos, (size_t) m * sizeof(uint64_t)) != 0) {
+            return 0;
+        }
+        pos += m;
+    }
+    return pos == n_key;
+}
+
+uint64_t sa_key_hash(const uint64_t * key, int64_t n) {
+    // four independent lanes, folded at the end
+    uint64_t h0 = 0x243f6a8885a308d3ULL, h1 = 0x13198a2e03707344ULL, h2 = 0xa4093822299f31d0ULL, h3 = 0x082efa98ec4e6c89ULL;
+    const uint64_t K = 0x9e3779b97f4a7c15ULL;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        h0 = (h0 ^ key[i]) * K;
+        h1 = (h1 ^ key[i + 1]) * K;
+        h2 = (h2 ^ key[i + 2]) * K;
+        h3 = (h3 ^ key[i + 3]) * K;
+        h0 ^= h0 >> 29;
+        h1 ^= h1 >> 29;
+        h2 ^= h2 >> 29;
+        h3 ^= h3 >> 29;
+    }
+    for (; i < n; i++) {
+        h0 = (h0 ^ key[i]) * K;
+        h0 ^= h0 >> 29;
+    }
+    uint64_t h = h0 ^ (h1 * 0xc2b2ae3d27d4eb4fULL) ^ (h2 * 0x165667b19e3779f9ULL) ^ (h3 * 0x27d4eb2f165667c5ULL) ^ (uint64_t) n;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
 }
 
 // sa_sizes fills alloc_size of the own records (with the graph's own strides).
@@ -394,12 +503,16 @@ int32_t sa_apply(sa_state * s, const sa_place * pl, int32_t n, int32_t n_relaid)
     return 0;
 }
 
-int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, uint64_t want, const sa_place * pl, int32_t n, int32_t n_relaid) {
+int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const sa_place * pl,
+               int32_t n, int32_t n_relaid) {
+    if (sa_match(s, g, key, n_key) && n == s->n_recs) {
+        return sa_apply(s, pl, n, n_relaid) == 0 ? 1 : -1;
+    }
     int32_t got = sa_scan(s, g);
     if (got < 0) {
         return -1;
     }
-    if (s->hash != want || got != n) {
+    if (got != n || s->n_key != n_key || memcmp(s->key, key, (size_t) n_key * sizeof(uint64_t)) != 0) {
         return 0;
     }
     return sa_apply(s, pl, n, n_relaid) == 0 ? 1 : -1;

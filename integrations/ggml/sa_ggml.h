@@ -54,7 +54,7 @@ typedef struct sa_state {
     ggml_backend_buffer_type_t buft;
     ggml_backend_buffer_t buffer;   // the allocator's buffer, or NULL
     sa_rec * recs;
-    int32_t n_recs, cap_recs, n_nodes;
+    int32_t n_recs, cap_recs, n_nodes, n_node_recs;
     // pointer -> record index, open addressing, cap a power of two
     struct ggml_tensor ** keys;
     int32_t * vals;
@@ -65,14 +65,16 @@ typedef struct sa_state {
     struct ggml_tensor ** rkeys;
     int32_t * rvals;
     int32_t rcap;
-    uint64_t hash;
+    // the scanned graph's structural key: every field a plan depends on
+    uint64_t * key;
+    int64_t n_key, cap_key;
 } sa_state;
 
 sa_state * sa_state_new(ggml_backend_buffer_type_t buft);
 void sa_state_free(sa_state * s);
 
-// sa_scan lists the graph's tensors into s->recs and sets s->hash; it
-// returns the number of records, or -1 when out of memory.
+// sa_scan lists the graph's tensors into s->recs and their structure into
+// s->key; it returns the number of records, or -1 when out of memory.
 int32_t sa_scan(sa_state * s, struct ggml_cgraph * g);
 
 // sa_sizes sets alloc_size of the scanned own records.
@@ -93,9 +95,13 @@ typedef struct sa_place {
 // the record it could not place.
 int32_t sa_apply(sa_state * s, const sa_place * pl, int32_t n, int32_t n_relaid);
 
-// sa_hit scans g and, when its hash is want, places it with pl; it
-// returns 1 on a hit, 0 on a miss (the scan is then in s), -1 on error.
-int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, uint64_t want, const sa_place * pl, int32_t n, int32_t n_relaid);
+// sa_key_hash hashes a key, for looking plans up.
+uint64_t sa_key_hash(const uint64_t * key, int64_t n);
+
+// sa_hit scans g and, when its key is key, places it with pl; it returns 1
+// on a hit, 0 on a miss (the scan is then in s), -1 on error.
+int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const sa_place * pl,
+               int32_t n, int32_t n_relaid);
 
 // The arena: page-aligned anonymous memory, never the Go heap.
 void * sa_arena_alloc(size_t size);

@@ -451,3 +451,17 @@ ggml_gallocr_t sa_gallocr_new(void) {
 ggml_backend_buffer_t sa_alloc_own(sa_graph * g) {
     return ggml_backend_alloc_ctx_tensors_from_buft(g->ctx, ggml_backend_cpu_buffer_type());
 }
+
+void sa_graph_clear(sa_graph * g, ggml_backend_buffer_t compute) {
+    for (struct ggml_tensor * t = ggml_get_first_tensor(g->ctx); t != NULL; t = ggml_get_next_tensor(g->ctx, t)) {
+        if (t->view_src != NULL) {
+            if (t->view_src->buffer == compute && t->view_src->buffer != NULL) {
+                t->data = NULL;
+            }
+            t->buffer = NULL;
+        } else if (t->buffer == compute && t->buffer != NULL) {
+            t->data = NULL;
+            t->buffer = NULL;
+        }
+    }
+}

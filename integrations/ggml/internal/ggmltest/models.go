@@ -267,3 +267,15 @@ func (a *Gallocr) AllocCGraph(gf unsafe.Pointer) bool {
 
 // Size is ggml_gallocr_get_buffer_size(galloc, 0).
 func (a *Gallocr) Size() int64 { return int64(C.ggml_gallocr_get_buffer_size(a.a, 0)) }
+
+// Clear undoes an allocation into the buffer compute (a
+// ggml_backend_buffer_t): the graph is as Build made it, so that an
+// allocator can place it again as it would a fresh graph.
+func (g *Graph) Clear(compute unsafe.Pointer) {
+	C.sa_graph_clear(g.g, C.ggml_backend_buffer_t(compute))
+}
+
+// OutputBuffer returns the ggml_backend_buffer_t the graph's output was
+// placed in: the compute buffer of the allocator that placed the graph
+// (ggml-alloc keeps its own in a private struct).
+func (g *Graph) OutputBuffer() unsafe.Pointer { return unsafe.Pointer(g.g.out.buffer) }

@@ -76,6 +76,10 @@ void sa_graph_free(sa_graph * g);
 // sa_graph_set_inputs writes the step's inputs (allocated tensors) from seed.
 void sa_graph_set_inputs(const sa_model * m, sa_graph * g, uint64_t seed);
 
+// sa_graph_clear undoes an allocation into compute: the graph's tensors
+// are as sa_graph_new built them (views of the caches keep their data).
+void sa_graph_clear(sa_graph * g, ggml_backend_buffer_t compute);
+
 // Allocation without subarena.
 ggml_gallocr_t sa_gallocr_new(void);
 // sa_alloc_own gives every tensor of the graph's context its own bytes.
