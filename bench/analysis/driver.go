@@ -1,0 +1,349 @@
+package analysis
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+
+	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/liveness"
+	sasync "github.com/subarena/subarena/sync"
+	"github.com/subarena/subarena/trace"
+)
+
+// Completions says when the host learns that ops have completed.
+type Completions int
+
+const (
+	// SyncOnly is trace.Replay: only at the trace's syncs (the synced op and
+	// what happens-before it), and at the end.
+	SyncOnly Completions = iota
+	// Poll: before each alloc the host also polls every submitted op and
+	// learns of each that has ended by its current time (a non-blocking
+	// event query, i.e. a sync that does not wait).
+	Poll
+	// Stall: before each alloc the host waits until the horizon, the
+	// earliest start of any op it has yet to submit (so no op starts later
+	// than in the replay: the schedule, hence LiveLB, is unchanged), then
+	// polls.
+	Stall
+	// Oracle: before allocating B the host learns of every op that ends by
+	// the start of B's first user. Clairvoyant: a bound, not a policy.
+	Oracle
+)
+
+func (c Completions) String() string {
+	return [...]string{"sync-only", "poll", "stall", "oracle"}[c]
+}
+
+// Options configure a Run.
+type Options struct {
+	Mode        liveness.Mode
+	Fit         arena.Fit
+	Placer      Placer
+	Completions Completions
+	// Observer, if set, is called around every placement (not donations).
+	Observer Observer
+}
+
+// Observer watches placements.
+type Observer interface {
+	// Before is called before buffer b is placed at point pt (step i).
+	Before(d *Driver, i, b int, pt *sasync.Point)
+	// After is called once it is placed.
+	After(d *Driver, i, b int, buf *Buf)
+}
+
+// Driver replays a Program against a Shadow on the replay's simulated
+// engines: trace.Replay step for step, with the completion and placement
+// variants of Options.
+type Driver struct {
+	In   *Info
+	Opts Options
+	Tl   *sasync.Timeline
+	S    *Shadow
+
+	Host    int64
+	events  []sasync.Event
+	opOf    map[sasync.Event]int
+	pending endHeap
+	Bufs    []*Buf
+	points  []sasync.Point
+	Donated []bool
+	Steps   []int64 // high-water mark after each step
+}
+
+// Result is what a Run measured.
+type Result struct {
+	HWM, LiveLB int64
+	Ratio       float64
+	Offsets     []int64 // per buffer (-1 for externals)
+	Donated     int
+	Steps       []int64
+}
+
+// PolicyMode returns the liveness mode of the fenced policies.
+func PolicyMode(whole bool) liveness.Mode {
+	if whole {
+		return liveness.WholeFenced
+	}
+	return liveness.SubrangeFenced
+}
+
+// Run replays in.P under opts.
+func Run(in *Info, opts Options) (*Result, *Driver, error) {
+	p := in.P
+	tl := sasync.NewTimeline()
+	for _, e := range p.Trace.Engines {
+		if _, err := tl.AddEngine(e, sasync.Compute); err != nil {
+			return nil, nil, err
+		}
+	}
+	s, err := NewShadow(tl, p.Trace.Granule, opts.Mode, opts.Fit, opts.Placer)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.Close()
+	d := &Driver{In: in, Opts: opts, Tl: tl, S: s,
+		events: make([]sasync.Event, len(p.Ops)), opOf: make(map[sasync.Event]int, len(p.Ops)),
+		Bufs: make([]*Buf, len(p.Buffers)), points: make([]sasync.Point, len(p.Buffers)),
+		Donated: make([]bool, len(p.Buffers)), Steps: make([]int64, 0, len(p.Trace.Steps))}
+	for i := range p.Trace.Steps {
+		if err := d.step(i); err != nil {
+			return nil, d, fmt.Errorf("step %d (%s): %w", i, p.Trace.Steps[i].Kind, err)
+		}
+		if err := s.Err(); err != nil {
+			return nil, d, fmt.Errorf("step %d: %w", i, err)
+		}
+		d.Steps = append(d.Steps, s.HighWater())
+	}
+	res := &Result{HWM: s.HighWater(), LiveLB: in.LiveLB, Steps: d.Steps, Offsets: make([]int64, len(p.Buffers))}
+	for b := range p.Buffers {
+		res.Offsets[b] = -1
+		if d.Bufs[b] != nil {
+			res.Offsets[b] = d.Bufs[b].Off
+		}
+		if d.Donated[b] {
+			res.Donated++
+		}
+	}
+	if res.LiveLB > 0 {
+		res.Ratio = float64(res.HWM) / float64(res.LiveLB)
+	}
+	return res, d, nil
+}
+
+// OpOf returns the op index of an event.
+func (d *Driver) OpOf(ev sasync.Event) (int, bool) {
+	k, ok := d.opOf[ev]
+	return k, ok
+}
+
+// learn completes (and host-syncs) every submitted op ending by t.
+func (d *Driver) learn(t int64) error {
+	for d.pending.Len() > 0 && d.pending.h[0].end <= t {
+		c := heap.Pop(&d.pending).(endItem)
+		if d.Tl.Completed(c.ev) {
+			continue
+		}
+		if err := d.Tl.Complete(c.ev); err != nil {
+			return err
+		}
+		if err := d.Tl.HostSync(c.ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *Driver) step(i int) error {
+	p := d.In.P
+	s := &p.Trace.Steps[i]
+	switch s.Kind {
+	case trace.KindAlloc:
+		b := p.StepIndex[i]
+		pt, err := d.Tl.Point(sasync.EngineID(p.Buffers[b].Engine))
+		if err != nil {
+			return err
+		}
+		for _, ou := range d.In.UsesOf[b] {
+			c := &d.In.UserClocks[ou.op]
+			for e := range pt.Clock {
+				pt.Clock[e] = min(pt.Clock[e], c[e])
+			}
+		}
+		d.points[b] = pt
+		if d.In.Donations[b].op >= 0 {
+			return nil
+		}
+		return d.place(i, b)
+	case trace.KindOp:
+		return d.op(i, p.StepIndex[i])
+	case trace.KindRelease:
+		ref, _ := p.Lookup(s.Name)
+		buf := d.Bufs[ref.Buffer]
+		if ref.View < 0 {
+			return d.S.Release(buf)
+		}
+		fp, exact := p.Footprint(ref)
+		return d.S.Discard(buf, &fp, exact)
+	case trace.KindSync:
+		k := p.StepIndex[i]
+		if !d.Tl.Completed(d.events[k]) {
+			if err := d.Tl.Complete(d.events[k]); err != nil {
+				return err
+			}
+		}
+		d.Host = max(d.Host, d.In.End[k])
+		return d.Tl.HostSync(d.events[k])
+	}
+	return nil
+}
+
+// place allocates buffer b at the point recorded at its alloc step, after
+// learning what Options.Completions lets the host learn.
+func (d *Driver) place(i, b int) error {
+	in := d.In
+	switch d.Opts.Completions {
+	case Poll:
+		if err := d.learn(d.Host); err != nil {
+			return err
+		}
+	case Stall:
+		d.Host = max(d.Host, in.Horizon[i])
+		if err := d.learn(d.Host); err != nil {
+			return err
+		}
+	case Oracle:
+		if err := d.learn(max(d.Host, in.FirstUse[b])); err != nil {
+			return err
+		}
+	}
+	pt := d.points[b]
+	if d.Opts.Completions != SyncOnly {
+		// What the host learned since the alloc step orders later ops too.
+		hc := d.Tl.HostClock()
+		for e := range pt.Clock {
+			pt.Clock[e] = max(pt.Clock[e], min(hc[e], d.narrow(b, e)))
+		}
+	}
+	h := &Hint{Buffer: b, Engine: in.P.Buffers[b].Engine, Step: i, HostTime: d.Host, DeathStep: in.DeathStep[b],
+		FirstUse: in.FirstUse[b], LastUse: in.LastUse[b], UserEngines: in.UserEngines[b]}
+	if d.Opts.Observer != nil {
+		d.Opts.Observer.Before(d, i, b, &pt)
+	}
+	buf, err := d.S.Alloc(in.P.Buffers[b].Size, pt, h)
+	if err != nil {
+		return err
+	}
+	buf.Index = b
+	d.Bufs[b] = buf
+	if d.Opts.Observer != nil {
+		d.Opts.Observer.After(d, i, b, buf)
+	}
+	return nil
+}
+
+// narrow is the replay's narrowing of b's point on engine e: the most every
+// user of b happens-after.
+func (d *Driver) narrow(b, e int) sasync.Seq {
+	m := ^sasync.Seq(0)
+	for _, ou := range d.In.UsesOf[b] {
+		m = min(m, d.In.UserClocks[ou.op][e])
+	}
+	return m
+}
+
+func (d *Driver) op(i, k int) error {
+	p := d.In.P
+	op := &p.Ops[k]
+	var waits []sasync.Event
+	for _, w := range op.Waits {
+		waits = append(waits, d.events[w])
+	}
+	ev, err := d.Tl.Submit(sasync.EngineID(op.Engine), waits...)
+	if err != nil {
+		return err
+	}
+	d.events[k] = ev
+	d.opOf[ev] = k
+	heap.Push(&d.pending, endItem{end: d.In.End[k], ev: ev})
+	used := make([]bool, len(op.Uses))
+	for _, use := range op.Uses {
+		b := use.Ref.Buffer
+		if d.Bufs[b] != nil || p.Buffers[b].External {
+			continue
+		}
+		dn := d.In.Donations[b]
+		if dn.op != k {
+			return fmt.Errorf("buffer %q is not placed", p.Buffers[b].Name)
+		}
+		if err := d.donate(i, k, b, dn, used); err != nil {
+			return err
+		}
+	}
+	for u, use := range op.Uses {
+		if used[u] || p.Buffers[use.Ref.Buffer].External {
+			continue
+		}
+		fp, _ := p.Footprint(use.Ref)
+		if fp.IsEmpty() {
+			continue
+		}
+		if err := d.S.Use(d.Bufs[use.Ref.Buffer], &fp, ev); err != nil {
+			return fmt.Errorf("op %q uses %q: %w", op.Name, use.Name, err)
+		}
+	}
+	return nil
+}
+
+func (d *Driver) donate(i, k, b int, dn donation, used []bool) error {
+	p := d.In.P
+	op := &p.Ops[k]
+	read := op.Uses[dn.read]
+	src := d.Bufs[read.Ref.Buffer]
+	fp, exact := p.Footprint(read.Ref)
+	if !used[dn.read] {
+		if err := d.S.Use(src, &fp, d.events[k]); err != nil {
+			return err
+		}
+		used[dn.read] = true
+	}
+	nb, err := d.S.Donate(src, &fp, exact, d.events[k])
+	if errors.Is(err, errRefused) {
+		return d.place(i, b)
+	}
+	if err != nil {
+		return err
+	}
+	nb.Index = b
+	d.Bufs[b] = nb
+	d.Donated[b] = true
+	return nil
+}
+
+type endItem struct {
+	end int64
+	ev  sasync.Event
+}
+
+type endHeap struct{ h []endItem }
+
+func (q endHeap) Len() int { return len(q.h) }
+func (q endHeap) Less(i, j int) bool {
+	a, b := q.h[i], q.h[j]
+	if a.end != b.end {
+		return a.end < b.end
+	}
+	if a.ev.Engine != b.ev.Engine {
+		return a.ev.Engine < b.ev.Engine
+	}
+	return a.ev.Seq < b.ev.Seq
+}
+func (q endHeap) Swap(i, j int) { q.h[i], q.h[j] = q.h[j], q.h[i] }
+func (q *endHeap) Push(x any)   { q.h = append(q.h, x.(endItem)) }
+func (q *endHeap) Pop() any {
+	x := q.h[len(q.h)-1]
+	q.h = q.h[:len(q.h)-1]
+	return x
+}

@@ -1,0 +1,59 @@
+package analysis
+
+import (
+	"testing"
+
+	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/bench"
+	"github.com/subarena/subarena/trace"
+)
+
+// TestMirror checks that the Shadow driven by Run makes exactly the
+// Allocator's decisions under trace.Replay: the same offset for every
+// buffer, the same high-water mark, the same LiveLB.
+func TestMirror(t *testing.T) {
+	quick := testing.Short()
+	for _, w := range bench.Workloads(quick) {
+		tr, err := w.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := tr.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := NewInfo(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pol := range []subarena.Policy{subarena.SubrangeFenced, subarena.WholeFenced} {
+			for _, fit := range []arena.Fit{arena.FitFast, arena.FitLean} {
+				want, err := trace.Replay(p, trace.ReplayOptions{Policy: pol, Fit: fit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _, err := Run(in, Options{Mode: PolicyMode(pol == subarena.WholeFenced), Fit: fit})
+				if err != nil {
+					t.Fatalf("%s %v %v: %v", w.Name, pol, fit, err)
+				}
+				if got.HWM != want.HWM || got.LiveLB != want.LiveLB || got.Donated != want.Donated {
+					t.Errorf("%s %v %v: HWM %d LiveLB %d donated %d, replay %d %d %d", w.Name, pol, fit,
+						got.HWM, got.LiveLB, got.Donated, want.HWM, want.LiveLB, want.Donated)
+				}
+				bad := 0
+				for b := range p.Buffers {
+					if p.Buffers[b].External {
+						continue
+					}
+					if off := want.Plan.Offsets[p.Buffers[b].Name]; off != got.Offsets[b] {
+						bad++
+					}
+				}
+				if bad > 0 {
+					t.Errorf("%s %v %v: %d offsets differ", w.Name, pol, fit, bad)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,315 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/subarena/subarena/ranges"
+	sasync "github.com/subarena/subarena/sync"
+	"github.com/subarena/subarena/trace"
+)
+
+// never is the death step of bytes held to the end of the trace.
+const never = math.MaxInt
+
+// opUse names one use: op index and index into its Uses.
+type opUse struct{ op, use int }
+
+// piece is a part of a buffer (buffer-relative bytes) let go by one step.
+type piece struct {
+	set   ranges.Set
+	death int // step of the release or discard; never when held at the end
+}
+
+// segment is a byte range of one buffer live over [from, to) of the schedule
+// (LiveLB's elementary segment).
+type segment struct {
+	lo, hi   int64
+	from, to int64
+}
+
+// Info is what the analysis knows of a Program before any placement: the
+// schedule the replay simulates (it does not depend on placement), the
+// donations the replay plans, and per buffer its pieces, LiveLB segments and
+// the facts an engine could pass as a hint.
+type Info struct {
+	P      *trace.Program
+	Order  *trace.Order
+	UsesOf [][]opUse
+	// UserClocks[k] is everything that happens-before op k (itself included).
+	UserClocks []sasync.Clock
+	Donations  []donation
+
+	// The schedule of the replay: per op submit, start and end; per step the
+	// host time when the step is issued; Horizon[i] is the latest time the
+	// host could wait until before step i without delaying any op: the
+	// earliest start of an op submitted at step i or later.
+	Submit, Start, End []int64
+	HostAt             []int64
+	Horizon            []int64
+	Makespan           int64
+	LiveLB             int64
+
+	Pieces   [][]piece
+	Segments [][]segment
+	// Per buffer: schedule time of its first use's start and its last use's
+	// end, the step of its last let-go (never: held to the end), the engines
+	// of its users (bit set).
+	FirstUse, LastUse []int64
+	DeathStep         []int
+	UserEngines       []uint32
+	// OpOfStep maps an op step to its op index (-1 otherwise).
+	OpOfStep []int
+}
+
+// NewInfo derives the Info of p.
+func NewInfo(p *trace.Program) (*Info, error) {
+	in := &Info{P: p}
+	order, err := trace.NewOrder(p)
+	if err != nil {
+		return nil, err
+	}
+	in.Order = order
+	in.UsesOf = make([][]opUse, len(p.Buffers))
+	for k := range p.Ops {
+		for u, use := range p.Ops[k].Uses {
+			in.UsesOf[use.Ref.Buffer] = append(in.UsesOf[use.Ref.Buffer], opUse{k, u})
+		}
+	}
+	in.UserClocks = make([]sasync.Clock, len(p.Ops))
+	for k := range p.Ops {
+		if in.UserClocks[k], err = order.Timeline.EventClock(order.Events[k]); err != nil {
+			return nil, err
+		}
+	}
+	in.Donations = planDonations(p, in.UsesOf, order)
+	in.schedule()
+	in.LiveLB = trace.LiveLowerBound(p, trace.Schedule{Start: in.Start, End: in.End, Makespan: in.Makespan})
+	credited := inplaceCredits(p)
+	n := len(p.Buffers)
+	in.Pieces = make([][]piece, n)
+	in.Segments = make([][]segment, n)
+	in.FirstUse, in.LastUse = make([]int64, n), make([]int64, n)
+	in.DeathStep = make([]int, n)
+	in.UserEngines = make([]uint32, n)
+	for b := range p.Buffers {
+		in.Pieces[b] = deathPieces(p, b)
+		in.FirstUse[b], in.LastUse[b] = -1, -1
+		for _, ou := range in.UsesOf[b] {
+			if in.FirstUse[b] < 0 || in.Start[ou.op] < in.FirstUse[b] {
+				in.FirstUse[b] = in.Start[ou.op]
+			}
+			in.LastUse[b] = max(in.LastUse[b], in.End[ou.op])
+			in.UserEngines[b] |= 1 << p.Ops[ou.op].Engine
+		}
+		d := 0
+		for _, pc := range in.Pieces[b] {
+			d = max(d, pc.death)
+		}
+		in.DeathStep[b] = d
+		if !p.Buffers[b].External {
+			in.Segments[b] = in.liveSegments(b, credited)
+		}
+	}
+	return in, nil
+}
+
+// schedule simulates the replay's engines: FIFO per engine, an op starts when
+// its engine's previous op and its waits have ended and not before the host
+// submitted it; the host's time advances only at syncs.
+func (in *Info) schedule() {
+	p := in.P
+	n := len(p.Ops)
+	in.Submit, in.Start, in.End = make([]int64, n), make([]int64, n), make([]int64, n)
+	in.HostAt = make([]int64, len(p.Trace.Steps))
+	in.OpOfStep = make([]int, len(p.Trace.Steps))
+	engineFree := make([]int64, len(p.Trace.Engines))
+	var host int64
+	for i, s := range p.Trace.Steps {
+		in.HostAt[i] = host
+		in.OpOfStep[i] = -1
+		switch s.Kind {
+		case trace.KindOp:
+			k := p.StepIndex[i]
+			in.OpOfStep[i] = k
+			op := &p.Ops[k]
+			start := max(host, engineFree[op.Engine])
+			for _, w := range op.Waits {
+				start = max(start, in.End[w])
+			}
+			in.Submit[k], in.Start[k], in.End[k] = host, start, start+op.Cost
+			engineFree[op.Engine] = in.End[k]
+		case trace.KindSync:
+			host = max(host, in.End[p.StepIndex[i]])
+		}
+	}
+	for k := range p.Ops {
+		in.Makespan = max(in.Makespan, in.End[k])
+	}
+	in.Horizon = make([]int64, len(p.Trace.Steps)+1)
+	in.Horizon[len(p.Trace.Steps)] = math.MaxInt64
+	for i := len(p.Trace.Steps) - 1; i >= 0; i-- {
+		in.Horizon[i] = in.Horizon[i+1]
+		if k := in.OpOfStep[i]; k >= 0 {
+			in.Horizon[i] = min(in.Horizon[i], in.Start[k])
+		}
+	}
+}
+
+// LiveAt returns the bytes of buffer b (buffer-relative) that LiveLB counts
+// live at time t.
+func (in *Info) LiveAt(b int, t int64) ranges.Set {
+	var s ranges.Set
+	for _, sg := range in.Segments[b] {
+		if sg.from <= t && t < sg.to {
+			s.Add(ranges.Range{Lo: sg.lo, Hi: sg.hi})
+		}
+	}
+	return s
+}
+
+// UsedAfter returns the bytes of buffer b some use of which ends after t
+// (still needed, or needed in the future), and the bytes no op uses at all.
+func (in *Info) UsedAfter(b int, t int64) (after, unused ranges.Set) {
+	var used ranges.Set
+	for _, ou := range in.UsesOf[b] {
+		fp, _ := in.P.Footprint(in.P.Ops[ou.op].Uses[ou.use].Ref)
+		used.AddSet(&fp)
+		if in.End[ou.op] > t {
+			after.AddSet(&fp)
+		}
+	}
+	unused = ranges.FromRanges(ranges.Range{Lo: 0, Hi: in.P.Buffers[b].Size})
+	unused.RemoveSet(&used)
+	return after, unused
+}
+
+// deathPieces splits buffer b by the step that lets each byte go.
+func deathPieces(p *trace.Program, b int) []piece {
+	buf := &p.Buffers[b]
+	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: buf.Size})
+	var out []piece
+	for _, v := range buf.Discards {
+		fp, _ := p.Footprint(trace.Ref{Buffer: b, View: v})
+		got := ranges.Intersect(&rest, &fp)
+		if got.IsEmpty() {
+			continue
+		}
+		rest.RemoveSet(&got)
+		out = append(out, piece{set: got, death: p.Views[v].Discard})
+	}
+	if !rest.IsEmpty() {
+		death := never
+		if buf.Release >= 0 {
+			death = buf.Release
+		}
+		out = append(out, piece{set: rest, death: death})
+	}
+	return out
+}
+
+// liveSegments is trace's liveSegments: buffer b cut into byte segments with
+// one live interval each.
+func (in *Info) liveSegments(b int, credited map[opUse]bool) []segment {
+	p := in.P
+	type user struct {
+		ou  opUse
+		set ranges.Set
+	}
+	var users []user
+	cuts := []int64{0, p.Buffers[b].Size}
+	for _, ou := range in.UsesOf[b] {
+		fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+		users = append(users, user{ou, fp})
+		for _, r := range fp.Runs() {
+			cuts = append(cuts, r.Lo, r.Hi)
+		}
+	}
+	if len(users) == 0 {
+		return nil
+	}
+	pieces := in.Pieces[b]
+	if pieces == nil {
+		pieces = deathPieces(p, b)
+	}
+	for _, pc := range pieces {
+		for _, r := range pc.set.Runs() {
+			cuts = append(cuts, r.Lo, r.Hi)
+		}
+	}
+	sort.Slice(cuts, func(i, j int) bool { return cuts[i] < cuts[j] })
+	cuts = slices.Compact(cuts)
+	var segs []segment
+	for i := 0; i+1 < len(cuts); i++ {
+		lo, hi := cuts[i], cuts[i+1]
+		from, lastEnd, last := int64(-1), int64(-1), -1
+		for j, us := range users {
+			if !us.set.Contains(lo) {
+				continue
+			}
+			k := us.ou.op
+			if from < 0 || in.Start[k] < from {
+				from = in.Start[k]
+			}
+			if in.End[k] > lastEnd {
+				lastEnd, last = in.End[k], j
+			}
+		}
+		if last < 0 {
+			continue
+		}
+		to := lastEnd
+		held := false
+		for _, pc := range pieces {
+			if pc.death == never && pc.set.Contains(lo) {
+				held = true
+			}
+		}
+		switch {
+		case held:
+			to = max(to, in.Makespan)
+		case credited[users[last].ou]:
+			to = max(from, in.Start[users[last].ou.op])
+		}
+		segs = append(segs, segment{lo: lo, hi: hi, from: from, to: to})
+	}
+	return segs
+}
+
+// inplaceCredits is trace's: per op, the read uses whose dying bytes an
+// inplace op's output may take over.
+func inplaceCredits(p *trace.Program) map[opUse]bool {
+	out := map[opUse]bool{}
+	for k := range p.Ops {
+		op := &p.Ops[k]
+		if !op.Inplace {
+			continue
+		}
+		for _, w := range op.Uses {
+			if w.Access&trace.AccessWrite == 0 {
+				continue
+			}
+			wm := mapOf(p.Layout(w.Ref), 0)
+			if wm.empty {
+				continue
+			}
+			for u, r := range op.Uses {
+				if r.Access&trace.AccessRead == 0 || r.Ref.Buffer == w.Ref.Buffer || out[opUse{k, u}] ||
+					p.Buffers[r.Ref.Buffer].External {
+					continue
+				}
+				rm := mapOf(p.Layout(r.Ref), 0)
+				if rm.empty {
+					continue
+				}
+				rm.offset, wm.offset = 0, 0
+				if rm.equal(wm) {
+					out[opUse{k, u}] = true
+					break
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,355 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/liveness"
+	"github.com/subarena/subarena/ranges"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// Buf is a buffer of the Shadow allocator.
+type Buf struct {
+	Index           int // program buffer index
+	Off, Span, Size int64
+	Live            ranges.Set
+	Residual        sasync.Clock
+	HasResidual     bool
+	Released        bool
+}
+
+// Hint is what a graph-driven engine could tell the allocator about a
+// buffer at Alloc: who writes it, and when it dies.
+type Hint struct {
+	Buffer    int
+	Engine    int
+	Step      int   // the alloc step
+	HostTime  int64 // host time at the alloc
+	DeathStep int   // program step of its last release or discard (never: held)
+	// Schedule estimates: when its first use starts and its last use ends.
+	FirstUse, LastUse int64
+	UserEngines       uint32
+}
+
+// Placer chooses where a block goes. In the arena, the lent runs (held bytes
+// safe for this writer) are free for the duration of the call, coalesced
+// with the clean space beside them.
+type Placer interface {
+	Name() string
+	// Place returns the offset of a block of n bytes (a granule multiple),
+	// which must be free in s.Ar, or -1: the Shadow's default (reuseAt, then
+	// the arena's fit), which is also what happens with a nil Placer.
+	Place(s *Shadow, n int64, lent []ranges.Range, h *Hint) int64
+}
+
+// Shadow is the root package's Allocator, reproduced on the public arena,
+// liveness and sync packages, single-threaded, with the placement decision
+// open to a Placer. With a nil Placer and an unbounded arena it makes
+// exactly the Allocator's decisions (TestMirror checks it against
+// trace.Replay, offset by offset).
+type Shadow struct {
+	G      int64
+	Ar     *arena.Arena
+	Idx    *liveness.Index
+	Tl     *sasync.Timeline
+	Placer Placer
+	fenced bool
+
+	free                     func(ranges.Range)
+	safePoint, safeCompleted sasync.Clock
+	lent, taken              []ranges.Range
+	regions                  []arena.Block
+	err                      error
+	unsub                    func()
+}
+
+// BoundedCap is the capacity of the arena a Placer works in: large enough
+// never to run out, so that the high-water mark is the measure.
+const BoundedCap = 1 << 32
+
+// NewShadow returns a Shadow with the given policy mode over tl. With a
+// Placer the arena is bounded at BoundedCap (a Placer needs every offset
+// addressable); without, it is unbounded, as in trace.Replay.
+func NewShadow(tl *sasync.Timeline, g int64, mode liveness.Mode, fit arena.Fit, pl Placer) (*Shadow, error) {
+	cfg := arena.Config{Granule: g, Unbounded: true, Fit: fit}
+	if pl != nil {
+		cfg = arena.Config{Granule: g, Capacity: BoundedCap, Fit: fit}
+	}
+	ar, err := arena.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := liveness.New(g, mode)
+	if err != nil {
+		return nil, err
+	}
+	s := &Shadow{G: g, Ar: ar, Idx: idx, Tl: tl, Placer: pl, fenced: mode.Fenced()}
+	s.free = func(r ranges.Range) { s.check(s.Ar.Free(r.Lo, r.Len())) }
+	s.unsub = tl.Subscribe(func(c sasync.Clock) { s.Idx.Complete(&c, s.free) })
+	return s, nil
+}
+
+// Close unsubscribes from the Timeline.
+func (s *Shadow) Close() { s.unsub() }
+
+// Err returns the first internal failure.
+func (s *Shadow) Err() error { return s.err }
+
+func (s *Shadow) check(err error) {
+	if err != nil && s.err == nil {
+		s.err = fmt.Errorf("shadow: internal: %w", err)
+	}
+}
+
+func (s *Shadow) safeFn(ev sasync.Event) bool {
+	return ev.Seq <= s.safePoint[ev.Engine] || ev.Seq <= s.safeCompleted[ev.Engine]
+}
+
+// SafeRuns returns the held runs safe for a writer at pt now.
+func (s *Shadow) SafeRuns(pt *sasync.Point) []ranges.Range {
+	if !s.fenced {
+		return nil
+	}
+	s.safePoint, s.safeCompleted = pt.Clock, s.Tl.CompletedClock()
+	return s.Idx.SafeRuns(nil, s.safeFn)
+}
+
+// HighWater is the arena's high-water mark.
+func (s *Shadow) HighWater() int64 { return s.Ar.Stats().HighWater }
+
+// Alloc is Allocator.Alloc.
+func (s *Shadow) Alloc(size int64, at sasync.Point, h *Hint) (*Buf, error) {
+	completed := s.Tl.CompletedClock()
+	blk, fence, err := s.place(size, &at, &completed, h)
+	if err != nil {
+		return nil, err
+	}
+	b := &Buf{Off: blk.Offset, Span: blk.Size, Size: size}
+	for e := range fence {
+		if fence[e] > completed[e] {
+			b.Residual[e] = fence[e]
+			b.HasResidual = true
+		}
+	}
+	b.Live.Add(ranges.Range{Lo: b.Off, Hi: b.Off + b.Span})
+	return b, nil
+}
+
+func (s *Shadow) place(size int64, at *sasync.Point, completed *sasync.Clock, h *Hint) (arena.Block, sasync.Clock, error) {
+	var fence sasync.Clock
+	s.lent = s.lent[:0]
+	if s.fenced {
+		s.safePoint, s.safeCompleted = at.Clock, *completed
+		s.lent = s.Idx.SafeRuns(s.lent, s.safeFn)
+	}
+	n := (size + s.G - 1) &^ (s.G - 1)
+	if len(s.lent) == 0 {
+		blk, err := s.choose(size, n, h)
+		return blk, fence, err
+	}
+	for _, r := range s.lent {
+		s.check(s.Ar.Free(r.Lo, r.Len()))
+	}
+	blk, err := s.choose(size, n, h)
+	got := ranges.Range{Lo: blk.Offset, Hi: blk.End()}
+	for _, r := range s.lent {
+		if err != nil {
+			s.check(s.Ar.AllocAt(r.Lo, r.Len()))
+			continue
+		}
+		if left := (ranges.Range{Lo: r.Lo, Hi: min(r.Hi, got.Lo)}); !left.Empty() {
+			s.check(s.Ar.AllocAt(left.Lo, left.Len()))
+		}
+		if right := (ranges.Range{Lo: max(r.Lo, got.Hi), Hi: r.Hi}); !right.Empty() {
+			s.check(s.Ar.AllocAt(right.Lo, right.Len()))
+		}
+	}
+	if err != nil {
+		return blk, fence, err
+	}
+	s.taken = s.taken[:0]
+	for _, r := range s.lent {
+		if in := r.Intersect(got); !in.Empty() {
+			s.taken = append(s.taken, in)
+		}
+	}
+	if len(s.taken) > 0 {
+		f, terr := s.Idx.TakeRanges(s.taken, s.free)
+		s.check(terr)
+		fence = f
+	}
+	return blk, fence, nil
+}
+
+// choose allocates the block in the arena: the Placer's offset, else
+// reuseAt over the lent runs, else the arena's fit.
+func (s *Shadow) choose(size, n int64, h *Hint) (arena.Block, error) {
+	if s.Placer != nil {
+		if off := s.Placer.Place(s, n, s.lent, h); off >= 0 {
+			if err := s.Ar.AllocAt(off, n); err != nil {
+				return arena.Block{}, fmt.Errorf("placer %s: block [%d,+%d): %w", s.Placer.Name(), off, n, err)
+			}
+			return arena.Block{Offset: off, Size: n}, nil
+		}
+	}
+	if len(s.lent) > 0 {
+		if blk, ok := s.reuseAt(n, s.lent); ok {
+			return blk, nil
+		}
+	}
+	return s.Ar.Alloc(size)
+}
+
+// ReuseAtOffset is the Allocator's reuseAt decision without allocating: the
+// lowest free region start whose first n bytes reach a lent run, or -1.
+func (s *Shadow) ReuseAtOffset(n int64, lent []ranges.Range) int64 {
+	best := int64(-1)
+	for _, r := range lent {
+		reg, ok := s.Ar.FreeRegionAt(r.Lo)
+		if !ok || reg.Size < n || r.Lo >= reg.Offset+n {
+			continue
+		}
+		if best < 0 || reg.Offset < best {
+			best = reg.Offset
+		}
+	}
+	return best
+}
+
+func (s *Shadow) reuseAt(n int64, lent []ranges.Range) (arena.Block, bool) {
+	off := s.ReuseAtOffset(n, lent)
+	if off < 0 {
+		return arena.Block{}, false
+	}
+	if err := s.Ar.AllocAt(off, n); err != nil {
+		s.check(err)
+		return arena.Block{}, false
+	}
+	return arena.Block{Offset: off, Size: n}, true
+}
+
+// FreeRegions returns the arena's free regions in address order (the
+// shared slice is overwritten by the next call).
+func (s *Shadow) FreeRegions() []arena.Block {
+	s.regions = s.Ar.AppendFreeRegions(s.regions[:0])
+	return s.regions
+}
+
+// Use is Allocator.Use of the buffer-relative bytes cover.
+func (s *Shadow) Use(b *Buf, cover *ranges.Set, ev sasync.Event) error {
+	done := !ev.IsZero() && s.Tl.Completed(ev)
+	if b.HasResidual {
+		ok, err := s.Tl.OrderedAfter(&b.Residual, ev)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("shadow: %v does not happen-after the fence of buffer %d", ev, b.Index)
+		}
+	}
+	if done {
+		return nil
+	}
+	abs := cover.Clone()
+	if err := abs.Translate(b.Off); err != nil {
+		return err
+	}
+	for _, r := range abs.Runs() {
+		if !b.Live.ContainsRange(r) {
+			return fmt.Errorf("shadow: use of released bytes %v of buffer %d", r, b.Index)
+		}
+	}
+	_, err := s.Idx.AddUser(ev, false, abs.Runs())
+	return err
+}
+
+// Release is Allocator.Release (a no-op on a retired buffer).
+func (s *Shadow) Release(b *Buf) error {
+	if b.Released {
+		return nil
+	}
+	if err := s.Idx.Release(&b.Live, s.free); err != nil {
+		return err
+	}
+	b.Live.Reset()
+	b.Released = true
+	return nil
+}
+
+// Discard is Allocator.Discard of buffer-relative bytes (skipped, as the
+// replay skips the Allocator's refusal, when the cover is not exact or
+// nothing of it is held).
+func (s *Shadow) Discard(b *Buf, cover *ranges.Set, exact bool) error {
+	if b.Released || !exact {
+		return nil
+	}
+	abs := cover.Clone()
+	if err := abs.Translate(b.Off); err != nil {
+		return err
+	}
+	part := ranges.Intersect(&abs, &b.Live)
+	if part.IsEmpty() {
+		return nil
+	}
+	if s.takesLastRequested(b, &part) {
+		part = b.Live.Clone()
+	}
+	if err := s.Idx.Release(&part, s.free); err != nil {
+		return err
+	}
+	b.Live.RemoveSet(&part)
+	if b.Live.IsEmpty() {
+		b.Released = true
+	}
+	return nil
+}
+
+func (s *Shadow) takesLastRequested(b *Buf, bytes *ranges.Set) bool {
+	end := b.Off + b.Size
+	for _, r := range b.Live.Runs() {
+		r.Hi = min(r.Hi, end)
+		if !r.Empty() && !bytes.ContainsRange(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// errRefused is Donate's refusal.
+var errRefused = errors.New("shadow: donation refused")
+
+// Donate is Allocator.Donate of the buffer-relative dense run cover of b.
+func (s *Shadow) Donate(b *Buf, cover *ranges.Set, exact bool, ev sasync.Event) (*Buf, error) {
+	if b.Released || !exact || cover.NumRuns() != 1 {
+		return nil, errRefused
+	}
+	r := cover.Runs()[0]
+	r.Lo += b.Off
+	r.Hi += b.Off
+	if !b.Live.ContainsRange(r) {
+		return nil, errRefused
+	}
+	evClock, err := s.Tl.EventClock(ev)
+	if err != nil {
+		return nil, err
+	}
+	ok := true
+	s.Idx.Users(r, func(_ liveness.UserID, uev sasync.Event, unknown bool) bool {
+		if unknown || !evClock.Covers(uev) {
+			ok = false
+		}
+		return ok
+	})
+	if !ok {
+		return nil, errRefused
+	}
+	nb := &Buf{Off: r.Lo, Size: r.Len(), Span: r.Len()}
+	nb.Live.Add(r)
+	b.Live.Remove(r)
+	if b.Live.IsEmpty() {
+		b.Released = true
+	}
+	return nb, nil
+}
