@@ -395,33 +395,63 @@ func (a *Allocator) insert(e *entry) {
 }
 
 // planTrace plans t and turns the plan into placement instructions, one per
-// scan record.
+// scan record. A plan that relays a tensor onto layouts its kernels are not
+// verified on is planned again with that tensor's op out of place.
 func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace) (*Plan, []C.sa_place, int32, error) {
-	opts := plan.Options{Budget: a.opts.Budget, NoInPlace: a.opts.NoInPlace, NoRelayout: true,
+	opts := plan.Options{Budget: a.opts.Budget, NoInPlace: a.opts.NoInPlace, NoRelayout: a.opts.NoRelayout,
 		NoReplay: true, NoCheck: !a.opts.Check}
-	prog, err := t.Resolve()
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("%w: %w", ErrGraph, err)
+	byName := make(map[string]int32, len(ts))
+	for i := range ts {
+		byName[ts[i].name] = int32(i)
 	}
-	res, err := plan.PlanProgram(prog, opts)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("ggml: planning %q: %w", t.Name, err)
+	p := &Plan{Trace: t}
+	var res plan.Result
+	var fix map[int32]layoutFix
+	for {
+		prog, err := t.Resolve()
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("%w: %w", ErrGraph, err)
+		}
+		if res, err = plan.PlanProgram(prog, opts); err != nil {
+			return nil, nil, 0, fmt.Errorf("ggml: planning %q: %w", t.Name, err)
+		}
+		var bad []string
+		fix, bad = relayout(ts, byName, prog, res)
+		if len(bad) == 0 {
+			break
+		}
+		if err := outOfPlace(t, bad); err != nil {
+			return nil, nil, 0, err
+		}
+		p.OutOfPlace = append(p.OutOfPlace, bad...)
 	}
-	p := &Plan{Trace: t, Result: res, Size: res.Plan.Size, LowerBound: res.LowerBound, Relaid: res.Relaid}
+	p.Result, p.Size, p.LowerBound, p.Relaid = res, res.Plan.Size, res.LowerBound, res.Relaid
 	place := make([]C.sa_place, len(pos))
-	for r := range place {
-		place[r].offset = -1
-	}
+	nRelaid := int32(0)
 	for r, w := range pos {
 		x := &ts[w]
-		if x.kind != kindOwn {
-			continue
+		pl := &place[r]
+		pl.offset = -1
+		f, relaid := fix[w]
+		switch {
+		case x.kind == kindOwn && relaid:
+			pl.offset = C.int64_t(f.offset)
+		case x.kind == kindOwn:
+			off, ok := res.Plan.Offsets[x.name]
+			if !ok {
+				return nil, nil, 0, fmt.Errorf("%w: the plan has no offset for %q", ErrAlloc, x.name)
+			}
+			pl.offset = C.int64_t(off)
+		case x.kind == kindViewOwn && relaid:
+			pl.view_offs = C.int64_t(f.offset)
 		}
-		off, ok := res.Plan.Offsets[x.name]
-		if !ok {
-			return nil, nil, 0, fmt.Errorf("%w: the plan has no offset for %q", ErrAlloc, x.name)
+		if relaid {
+			pl.relaid = 1
+			for k := range 4 {
+				pl.nb[k] = C.int64_t(f.nb[k])
+			}
+			nRelaid++
 		}
-		place[r].offset = C.int64_t(off)
 	}
-	return p, place, 0, nil
+	return p, place, nRelaid, nil
 }

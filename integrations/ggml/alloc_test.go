@@ -26,6 +26,7 @@ type run struct {
 	// subarena only: per step, the plan's size and gallocr's size for the
 	// same graph, and the allocator's counters at the end
 	planSize, gallocrSize, bound []int64
+	relaid                       [][]string
 	stats                        ggml.Stats
 }
 
@@ -67,6 +68,7 @@ func runSteps(t testing.TB, m *ggmltest.Model, be *ggmltest.Backend, md mode, op
 			}
 			r.planSize = append(r.planSize, p.Size)
 			r.bound = append(r.bound, p.LowerBound)
+			r.relaid = append(r.relaid, p.Relaid)
 			r.gallocrSize = append(r.gallocrSize, g.GallocrSize())
 			if err := a.AllocGraph(g.CGraph()); err != nil {
 				t.Fatal(err)
@@ -186,16 +188,20 @@ func TestAllocGraphBitExact(t *testing.T) {
 			sched := steps(cc.prompt, cc.decode)
 			own := runSteps(t, m, be, modeOwn, ggml.Options{}, sched)
 			gal := runSteps(t, m, be, modeGallocr, ggml.Options{}, sched)
-			sub := runSteps(t, m, be, modeSubarena, ggml.Options{Check: true, NoRelayout: true}, sched)
-			compareRuns(t, own, "own memory", map[string]*run{"gallocr": gal, "subarena": sub})
+			off := runSteps(t, m, be, modeSubarena, ggml.Options{Check: true, NoRelayout: true}, sched)
+			rel := runSteps(t, m, be, modeSubarena, ggml.Options{Check: true}, sched)
+			compareRuns(t, own, "own memory", map[string]*run{"gallocr": gal, "subarena offsets": off, "subarena": rel})
 			for i := range sched {
-				if sub.planSize[i] > sub.gallocrSize[i] {
-					t.Errorf("step %d: subarena needs %d bytes, gallocr %d", i, sub.planSize[i], sub.gallocrSize[i])
+				for _, r := range []*run{off, rel} {
+					if r.planSize[i] > r.gallocrSize[i] {
+						t.Errorf("step %d: subarena needs %d bytes, gallocr %d", i, r.planSize[i], r.gallocrSize[i])
+					}
 				}
-				t.Logf("step %v: subarena %d gallocr %d (%.3f) bound %d", sched[i], sub.planSize[i], sub.gallocrSize[i],
-					float64(sub.planSize[i])/float64(sub.gallocrSize[i]), sub.bound[i])
+				t.Logf("step %v: gallocr %d, offsets %d (%.3f), strided %d (%.3f) bound %d relaid %v", sched[i],
+					rel.gallocrSize[i], off.planSize[i], float64(off.planSize[i])/float64(off.gallocrSize[i]),
+					rel.planSize[i], float64(rel.planSize[i])/float64(rel.gallocrSize[i]), rel.bound[i], rel.relaid[i])
 			}
-			t.Logf("stats %+v", sub.stats)
+			t.Logf("stats %+v", rel.stats)
 		})
 	}
 }

@@ -48,6 +48,8 @@ type tensor struct {
 	output    bool
 	kind      int32
 	exec      int32 // node index, -1 for a leaf
+	sub       int32 // UNARY and GLU: the op's kind (op_params[0])
+	extra     bool  // the backend keeps extra data for the tensor (repacked weights)
 }
 
 func (x *tensor) isView() bool  { return x.viewSrc >= 0 || isViewOp(x.op) }
@@ -176,6 +178,10 @@ func (sc *scanner) tensors() ([]tensor, []int32) {
 			x.allocSize = int64(rec.alloc_size)
 		}
 		x.exec = int32(rec.node)
+		if x.op == int32(C.GGML_OP_UNARY) || x.op == int32(C.GGML_OP_GLU) {
+			x.sub = int32(t.op_params[0])
+		}
+		x.extra = t.extra != nil
 		x.input = t.flags&C.GGML_TENSOR_FLAG_INPUT != 0
 		x.output = t.flags&C.GGML_TENSOR_FLAG_OUTPUT != 0
 		x.viewSrc = -1

@@ -200,6 +200,8 @@ static inline int32_t rec_key(const sa_state * s, sa_rec * rec, uint64_t * k) {
     if (own) {
         head |= ((uint64_t) (t->type & 0x3f) << 24) |
                 ((uint64_t) (t->flags & (GGML_TENSOR_FLAG_INPUT | GGML_TENSOR_FLAG_OUTPUT)) << 30);
+    } else if (t->extra != NULL) {
+        head |= 1 << 3; // a backend's extra data (repacked weights) changes which kernels run
     }
     int32_t n = 0;
     k[n++] = head;

@@ -465,3 +465,127 @@ void sa_graph_clear(sa_graph * g, ggml_backend_buffer_t compute) {
         }
     }
 }
+
+sa_micro * sa_micro_new(int32_t writer, int32_t reader, uint64_t seed) {
+    sa_micro * m = (sa_micro *) calloc(1, sizeof(sa_micro));
+    m->writer = writer;
+    m->reader = reader;
+    m->E = 64;
+    m->D = 16;
+    m->F = 96; // 6 heads of D
+    m->T = 12;
+    struct ggml_init_params ip = { ggml_tensor_overhead() * 4, NULL, true };
+    m->ctx_w = ggml_init(ip);
+    m->w1 = ggml_new_tensor_2d(m->ctx_w, GGML_TYPE_F16, m->E, 2 * m->F);
+    m->w2 = ggml_new_tensor_2d(m->ctx_w, GGML_TYPE_F16, m->F, m->E);
+    m->w3 = ggml_new_tensor_2d(m->ctx_w, GGML_TYPE_F16, m->D, m->E);
+    ggml_set_name(m->w1, "w1");
+    ggml_set_name(m->w2, "w2");
+    ggml_set_name(m->w3, "w3");
+    m->buf_w = ggml_backend_alloc_ctx_tensors_from_buft(m->ctx_w, ggml_backend_cpu_buffer_type());
+    fill(m->w1, seed ^ 1, 0.0f, 1.0f / sqrtf((float) m->E));
+    fill(m->w2, seed ^ 2, 0.0f, 1.0f / sqrtf((float) m->F));
+    fill(m->w3, seed ^ 3, 0.0f, 1.0f / sqrtf((float) m->D));
+    return m;
+}
+
+void sa_micro_build(sa_micro * m) {
+    const size_t size = 64;
+    struct ggml_init_params ip = { ggml_tensor_overhead() * size + ggml_graph_overhead_custom(size, false), NULL, true };
+    struct ggml_context * ctx = ggml_init(ip);
+    m->ctx = ctx;
+    m->gf = ggml_new_graph_custom(ctx, size, false);
+    const int E = m->E, F = m->F, D = m->D, T = m->T, H = F / D;
+    m->inp = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, E, T);
+    ggml_set_name(m->inp, "inp");
+    ggml_set_input(m->inp);
+    m->pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, T);
+    ggml_set_name(m->pos, "pos");
+    ggml_set_input(m->pos);
+    struct ggml_tensor * x = nm(ggml_mul_mat(ctx, m->w1, m->inp), "x", -1);
+    struct ggml_tensor * a = nm(ggml_view_2d(ctx, x, F, T, x->nb[1], 0), "a", -1);
+    struct ggml_tensor * b = nm(ggml_view_2d(ctx, x, F, T, x->nb[1], F * ggml_element_size(x)), "b", -1);
+    struct ggml_tensor * y;
+    switch (m->writer) {
+        case SA_W_SILU: y = ggml_silu(ctx, a); break;
+        case SA_W_GELU: y = ggml_gelu(ctx, a); break;
+        case SA_W_MUL: y = ggml_mul(ctx, a, b); break;
+        case SA_W_ADD: y = ggml_add(ctx, a, b); break;
+        case SA_W_RMS_NORM: y = ggml_rms_norm(ctx, a, 1e-5f); break;
+        default: {
+            struct ggml_tensor * a3 = nm(ggml_view_3d(ctx, x, D, H, T, D * ggml_element_size(x), x->nb[1], 0), "a3", -1);
+            y = ggml_rope_ext(ctx, a3, m->pos, NULL, D, 0, 64, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
+        }
+    }
+    nm(y, "y", -1);
+    struct ggml_tensor * z;
+    switch (m->reader) {
+        case SA_R_MUL_MAT:
+            z = m->writer == SA_W_ROPE ? ggml_mul_mat(ctx, m->w3, y) : ggml_mul_mat(ctx, m->w2, y);
+            break;
+        case SA_R_CPY: {
+            struct ggml_tensor * dst = nm(ggml_new_tensor(ctx, GGML_TYPE_F16, 3, y->ne), "cpy_dst", -1);
+            z = ggml_cpy(ctx, y, dst);
+            break;
+        }
+        case SA_R_CONT: z = ggml_cont(ctx, ggml_transpose(ctx, y)); break;
+        case SA_R_SILU: z = ggml_silu(ctx, y); break;
+        case SA_R_GELU: z = ggml_gelu(ctx, y); break;
+        case SA_R_MUL: z = ggml_mul(ctx, y, b); break;
+        case SA_R_ADD: z = ggml_add(ctx, b, y); break;
+        case SA_R_ROPE:
+            z = ggml_rope_ext(ctx, nm(ggml_reshape_3d(ctx, y, D, H, T), "y3", -1), m->pos, NULL, D, 0, 64, 10000.0f, 1.0f, 0.0f,
+                              1.0f, 32.0f, 1.0f);
+            break;
+        case SA_R_RMS_NORM: z = ggml_rms_norm(ctx, y, 1e-5f); break;
+        default: z = ggml_norm(ctx, y, 1e-5f); break;
+    }
+    nm(z, "z", -1);
+    // a second reader after z: the in-place ops (SILU, ...) may take z over y
+    struct ggml_tensor * out = m->reader == SA_R_CPY ? z : nm(ggml_scale(ctx, z, 0.5f), "out", -1);
+    ggml_set_output(out);
+    m->out = out;
+    struct ggml_tensor * keep = nm(ggml_cont(ctx, b), "keep", -1);
+    ggml_set_output(keep);
+    m->keep = keep;
+    ggml_build_forward_expand(m->gf, out);
+    ggml_build_forward_expand(m->gf, keep);
+}
+
+void sa_micro_set_inputs(sa_micro * m, uint64_t seed) {
+    uint64_t s = seed;
+    int64_t n = ggml_nelements(m->inp);
+    float * f = (float *) malloc((size_t) n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) {
+        f[i] = unif(&s);
+    }
+    ggml_backend_tensor_set(m->inp, f, 0, (size_t) n * sizeof(float));
+    free(f);
+    if (m->pos->buffer == NULL) {
+        return; // no node reads it
+    }
+    int32_t * p = (int32_t *) malloc((size_t) m->T * sizeof(int32_t));
+    for (int i = 0; i < m->T; i++) {
+        p[i] = 3 + i;
+    }
+    ggml_backend_tensor_set(m->pos, p, 0, (size_t) m->T * sizeof(int32_t));
+    free(p);
+}
+
+void sa_micro_free_graph(sa_micro * m) {
+    if (m->ctx != NULL) {
+        ggml_free(m->ctx);
+        m->ctx = NULL;
+        m->gf = NULL;
+    }
+}
+
+void sa_micro_free(sa_micro * m) {
+    if (m == NULL) {
+        return;
+    }
+    sa_micro_free_graph(m);
+    ggml_backend_buffer_free(m->buf_w);
+    ggml_free(m->ctx_w);
+    free(m);
+}

@@ -279,3 +279,80 @@ func (g *Graph) Clear(compute unsafe.Pointer) {
 // placed in: the compute buffer of the allocator that placed the graph
 // (ggml-alloc keeps its own in a private struct).
 func (g *Graph) OutputBuffer() unsafe.Pointer { return unsafe.Pointer(g.g.out.buffer) }
+
+// Writers and readers of the micro graphs (see models.h).
+const (
+	WSiLU    = C.SA_W_SILU
+	WGELU    = C.SA_W_GELU
+	WMul     = C.SA_W_MUL
+	WAdd     = C.SA_W_ADD
+	WRMSNorm = C.SA_W_RMS_NORM
+	WRope    = C.SA_W_ROPE
+	WCount   = C.SA_W_COUNT
+
+	RMulMat  = C.SA_R_MUL_MAT
+	RCpy     = C.SA_R_CPY
+	RCont    = C.SA_R_CONT
+	RSiLU    = C.SA_R_SILU
+	RGELU    = C.SA_R_GELU
+	RMul     = C.SA_R_MUL
+	RAdd     = C.SA_R_ADD
+	RRope    = C.SA_R_ROPE
+	RRMSNorm = C.SA_R_RMS_NORM
+	RNorm    = C.SA_R_NORM
+	RCount   = C.SA_R_COUNT
+)
+
+// WriterNames and ReaderNames name them.
+var (
+	WriterNames = []string{"silu", "gelu", "mul", "add", "rms_norm", "rope"}
+	ReaderNames = []string{"mul_mat", "cpy", "cont", "silu", "gelu", "mul", "add", "rope", "rms_norm", "norm"}
+)
+
+// Micro is a micro graph's weights; Build makes its graph.
+type Micro struct {
+	m *C.sa_micro
+}
+
+// NewMicro makes the weights of a micro graph with the given writer and
+// reader of the relaid tensor y.
+func NewMicro(writer, reader int, seed uint64) *Micro {
+	return &Micro{m: C.sa_micro_new(C.int32_t(writer), C.int32_t(reader), C.uint64_t(seed))}
+}
+
+// Build builds a fresh graph (freeing the previous one).
+func (m *Micro) Build() {
+	C.sa_micro_free_graph(m.m)
+	C.sa_micro_build(m.m)
+}
+
+// CGraph returns the graph of the last Build.
+func (m *Micro) CGraph() unsafe.Pointer { return unsafe.Pointer(m.m.gf) }
+
+// SetInputs writes the inputs after allocation.
+func (m *Micro) SetInputs(seed uint64) { C.sa_micro_set_inputs(m.m, C.uint64_t(seed)) }
+
+// Outputs returns the bytes of the two outputs after compute.
+func (m *Micro) Outputs() []byte {
+	return append(tensorBytes(m.m.out), tensorBytes(m.m.keep)...)
+}
+
+// AllocOwn gives every tensor of the graph its own bytes.
+func (m *Micro) AllocOwn() (free func(), err error) {
+	buf := C.ggml_backend_alloc_ctx_tensors_from_buft(m.m.ctx, C.ggml_backend_cpu_buffer_type())
+	if buf == nil {
+		return nil, fmt.Errorf("ggml_backend_alloc_ctx_tensors failed")
+	}
+	return func() { C.ggml_backend_buffer_free(buf) }, nil
+}
+
+// ComputeCGraph runs an allocated graph on the backend.
+func (b *Backend) ComputeCGraph(gf unsafe.Pointer) error {
+	if st := C.ggml_backend_graph_compute(b.b, (*C.struct_ggml_cgraph)(gf)); st != C.GGML_STATUS_SUCCESS {
+		return fmt.Errorf("ggml_backend_graph_compute: status %d", int(st))
+	}
+	return nil
+}
+
+// Free releases the weights and the graph.
+func (m *Micro) Free() { C.sa_micro_free(m.m) }

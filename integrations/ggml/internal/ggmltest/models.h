@@ -86,3 +86,34 @@ ggml_gallocr_t sa_gallocr_new(void);
 ggml_backend_buffer_t sa_alloc_own(sa_graph * g);
 
 #endif
+
+// Micro graphs that make a kernel write into, or read from, a tensor the
+// planner lays over the strided half of a fused product:
+//   x = mul_mat(w1, inp)  [2F, T];  a, b = the halves of x (strided views)
+//   y = writer(a[, b])    written in place over a's bytes while b lives on
+//   z = reader(y[, b])    reads y with y's new strides
+//   outputs: z (or mul_mat(w3, z)) and cont(b), which keeps b alive.
+enum {
+    SA_W_SILU = 0, SA_W_GELU, SA_W_MUL, SA_W_ADD, SA_W_RMS_NORM, SA_W_ROPE, SA_W_COUNT,
+};
+enum {
+    SA_R_MUL_MAT = 0, SA_R_CPY, SA_R_CONT, SA_R_SILU, SA_R_GELU, SA_R_MUL, SA_R_ADD, SA_R_ROPE, SA_R_RMS_NORM,
+    SA_R_NORM, SA_R_COUNT,
+};
+
+typedef struct sa_micro {
+    int32_t writer, reader, E, F, D, T;
+    struct ggml_context * ctx_w;
+    ggml_backend_buffer_t buf_w;
+    struct ggml_tensor * w1, * w2, * w3;
+    // the graph of the last sa_micro_build
+    struct ggml_context * ctx;
+    struct ggml_cgraph * gf;
+    struct ggml_tensor * inp, * pos, * out, * keep;
+} sa_micro;
+
+sa_micro * sa_micro_new(int32_t writer, int32_t reader, uint64_t seed);
+void sa_micro_build(sa_micro * m);
+void sa_micro_set_inputs(sa_micro * m, uint64_t seed);
+void sa_micro_free_graph(sa_micro * m);
+void sa_micro_free(sa_micro * m);
