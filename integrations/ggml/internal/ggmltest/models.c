@@ -260,6 +260,11 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
         ggml_set_name(g->mask, "kq_mask");
         ggml_set_input(g->mask);
     }
+    if (hp->last_only && T > 1) {
+        g->out_ids = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, S);
+        ggml_set_name(g->out_ids, "inp_out_ids");
+        ggml_set_input(g->out_ids);
+    }
     if (hp->arch == SA_ARCH_GPT2) {
         struct ggml_tensor * tok = nm(ggml_get_rows(ctx, m->tok_embd, g->inp_tokens), "tok_embd", -1);
         struct ggml_tensor * pos = nm(ggml_get_rows(ctx, m->pos_embd, g->inp_pos), "pos_embd", -1);
@@ -345,15 +350,20 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
         if (hp->arch == SA_ARCH_GPT2) {
             cur = nm(ggml_add(ctx, cur, l->bo), "attn_out_b-%d", il);
         }
+        if (il == hp->n_layer - 1 && g->out_ids != NULL) {
+            // only each sequence's last token goes on
+            cur = nm(ggml_get_rows(ctx, cur, g->out_ids), "attn_out_last", -1);
+            inpL = nm(ggml_get_rows(ctx, inpL, g->out_ids), "inp_last", -1);
+        }
         struct ggml_tensor * ffn_inp = nm(ggml_add(ctx, cur, inpL), "ffn_inp-%d", il);
         if (hp->arch == SA_ARCH_LLAMA) {
             cur = nm(ggml_rms_norm(ctx, ffn_inp, eps), "ffn_norm-%d", il);
             cur = nm(ggml_mul(ctx, cur, l->ffn_norm), "ffn_norm_w-%d", il);
             struct ggml_tensor * gu = nm(ggml_mul_mat(ctx, l->wup, cur), "gate_up-%d", il);
             const size_t ges = ggml_element_size(gu);
-            struct ggml_tensor * gate = nm(ggml_view_2d(ctx, gu, F, (int64_t) T * S, gu->nb[1], 0), "gate-%d", il);
+            struct ggml_tensor * gate = nm(ggml_view_2d(ctx, gu, F, gu->ne[1], gu->nb[1], 0), "gate-%d", il);
             struct ggml_tensor * gs = nm(ggml_silu(ctx, gate), "gate_silu-%d", il);
-            struct ggml_tensor * up = nm(ggml_view_2d(ctx, gu, F, (int64_t) T * S, gu->nb[1], F * ges), "up-%d", il);
+            struct ggml_tensor * up = nm(ggml_view_2d(ctx, gu, F, gu->ne[1], gu->nb[1], F * ges), "up-%d", il);
             cur = nm(ggml_mul(ctx, gs, up), "ffn_act-%d", il);
             cur = nm(ggml_mul_mat(ctx, l->wdown, cur), "ffn_out-%d", il);
         } else {
@@ -424,6 +434,15 @@ void sa_graph_set_inputs(const sa_model * m, sa_graph * g, uint64_t seed) {
         ggml_backend_tensor_set(g->inp_pos, v, 0, (size_t) g->n_tokens * sizeof(int32_t));
         free(v);
     }
+    if (g->out_ids != NULL) {
+        const int S = hp->n_seq;
+        int32_t * v = (int32_t *) malloc((size_t) S * sizeof(int32_t));
+        for (int i = 0; i < S; i++) {
+            v[i] = i * g->n_tokens + g->n_tokens - 1;
+        }
+        ggml_backend_tensor_set(g->out_ids, v, 0, (size_t) S * sizeof(int32_t));
+        free(v);
+    }
     if (g->mask != NULL) {
         int64_t n = (int64_t) g->n_kv * g->n_tokens;
         float * f = (float *) malloc((size_t) n * sizeof(float));
@@ -453,13 +472,23 @@ ggml_backend_buffer_t sa_alloc_own(sa_graph * g) {
 }
 
 void sa_graph_clear(sa_graph * g, ggml_backend_buffer_t compute) {
+    // views first: their base still tells whether they were placed in compute
     for (struct ggml_tensor * t = ggml_get_first_tensor(g->ctx); t != NULL; t = ggml_get_next_tensor(g->ctx, t)) {
+        if (compute == NULL) {
+            continue; // the walk only
+        }
         if (t->view_src != NULL) {
-            if (t->view_src->buffer == compute && t->view_src->buffer != NULL) {
+            if (compute != NULL && t->view_src->buffer == compute) {
                 t->data = NULL;
             }
             t->buffer = NULL;
-        } else if (t->buffer == compute && t->buffer != NULL) {
+        }
+    }
+    if (compute == NULL) {
+        return;
+    }
+    for (struct ggml_tensor * t = ggml_get_first_tensor(g->ctx); t != NULL; t = ggml_get_next_tensor(g->ctx, t)) {
+        if (t->view_src == NULL && t->buffer == compute) {
             t->data = NULL;
             t->buffer = NULL;
         }

@@ -85,6 +85,10 @@ type Params struct {
 	Attn   Attn
 	KVPad  int // attended cache length rounded up to a multiple (0 = exact)
 	WType  int // ggml type of the matrices (default F16)
+	// LastOnly passes only each sequence's last token through the last
+	// layer's FFN and the head (get_rows on output ids), as llama.cpp does
+	// when only the last logits are wanted.
+	LastOnly bool
 	// SizeOnly builds weights and caches with no memory: graphs can be
 	// planned and sized but not computed.
 	SizeOnly bool
@@ -98,7 +102,11 @@ func Tiny() Params {
 }
 
 func (p Params) String() string {
-	return fmt.Sprintf("%s-e%d-h%d-f%d-l%d-b%d-%s", p.Arch, p.Embd, p.Heads, p.FF, p.Layers, p.Seqs, p.Attn)
+	last := ""
+	if p.LastOnly {
+		last = "-last"
+	}
+	return fmt.Sprintf("%s-e%d-h%d-f%d-l%d-b%d-%s%s", p.Arch, p.Embd, p.Heads, p.FF, p.Layers, p.Seqs, p.Attn, last)
 }
 
 // Model is a model's weights (no_alloc context, CPU buffer unless SizeOnly).
@@ -121,6 +129,9 @@ func NewModel(p Params) *Model {
 		seed: C.uint64_t(p.Seed)}
 	if !p.SizeOnly {
 		hp.alloc = 1
+	}
+	if p.LastOnly {
+		hp.last_only = 1
 	}
 	return &Model{Params: p, m: C.sa_model_new(&hp)}
 }
@@ -270,7 +281,10 @@ func (a *Gallocr) Size() int64 { return int64(C.ggml_gallocr_get_buffer_size(a.a
 
 // Clear undoes an allocation into the buffer compute (a
 // ggml_backend_buffer_t): the graph is as Build made it, so that an
-// allocator can place it again as it would a fresh graph.
+// allocator can place it again as it would a fresh graph. Strides an
+// allocator changed stay changed. Clear(nil) walks the tensors and changes
+// nothing: the cost of Clear, for a loop that places a graph with a subarena
+// Allocator, which places every tensor in its own buffer afresh anyway.
 func (g *Graph) Clear(compute unsafe.Pointer) {
 	C.sa_graph_clear(g.g, C.ggml_backend_buffer_t(compute))
 }

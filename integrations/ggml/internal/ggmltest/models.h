@@ -33,6 +33,7 @@ typedef struct sa_hparams {
     int32_t kv_pad;    // the attended cache length is rounded up to a multiple (0 = exact)
     int32_t wtype;     // ggml_type of the matrices (norms and biases are f32)
     int32_t alloc;     // 1: weights and caches in CPU buffers; 0: sizing only, no memory
+    int32_t last_only; // the last layer's FFN and the head see only each sequence's last token (get_rows)
     uint64_t seed;
 } sa_hparams;
 
@@ -59,7 +60,7 @@ typedef struct sa_cache {
 typedef struct sa_graph {
     struct ggml_context * ctx;
     struct ggml_cgraph * gf;
-    struct ggml_tensor * inp_embd, * inp_tokens, * inp_pos, * mask, * out;
+    struct ggml_tensor * inp_embd, * inp_tokens, * inp_pos, * mask, * out_ids, * out;
     int32_t n_tokens, n_past, n_kv;
 } sa_graph;
 

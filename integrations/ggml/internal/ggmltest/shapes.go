@@ -17,14 +17,14 @@ func (s Shape) String() string { return s.Name }
 // 32000-token vocabulary) with ctx cache positions, sizing only.
 func LLaMA7B(ctx, seqs int, attn Attn) Params {
 	return Params{Arch: LLaMA, Embd: 4096, Heads: 32, FF: 11008, Layers: 32, Vocab: 32000, Ctx: ctx, Seqs: seqs,
-		Attn: attn, SizeOnly: true, Seed: 7}
+		Attn: attn, LastOnly: true, SizeOnly: true, Seed: 7}
 }
 
 // GPT2Small is GPT-2 small's shape (width 768, 12 heads, 12 layers, 50257
 // tokens), sizing only.
 func GPT2Small(ctx, seqs int, attn Attn) Params {
 	return Params{Arch: GPT2, Embd: 768, Heads: 12, FF: 3072, Layers: 12, Vocab: 50257, Ctx: ctx, Seqs: seqs,
-		Attn: attn, SizeOnly: true, Seed: 7}
+		Attn: attn, LastOnly: true, SizeOnly: true, Seed: 7}
 }
 
 // Shapes lists the graphs ggmlbench and the benchmarks measure: LLaMA-style
@@ -46,20 +46,20 @@ func Shapes(big bool) []Shape {
 	for _, w := range []int{512, 1024, 2048} {
 		for _, seqs := range []int{1, 8} {
 			l := Params{Arch: LLaMA, Embd: w, Heads: w / 64, FF: w * 11 / 4, Layers: 4, Vocab: 32000, Ctx: 256, Seqs: seqs,
-				Attn: AttnSoftMax, Seed: 7}
+				Attn: AttnSoftMax, LastOnly: true, Seed: 7}
 			add(l, 128, 0)
 			add(l, 1, 127)
 			g := Params{Arch: GPT2, Embd: w, Heads: w / 64, FF: 4 * w, Layers: 4, Vocab: 50257, Ctx: 256, Seqs: seqs,
-				Attn: AttnSoftMax, Seed: 7}
+				Attn: AttnSoftMax, LastOnly: true, Seed: 7}
 			add(g, 128, 0)
 			add(g, 1, 127)
 		}
 	}
 	for _, seqs := range []int{1, 8} {
 		add(Params{Arch: LLaMA, Embd: 1024, Heads: 16, FF: 2816, Layers: 4, Vocab: 32000, Ctx: 256, Seqs: seqs,
-			Attn: AttnFlash, Seed: 7}, 128, 0)
+			Attn: AttnFlash, LastOnly: true, Seed: 7}, 128, 0)
 		add(Params{Arch: LLaMA, Embd: 1024, Heads: 16, FF: 2816, Layers: 4, Vocab: 32000, Ctx: 256, Seqs: seqs,
-			Attn: AttnMaskInf, Seed: 7}, 128, 0)
+			Attn: AttnMaskInf, LastOnly: true, Seed: 7}, 128, 0)
 	}
 	if big {
 		add(LLaMA7B(512, 1, AttnSoftMax), 512, 0)

@@ -1,0 +1,208 @@
+// Command ggmlbench compares subarena's graph allocator with ggml's
+// (ggml_gallocr) on LLaMA-style and GPT-2-style decoder graphs built with
+// ggml's own ops: buffer sizes (gallocr's, subarena's with offsets only and
+// with strided in-place placements, the planner's lower bound) and times
+// (subarena's plan and placement against gallocr's reserve and
+// alloc_graph). Weights are never allocated: graphs are only planned and
+// placed, never computed (the module's tests compute them).
+//
+//	go run ./cmd/ggmlbench            # widths 256-2048, prefill and decode, batch 1 and 8
+//	go run ./cmd/ggmlbench -big       # and LLaMA-7B and GPT-2-small graphs
+//	go run ./cmd/ggmlbench -run 7b -min 1s
+//
+// Times are CPU time of the calling thread (wall time where that is not
+// available), averaged over repetitions filling -min.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"runtime"
+	"text/tabwriter"
+	"time"
+
+	"github.com/subarena/subarena/integrations/ggml"
+	"github.com/subarena/subarena/integrations/ggml/internal/ggmltest"
+)
+
+func main() {
+	big := flag.Bool("big", false, "include LLaMA-7B and GPT-2-small graphs")
+	run := flag.String("run", "", "only graphs whose name matches this regular expression")
+	minTime := flag.Duration("min", 100*time.Millisecond, "time to spend measuring each operation")
+	noTimes := flag.Bool("sizes", false, "sizes only, no times")
+	budget := flag.Duration("budget", 0, "search budget of each strided plan (0: greedy, as AllocGraph plans by default)")
+	flag.Parse()
+	var re *regexp.Regexp
+	if *run != "" {
+		var err error
+		if re, err = regexp.Compile(*run); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "graph\tnodes\tgallocr\toffsets\tstrided\tbound\tproven\tstrided/gallocr\t"+
+		"plan\tplace\treserve\talloc_graph\tmiss/reserve\thit/alloc_graph\t")
+	var logLLaMA, logGPT2 []float64
+	worst := 0.0
+	for _, sh := range ggmltest.Shapes(*big) {
+		if re != nil && !re.MatchString(sh.Name) {
+			continue
+		}
+		r, err := measureShape(sh, *minTime, !*noTimes, *budget)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", sh.Name, err)
+			os.Exit(1)
+		}
+		ratio := float64(r.strided) / float64(r.gallocr)
+		worst = max(worst, ratio)
+		if sh.Params.Arch == ggmltest.LLaMA {
+			logLLaMA = append(logLLaMA, math.Log(ratio))
+		} else {
+			logGPT2 = append(logGPT2, math.Log(ratio))
+		}
+		times := "\t\t\t\t\t\t"
+		if !*noTimes {
+			times = fmt.Sprintf("%s\t%s\t%s\t%s\t%.2f\t%.2f\t", dur(r.plan), dur(r.place), dur(r.reserve), dur(r.alloc),
+				(r.plan+r.place)/r.reserve, r.place/r.alloc)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%.3f\t%s\n", sh.Name, r.nodes, r.gallocr, r.offsets, r.strided,
+			r.bound, r.proven, ratio, times)
+	}
+	tw.Flush()
+	fmt.Printf("\nstrided/gallocr geomean: LLaMA-style %s, GPT-2-style %s; worst %.3f\n",
+		geomean(logLLaMA), geomean(logGPT2), worst)
+	if ggmltest.HaveThreadCPU {
+		fmt.Println("times: CPU time of the calling thread per call; miss = plan + place")
+	} else {
+		fmt.Println("times: wall time per call; miss = plan + place")
+	}
+}
+
+type result struct {
+	nodes                            int
+	gallocr, offsets, strided, bound int64
+	proven                           bool
+	plan, place, reserve, alloc      float64 // ns
+}
+
+func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget time.Duration) (*result, error) {
+	m := ggmltest.NewModel(sh.Params)
+	defer m.Free()
+	c := m.NewCache()
+	defer c.Free()
+	g := m.Build(c, sh.Tokens, sh.Past)
+	defer g.Free()
+	r := &result{nodes: g.Nodes(), gallocr: g.GallocrSize()}
+
+	off, err := ggml.New(ggml.Options{NoRelayout: true})
+	if err != nil {
+		return nil, err
+	}
+	defer off.Free()
+	po, err := off.Plan(g.CGraph())
+	if err != nil {
+		return nil, err
+	}
+	r.offsets = po.Size
+	a, err := ggml.New(ggml.Options{Budget: budget})
+	if err != nil {
+		return nil, err
+	}
+	defer a.Free()
+	p, err := a.Plan(g.CGraph())
+	if err != nil {
+		return nil, err
+	}
+	r.strided, r.bound, r.proven = p.Size, p.LowerBound, p.Result.Proven
+	if !times {
+		return r, nil
+	}
+
+	// gallocr: reserve (its planning, buffer already large enough), then
+	// alloc_graph on a fresh copy of the reserved graph.
+	ga := ggmltest.NewGallocr()
+	defer ga.Free()
+	if err := ga.Reserve(g); err != nil {
+		return nil, err
+	}
+	r.reserve = measure(minTime, func() { ga.ReserveCGraph(g.CGraph()) })
+	if err := ga.Alloc(g); err != nil {
+		return nil, err
+	}
+	gbuf := g.OutputBuffer()
+	r.alloc = measure(minTime, func() {
+		g.Clear(gbuf)
+		ga.AllocCGraph(g.CGraph())
+	})
+	g.Clear(gbuf)
+
+	// subarena: a plan (reading the graph and planning it, no cache), and a
+	// placement (a cache hit) on a fresh copy of the graph.
+	nc, err := ggml.New(ggml.Options{CacheSize: -1, Budget: budget})
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Free()
+	r.plan = measure(minTime, func() {
+		if _, err := nc.Plan(g.CGraph()); err != nil {
+			panic(err)
+		}
+	})
+	if err := a.AllocGraph(g.CGraph()); err != nil {
+		return nil, err
+	}
+	r.place = measure(minTime, func() {
+		g.Clear(nil) // the same walk as gallocr's loop; AllocGraph places every tensor afresh
+		if err := a.AllocGraph(g.CGraph()); err != nil {
+			panic(err)
+		}
+	})
+	if st := a.Stats(); st.Plans != 1 {
+		return nil, fmt.Errorf("placements planned again: %+v", st)
+	}
+	return r, nil
+}
+
+// measure returns f's mean time in ns over repetitions filling minTime (at
+// least three, after one warm-up call).
+func measure(minTime time.Duration, f func()) float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	f()
+	start, cpu0 := time.Now(), ggmltest.ThreadCPU()
+	n := 0
+	for n < 3 || time.Since(start) < minTime {
+		f()
+		n++
+	}
+	if ggmltest.HaveThreadCPU {
+		return float64(ggmltest.ThreadCPU()-cpu0) / float64(n)
+	}
+	return float64(time.Since(start).Nanoseconds()) / float64(n)
+}
+
+func dur(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.2fs", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2fms", ns/1e6)
+	default:
+		return fmt.Sprintf("%.1fus", ns/1e3)
+	}
+}
+
+func geomean(logs []float64) string {
+	if len(logs) == 0 {
+		return "-"
+	}
+	s := 0.0
+	for _, l := range logs {
+		s += l
+	}
+	return fmt.Sprintf("%.3f (%d graphs)", math.Exp(s/float64(len(logs))), len(logs))
+}
