@@ -32,6 +32,16 @@ const (
 	Oracle
 )
 
+// ParseCompletions returns the Completions named s.
+func ParseCompletions(s string) (Completions, error) {
+	for c := SyncOnly; c <= Oracle; c++ {
+		if c.String() == s {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown completions %q", s)
+}
+
 func (c Completions) String() string {
 	return [...]string{"sync-only", "poll", "stall", "oracle"}[c]
 }
@@ -71,6 +81,10 @@ type Driver struct {
 	points  []sasync.Point
 	Donated []bool
 	Steps   []int64 // high-water mark after each step
+	// Learned lists, per step, the ops the host learned of (completed and
+	// host-synced) just before it, beyond the trace's own syncs.
+	Learned map[int][]int
+	cur     int
 }
 
 // Result is what a Run measured.
@@ -152,11 +166,32 @@ func (d *Driver) learn(t int64) error {
 		if err := d.Tl.HostSync(c.ev); err != nil {
 			return err
 		}
+		if d.Learned == nil {
+			d.Learned = map[int][]int{}
+		}
+		d.Learned[d.cur] = append(d.Learned[d.cur], d.opOf[c.ev])
 	}
 	return nil
 }
 
+// WithLearned returns the trace with a sync step inserted before each step
+// for every op the host learned of there: the host program that observes
+// completions (Poll, Stall) written as a subarena-trace/v1 host program, so
+// that trace.Replay and trace.Check can judge it.
+func (d *Driver) WithLearned() *trace.Trace {
+	t := *d.In.P.Trace
+	t.Steps = nil
+	for i, s := range d.In.P.Trace.Steps {
+		for _, k := range d.Learned[i] {
+			t.Steps = append(t.Steps, trace.Step{Kind: trace.KindSync, Name: d.In.P.Ops[k].Name})
+		}
+		t.Steps = append(t.Steps, s)
+	}
+	return &t
+}
+
 func (d *Driver) step(i int) error {
+	d.cur = i
 	p := d.In.P
 	s := &p.Trace.Steps[i]
 	switch s.Kind {
@@ -238,6 +273,7 @@ func (d *Driver) place(i, b int) error {
 	}
 	buf.Index = b
 	d.Bufs[b] = buf
+	d.S.Own(buf.Off, buf.Span, b)
 	if d.Opts.Observer != nil {
 		d.Opts.Observer.After(d, i, b, buf)
 	}
@@ -318,6 +354,7 @@ func (d *Driver) donate(i, k, b int, dn donation, used []bool) error {
 	}
 	nb.Index = b
 	d.Bufs[b] = nb
+	d.S.Own(nb.Off, nb.Span, b)
 	d.Donated[b] = true
 	return nil
 }

@@ -57,3 +57,51 @@ func TestMirror(t *testing.T) {
 		}
 	}
 }
+
+// TestHostVariant checks that the Poll and Stall host programs are valid
+// traces with the original schedule (same LiveLB), that trace.Replay and
+// the Shadow agree on them, and that the Allocator's plans for them pass
+// trace.Check.
+func TestHostVariant(t *testing.T) {
+	for _, w := range bench.Workloads(true) {
+		tr, _ := w.Build()
+		p, _ := tr.Resolve()
+		in, err := NewInfo(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []Completions{Poll, Stall} {
+			t2 := HostVariant(in, c)
+			p2, err := t2.Resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			in2, err := NewInfo(p2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in2.LiveLB != in.LiveLB || in2.Makespan != in.Makespan {
+				t.Errorf("%s %v: schedule changed: LiveLB %d makespan %d, was %d %d", w.Name, c, in2.LiveLB, in2.Makespan, in.LiveLB, in.Makespan)
+			}
+			got, _, err := Run(in2, Options{Mode: PolicyMode(false), Fit: arena.FitLean})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := trace.Replay(p2, trace.ReplayOptions{Policy: subarena.SubrangeFenced, Fit: arena.FitLean})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := trace.Check(p2, want.Plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Safe {
+				t.Errorf("%s %v: plan unsafe: %d violations", w.Name, c, len(rep.Violations))
+			}
+			if got.HWM != want.HWM {
+				t.Errorf("%s %v: HWM %d, trace.Replay %d", w.Name, c, got.HWM, want.HWM)
+			}
+			t.Logf("%s %v: %d syncs added, HWM/LiveLB %.3f", w.Name, c, len(p2.Syncs)-len(p.Syncs), got.Ratio)
+		}
+	}
+}

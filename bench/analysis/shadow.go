@@ -61,6 +61,7 @@ type Shadow struct {
 	safePoint, safeCompleted sasync.Clock
 	lent, taken              []ranges.Range
 	regions                  []arena.Block
+	owner                    []int32 // per granule: the buffer last placed over it, -1 never
 	err                      error
 	unsub                    func()
 }
@@ -89,6 +90,26 @@ func NewShadow(tl *sasync.Timeline, g int64, mode liveness.Mode, fit arena.Fit, 
 	s.free = func(r ranges.Range) { s.check(s.Ar.Free(r.Lo, r.Len())) }
 	s.unsub = tl.Subscribe(func(c sasync.Clock) { s.Idx.Complete(&c, s.free) })
 	return s, nil
+}
+
+// Own records buffer b as the owner of [off, off+n).
+func (s *Shadow) Own(off, n int64, b int) {
+	lo, hi := off/s.G, (off+n+s.G-1)/s.G
+	for int64(len(s.owner)) < hi {
+		s.owner = append(s.owner, -1)
+	}
+	for g := lo; g < hi; g++ {
+		s.owner[g] = int32(b)
+	}
+}
+
+// Owner returns the buffer last placed over the granule at off, or -1.
+func (s *Shadow) Owner(off int64) int {
+	g := off / s.G
+	if off < 0 || g >= int64(len(s.owner)) {
+		return -1
+	}
+	return int(s.owner[g])
 }
 
 // Close unsubscribes from the Timeline.

@@ -1,0 +1,105 @@
+// Command analyze prints where the bytes above LiveLB go under the fenced
+// policies, and what candidate placement and completion changes would give.
+//
+//	go run ./bench/analysis/cmd/analyze -what breakdown [-quick] [-workload W,..]
+//	go run ./bench/analysis/cmd/analyze -what ideas [-quick]
+//	go run ./bench/analysis/cmd/analyze -what sweep            (seeds 1-10, quick settings)
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/bench"
+	"github.com/subarena/subarena/bench/analysis"
+)
+
+func main() {
+	quick := flag.Bool("quick", false, "quick workload settings")
+	what := flag.String("what", "breakdown", "breakdown, ideas or sweep")
+	wl := flag.String("workload", "", "comma-separated workloads (default: all)")
+	fitName := flag.String("fit", "lean", "arena fit for the breakdown (fast or lean)")
+	whole := flag.Bool("whole", false, "breakdown under whole-fenced instead of subrange-fenced")
+	compName := flag.String("completions", "sync-only", "sync-only, poll, stall or oracle")
+	flag.Parse()
+	comp, err := analysis.ParseCompletions(*compName)
+	if err != nil {
+		fail(err)
+	}
+	fit, err2 := arena.ParseFit(*fitName)
+	err = err2
+	if err != nil {
+		fail(err)
+	}
+	var names []string
+	if *wl != "" {
+		names = strings.Split(*wl, ",")
+	}
+	switch *what {
+	case "breakdown":
+		for _, w := range workloads(*quick, names) {
+			in := info(w)
+			opts := analysis.Options{Mode: analysis.PolicyMode(*whole), Fit: fit, Completions: comp}
+			if err := analysis.PrintBreakdown(os.Stdout, w.Name, in, opts); err != nil {
+				fail(err)
+			}
+		}
+	case "ideas":
+		var ns []string
+		var ins []*analysis.Info
+		for _, w := range workloads(*quick, names) {
+			ns = append(ns, w.Name)
+			ins = append(ins, info(w))
+		}
+		if err := analysis.PrintIdeas(os.Stdout, ns, ins, analysis.Placers()); err != nil {
+			fail(err)
+		}
+	default:
+		fail(fmt.Errorf("unknown -what %q", *what))
+	}
+}
+
+func workloads(quick bool, names []string) []bench.Workload {
+	if names == nil {
+		var out []bench.Workload
+		for _, w := range bench.Workloads(quick) {
+			if w.Name != "llama" {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	var out []bench.Workload
+	for _, n := range names {
+		w, err := bench.LookupWorkload(n, quick)
+		if err != nil {
+			fail(err)
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func info(w bench.Workload) *analysis.Info {
+	t, err := w.Build()
+	if err != nil {
+		fail(err)
+	}
+	p, err := t.Resolve()
+	if err != nil {
+		fail(err)
+	}
+	in, err := analysis.NewInfo(p)
+	if err != nil {
+		fail(err)
+	}
+	return in
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "analyze:", err)
+	os.Exit(1)
+}
