@@ -100,7 +100,7 @@ type donationCut struct {
 }
 
 // deferredBirths returns, for every buffer whose allocation replay defers
-// to its first op (TRACE.md, Replay: the op writes it in place and reads a
+// to its first op (docs/TRACE.md, Replay: the op writes it in place and reads a
 // dense, same-sized view of another buffer), the step of that op. Replay
 // places such a buffer there, over the read bytes or, if the Allocator
 // refuses, in new space.
@@ -154,7 +154,7 @@ func firstUses(p *trace.Program) []int {
 // offset of its own) is placed in place when the first op using it is
 // inplace and reads a buffer still live at that op whose arena bytes (in
 // frame f) cover all of b's. Replay defers such an allocation to that op
-// (TRACE.md, Replay), so b's bytes belong to the donor until then.
+// (docs/TRACE.md, Replay), so b's bytes belong to the donor until then.
 func findDonations(p *trace.Program, f *frame) map[int]donationCut {
 	cuts := map[int]donationCut{}
 	first := firstUses(p)

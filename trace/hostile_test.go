@@ -172,9 +172,12 @@ func TestScheduleOverflow(t *testing.T) {
 			require.Equal(t, c.index, se.Index)
 			require.Equal(t, RuleOverflow, se.Rule)
 			require.Contains(t, err.Error(), "beyond int64 time")
-			// The same trace built in memory: Replay rejects it at the same op.
-			_, err = Replay(mustResolve(t, mustParseLoose(t, c.doc)), ReplayOptions{})
+			// The same trace built in memory: Resolve (so Validate, and every
+			// command that reads it) rejects it at the same op.
+			_, err = mustParseLoose(t, c.doc).Resolve()
 			require.ErrorIs(t, err, ErrOverflow)
+			require.ErrorAs(t, err, &se)
+			require.Equal(t, c.index, se.Index)
 		})
 	}
 }

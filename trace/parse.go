@@ -17,11 +17,7 @@ func Parse(data []byte) (*Trace, error) {
 	if err != nil {
 		return nil, locate(err, data, offs)
 	}
-	p, err := t.Resolve()
-	if err != nil {
-		return nil, locate(err, data, offs)
-	}
-	if err := checkSchedule(p); err != nil {
+	if _, err := t.Resolve(); err != nil {
 		return nil, locate(err, data, offs)
 	}
 	return t, nil

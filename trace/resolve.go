@@ -20,7 +20,8 @@ func (t *Trace) Validate() error {
 // op names are separate namespaces; engines must be unique), use after release (a released
 // buffer, a discarded view, a view of either, or an op touching discarded bytes), views
 // inside their buffer, shape/stride lengths, sizes and elems > 0, waits and syncs on ops
-// already submitted, and int64 overflow. The error is a *StepError. t is not modified.
+// already submitted, and int64 overflow, the simulated schedule's times included. The
+// error is a *StepError. t is not modified.
 func (t *Trace) Resolve() (*Program, error) {
 	if t.Granule <= 0 || t.Granule&(t.Granule-1) != 0 {
 		return nil, stepErr(-1, RuleGranule, ErrInvalidGranule, "%d", t.Granule)
@@ -63,6 +64,9 @@ func (t *Trace) Resolve() (*Program, error) {
 		if err := r.step(i, s); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkSchedule(r.p); err != nil {
+		return nil, err
 	}
 	return r.p, nil
 }

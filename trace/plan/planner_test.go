@@ -372,7 +372,7 @@ func TestPlanRandomTraces(t *testing.T) {
 
 // checkReplay replays tr online with donation and fails unless the checker
 // accepts the replay's plan: replay runs a safe policy and donates only
-// where TRACE.md's release order allows, so its plan must be safe whether
+// where docs/TRACE.md's release order allows, so its plan must be safe whether
 // or not the planner would take it. It returns the donations made.
 func checkReplay(t *testing.T, iter int, tr *trace.Trace) int {
 	t.Helper()
