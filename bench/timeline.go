@@ -59,7 +59,9 @@ func ReplayTimeline(p *trace.Program, res *trace.ReplayResult) (*Timeline, error
 
 // PlanTimeline builds the timeline of a plan: offsets from the plan,
 // lifetimes as ReplayTimeline draws them under the whole-after-users
-// policy (the lifetimes a plan implies without a replay).
+// policy (the lifetimes a plan implies without a replay). Its Policy, the
+// picture's label, is "plan", or "plan by P" for a plan file that names
+// the policy P that made it.
 //
 // A buffer the plan lays over a strided footprint of its host
 // (trace.Plan.Placements) is drawn at that footprint: one rectangle per
@@ -87,7 +89,18 @@ func PlanTimeline(p *trace.Program, plan *trace.Plan) (*Timeline, error) {
 		}
 		hw[i] = top
 	}
-	return buildTimeline(p, fr, subarena.WholeAfterUsers, top, hw)
+	tl, err := buildTimeline(p, fr, subarena.WholeAfterUsers, top, hw)
+	if err != nil {
+		return nil, err
+	}
+	// Title the picture by what it shows: a plan (and the policy that made
+	// it, when the plan file says), not the policy its lifetimes are drawn
+	// with.
+	tl.Policy = "plan"
+	if plan.Policy != "" {
+		tl.Policy += " by " + plan.Policy
+	}
+	return tl, nil
 }
 
 // frame places every alloc buffer's bytes in the arena: footprints are

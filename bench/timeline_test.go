@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/plan"
@@ -99,6 +100,34 @@ func TestPlanTimelinePlacements(t *testing.T) {
 		}
 		if !strings.Contains(svg.String(), "laid over its host") {
 			t.Fatalf("shift %d: no legend for placed buffers", d)
+		}
+	}
+}
+
+// TestPlanTimelineLabel: a plan's picture is labelled as a plan, with the
+// policy its file names, never as the policy its lifetimes are drawn with.
+func TestPlanTimelineLabel(t *testing.T) {
+	tr, err := trace.Load(ggmlTiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.SubrangeFenced})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ policy, want string }{{"", "plan"}, {"subrange-fenced", "plan by subrange-fenced"}} {
+		plan := *res.Plan
+		plan.Policy = c.policy
+		tl, err := PlanTimeline(p, &plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tl.Policy != c.want {
+			t.Errorf("plan with policy %q: label %q, want %q", c.policy, tl.Policy, c.want)
 		}
 	}
 }
