@@ -1,0 +1,288 @@
+package ggml
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/subarena/subarena"
+	"github.com/subarena/subarena/integrations/ggml/internal/ggmltest"
+)
+
+// onlineCase is a model, a schedule of steps and a thread count.
+type onlineCase struct {
+	p       ggmltest.Params
+	prompt  int
+	decode  int
+	threads int
+}
+
+func (c onlineCase) String() string {
+	return fmt.Sprintf("%v-p%d-d%d-t%d", c.p, c.prompt, c.decode, c.threads)
+}
+
+// sched is a prefill of prompt tokens, then decode single-token steps:
+// {tokens, past} per step.
+func (c onlineCase) sched() [][2]int {
+	s := [][2]int{{c.prompt, 0}}
+	for i := range c.decode {
+		s = append(s, [2]int{1, c.prompt + i})
+	}
+	return s
+}
+
+func onlineParams(arch ggmltest.Arch, seqs int, attn ggmltest.Attn) ggmltest.Params {
+	ff := 160
+	if arch == ggmltest.GPT2 {
+		ff = 256
+	}
+	return ggmltest.Params{Arch: arch, Embd: 64, Heads: 2, FF: ff, Layers: 2, Vocab: 64, Ctx: 16, Seqs: seqs,
+		Attn: attn, Seed: uint64(11 + 5*seqs + int(arch))}
+}
+
+func onlineCases(short bool) []onlineCase {
+	L, G := ggmltest.LLaMA, ggmltest.GPT2
+	// ggml's threads meet at spinning barriers inside every node: two
+	// threads on a busy machine cost far more than one, so one case has
+	// them.
+	cs := []onlineCase{
+		{onlineParams(L, 1, ggmltest.AttnSoftMax), 4, 3, 1},
+		{onlineParams(G, 1, ggmltest.AttnMaskInf), 4, 2, 2},
+	}
+	if !short {
+		cs = append(cs,
+			onlineCase{onlineParams(L, 8, ggmltest.AttnMaskInf), 3, 2, 1},
+			onlineCase{onlineParams(G, 8, ggmltest.AttnSoftMax), 3, 2, 1},
+		)
+	}
+	return cs
+}
+
+// onlineBytes is what a run's consumer and copy engines read, per step.
+type onlineBytes struct {
+	outputs, offloads [][][]byte
+	cache             []byte // the KV cache after the last step
+}
+
+// onlineReference computes every step's whole graph with every tensor in its own
+// memory (ggml_backend_alloc_ctx_tensors), and returns the bytes an online
+// run must read, and the largest ggml_gallocr buffer of the steps' graphs.
+func onlineReference(t *testing.T, m *ggmltest.Model, threads int, sched [][2]int) (*onlineBytes, int64) {
+	t.Helper()
+	be := ggmltest.NewBackend(threads)
+	defer be.Free()
+	c := m.NewCache()
+	defer c.Free()
+	ref := &onlineBytes{}
+	var gallocr int64
+	for i, st := range sched {
+		g := m.Build(c, st[0], st[1])
+		gallocr = max(gallocr, g.GallocrSize())
+		free, err := g.AllocOwn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetInputs(m, uint64(1000+i))
+		if err := be.Compute(g); err != nil {
+			t.Fatal(err)
+		}
+		outs, offs, err := readStep(g.CGraph(), st[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref.outputs = append(ref.outputs, outs)
+		ref.offloads = append(ref.offloads, offs)
+		free()
+		g.Free()
+	}
+	ref.cache = c.Bytes()
+	return ref, gallocr
+}
+
+// runOnline runs the schedule on an Online driver: the first graph's KV
+// cache is adopted, then each step is submitted without waiting for the
+// previous one (only its compute ops, before its graph is freed).
+func runOnline(t *testing.T, m *ggmltest.Model, sched [][2]int, opts OnlineOptions) (*onlineBytes, OnlineStats) {
+	t.Helper()
+	c := m.NewCache()
+	defer c.Free()
+	o, err := NewOnline(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphs := make([]*ggmltest.Graph, len(sched))
+	defer func() {
+		for _, g := range graphs {
+			if g != nil {
+				g.Free()
+			}
+		}
+	}()
+	steps := make([]*OnlineStep, len(sched))
+	for i, st := range sched {
+		g := m.Build(c, st[0], st[1])
+		graphs[i] = g
+		if i == 0 {
+			for _, p := range StateTensors(g.CGraph()) {
+				if err := o.Adopt(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		s, err := o.Step(g.CGraph(), OnlineInput{SetInputs: func() { g.SetInputs(m, uint64(1000+i)) }, Tokens: st[0]})
+		if err != nil {
+			o.Close()
+			t.Fatalf("%v, %d-byte arena, step %d: %v", opts.Policy, opts.Capacity, i, err)
+		}
+		steps[i] = s
+		if i > 0 {
+			if err := steps[i-1].WaitCompute(); err != nil {
+				t.Fatal(err)
+			}
+			graphs[i-1].Free()
+			graphs[i-1] = nil
+		}
+	}
+	if err := o.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r := &onlineBytes{cache: c.Bytes()}
+	for _, s := range steps {
+		r.outputs = append(r.outputs, s.Outputs())
+		r.offloads = append(r.offloads, s.Offloads())
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return r, o.Stats()
+}
+
+// onlineDiff counts the bytes in which got differs from want, by kind.
+func onlineDiff(t *testing.T, want, got *onlineBytes) (outputs, offloads, cache int) {
+	t.Helper()
+	if len(got.outputs) != len(want.outputs) {
+		t.Fatalf("%d steps, want %d", len(got.outputs), len(want.outputs))
+	}
+	for i := range want.outputs {
+		if len(got.outputs[i]) != len(want.outputs[i]) || len(got.offloads[i]) != len(want.offloads[i]) {
+			t.Fatalf("step %d: %d outputs and %d offloads, want %d and %d", i,
+				len(got.outputs[i]), len(got.offloads[i]), len(want.outputs[i]), len(want.offloads[i]))
+		}
+		for k := range want.outputs[i] {
+			outputs += onlineDiffBytes(want.outputs[i][k], got.outputs[i][k])
+		}
+		for k := range want.offloads[i] {
+			offloads += onlineDiffBytes(want.offloads[i][k], got.offloads[i][k])
+		}
+	}
+	return outputs, offloads, onlineDiffBytes(want.cache, got.cache)
+}
+
+func onlineDiffBytes(a, b []byte) int {
+	if len(a) != len(b) {
+		return max(len(a), len(b))
+	}
+	n := 0
+	for i := range a {
+		if a[i] != b[i] {
+			n++
+		}
+	}
+	return n
+}
+
+func onlineSafePolicies() []subarena.Policy {
+	var ps []subarena.Policy
+	for _, p := range subarena.Policies() {
+		if p.Safe() {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// onlineJitter is a delay of 0 to 200 µs that varies with n.
+func onlineJitter(seed int) func(int) time.Duration {
+	return func(n int) time.Duration { return time.Duration((n*7+seed)%5) * 50 * time.Microsecond }
+}
+
+// TestOnlineBitExact runs LLaMA- and GPT-2-style decoders (prefill and
+// decode steps, batch 1 and 8, 1 and 2 threads) node by node on the Online
+// driver under every safe policy, in a roomy arena and in one that makes
+// the host wait, with copy and consumer engines that take their time, and
+// requires the bytes of a run with every tensor in its own memory: every
+// output row the consumer read, every K/V row the copy engine offloaded,
+// and the KV cache at the end.
+func TestOnlineBitExact(t *testing.T) {
+	for _, cc := range onlineCases(testing.Short()) {
+		t.Run(cc.String(), func(t *testing.T) {
+			m := ggmltest.NewModel(cc.p)
+			defer m.Free()
+			sched := cc.sched()
+			ref, gallocr := onlineReference(t, m, cc.threads, sched)
+			cacheBytes := int64(len(ref.cache))
+			for _, p := range onlineSafePolicies() {
+				for _, tight := range []bool{false, true} {
+					capacity := cacheBytes + 8*gallocr
+					if tight {
+						if p == subarena.WholeFenced || p == subarena.SubrangeFenced {
+							continue // they reuse as they go: no stall either way
+						}
+						capacity = cacheBytes + 3*gallocr
+					}
+					opts := OnlineOptions{Capacity: capacity, Policy: p, Threads: cc.threads,
+						CopyDelay: onlineJitter(1), ConsumerDelay: onlineJitter(3), Check: tight}
+					got, st := runOnline(t, m, sched, opts)
+					do, dk, dc := onlineDiff(t, ref, got)
+					if do+dk+dc != 0 {
+						t.Errorf("%v tight=%v: %d output, %d offload and %d cache bytes differ", p, tight, do, dk, dc)
+					}
+					t.Logf("%-20v tight=%-5v HWM %7d (arena %7d, resident %6d, beyond it %7d; gallocr %7d) allocs %d discards %d donations %d stalls %d",
+						p, tight, st.Arena.HighWater, st.Arena.Capacity, st.Resident, st.Arena.HighWater-st.Resident, gallocr,
+						st.Allocs, st.Discards, st.Donations, st.Stalls)
+				}
+			}
+		})
+	}
+}
+
+// TestOnlineIROrderHeldConsumer holds every consumer op until the compute
+// engine has run a whole step's nodes past the output it reads. Under
+// ir-order the output's bytes went back to the arena at Release, and the
+// next step's nodes wrote over them first: the consumer reads wrong bytes.
+// Every safe policy, with the same hold, reads exactly the reference.
+func TestOnlineIROrderHeldConsumer(t *testing.T) {
+	cc := onlineCase{onlineParams(ggmltest.LLaMA, 1, ggmltest.AttnSoftMax), 4, 3, 1}
+	m := ggmltest.NewModel(cc.p)
+	defer m.Free()
+	sched := cc.sched()
+	ref, gallocr := onlineReference(t, m, cc.threads, sched)
+	probe := m.NewCache()
+	g := m.Build(probe, 1, cc.prompt)
+	hold := g.Nodes()
+	g.Free()
+	probe.Free()
+	capacity := int64(len(ref.cache)) + 8*gallocr
+	for _, p := range append([]subarena.Policy{subarena.IROrder}, onlineSafePolicies()...) {
+		opts := OnlineOptions{Capacity: capacity, Policy: p, Threads: cc.threads, HoldConsumer: hold, Check: true}
+		got, st := runOnline(t, m, sched, opts)
+		do, dk, dc := onlineDiff(t, ref, got)
+		var rows int
+		for _, outs := range ref.outputs {
+			for _, o := range outs {
+				rows += len(o)
+			}
+		}
+		t.Logf("%-20v hold %d nodes: %d of %d output bytes differ, %d offload, %d cache; HWM %d",
+			p, hold, do, rows, dk, dc, st.Arena.HighWater)
+		if dk+dc != 0 {
+			t.Errorf("%v: %d offload and %d cache bytes differ", p, dk, dc)
+		}
+		switch {
+		case p == subarena.IROrder && do == 0:
+			t.Errorf("ir-order with the consumer held: no output byte differs; premature reuse went unseen")
+		case p.Safe() && do != 0:
+			t.Errorf("%v with the consumer held: %d output bytes differ", p, do)
+		}
+	}
+}
