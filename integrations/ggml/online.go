@@ -442,8 +442,8 @@ func StateTensors(graph unsafe.Pointer) []unsafe.Pointer {
 	return out
 }
 
-// Adopt makes tensor (a struct ggml_tensor * with memory of its own and no
-// view_src, such as a KV cache) resident: it gets a buffer of the arena
+// Adopt makes tensor (a struct ggml_tensor * in host memory of its own,
+// not a view, such as a KV cache) resident: it gets a buffer of the arena
 // for the rest of the run, its bytes are copied there by a compute op, and
 // the tensor points there from now on. Views of it in graphs built
 // afterwards point into the arena too (Step re-points those built before).
@@ -470,9 +470,10 @@ func (o *Online) Adopt(tensor unsafe.Pointer) error {
 	if err != nil {
 		return err
 	}
-	old := t.data
+	old, oldBuf := t.data, t.buffer
 	if err := o.place(t, b); err != nil {
-		return err
+		t.data, t.buffer = old, oldBuf
+		return errors.Join(err, o.a.Release(b))
 	}
 	dst := t.data
 	if _, err := o.submit(o.compute, nil, func() error {
@@ -525,11 +526,13 @@ type oreader struct {
 type stepState struct {
 	bases   map[*C.struct_ggml_tensor]*obase
 	readers map[*C.struct_ggml_tensor]*oreader
-	leaves  []*obase
-	// byLast lists, per node index, the readers whose last access it is.
-	byLast map[int][]*oreader
-	// release lists, per node index, the bases whose last access it is.
-	release map[int][]*obase
+	order   []*obase // bases in the order first touched
+	leaves  []*obase // own bases that are no node: the inputs
+	// byLast lists, per node index, the views of own bases whose last
+	// access it is; release, the own bases whose last access it is. Both
+	// in the order first touched.
+	byLast  [][]*oreader
+	release [][]*obase
 }
 
 // computes reports whether node t is an op ggml computes (not a view op,
@@ -558,8 +561,7 @@ func baseOf(t *C.struct_ggml_tensor) *C.struct_ggml_tensor {
 // scan maps the graph: the bases of arena memory each node touches, the
 // tensors it touches them through, and the last node touching each.
 func (o *Online) scan(nodes []*C.struct_ggml_tensor) *stepState {
-	s := &stepState{bases: map[*C.struct_ggml_tensor]*obase{}, readers: map[*C.struct_ggml_tensor]*oreader{},
-		byLast: map[int][]*oreader{}, release: map[int][]*obase{}}
+	s := &stepState{bases: map[*C.struct_ggml_tensor]*obase{}, readers: map[*C.struct_ggml_tensor]*oreader{}}
 	isNode := make(map[*C.struct_ggml_tensor]bool, len(nodes))
 	for _, t := range nodes {
 		isNode[t] = true
@@ -577,6 +579,7 @@ func (o *Online) scan(nodes []*C.struct_ggml_tensor) *stepState {
 				b.buf = o.residents[bt].buf
 			}
 			s.bases[bt] = b
+			s.order = append(s.order, b)
 			if cl == classOwn && !b.node {
 				s.leaves = append(s.leaves, b)
 			}
@@ -606,7 +609,9 @@ func (o *Online) scan(nodes []*C.struct_ggml_tensor) *stepState {
 			}
 		}
 	}
-	for _, b := range s.bases {
+	s.byLast = make([][]*oreader, len(nodes))
+	s.release = make([][]*obase, len(nodes))
+	for _, b := range s.order {
 		if b.class == classOwn && b.last >= 0 {
 			s.release[b.last] = append(s.release[b.last], b)
 		}
@@ -619,28 +624,8 @@ func (o *Online) scan(nodes []*C.struct_ggml_tensor) *stepState {
 			}
 		}
 	}
-	// Deterministic order: by tensor position in the graph walk would do,
-	// but the maps only decide which lists an entry is in; sort each list
-	// by first appearance so the run's sequence of calls is reproducible.
-	pos := make(map[*C.struct_ggml_tensor]int, len(nodes))
-	for i, t := range nodes {
-		pos[t] = i
-	}
-	for _, b := range s.leaves {
-		pos[b.t] = -1 - len(pos)
-	}
-	for k, rs := range s.byLast {
-		slices.SortFunc(rs, func(x, y *oreader) int { return readerKey(pos, x) - readerKey(pos, y) })
-		s.byLast[k] = rs
-	}
-	for k, bs := range s.release {
-		slices.SortFunc(bs, func(x, y *obase) int { return pos[x.t] - pos[y.t] })
-		s.release[k] = bs
-	}
 	return s
 }
-
-func readerKey(pos map[*C.struct_ggml_tensor]int, r *oreader) int { return pos[r.t] }
 
 // use is one view an op touches and how.
 type use struct {
@@ -810,14 +795,6 @@ func (o *Online) Step(graph unsafe.Pointer, in OnlineInput) (*OnlineStep, error)
 			}
 		}
 	}
-	// Own tensors no node reads (none in a well-formed graph) go now.
-	for _, b := range s.bases {
-		if b.class == classOwn && b.last < 0 && b.buf != nil && !b.buf.Released() {
-			if err := o.a.Release(b.buf); err != nil {
-				return nil, err
-			}
-		}
-	}
 	return st, nil
 }
 
@@ -825,7 +802,7 @@ func (o *Online) Step(graph unsafe.Pointer, in OnlineInput) (*OnlineStep, error)
 // into, as ggml-alloc lays an in-place op over its dying parent: t's op can
 // run in place (ggml_op_can_inplace), and the source is an own tensor (not
 // a view, not an output) with t's type and layout, still wholly held, that
-// no node after t touches. It returns nil when there is none or the
+// no node after t touches, and that t reads through no view of it. It returns nil when there is none or the
 // options forbid it.
 func (o *Online) donor(s *stepState, t *C.struct_ggml_tensor, i int) *obase {
 	if o.opts.NoInPlace || int(t.op) >= len(opInplace) || !opInplace[t.op] {
@@ -847,6 +824,13 @@ func (o *Online) donor(s *stepState, t *C.struct_ggml_tensor, i int) *obase {
 		if d.buf.Released() || d.buf.Size() != int64(size) {
 			continue
 		}
+		others := false
+		for _, r := range d.readers {
+			others = others || (r.t != src && r.last >= i)
+		}
+		if others {
+			continue // a view of it dies here too: its bytes leave whole
+		}
 		return d
 	}
 	return nil
@@ -860,8 +844,11 @@ func (o *Online) allocBase(b *obase) error {
 	if err != nil {
 		return err
 	}
+	if err := o.place(b.t, buf); err != nil {
+		return errors.Join(err, o.a.Release(buf))
+	}
 	b.buf = buf
-	return o.place(b.t, buf)
+	return nil
 }
 
 func (o *Online) place(t *C.struct_ggml_tensor, b *subarena.Buffer) error {

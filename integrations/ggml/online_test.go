@@ -286,3 +286,48 @@ func TestOnlineIROrderHeldConsumer(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlineHighWater reports, for a LLaMA- and a GPT-2-style decoder of
+// batch 8, the arena each policy needed beyond the resident KV cache,
+// against ggml_gallocr's buffer for the largest of the same graphs, with
+// the default granule and with ggml's 32-byte alignment, and without
+// Discard or in-place donation. Every run must be exact, and
+// subrange-fenced, which hands a compute op's dead bytes to the next
+// compute op at once, must stay within a quarter of gallocr's buffer,
+// planned offline with the whole graph known.
+func TestOnlineHighWater(t *testing.T) {
+	for _, arch := range []ggmltest.Arch{ggmltest.LLaMA, ggmltest.GPT2} {
+		cc := onlineCase{onlineParams(arch, 8, ggmltest.AttnSoftMax), 3, 1, 1}
+		m := ggmltest.NewModel(cc.p)
+		sched := cc.sched()
+		ref, gallocr := onlineReference(t, m, cc.threads, sched)
+		for _, p := range onlineSafePolicies() {
+			for _, v := range []struct {
+				name string
+				opts OnlineOptions
+			}{
+				{"default", OnlineOptions{}},
+				{"granule 32", OnlineOptions{Granule: 32}},
+				{"no discard", OnlineOptions{NoDiscard: true}},
+				{"no in-place", OnlineOptions{NoInPlace: true}},
+			} {
+				if fenced := p == subarena.WholeFenced || p == subarena.SubrangeFenced; !fenced && v.name != "default" {
+					continue // the host runs ahead of completions: timing, not layout
+				}
+				opts := v.opts
+				opts.Capacity, opts.Policy, opts.Threads = int64(len(ref.cache))+8*gallocr, p, cc.threads
+				got, st := runOnline(t, m, sched, opts)
+				if do, dk, dc := onlineDiff(t, ref, got); do+dk+dc != 0 {
+					t.Errorf("%v %v %s: %d output, %d offload and %d cache bytes differ", arch, p, v.name, do, dk, dc)
+				}
+				beyond := st.Arena.HighWater - st.Resident
+				if p == subarena.SubrangeFenced && !opts.NoInPlace && 4*beyond > 5*gallocr {
+					t.Errorf("%v %v %s: %d bytes beyond the cache, gallocr %d", arch, p, v.name, beyond, gallocr)
+				}
+				t.Logf("%-5v %-20v %-11s HWM beyond the cache %7d = %.2f x gallocr's %d", arch, p, v.name, beyond,
+					float64(beyond)/float64(gallocr), gallocr)
+			}
+		}
+		m.Free()
+	}
+}
