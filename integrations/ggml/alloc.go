@@ -47,7 +47,9 @@ type Options struct {
 	// Allocator maps itself and hands to ggml_backend_cpu_buffer_from_ptr.
 	BufferType unsafe.Pointer
 	// NoRelayout keeps every tensor at an offset: no in-place output over a
-	// strided input (plan.Options.NoRelayout).
+	// strided input (plan.Options.NoRelayout). It is implied for a buffer
+	// type other than the CPU's: the kernels verified on relaid layouts are
+	// the CPU backend's.
 	NoRelayout bool
 	// NoInPlace gives every tensor bytes of its own until they die
 	// (plan.Options.NoInPlace).
@@ -139,6 +141,10 @@ func New(opts Options) (*Allocator, error) {
 		return nil, err
 	}
 	a := &Allocator{opts: opts, buft: buft, align: bufferAlignment(buft), sc: sc, cache: map[uint64]*entry{}}
+	if buft != cpuBufferType() {
+		// the kernels verified on relaid layouts are the CPU backend's
+		a.opts.NoRelayout = true
+	}
 	if a.opts.CacheSize == 0 {
 		a.opts.CacheSize = DefaultCacheSize
 	}
@@ -291,7 +297,8 @@ func (a *Allocator) Reserve(graph unsafe.Pointer) error {
 }
 
 // Plan returns the plan for graph's structure, planning it if the cache does
-// not hold it; it touches neither the graph nor the buffer.
+// not hold it; it touches neither the graph nor the buffer. The Plan is
+// shared with the cache: do not modify it.
 func (a *Allocator) Plan(graph unsafe.Pointer) (*Plan, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

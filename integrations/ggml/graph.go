@@ -401,6 +401,9 @@ func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
 			if x.allocSize > 0 {
 				size = x.allocSize
 			}
+			if size <= 0 { // a tensor of no elements still gets an address
+				size = 1
+			}
 			s := trace.Step{Kind: trace.KindAlloc, Name: x.name, Size: size, Engine: Engine}
 			if shape, _, elem, err := layout(x); err == nil && dense(x) {
 				if p, ok := product(shape, elem); ok && p == size {

@@ -1,0 +1,80 @@
+package ggml_test
+
+import (
+	"testing"
+
+	"github.com/subarena/subarena/integrations/ggml"
+	"github.com/subarena/subarena/integrations/ggml/internal/ggmltest"
+)
+
+// TestPlanCache alternates a prefill and a decode graph shape, rebuilding
+// each graph every step and allocating one graph twice, and requires one
+// plan per shape and the bytes of every tensor in its own memory.
+func TestPlanCache(t *testing.T) {
+	p := ggmltest.Params{Arch: ggmltest.LLaMA, Embd: 128, Heads: 4, FF: 344, Layers: 2, Vocab: 64, Ctx: 64, Seqs: 2,
+		Attn: ggmltest.AttnSoftMax, KVPad: 32, LastOnly: true, Seed: 5}
+	m := ggmltest.NewModel(p)
+	defer m.Free()
+	be := ggmltest.NewBackend(1)
+	defer be.Free()
+	// prefills of 8 tokens and single-token decodes, every one attending 32
+	// cache positions: two structures
+	sched := [][2]int{{8, 0}, {1, 8}, {1, 9}, {8, 16}, {1, 24}, {8, 20}, {1, 10}}
+	run := func(md mode, again bool) ([][]byte, []byte, ggml.Stats) {
+		c := m.NewCache()
+		defer c.Free()
+		a, err := ggml.New(ggml.Options{Check: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Free()
+		var outs [][]byte
+		for i, st := range sched {
+			g := m.Build(c, st[0], st[1])
+			var free func()
+			if md == modeOwn {
+				if free, err = g.AllocOwn(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if err := a.AllocGraph(g.CGraph()); err != nil {
+					t.Fatal(err)
+				}
+				if again {
+					if err := a.AllocGraph(g.CGraph()); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			g.SetInputs(m, uint64(50+i))
+			if err := be.Compute(g); err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, g.Output())
+			if free != nil {
+				free()
+			}
+			g.Free()
+		}
+		return outs, c.Bytes(), a.Stats()
+	}
+	refOuts, refCache, _ := run(modeOwn, false)
+	for _, again := range []bool{false, true} {
+		outs, cache, st := run(modeSubarena, again)
+		for i := range outs {
+			if d := diffBytes(refOuts[i], outs[i]); d != 0 {
+				t.Errorf("again=%v step %d: %d bytes differ", again, i, d)
+			}
+		}
+		if d := diffBytes(refCache, cache); d != 0 {
+			t.Errorf("again=%v: KV cache: %d bytes differ", again, d)
+		}
+		calls := len(sched)
+		if again {
+			calls *= 2
+		}
+		if st.Plans != 2 || st.Misses != 2 || st.Hits != calls-2 {
+			t.Errorf("again=%v: stats %+v", again, st)
+		}
+	}
+}
