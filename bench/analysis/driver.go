@@ -4,9 +4,11 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/liveness"
+	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 	"github.com/subarena/subarena/trace"
 )
@@ -27,6 +29,9 @@ const (
 	// than in the replay: the schedule, hence LiveLB, is unchanged), then
 	// polls.
 	Stall
+	// StallOnGrow: Stall, but only before an alloc that would otherwise
+	// raise the high-water mark (no clean or safe held region fits).
+	StallOnGrow
 	// Oracle: before allocating B the host learns of every op that ends by
 	// the start of B's first user. Clairvoyant: a bound, not a policy.
 	Oracle
@@ -43,7 +48,7 @@ func ParseCompletions(s string) (Completions, error) {
 }
 
 func (c Completions) String() string {
-	return [...]string{"sync-only", "poll", "stall", "oracle"}[c]
+	return [...]string{"sync-only", "poll", "stall", "stall-on-grow", "oracle"}[c]
 }
 
 // Options configure a Run.
@@ -54,6 +59,40 @@ type Options struct {
 	Completions Completions
 	// Observer, if set, is called around every placement (not donations).
 	Observer Observer
+	// PredictWait lets an alloc take held bytes whose pending users are not
+	// ordered before its point, when Predict accepts them; every op using
+	// the buffer then waits for those users (an event wait, as a stream
+	// waits on an event). With PredictSchedule such waits are on ops that
+	// end before the waiting op would start anyway, so the schedule and
+	// LiveLB are unchanged; other predictors may delay ops (Result.Makespan).
+	PredictWait Predict
+	// Estimate is the schedule PredictEstimate believes (nil: the true one).
+	Estimate *Info
+	// PredictOnGrowth uses PredictWait only for an alloc that would
+	// otherwise raise the high-water mark.
+	PredictOnGrowth bool
+	// WaitMatch is Shadow.WaitMatch.
+	WaitMatch float64
+}
+
+// Predict says which pending users an alloc may wait for.
+type Predict int
+
+const (
+	// PredictNone: never (the Allocator today).
+	PredictNone Predict = iota
+	// PredictSchedule: users that end, in the replay's schedule, by the
+	// start of the buffer's first user (the engine's cost model is exact).
+	PredictSchedule
+	// PredictEstimate: the same on Options.Estimate, a schedule from other
+	// costs (an engine's estimate); a wrong guess delays ops.
+	PredictEstimate
+	// PredictAny: every known pending user, whatever it costs in time.
+	PredictAny
+)
+
+func (p Predict) String() string {
+	return [...]string{"none", "schedule", "estimate", "any"}[p]
 }
 
 // Observer watches placements.
@@ -85,15 +124,48 @@ type Driver struct {
 	// host-synced) just before it, beyond the trace's own syncs.
 	Learned map[int][]int
 	cur     int
+	// Stalls counts the allocs before which the host waited (StallOnGrow).
+	Stalls int
+	// AddedWaits lists, per op, the ops it was made to wait for (PredictWait).
+	AddedWaits map[int][]int
+	// The schedule as it ran: added waits may delay ops.
+	start, end []int64
+	engFree    []int64
+}
+
+// wouldGrow reports whether no free region, clean bytes and held bytes safe
+// for pt together, holds size bytes below the high-water mark.
+func (d *Driver) wouldGrow(size int64, pt *sasync.Point) bool {
+	s := d.S
+	n := (size + s.G - 1) &^ (s.G - 1)
+	hwm := s.HighWater()
+	var free ranges.Set
+	for _, r := range s.FreeRegions() {
+		if r.Offset < hwm {
+			free.Add(ranges.Range{Lo: r.Offset, Hi: min(r.End(), hwm)})
+		}
+	}
+	for _, r := range s.SafeRuns(pt) {
+		free.Add(r)
+	}
+	for _, r := range free.Runs() {
+		if r.Len() >= n {
+			return false
+		}
+	}
+	return true
 }
 
 // Result is what a Run measured.
 type Result struct {
 	HWM, LiveLB int64
-	Ratio       float64
-	Offsets     []int64 // per buffer (-1 for externals)
-	Donated     int
-	Steps       []int64
+	// Makespan is when the last op ended; LiveLBRun is LiveLB on the schedule
+	// as it ran (LiveLB when added waits delayed nothing).
+	Makespan, LiveLBRun int64
+	Ratio               float64
+	Offsets             []int64 // per buffer (-1 for externals)
+	Donated             int
+	Steps               []int64
 }
 
 // PolicyMode returns the liveness mode of the fenced policies.
@@ -118,10 +190,12 @@ func Run(in *Info, opts Options) (*Result, *Driver, error) {
 		return nil, nil, err
 	}
 	defer s.Close()
+	s.WaitMatch = opts.WaitMatch
 	d := &Driver{In: in, Opts: opts, Tl: tl, S: s,
 		events: make([]sasync.Event, len(p.Ops)), opOf: make(map[sasync.Event]int, len(p.Ops)),
 		Bufs: make([]*Buf, len(p.Buffers)), points: make([]sasync.Point, len(p.Buffers)),
-		Donated: make([]bool, len(p.Buffers)), Steps: make([]int64, 0, len(p.Trace.Steps))}
+		Donated: make([]bool, len(p.Buffers)), Steps: make([]int64, 0, len(p.Trace.Steps)),
+		start: make([]int64, len(p.Ops)), end: make([]int64, len(p.Ops)), engFree: make([]int64, len(p.Trace.Engines))}
 	for i := range p.Trace.Steps {
 		if err := d.step(i); err != nil {
 			return nil, d, fmt.Errorf("step %d (%s): %w", i, p.Trace.Steps[i].Kind, err)
@@ -132,6 +206,13 @@ func Run(in *Info, opts Options) (*Result, *Driver, error) {
 		d.Steps = append(d.Steps, s.HighWater())
 	}
 	res := &Result{HWM: s.HighWater(), LiveLB: in.LiveLB, Steps: d.Steps, Offsets: make([]int64, len(p.Buffers))}
+	for k := range p.Ops {
+		res.Makespan = max(res.Makespan, d.end[k])
+	}
+	res.LiveLBRun = res.LiveLB
+	if res.Makespan != in.Makespan || !slices.Equal(d.end, in.End) {
+		res.LiveLBRun = trace.LiveLowerBound(p, trace.Schedule{Start: d.start, End: d.end, Makespan: res.Makespan})
+	}
 	for b := range p.Buffers {
 		res.Offsets[b] = -1
 		if d.Bufs[b] != nil {
@@ -229,7 +310,7 @@ func (d *Driver) step(i int) error {
 				return err
 			}
 		}
-		d.Host = max(d.Host, d.In.End[k])
+		d.Host = max(d.Host, d.end[k])
 		return d.Tl.HostSync(d.events[k])
 	}
 	return nil
@@ -249,6 +330,14 @@ func (d *Driver) place(i, b int) error {
 		if err := d.learn(d.Host); err != nil {
 			return err
 		}
+	case StallOnGrow:
+		if d.wouldGrow(in.P.Buffers[b].Size, &d.points[b]) {
+			d.Stalls++
+			d.Host = max(d.Host, in.Horizon[i])
+			if err := d.learn(d.Host); err != nil {
+				return err
+			}
+		}
 	case Oracle:
 		if err := d.learn(max(d.Host, in.FirstUse[b])); err != nil {
 			return err
@@ -267,7 +356,26 @@ func (d *Driver) place(i, b int) error {
 	if d.Opts.Observer != nil {
 		d.Opts.Observer.Before(d, i, b, &pt)
 	}
+	pred := d.Opts.PredictWait
+	if pred != PredictNone && d.Opts.PredictOnGrowth && !d.wouldGrow(in.P.Buffers[b].Size, &pt) {
+		pred = PredictNone
+	}
+	switch pred {
+	case PredictSchedule, PredictEstimate:
+		est := in
+		if d.Opts.PredictWait == PredictEstimate && d.Opts.Estimate != nil {
+			est = d.Opts.Estimate
+		}
+		by := est.FirstUse[b]
+		d.S.WaitOK = func(ev sasync.Event) bool {
+			k, ok := d.opOf[ev]
+			return ok && est.End[k] <= by
+		}
+	case PredictAny:
+		d.S.WaitOK = func(ev sasync.Event) bool { _, ok := d.opOf[ev]; return ok }
+	}
 	buf, err := d.S.Alloc(in.P.Buffers[b].Size, pt, h)
+	d.S.WaitOK = nil
 	if err != nil {
 		return err
 	}
@@ -297,13 +405,26 @@ func (d *Driver) op(i, k int) error {
 	for _, w := range op.Waits {
 		waits = append(waits, d.events[w])
 	}
+	if d.Opts.PredictWait != PredictNone {
+		extra, err := d.fenceWaits(k)
+		if err != nil {
+			return err
+		}
+		waits = append(waits, extra...)
+	}
 	ev, err := d.Tl.Submit(sasync.EngineID(op.Engine), waits...)
 	if err != nil {
 		return err
 	}
 	d.events[k] = ev
 	d.opOf[ev] = k
-	heap.Push(&d.pending, endItem{end: d.In.End[k], ev: ev})
+	start := max(d.Host, d.engFree[op.Engine])
+	for _, w := range waits {
+		start = max(start, d.end[d.opOf[w]])
+	}
+	d.start[k], d.end[k] = start, start+op.Cost
+	d.engFree[op.Engine] = d.end[k]
+	heap.Push(&d.pending, endItem{end: d.end[k], ev: ev})
 	used := make([]bool, len(op.Uses))
 	for _, use := range op.Uses {
 		b := use.Ref.Buffer
@@ -331,6 +452,83 @@ func (d *Driver) op(i, k int) error {
 		}
 	}
 	return nil
+}
+
+// fenceWaits returns the events op k must wait for so that it is ordered
+// after the fence of every buffer it uses: the fence's events not already
+// completed (the op is submitted after that) nor ordered before the op by
+// its engine, its waits or the host's syncs. Each added wait must end by
+// the op's start in the schedule (PredictWait only takes such bytes).
+func (d *Driver) fenceWaits(k int) ([]sasync.Event, error) {
+	p := d.In.P
+	op := &p.Ops[k]
+	var clk sasync.Clock
+	pt, err := d.Tl.Point(sasync.EngineID(op.Engine))
+	if err != nil {
+		return nil, err
+	}
+	clk = pt.Clock
+	for _, w := range op.Waits {
+		c, err := d.Tl.EventClock(d.events[w])
+		if err != nil {
+			return nil, err
+		}
+		clk.Join(&c)
+	}
+	done := d.Tl.CompletedClock()
+	var out []sasync.Event
+	for _, use := range op.Uses {
+		buf := d.Bufs[use.Ref.Buffer]
+		if buf == nil || !buf.HasResidual {
+			continue
+		}
+		for e := range buf.Residual {
+			seq := buf.Residual[e]
+			if seq == 0 || seq <= clk[e] || seq <= done[e] {
+				continue
+			}
+			ev := sasync.Event{Engine: sasync.EngineID(e), Seq: seq}
+			w, ok := d.opOf[ev]
+			if !ok {
+				return nil, fmt.Errorf("fence event %v is no op", ev)
+			}
+			if d.Opts.PredictWait == PredictSchedule && d.In.End[w] > d.In.Start[k] {
+				return nil, fmt.Errorf("op %q would wait for %q, which ends at %d after its start %d",
+					op.Name, p.Ops[w].Name, d.In.End[w], d.In.Start[k])
+			}
+			out = append(out, ev)
+			clk.Observe(ev)
+			if d.AddedWaits == nil {
+				d.AddedWaits = map[int][]int{}
+			}
+			d.AddedWaits[k] = append(d.AddedWaits[k], w)
+		}
+	}
+	return out, nil
+}
+
+// WithWaits returns the trace with the waits PredictWait added to ops (and
+// the syncs the host learned, as WithLearned).
+func (d *Driver) WithWaits() *trace.Trace {
+	t := d.WithLearned()
+	steps := make([]trace.Step, len(t.Steps))
+	copy(steps, t.Steps)
+	for i := range steps {
+		s := &steps[i]
+		if s.Kind != trace.KindOp {
+			continue
+		}
+		k, ok := d.In.P.OpIndex(s.Name)
+		if !ok || len(d.AddedWaits[k]) == 0 {
+			continue
+		}
+		s.Waits = append([]string(nil), s.Waits...)
+		for _, w := range d.AddedWaits[k] {
+			s.Waits = append(s.Waits, d.In.P.Ops[w].Name)
+		}
+	}
+	t.Steps = steps
+	return t
 }
 
 func (d *Driver) donate(i, k, b int, dn donation, used []bool) error {
@@ -383,4 +581,16 @@ func (q *endHeap) Pop() any {
 	x := q.h[len(q.h)-1]
 	q.h = q.h[:len(q.h)-1]
 	return x
+}
+
+// Plan returns the run's placement as a trace.Plan for p (the program the
+// run implies: the original one, or WithLearned/WithWaits resolved).
+func (r *Result) Plan(in *Info) *trace.Plan {
+	pl := &trace.Plan{Trace: in.P.Trace.Name, Size: r.HWM, Offsets: map[string]int64{}}
+	for b, off := range r.Offsets {
+		if off >= 0 {
+			pl.Offsets[in.P.Buffers[b].Name] = off
+		}
+	}
+	return pl
 }

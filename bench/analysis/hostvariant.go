@@ -2,7 +2,10 @@ package analysis
 
 import (
 	"container/heap"
+	"math"
+	"slices"
 
+	"github.com/subarena/subarena/bench"
 	sasync "github.com/subarena/subarena/sync"
 	"github.com/subarena/subarena/trace"
 )
@@ -111,4 +114,26 @@ func EarlyRelease(in *Info) *trace.Trace {
 		t.Steps = append(t.Steps, after[i]...)
 	}
 	return &t
+}
+
+// Estimated returns the Info of in's trace with every op's cost scaled by a
+// factor drawn uniformly from [1-spread, 1+spread] (a seeded SplitMix64):
+// the schedule an engine's cost model would predict, for PredictEstimate.
+func Estimated(in *Info, spread float64, seed uint64) (*Info, error) {
+	t := *in.P.Trace
+	t.Steps = slices.Clone(in.P.Trace.Steps)
+	rng := bench.NewSplitMix64(seed)
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		if s.Kind != trace.KindOp {
+			continue
+		}
+		u := float64(rng.Next()>>11) / (1 << 53)
+		s.Cost = max(1, int64(math.Round(float64(s.Cost)*(1+spread*(2*u-1)))))
+	}
+	p, err := t.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	return NewInfo(p)
 }

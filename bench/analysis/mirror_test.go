@@ -105,3 +105,96 @@ func TestHostVariant(t *testing.T) {
 		}
 	}
 }
+
+// TestStallOnGrow runs the host that waits (up to the horizon) only before
+// an alloc that would raise the high-water mark, and checks its trace.
+func TestStallOnGrow(t *testing.T) {
+	for _, w := range bench.Workloads(testing.Short()) {
+		tr, _ := w.Build()
+		p, _ := tr.Resolve()
+		in, err := NewInfo(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, whole := range []bool{false, true} {
+			pol := subarena.SubrangeFenced
+			if whole {
+				pol = subarena.WholeFenced
+			}
+			got, d, err := Run(in, Options{Mode: PolicyMode(whole), Fit: arena.FitLean, Completions: StallOnGrow})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p2, err := d.WithLearned().Resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := trace.Replay(p2, trace.ReplayOptions{Policy: pol, Fit: arena.FitLean})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want.LiveLB != in.LiveLB {
+				t.Errorf("%s: schedule changed", w.Name)
+			}
+			rep, err := trace.Check(p2, got.Plan(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Safe {
+				t.Errorf("%s %v: unsafe: %d violations", w.Name, pol, len(rep.Violations))
+			}
+			nallocs := p.NumAllocs()
+			t.Logf("%-14s %-15v stalls %4d of %4d allocs, %4d syncs added: HWM/LiveLB %.3f (its trace replayed: %.3f)",
+				w.Name, pol, d.Stalls, nallocs, len(p2.Syncs)-len(p.Syncs), got.Ratio, want.Overhead+1)
+		}
+	}
+}
+
+// TestPredictWait runs the Allocator letting allocs take held bytes whose
+// users are expected to be done when the buffer is first used, with the
+// waits that orders its ops after them, and checks the trace with the
+// waits: same schedule, and trace.Replay's plan for it passes trace.Check.
+func TestPredictWait(t *testing.T) {
+	for _, w := range bench.Workloads(testing.Short()) {
+		tr, _ := w.Build()
+		p, _ := tr.Resolve()
+		in, err := NewInfo(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, whole := range []bool{false, true} {
+			pol := subarena.SubrangeFenced
+			if whole {
+				pol = subarena.WholeFenced
+			}
+			got, d, err := Run(in, Options{Mode: PolicyMode(whole), Fit: arena.FitLean, PredictWait: PredictSchedule})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p2, err := d.WithWaits().Resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := trace.Replay(p2, trace.ReplayOptions{Policy: pol, Fit: arena.FitLean})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want.LiveLB != in.LiveLB || want.Makespan != in.Makespan {
+				t.Errorf("%s: schedule changed", w.Name)
+			}
+			// The driver's own plan, checked against the trace with the waits.
+			rep, err := trace.Check(p2, got.Plan(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Safe {
+				t.Errorf("%s %v: unsafe: %d violations", w.Name, pol, len(rep.Violations))
+			}
+			n := 0
+			for _, ws := range d.AddedWaits {
+				n += len(ws)
+			}
+			t.Logf("%-14s %-15v %4d waits added: HWM/LiveLB %.3f (its trace replayed: %.3f)", w.Name, pol, n, got.Ratio, want.Overhead+1)
+		}
+	}
+}

@@ -29,8 +29,14 @@ type oseg struct {
 // busiest moments, so the bound is valid but not the best possible. It
 // returns the bound and the moment whose clique gave it.
 func OrderedLowerBound(in *Info) (int64, int64) {
+	segs, conflict := orderedSegments(in)
+	return orderedClique(in, segs, conflict)
+}
+
+// orderedSegments returns the segments of every alloc buffer and the
+// relation "may not share an arena byte".
+func orderedSegments(in *Info) ([]oseg, func(x, y *oseg) bool) {
 	p := in.P
-	g := p.Trace.Granule
 	var segs []oseg
 	for b := range p.Buffers {
 		if p.Buffers[b].External {
@@ -97,6 +103,11 @@ func OrderedLowerBound(in *Info) (int64, int64) {
 		}
 		return !ordered(x, y) && !ordered(y, x)
 	}
+	return segs, conflict
+}
+
+func orderedClique(in *Info, segs []oseg, conflict func(x, y *oseg) bool) (int64, int64) {
+	g := in.P.Trace.Granule
 	weight := func(members []int) int64 {
 		per := map[int]*ranges.Set{}
 		for _, i := range members {
@@ -135,43 +146,130 @@ func OrderedLowerBound(in *Info) (int64, int64) {
 	if len(moments) > 24 {
 		moments = moments[:24]
 	}
-	order := make([]int, len(segs))
-	for i := range order {
-		order[i] = i
+	bySize := make([]int, len(segs))
+	for i := range bySize {
+		bySize[i] = i
 	}
-	sort.Slice(order, func(i, j int) bool {
-		a, b := &segs[order[i]], &segs[order[j]]
+	sort.SliceStable(bySize, func(i, j int) bool {
+		a, b := &segs[bySize[i]], &segs[bySize[j]]
 		return a.hi-a.lo > b.hi-b.lo
 	})
+	// dist is how far a segment's life lies from t.
+	dist := func(s *oseg, t int64) int64 {
+		switch {
+		case t < s.from:
+			return s.from - t
+		case t >= s.to:
+			return t - s.to + 1
+		}
+		return 0
+	}
 	var best, bestT int64
 	for _, m := range moments {
-		var members []int
-		in := make([]bool, len(segs))
-		for i, s := range segs {
-			if s.from <= m.t && m.t < s.to {
-				members = append(members, i)
-				in[i] = true
-			}
-		}
-		for _, c := range order {
-			if in[c] {
-				continue
-			}
-			ok := true
-			for _, mm := range members {
-				if !conflict(&segs[c], &segs[mm]) {
-					ok = false
-					break
+		byTime := slices.Clone(bySize)
+		sort.SliceStable(byTime, func(i, j int) bool {
+			return dist(&segs[byTime[i]], m.t) < dist(&segs[byTime[j]], m.t)
+		})
+		for _, order := range [][]int{bySize, byTime} {
+			var members []int
+			in := make([]bool, len(segs))
+			for i, s := range segs {
+				if s.from <= m.t && m.t < s.to {
+					members = append(members, i)
+					in[i] = true
 				}
 			}
-			if ok {
-				members = append(members, c)
-				in[c] = true
+			for _, c := range order {
+				if in[c] {
+					continue
+				}
+				ok := true
+				for _, mm := range members {
+					if !conflict(&segs[c], &segs[mm]) {
+						ok = false
+						break
+					}
+				}
+				if ok {
+					members = append(members, c)
+					in[c] = true
+				}
+			}
+			if w := weight(members); w > best {
+				best, bestT = w, m.t
 			}
 		}
-		if w := weight(members); w > best {
+		// Exact search among the segments nearest in time.
+		near := byTime[:min(len(byTime), cliqueWindow)]
+		if w := weight(maxClique(segs, near, conflict)); w > best {
 			best, bestT = w, m.t
 		}
 	}
 	return max(best, in.LiveLB), bestT
+}
+
+// cliqueWindow bounds the exact clique search to this many segments.
+const cliqueWindow = 48
+
+// maxClique returns a maximum-weight clique (weight: bytes) of the conflict
+// graph on cand, by branch and bound with a node budget (on exhaustion it
+// returns the best clique found, still a clique).
+func maxClique(segs []oseg, cand []int, conflict func(x, y *oseg) bool) []int {
+	n := len(cand)
+	w := make([]int64, n)
+	adj := make([][]bool, n)
+	for i := range cand {
+		w[i] = segs[cand[i]].hi - segs[cand[i]].lo
+		adj[i] = make([]bool, n)
+	}
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			c := conflict(&segs[cand[i]], &segs[cand[j]])
+			adj[i][j], adj[j][i] = c, c
+		}
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return w[order[a]] > w[order[b]] })
+	var best []int
+	var bestW int64
+	budget := 200000
+	var cur []int
+	var rec func(p []int, curW int64)
+	rec = func(p []int, curW int64) {
+		if budget--; budget < 0 {
+			return
+		}
+		if curW > bestW {
+			bestW = curW
+			best = slices.Clone(cur)
+		}
+		var rest int64
+		for _, v := range p {
+			rest += w[v]
+		}
+		for k, v := range p {
+			if curW+rest <= bestW {
+				return
+			}
+			rest -= w[v]
+			var np []int
+			for _, u := range p[k+1:] {
+				if adj[v][u] {
+					np = append(np, u)
+				}
+			}
+			cur = append(cur, v)
+			rec(np, curW+w[v])
+			cur = cur[:len(cur)-1]
+		}
+	}
+	rec(order, 0)
+	out := make([]int, len(best))
+	for i, v := range best {
+		out[i] = cand[v]
+	}
+	return out
 }

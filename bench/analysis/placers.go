@@ -187,3 +187,46 @@ func median(v []int64) int64 {
 	slices.Sort(c)
 	return c[len(c)/2]
 }
+
+// SizeTwoEnded segregates by size: a buffer at least frac of the largest
+// seen so far goes to the lowest place that fits (held bytes first, as
+// LowAddr); a smaller one to the highest (the end of the highest region
+// that fits), so small temporaries stay out of the holes large buffers
+// leave for the next large buffer.
+func SizeTwoEnded(frac float64) Placer {
+	var largest int64
+	return &scorePlacer{name: "size-two-ended", bothEnds: true, score: func(s *Shadow, c *cand, n int64, h *Hint) float64 {
+		largest = max(largest, n)
+		if float64(n) < frac*float64(largest) {
+			if c.top {
+				return wKey * 8
+			}
+			return -float64(c.off + n)
+		}
+		return b2f(c.lent == 0)*wKey*4 + float64(c.off)
+	}}
+}
+
+// EngineAffinity keeps the Allocator's order (held bytes first, lowest
+// address) but, among places that equally reuse or equally do not, prefers
+// one beside a buffer used by the same engines: bytes let go there are then
+// pinned by, and fenced-safe for, the same engines, so a later writer on
+// them finds its reusable bytes together.
+func EngineAffinity(in *Info) Placer {
+	return &scorePlacer{name: "engine-affinity", bothEnds: true, score: func(s *Shadow, c *cand, n int64, h *Hint) float64 {
+		var nb int
+		switch {
+		case c.atEnd:
+			nb = s.Owner(c.off + n)
+		case c.off > 0:
+			nb = s.Owner(c.off - 1)
+		default:
+			nb = -1
+		}
+		mismatch := 1.0
+		if nb >= 0 && in.UserEngines[nb] == h.UserEngines {
+			mismatch = 0
+		}
+		return b2f(c.lent == 0)*wKey*4 + mismatch*wKey + float64(c.off)
+	}}
+}

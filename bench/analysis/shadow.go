@@ -55,7 +55,15 @@ type Shadow struct {
 	Idx    *liveness.Index
 	Tl     *sasync.Timeline
 	Placer Placer
-	fenced bool
+	// WaitOK, when set, also makes safe for a writer the held bytes whose
+	// pending users it accepts: the new owner's ops must then wait for the
+	// buffer's fence (Buf.Residual), which the driver adds to them.
+	WaitOK func(ev sasync.Event) bool
+	// WaitMatch, when > 0, keeps only the runs WaitOK adds that are at most
+	// WaitMatch times the request: waited-for bytes go to buffers of about
+	// their size, not split for smaller ones.
+	WaitMatch float64
+	fenced    bool
 
 	free                     func(ranges.Range)
 	safePoint, safeCompleted sasync.Clock
@@ -125,7 +133,8 @@ func (s *Shadow) check(err error) {
 }
 
 func (s *Shadow) safeFn(ev sasync.Event) bool {
-	return ev.Seq <= s.safePoint[ev.Engine] || ev.Seq <= s.safeCompleted[ev.Engine]
+	return ev.Seq <= s.safePoint[ev.Engine] || ev.Seq <= s.safeCompleted[ev.Engine] ||
+		(s.WaitOK != nil && s.WaitOK(ev))
 }
 
 // SafeRuns returns the held runs safe for a writer at pt now.
@@ -161,11 +170,14 @@ func (s *Shadow) Alloc(size int64, at sasync.Point, h *Hint) (*Buf, error) {
 func (s *Shadow) place(size int64, at *sasync.Point, completed *sasync.Clock, h *Hint) (arena.Block, sasync.Clock, error) {
 	var fence sasync.Clock
 	s.lent = s.lent[:0]
+	n := (size + s.G - 1) &^ (s.G - 1)
 	if s.fenced {
 		s.safePoint, s.safeCompleted = at.Clock, *completed
 		s.lent = s.Idx.SafeRuns(s.lent, s.safeFn)
+		if s.WaitOK != nil && s.WaitMatch > 0 {
+			s.lent = s.matchWaited(s.lent, n)
+		}
 	}
-	n := (size + s.G - 1) &^ (s.G - 1)
 	if len(s.lent) == 0 {
 		blk, err := s.choose(size, n, h)
 		return blk, fence, err
@@ -202,6 +214,30 @@ func (s *Shadow) place(size int64, at *sasync.Point, completed *sasync.Clock, h 
 		fence = f
 	}
 	return blk, fence, nil
+}
+
+// matchWaited drops from lent the parts that only WaitOK made safe when
+// they lie in a run longer than WaitMatch × n.
+func (s *Shadow) matchWaited(lent []ranges.Range, n int64) []ranges.Range {
+	w := s.WaitOK
+	s.WaitOK = nil
+	ordered := s.Idx.SafeRuns(nil, s.safeFn)
+	s.WaitOK = w
+	var keep ranges.Set
+	for _, r := range ordered {
+		keep.Add(r)
+	}
+	var all ranges.Set
+	for _, r := range lent {
+		all.Add(r)
+	}
+	extra := ranges.Subtract(&all, &keep)
+	for _, r := range extra.Runs() {
+		if float64(r.Len()) <= s.WaitMatch*float64(n) {
+			keep.Add(r)
+		}
+	}
+	return append(lent[:0], keep.Runs()...)
 }
 
 // choose allocates the block in the arena: the Placer's offset, else

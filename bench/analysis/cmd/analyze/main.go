@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/subarena/subarena/arena"
@@ -23,6 +24,9 @@ func main() {
 	wl := flag.String("workload", "", "comma-separated workloads (default: all)")
 	fitName := flag.String("fit", "lean", "arena fit for the breakdown (fast or lean)")
 	whole := flag.Bool("whole", false, "breakdown under whole-fenced instead of subrange-fenced")
+	waitFence := flag.Bool("wait-fence", false, "breakdown with wait-fenced reuse (PredictSchedule)")
+	only := flag.String("ideas", "", "regexp selecting ideas by name (default: all)")
+	seeds := flag.Int("seeds", 10, "sweep: seeds 1..N")
 	compName := flag.String("completions", "sync-only", "sync-only, poll, stall or oracle")
 	flag.Parse()
 	comp, err := analysis.ParseCompletions(*compName)
@@ -43,6 +47,9 @@ func main() {
 		for _, w := range workloads(*quick, names) {
 			in := info(w)
 			opts := analysis.Options{Mode: analysis.PolicyMode(*whole), Fit: fit, Completions: comp}
+			if *waitFence {
+				opts.PredictWait = analysis.PredictSchedule
+			}
 			if err := analysis.PrintBreakdown(os.Stdout, w.Name, in, opts); err != nil {
 				fail(err)
 			}
@@ -54,12 +61,31 @@ func main() {
 			ns = append(ns, w.Name)
 			ins = append(ins, info(w))
 		}
-		if err := analysis.PrintIdeas(os.Stdout, ns, ins, analysis.Placers()); err != nil {
+		if err := analysis.PrintIdeas(os.Stdout, ns, ins, pick(*only)); err != nil {
+			fail(err)
+		}
+	case "sweep":
+		if err := analysis.PrintSweep(os.Stdout, pick(*only), *seeds); err != nil {
 			fail(err)
 		}
 	default:
 		fail(fmt.Errorf("unknown -what %q", *what))
 	}
+}
+
+// pick returns the ideas whose name matches expr.
+func pick(expr string) []analysis.Idea {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		fail(err)
+	}
+	var out []analysis.Idea
+	for _, id := range analysis.Ideas() {
+		if re.MatchString(id.Name) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func workloads(quick bool, names []string) []bench.Workload {
