@@ -1,6 +1,7 @@
 package ggml
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -330,4 +331,136 @@ func TestOnlineHighWater(t *testing.T) {
 		}
 		m.Free()
 	}
+}
+
+// TestOnlineErrors checks the driver's refusals: bad options, tensors
+// Adopt cannot take, a nil graph, an arena too small for the live bytes
+// (ErrNoSpace, and Close then reports what the failed step left), and any
+// use after Close.
+func TestOnlineErrors(t *testing.T) {
+	for _, opts := range []OnlineOptions{{}, {Capacity: -1}, {Capacity: 4096, Granule: 16}, {Capacity: 4096, Granule: 384}} {
+		if _, err := NewOnline(opts); !errors.Is(err, ErrOnline) {
+			t.Errorf("NewOnline(%+v): %v, want ErrOnline", opts, err)
+		}
+	}
+	m := ggmltest.NewModel(onlineParams(ggmltest.LLaMA, 1, ggmltest.AttnSoftMax))
+	defer m.Free()
+	c := m.NewCache()
+	defer c.Free()
+	g := m.Build(c, 2, 0)
+	defer g.Free()
+	state := StateTensors(g.CGraph())
+	if len(state) != 4 {
+		t.Fatalf("%d state tensors, want the K and V caches of 2 layers", len(state))
+	}
+
+	// The caches are 2048 bytes each: two fit, the third does not.
+	o, err := NewOnline(OnlineOptions{Capacity: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Adopt(nil); !errors.Is(err, ErrOnline) {
+		t.Errorf("Adopt(nil): %v", err)
+	}
+	for i, p := range state {
+		err := o.Adopt(p)
+		switch {
+		case i < 2 && err != nil:
+			t.Fatalf("Adopt %d: %v", i, err)
+		case i == 2 && !errors.Is(err, subarena.ErrNoSpace):
+			t.Errorf("Adopt %d into a full arena: %v, want ErrNoSpace", i, err)
+		}
+	}
+	if err := o.Adopt(state[0]); !errors.Is(err, ErrOnline) {
+		t.Errorf("Adopt twice: %v", err)
+	}
+	if _, err := o.Step(nil, OnlineInput{}); !errors.Is(err, ErrGraph) {
+		t.Errorf("Step(nil): %v", err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := o.Step(g.CGraph(), OnlineInput{}); !errors.Is(err, ErrOnline) {
+		t.Errorf("Step after Close: %v", err)
+	}
+	if err := o.Adopt(state[3]); !errors.Is(err, ErrOnline) {
+		t.Errorf("Adopt after Close: %v", err)
+	}
+
+	// A step whose live bytes do not fit fails midway, and Close reports
+	// the buffers it left.
+	c2 := m.NewCache()
+	defer c2.Free()
+	g2 := m.Build(c2, 2, 0)
+	defer g2.Free()
+	o, err = NewOnline(OnlineOptions{Capacity: 4*2048 + 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range StateTensors(g2.CGraph()) {
+		if err := o.Adopt(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := o.Step(g2.CGraph(), OnlineInput{Tokens: 2}); !errors.Is(err, subarena.ErrNoSpace) {
+		t.Errorf("Step in an arena the cache nearly fills: %v, want ErrNoSpace", err)
+	}
+	if err := o.Close(); !errors.Is(err, ErrOnline) {
+		t.Errorf("Close after a failed step: %v, want ErrOnline", err)
+	}
+}
+
+// A LLaMA-style decoder of 2 layers runs a 4-token prefill and two decode
+// steps on the Online driver: its KV cache is adopted into the arena, each
+// step's nodes are placed and computed one by one, the consumer reads the
+// logits row of the last token (64 floats) and the copy engine offloads
+// the K and V rows each layer stores (f16, 64 per token).
+func ExampleOnline() {
+	m := ggmltest.NewModel(ggmltest.Params{Arch: ggmltest.LLaMA, Embd: 64, Heads: 2, FF: 160, Layers: 2,
+		Vocab: 64, Ctx: 16, Attn: ggmltest.AttnSoftMax, Seed: 1})
+	defer m.Free()
+	c := m.NewCache()
+	defer c.Free()
+	o, err := NewOnline(OnlineOptions{Capacity: 1 << 20, Policy: subarena.SubrangeFenced})
+	if err != nil {
+		panic(err)
+	}
+	var graphs []*ggmltest.Graph
+	var steps []*OnlineStep
+	for i, st := range [][2]int{{4, 0}, {1, 4}, {1, 5}} { // {tokens, past}
+		g := m.Build(c, st[0], st[1])
+		graphs = append(graphs, g)
+		if i == 0 {
+			for _, p := range StateTensors(g.CGraph()) {
+				if err := o.Adopt(p); err != nil {
+					panic(err)
+				}
+			}
+		}
+		s, err := o.Step(g.CGraph(), OnlineInput{SetInputs: func() { g.SetInputs(m, uint64(i)) }, Tokens: st[0]})
+		if err != nil {
+			panic(err)
+		}
+		steps = append(steps, s)
+	}
+	if err := o.Flush(); err != nil {
+		panic(err)
+	}
+	for _, s := range steps {
+		var kv []int
+		for _, b := range s.Offloads() {
+			kv = append(kv, len(b))
+		}
+		fmt.Printf("step %d: logits %d bytes, K/V rows offloaded %v\n", s.Index, len(s.Outputs()[0]), kv)
+	}
+	if err := o.Close(); err != nil {
+		panic(err)
+	}
+	for _, g := range graphs {
+		g.Free()
+	}
+	// Output:
+	// step 0: logits 256 bytes, K/V rows offloaded [512 512 512 512]
+	// step 1: logits 256 bytes, K/V rows offloaded [128 128 128 128]
+	// step 2: logits 256 bytes, K/V rows offloaded [128 128 128 128]
 }
