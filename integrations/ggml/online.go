@@ -19,7 +19,8 @@
 // sync.Timeline holds three engines, each a goroutine of a sync.Executor:
 //
 //   - compute runs ggml's CPU backend one node at a time (a one-node graph
-//     through ggml_backend_graph_compute, with Options.Threads threads);
+//     through ggml_backend_graph_compute, with OnlineOptions.Threads
+//     threads of a persistent ggml threadpool);
 //   - copy offloads every write into a resident tensor (the new K/V rows a
 //     ggml_cpy stores into a view of the KV cache) to host memory;
 //   - consumer reads each step's output rows (the logits row of the last
@@ -31,7 +32,10 @@
 //   - Alloc the node's output at the compute engine's point (a view takes
 //     no buffer: its data is its base's plus view_offs), and point the
 //     tensor at it; when nothing fits, wait for the event the NoSpaceError
-//     names and retry;
+//     names and retry. An op ggml can run in place computes instead into a
+//     source of its layout that no later node touches, as ggml-alloc lays
+//     it out, and the source's bytes become the output's with Donate once
+//     the node is submitted;
 //   - submit the node to the compute engine, then Use every arena view the
 //     node reads (its sources, with their exact ggml layouts: view_offs,
 //     and ne/nb turned into shape/strides outermost first) and the view it
@@ -62,7 +66,11 @@
 // sees them.
 //
 // Under every safe policy a run's outputs and offloads are the bytes ggml
-// computes for the same graph with every tensor in its own memory. Under
+// computes for the same graph with every tensor in its own memory. On the
+// test decoders subrange-fenced needs an arena within 2% of ggml_gallocr's
+// buffer beyond the KV cache (gallocr's exactly with a 32-byte granule),
+// although it places each node as it comes instead of planning the graph's
+// offsets. Under
 // subarena.IROrder a buffer's bytes return at Release while the consumer
 // has yet to read them; with the consumer held back
 // (OnlineOptions.HoldConsumer) the next step's nodes overwrite the rows
@@ -637,7 +645,9 @@ type use struct {
 // not allocated, or were placed by an earlier Step) node by node, as the
 // package documentation describes, and returns without waiting for the
 // engines. The graph must stay alive, and unchanged, until the step's
-// compute ops have run (OnlineStep.WaitCompute).
+// compute ops have run (OnlineStep.WaitCompute); so must a graph stepped
+// again, which Step places anew. A step that fails is left partly
+// submitted: Close the driver, which reports the buffers it left.
 func (o *Online) Step(graph unsafe.Pointer, in OnlineInput) (*OnlineStep, error) {
 	if o.closed {
 		return nil, fmt.Errorf("%w: step after Close", ErrOnline)
