@@ -2,6 +2,7 @@ package ggml_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/subarena/subarena/integrations/ggml"
@@ -202,6 +203,10 @@ func TestAllocGraphBitExact(t *testing.T) {
 					rel.planSize[i], float64(rel.planSize[i])/float64(rel.gallocrSize[i]), rel.bound[i], rel.relaid[i])
 			}
 			t.Logf("stats %+v", rel.stats)
+			if cc.p.Arch == ggmltest.LLaMA && cc.p.Attn == ggmltest.AttnFlash && !slices.Contains(rel.relaid[0], "Q_rope-0") {
+				// flash attention reading q, a permuted view of a relaid Q_rope, is verified here
+				t.Errorf("prefill: Q_rope-0 not relaid: %v", rel.relaid[0])
+			}
 		})
 	}
 }
