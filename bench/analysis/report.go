@@ -178,6 +178,7 @@ func Ideas() []Idea {
 		{Name: "early release", Host: "early-release", Placer: lean},
 		{Name: "wait-fence (schedule)", Placer: lean, Pred: PredictSchedule},
 		{Name: "wait-fence (est. ±30%)", Placer: lean, Pred: PredictEstimate, Spread: 0.3},
+		{Name: "wait-fence (est. ±60%)", Placer: lean, Pred: PredictEstimate, Spread: 0.6},
 		{Name: "wait-fence (any)", Placer: lean, Pred: PredictAny},
 		{Name: "wait-fence size-matched", Placer: lean, Pred: PredictSchedule, Match: 1.5},
 		{Name: "wait-fence matched ±30%", Placer: lean, Pred: PredictEstimate, Spread: 0.3, Match: 1.5},
