@@ -542,6 +542,13 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNotDense, v.layout)
 	}
 	b := v.buf
+	if b.hasResidual {
+		// The output writes bytes the buffer took over fenced: ev must be
+		// ordered after their previous owner's users, as any user must.
+		if _, err := a.checkOrder(b, ev); err != nil {
+			return nil, err
+		}
+	}
 	r := cover.Runs()[0]
 	var other error
 	a.idx.Users(r, func(_ liveness.UserID, uev sasync.Event, unknown bool) bool {
@@ -554,11 +561,22 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	if other != nil {
 		return nil, other
 	}
-	nb := &Buffer{a: a, off: r.Lo, size: r.Len(), span: r.Len()}
+	// The bytes keep the fence they were handed over with: only ops
+	// ordered after it may use them under their new name either.
+	nb := &Buffer{a: a, off: r.Lo, size: r.Len(), span: r.Len(), hasResidual: b.hasResidual, residual: b.residual}
+	var left ranges.Set
+	left.Add(r)
+	lastRequested := b.takesLastRequested(&left)
 	b.live.Remove(r)
 	a.live -= r.Len()
-	if b.live.IsEmpty() {
+	switch {
+	case b.live.IsEmpty():
 		a.retire(b)
+	case lastRequested:
+		// Only granule padding is left, which no view reaches: release it.
+		if err := a.releaseLocked(b, &b.live); err != nil {
+			a.checkArena(err)
+		}
 	}
 	a.adopt(nb, r)
 	return nb, nil

@@ -214,3 +214,43 @@ func TestCachingFreeAllOrNothing(t *testing.T) {
 	require.NoError(t, a.CheckInvariants())
 	require.NoError(t, c.CheckInvariants())
 }
+
+// TestDonateKeepsFence: bytes handed over fenced keep their fence when
+// donated: the op they are donated to must be ordered after it, and so
+// must every later user of the donated buffer.
+func TestDonateKeepsFence(t *testing.T) {
+	tl := sasync.NewTimeline()
+	e0, _ := tl.AddEngine("compute", sasync.Compute)
+	e1, _ := tl.AddEngine("copy", sasync.Copy)
+	e2, _ := tl.AddEngine("host", sasync.Host)
+	a, err := New(Config{Capacity: 1 << 12, Granule: 256, Timeline: tl})
+	require.NoError(t, err)
+	p1, _ := tl.Point(e1)
+	b1, err := a.Alloc(1024, p1)
+	require.NoError(t, err)
+	r, _ := tl.Submit(e1)
+	require.NoError(t, a.UseBuffer(b1, r, Read))
+	require.NoError(t, a.Release(b1))
+	_, err = tl.Submit(e0, r)
+	require.NoError(t, err)
+	p0, _ := tl.Point(e0)
+	b2, err := a.Alloc(1024, p0)
+	require.NoError(t, err)
+	require.Equal(t, b1.Offset(), b2.Offset())
+
+	op, _ := tl.Submit(e0) // ordered after r through e0's queue
+	require.NoError(t, a.UseBuffer(b2, op, ReadWrite))
+	stray, _ := tl.Submit(e2) // not ordered after r
+	before := snapshot(a)
+	_, err = a.Donate(b2.Whole(), stray)
+	require.ErrorIs(t, err, ErrUnordered)
+	require.Equal(t, stripSubmitted(before), stripSubmitted(snapshot(a)))
+
+	out, err := a.Donate(b2.Whole(), op)
+	require.NoError(t, err)
+	later, _ := tl.Submit(e2) // still not ordered after r
+	require.ErrorIs(t, a.UseBuffer(out, later, Read), ErrUnordered, "the donated bytes keep their fence")
+	after, _ := tl.Submit(e2, op)
+	require.NoError(t, a.UseBuffer(out, after, Read))
+	require.NoError(t, a.CheckInvariants())
+}

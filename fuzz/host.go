@@ -10,11 +10,12 @@ import (
 
 // Notes on host steps in the interleaving log.
 const (
-	noteNoSpace  = "no space: the host waits for a completion"
-	notePending  = "bytes still pending: the host waits for a completion"
-	noteRejected = "a use was rejected (ErrUnordered): the op does nothing"
-	noteLost     = "claim refused (ErrPending)"
-	noteRetired  = "already retired: every byte was discarded or donated"
+	noteNoSpace       = "no space: the host waits for a completion"
+	notePending       = "bytes still pending: the host waits for a completion"
+	noteRejected      = "a use was rejected (ErrUnordered): the op does nothing"
+	noteDonateRefused = "donation to an op not ordered after the bytes' fence refused (ErrUnordered): the output takes fresh bytes"
+	noteLost          = "claim refused (ErrPending)"
+	noteRetired       = "already retired: every byte was discarded or donated"
 )
 
 // hostStep runs the host's next step; a step that must wait (no space,
@@ -320,7 +321,21 @@ func (s *Sim) donate(st *Step, entry *logEntry) bool {
 	hi := lo + int64(len(vd.Bytes))
 	blocker := s.pinnedBy(lo, hi, &s.ops[st.Op].clock)
 	nb, err := s.a.Donate(v, s.ops[st.Op].ev)
+	unordered := !src.residue.lessEq(&s.ops[st.Op].clock)
 	switch {
+	case errors.Is(err, subarena.ErrUnordered):
+		if !unordered {
+			s.fail(FailOracle, "donate v%d to o%d: ErrUnordered, but the op is ordered after the fence the buffer was handed over with: %v", st.View, st.Op, err)
+			return true
+		}
+		// The op's uses were refused too (it does nothing); its output
+		// still needs bytes for the ops after it: fresh ones.
+		entry.note = noteDonateRefused
+		return s.alloc(&Step{Kind: StepAlloc, Buf: st.Buf, Size: hi - lo, Engine: s.p.Ops[st.Op].Engine}, entry)
+	case unordered && err == nil:
+		s.breach("donate v%d to o%d accepted, which is not ordered after the fence the buffer was handed over with (%v)",
+			st.View, st.Op, fenceString(&src.residue, s.p.Engines))
+		return true
 	case errors.Is(err, subarena.ErrPending):
 		if blocker == "" {
 			s.fail(FailOracle, "donate v%d to o%d: ErrPending, but every pending user of [%d, %d) is ordered before the op: %v", st.View, st.Op, lo, hi, err)
@@ -341,7 +356,8 @@ func (s *Sim) donate(st *Step, entry *logEntry) bool {
 	entry.val, entry.hasVal = lo, true
 	s.placed(lo)
 	nbuf := &s.bufs[st.Buf]
-	*nbuf = simBuf{b: nb, off: lo, size: hi - lo, held: true, dead: make([]bool, hi-lo)}
+	// The bytes keep the fence they were handed over with.
+	*nbuf = simBuf{b: nb, off: lo, size: hi - lo, held: true, dead: make([]bool, hi-lo), residue: src.residue}
 	nbuf.lastW = append([]int32(nil), src.lastW[vd.Bytes[0]:int(vd.Bytes[0])+len(vd.Bytes)]...)
 	s.kill(st.View)
 	s.captureMem(st.Buf)
