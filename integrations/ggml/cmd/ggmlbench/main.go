@@ -47,6 +47,8 @@ func main() {
 	fmt.Fprintln(tw, "graph\tnodes\tgallocr\toffsets\tstrided\tbound\tproven\tstrided/gallocr\t"+
 		"plan\tplace\treserve\talloc_graph\tmiss/reserve\thit/alloc_graph\t")
 	var logLLaMA, logGPT2 []float64
+	logs := map[string][]float64{} // by architecture and step kind
+	atBound, n := 0, 0
 	worst := 0.0
 	for _, sh := range ggmltest.Shapes(*big) {
 		if re != nil && !re.MatchString(sh.Name) {
@@ -64,6 +66,16 @@ func main() {
 		} else {
 			logGPT2 = append(logGPT2, math.Log(ratio))
 		}
+		kind := "prefill"
+		if sh.Tokens == 1 {
+			kind = "decode"
+		}
+		key := sh.Params.Arch.String() + " " + kind
+		logs[key] = append(logs[key], math.Log(ratio))
+		n++
+		if r.strided == r.bound {
+			atBound++
+		}
 		times := "\t\t\t\t\t\t"
 		if !*noTimes {
 			times = fmt.Sprintf("%s\t%s\t%s\t%s\t%.2f\t%.2f\t", dur(r.plan), dur(r.place), dur(r.reserve), dur(r.alloc),
@@ -73,8 +85,13 @@ func main() {
 			r.bound, r.proven, ratio, times)
 	}
 	tw.Flush()
-	fmt.Printf("\nstrided/gallocr geomean: LLaMA-style %s, GPT-2-style %s; worst %.3f\n",
-		geomean(logLLaMA), geomean(logGPT2), worst)
+	fmt.Printf("\nstrided/gallocr geomean: LLaMA-style %s, GPT-2-style %s; worst %.3f; %d of %d graphs at the planner's bound\n",
+		geomean(logLLaMA), geomean(logGPT2), worst, atBound, n)
+	for _, k := range []string{"llama prefill", "llama decode", "gpt2 prefill", "gpt2 decode"} {
+		if len(logs[k]) > 0 {
+			fmt.Printf("  %-13s %s\n", k, geomean(logs[k]))
+		}
+	}
 	if ggmltest.HaveThreadCPU {
 		fmt.Println("times: CPU time of the calling thread per call; miss = plan + place")
 	} else {
