@@ -80,13 +80,19 @@
 //
 // A plan-cache hit costs one pass over the graph's tensors comparing them
 // with the cached structure and one placing them (ggml_backend_tensor_alloc,
-// ggml_backend_view_init): 0.7-1.1 times ggml_gallocr_alloc_graph on a graph
-// gallocr has reserved, with no Go allocation. A miss reads the graph,
-// builds and resolves a trace and plans it: milliseconds for graphs of 70
-// to 1000 nodes, 30-130 times ggml_gallocr_reserve, which places greedily
-// as it walks. A decode loop pays it once per graph shape (the cache holds
-// Options.CacheSize plans). BenchmarkGallocr* and BenchmarkSubarena* measure
-// both on the same graphs in one process.
+// ggml_backend_view_init), with no Go allocation: about what
+// ggml_gallocr_alloc_graph costs on a graph gallocr has reserved (0.5-1.3
+// times it in CPU time on a shared machine, 0.86 typically). A miss reads
+// the graph, builds and resolves a trace and plans it: 0.4-3.4 ms for
+// graphs of 70 to 140 nodes (20-160 times ggml_gallocr_reserve, which
+// places greedily as it walks), 5-11 ms for LLaMA-7B decode and flash
+// prefill graphs, and half a second for the two graphs whose greedy plan
+// misses the bound (LLaMA-7B softmax prefill, GPT-2 small 1024-token
+// prefill), where the planner derives the finer problem. Planning and
+// resolving the trace take most of it; reading the graph about a tenth. A
+// decode loop pays it once per graph shape (the cache holds
+// Options.CacheSize plans). BenchmarkGallocr* and BenchmarkSubarena*
+// measure both on the same graphs in one process, ggmlbench on more.
 //
 // # Differences from gallocr
 //
