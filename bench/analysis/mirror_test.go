@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"os"
 	"testing"
 
 	subarena "github.com/subarena/subarena"
@@ -9,12 +10,17 @@ import (
 	"github.com/subarena/subarena/trace"
 )
 
+// testWorkloads returns the bench workloads at quick settings, or at full
+// size when SUBARENA_ANALYSIS_FULL is set (minutes, not seconds).
+func testWorkloads() []bench.Workload {
+	return bench.Workloads(os.Getenv("SUBARENA_ANALYSIS_FULL") == "")
+}
+
 // TestMirror checks that the Shadow driven by Run makes exactly the
 // Allocator's decisions under trace.Replay: the same offset for every
 // buffer, the same high-water mark, the same LiveLB.
 func TestMirror(t *testing.T) {
-	quick := testing.Short()
-	for _, w := range bench.Workloads(quick) {
+	for _, w := range testWorkloads() {
 		tr, err := w.Build()
 		if err != nil {
 			t.Fatal(err)
@@ -109,7 +115,7 @@ func TestHostVariant(t *testing.T) {
 // TestStallOnGrow runs the host that waits (up to the horizon) only before
 // an alloc that would raise the high-water mark, and checks its trace.
 func TestStallOnGrow(t *testing.T) {
-	for _, w := range bench.Workloads(testing.Short()) {
+	for _, w := range testWorkloads() {
 		tr, _ := w.Build()
 		p, _ := tr.Resolve()
 		in, err := NewInfo(p)
@@ -155,7 +161,7 @@ func TestStallOnGrow(t *testing.T) {
 // waits that orders its ops after them, and checks the trace with the
 // waits: same schedule, and trace.Replay's plan for it passes trace.Check.
 func TestPredictWait(t *testing.T) {
-	for _, w := range bench.Workloads(testing.Short()) {
+	for _, w := range testWorkloads() {
 		tr, _ := w.Build()
 		p, _ := tr.Resolve()
 		in, err := NewInfo(p)
