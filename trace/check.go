@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -144,13 +145,34 @@ type piece struct {
 	death int // step index of the release or discard; never when held at the end
 }
 
-// checker carries what Check needs across pairs and aggregates violations.
+// checker carries what Check needs and aggregates violations.
 type checker struct {
 	p     *Program
 	order *Order
 	ps    *placements // nil for a plan of offsets only
-	agg   map[violationKey]*Violation
-	keys  []violationKey
+	agg   map[violationKey]*found
+}
+
+// found is one violation being aggregated: its byte runs so far and the position at which
+// the pairwise enumeration Check's definition describes would first meet it (see enumPos).
+type found struct {
+	v  *Violation
+	at enumPos
+}
+
+// enumPos orders violations by where the pairwise enumeration meets them first: placed
+// buffers by offset (their position in Check's sorted list), for each the pairs with the
+// later ones and then its group, and within a pair the uses and pieces in order. Reports
+// list violations in this order among those sorting equal by bytes and op names.
+type enumPos [7]int
+
+func (a enumPos) less(b enumPos) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
 }
 
 // Check decides whether plan is safe for p: for every byte x shared by two buffers A and
@@ -173,6 +195,12 @@ type checker struct {
 //
 // A plan that does not fit p (CheckPlan) is an error matching ErrPlan; an unsafe plan is
 // not an error: the Report lists every violation.
+//
+// Check does not visit pairs of buffers. It sweeps the pieces of all buffers in the order
+// in which they let their bytes go, keeping the bytes each earlier use reached in an
+// index by the use's engine and seq: a later use is unordered after an earlier one
+// exactly when the earlier op's seq on its engine exceeds what the later op has seen of
+// that engine, so the index reports only the uses in violation (see useIndex).
 func Check(p *Program, plan *Plan) (*Report, error) {
 	ps, err := fitPlan(p, plan)
 	if err != nil {
@@ -182,21 +210,35 @@ func Check(p *Program, plan *Plan) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{p: p, order: order, ps: ps, agg: map[violationKey]*Violation{}}
+	c := &checker{p: p, order: order, ps: ps, agg: map[violationKey]*found{}}
 	bufs := c.placeBuffers(plan)
 	sort.Slice(bufs, func(i, j int) bool { return bufs[i].off < bufs[j].off })
 	rep := &Report{Trace: p.Trace.Name}
 	for i := range bufs {
-		for j := i + 1; j < len(bufs) && bufs[j].off < bufs[i].end; j++ {
-			rep.Pairs++
-			c.checkPair(&bufs[i], &bufs[j])
-		}
+		// The buffers after i in offset order that start before i ends.
+		rep.Pairs += sort.Search(len(bufs)-i-1, func(k int) bool { return bufs[i+1+k].off >= bufs[i].end })
+	}
+	c.sweep(bufs)
+	for i := range bufs {
 		if ps != nil && len(ps.members[bufs[i].buf]) > 0 {
-			rep.Pairs += c.checkGroup(&bufs[i])
+			rep.Pairs += c.checkGroup(i, &bufs[i])
 		}
 	}
-	for _, k := range c.keys {
-		v := c.agg[k]
+	fs := make([]*found, 0, len(c.agg))
+	for _, f := range c.agg {
+		fs = append(fs, f)
+	}
+	slices.SortFunc(fs, func(a, b *found) int {
+		switch {
+		case a.at.less(b.at):
+			return -1
+		case b.at.less(a.at):
+			return 1
+		}
+		return 0
+	})
+	for _, f := range fs {
+		v := f.v
 		set := ranges.FromRanges(v.Ranges...)
 		v.Ranges = append([]ranges.Range(nil), set.Runs()...)
 		if len(v.Ranges) > maxReportedRuns {
@@ -225,33 +267,28 @@ type violationKey struct {
 	bufB, opB, useB int
 }
 
-// emit records bytes y of a violation between use a (the earlier party) and use b.
-// orderRule returns the rule a use a of shared bytes by the owner letting
-// them go first, and a use b by the next owner, break ("" for none): b's op
-// must be a happens-before successor of a's, or a's op itself when it is
-// inplace and the two uses map the bytes element for element.
-func (c *checker) orderRule(a, b *placedUse) string {
-	switch {
-	case a.op == b.op:
-		if !c.p.Ops[a.op].Inplace || !sameMap(a.layout, b.layout) {
-			return ViolationSameOp
-		}
-	case !c.order.HappensBefore(a.op, b.op):
-		return ViolationUnordered
+// sameOpRule returns the rule one op using shared bytes through two owners breaks ("" for
+// none): it must be inplace and map the bytes element for element.
+func (c *checker) sameOpRule(a, b *placedUse) string {
+	if !c.p.Ops[a.op].Inplace || !sameMap(a.layout, b.layout) {
+		return ViolationSameOp
 	}
 	return ""
 }
 
-func (c *checker) emit(rule string, a, b *placedUse, y *ranges.Set) {
+// emit records bytes y of a violation between use a (the earlier party) and use b, met
+// at position pos of the pairwise enumeration.
+func (c *checker) emit(rule string, a, b *placedUse, y *ranges.Set, pos enumPos) {
 	k := violationKey{rule, a.buf, a.op, a.use, b.buf, b.op, b.use}
-	v, ok := c.agg[k]
+	f, ok := c.agg[k]
 	if !ok {
-		v = c.newViolation(k)
-		c.agg[k] = v
-		c.keys = append(c.keys, k)
+		f = &found{v: c.newViolation(k), at: pos}
+		c.agg[k] = f
+	} else if pos.less(f.at) {
+		f.at = pos
 	}
-	v.Bytes += y.Len()
-	v.Ranges = append(v.Ranges, y.Runs()...)
+	f.v.Bytes += y.Len()
+	f.v.Ranges = append(f.v.Ranges, y.Runs()...)
 }
 
 func (c *checker) newViolation(k violationKey) *Violation {
@@ -318,47 +355,4 @@ func (c *checker) arena(r Ref, off int64) (ranges.Set, strided.Layout) {
 	l := c.ps.hostLayout(c.p, r)
 	l.Offset += off
 	return set, l
-}
-
-// checkPair reports every violation between two groups.
-func (c *checker) checkPair(a, b *placed) {
-	p := c.p
-	shared := ranges.FromRanges(ranges.Range{Lo: max(a.off, b.off), Hi: min(a.end, b.end)})
-	for ia := range a.uses {
-		ua := &a.uses[ia]
-		xa := ranges.Intersect(&ua.set, &shared)
-		if xa.IsEmpty() {
-			continue
-		}
-		for ib := range b.uses {
-			ub := &b.uses[ib]
-			x := ranges.Intersect(&xa, &ub.set)
-			if x.IsEmpty() {
-				continue
-			}
-			for _, pa := range a.pieces {
-				xp := ranges.Intersect(&x, &pa.set)
-				if xp.IsEmpty() {
-					continue
-				}
-				for _, pb := range b.pieces {
-					y := ranges.Intersect(&xp, &pb.set)
-					if y.IsEmpty() {
-						continue
-					}
-					fu, su := ua, ub
-					if pb.death < pa.death || (pb.death == pa.death && p.Buffers[b.buf].Step < p.Buffers[a.buf].Step) {
-						fu, su = ub, ua
-					}
-					rule := ViolationHeld
-					if pa.death != never || pb.death != never {
-						rule = c.orderRule(fu, su)
-					}
-					if rule != "" {
-						c.emit(rule, fu, su, &y)
-					}
-				}
-			}
-		}
-	}
 }

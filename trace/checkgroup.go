@@ -1,7 +1,9 @@
 package trace
 
 import (
+	"cmp"
 	"slices"
+	"sort"
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
@@ -77,12 +79,16 @@ type owner struct {
 }
 
 // checkGroup reports every violation among the buffers of group g (a host with buffers
-// placed over it) and returns how many pairs of them share bytes. The host goes first,
-// then the placed buffers by first op (then by allocation): every op using a byte through
-// an earlier buffer must happen-before every op using it through a later one, except one
-// inplace op putting element i over element i, and bytes an earlier buffer holds to the
-// end may not be used through a later one.
-func (c *checker) checkGroup(g *placed) int {
+// placed over it, at position gpos of Check's sorted list) and returns how many pairs of
+// them share bytes. The host goes first, then the placed buffers by first op (then by
+// allocation): every op using a byte through an earlier buffer must happen-before every
+// op using it through a later one, except one inplace op putting element i over element
+// i, and bytes an earlier buffer holds to the end may not be used through a later one.
+//
+// Like the sweep between groups, it visits the buffers in that order and checks each use
+// against an index of the uses before it: the bytes an earlier buffer holds to the end in
+// a class that reports every use, the others by engine and seq.
+func (c *checker) checkGroup(gpos int, g *placed) int {
 	p := c.p
 	bufs := append([]int{g.buf}, c.ps.members[g.buf]...)
 	owners := make([]owner, len(bufs))
@@ -114,38 +120,143 @@ func (c *checker) checkGroup(g *placed) int {
 		}
 		return p.Buffers[a.buf].Step - p.Buffers[b.buf].Step
 	})
-	pairs := 0
+	covers := make([]*ranges.Set, len(owners))
 	for i := range owners {
-		x := &owners[i]
-		for j := i + 1; j < len(owners); j++ {
-			y := &owners[j]
-			if _, hit := x.cover.OverlapsSet(&y.cover); !hit {
+		covers[i] = &owners[i].cover
+	}
+	pairs := countMeeting(covers)
+
+	// The bytes each use reaches, split by whether its owner holds them to the end.
+	type part struct {
+		owner, u int
+		set      ranges.Set
+		held     bool
+	}
+	var parts []part
+	var coords []int64
+	for i := range owners {
+		o := &owners[i]
+		for u, pu := range o.uses {
+			for _, r := range pu.set.Runs() {
+				coords = append(coords, r.Lo, r.Hi)
+			}
+			if o.held.IsEmpty() {
+				parts = append(parts, part{owner: i, u: u, set: pu.set})
 				continue
 			}
-			pairs++
-			for _, ux := range x.uses {
-				for _, uy := range y.uses {
-					s := ranges.Intersect(&ux.set, &uy.set)
-					if s.IsEmpty() {
-						continue
-					}
-					if !x.held.IsEmpty() {
-						if h := ranges.Intersect(&s, &x.held); !h.IsEmpty() {
-							c.emit(ViolationTakenOver, ux, uy, &h)
-							s.RemoveSet(&x.held)
-							if s.IsEmpty() {
-								continue
-							}
-						}
-					}
-					if rule := c.orderRule(ux, uy); rule != "" {
-						c.emit(rule, ux, uy, &s)
-					}
+			if h := ranges.Intersect(&pu.set, &o.held); !h.IsEmpty() {
+				parts = append(parts, part{owner: i, u: u, set: h, held: true})
+				for _, r := range h.Runs() {
+					coords = append(coords, r.Lo, r.Hi)
+				}
+			}
+			if rest := ranges.Subtract(&pu.set, &o.held); !rest.IsEmpty() {
+				parts = append(parts, part{owner: i, u: u, set: rest})
+				for _, r := range rest.Runs() {
+					coords = append(coords, r.Lo, r.Hi)
+				}
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return pairs
+	}
+	ne := len(p.Trace.Engines)
+	held := ne
+	ix := newUseIndex(compactCoords(coords), ne+1)
+	q := newQuerier(len(parts))
+	next := 0 // parts[:next] are in the index
+	for i := range owners {
+		y := &owners[i]
+		first := next
+		for first < len(parts) && parts[first].owner < i {
+			first++
+		}
+		for ; next < first; next++ {
+			pt := &parts[next]
+			k := owners[pt.owner].uses[pt.u].op
+			if pt.held {
+				ix.insert(held, 1, int32(next), &pt.set)
+			} else {
+				ix.insert(p.Ops[k].Engine, uint64(c.order.Events[k].Seq), int32(next), &pt.set)
+			}
+		}
+		for yu, uy := range y.uses {
+			for _, id := range q.ask(ix, c.order, uy.op, true, held, &uy.set) {
+				e := &parts[id]
+				ux := owners[e.owner].uses[e.u]
+				s := meet(&e.set, &uy.set)
+				if s.IsEmpty() {
+					continue
+				}
+				pos := enumPos{gpos, 1, e.owner, i, e.u, yu, 1}
+				var rule string
+				switch {
+				case e.held:
+					rule, pos[6] = ViolationTakenOver, 0
+				case ux.op == uy.op:
+					rule = c.sameOpRule(ux, uy)
+				default:
+					rule = ViolationUnordered
+				}
+				if rule != "" {
+					c.emit(rule, ux, uy, &s, pos)
 				}
 			}
 		}
 	}
 	return pairs
+}
+
+// countMeeting returns the number of pairs of sets that share a byte.
+func countMeeting(sets []*ranges.Set) int {
+	single := true
+	for _, s := range sets {
+		single = single && s.NumRuns() <= 1
+	}
+	n := 0
+	if single {
+		var rs []ranges.Range
+		for _, s := range sets {
+			if !s.IsEmpty() {
+				rs = append(rs, s.Bounds())
+			}
+		}
+		slices.SortFunc(rs, func(a, b ranges.Range) int { return cmp.Compare(a.Lo, b.Lo) })
+		for i, r := range rs {
+			n += sort.Search(len(rs)-i-1, func(k int) bool { return rs[i+1+k].Lo >= r.Hi })
+		}
+		return n
+	}
+	type run struct {
+		r   ranges.Range
+		set int
+	}
+	var runs []run
+	for i, s := range sets {
+		for _, r := range s.Runs() {
+			runs = append(runs, run{r, i})
+		}
+	}
+	slices.SortFunc(runs, func(a, b run) int { return cmp.Compare(a.r.Lo, b.r.Lo) })
+	seen := map[[2]int]bool{}
+	var active []run
+	for _, x := range runs {
+		keep := active[:0]
+		for _, a := range active {
+			if a.r.Hi > x.r.Lo {
+				keep = append(keep, a)
+			}
+		}
+		active = keep
+		for _, a := range active {
+			if a.set != x.set {
+				seen[[2]int{min(a.set, x.set), max(a.set, x.set)}] = true
+			}
+		}
+		active = append(active, x)
+	}
+	return len(seen)
 }
 
 // deathPieces partitions buffer b's bytes (placed at off) by the step that lets them go:

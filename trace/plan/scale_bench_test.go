@@ -1,0 +1,50 @@
+package plan
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/scalegen"
+)
+
+// The scale benchmarks plan generated traces at three sizes with the budget at zero, the
+// safety check and the replay included, so that growth per 10x size shows in ns/op.
+
+var planScaleShapes = []struct {
+	name  string
+	gen   func(n int) []byte
+	sizes []int
+}{
+	{"loop2", func(n int) []byte { return scalegen.Loop(n/scalegen.LoopSteps, 2, 0) }, []int{1000, 10000, 100000}},
+	{"loop1", func(n int) []byte { return scalegen.Loop(n/scalegen.LoopSteps, 1, 0) }, []int{1000, 10000, 100000}},
+	{"views", scalegen.Views, []int{1000, 10000, 100000}},
+	{"fanin", scalegen.Fanin, []int{1000, 10000, 100000}},
+	{"strided", scalegen.Strided, []int{2000, 20000, 200000}},
+}
+
+func scaleTrace(tb testing.TB, data []byte) *trace.Trace {
+	tb.Helper()
+	tr, err := trace.Parse(data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tr
+}
+
+func BenchmarkScalePlan(b *testing.B) {
+	for _, sh := range planScaleShapes {
+		for _, n := range sh.sizes {
+			b.Run(fmt.Sprintf("%s/%d", sh.name, n), func(b *testing.B) {
+				tr := scaleTrace(b, sh.gen(n))
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					if _, err := Plan(tr, Options{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
