@@ -34,6 +34,8 @@ import (
 // place.
 var ErrAlloc = errors.New("ggml: allocation failed")
 
+var errFreed = fmt.Errorf("%w: the Allocator was freed", ErrAlloc)
+
 // DefaultCacheSize is the number of graph plans an Allocator keeps when
 // Options.CacheSize is zero.
 const DefaultCacheSize = 16
@@ -156,6 +158,9 @@ func New(opts Options) (*Allocator, error) {
 func (a *Allocator) Free() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.sc.s == nil {
+		return
+	}
 	a.freeBuffer()
 	a.sc.free()
 	a.cache, a.last = nil, nil
@@ -241,6 +246,9 @@ func (a *Allocator) AllocGraph(graph unsafe.Pointer) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.sc.s == nil {
+		return errFreed
+	}
 	g := (*C.struct_ggml_cgraph)(graph)
 	if e := a.last; e != nil && a.buf != nil {
 		switch C.sa_hit(a.sc.s, g, keyPtr(e.key), C.int64_t(len(e.key)), placePtr(e.place), C.int32_t(e.n), C.int32_t(e.nRelaid)) {
@@ -293,6 +301,9 @@ func (a *Allocator) Reserve(graph unsafe.Pointer) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.sc.s == nil {
+		return errFreed
+	}
 	return a.grow(p.Size)
 }
 
@@ -302,6 +313,9 @@ func (a *Allocator) Reserve(graph unsafe.Pointer) error {
 func (a *Allocator) Plan(graph unsafe.Pointer) (*Plan, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.sc.s == nil {
+		return nil, errFreed
+	}
 	if err := a.sc.scan(graph); err != nil {
 		return nil, err
 	}

@@ -78,3 +78,31 @@ func TestPlanCache(t *testing.T) {
 		}
 	}
 }
+
+// TestFreed: an Allocator refuses work once freed, and Free twice is a no-op.
+func TestFreed(t *testing.T) {
+	m := ggmltest.NewModel(ggmltest.Tiny())
+	defer m.Free()
+	c := m.NewCache()
+	defer c.Free()
+	g := m.Build(c, 4, 0)
+	defer g.Free()
+	a, err := ggml.New(ggml.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AllocGraph(g.CGraph()); err != nil {
+		t.Fatal(err)
+	}
+	a.Free()
+	a.Free()
+	if err := a.AllocGraph(g.CGraph()); err == nil {
+		t.Fatal("AllocGraph after Free")
+	}
+	if _, err := a.Plan(g.CGraph()); err == nil {
+		t.Fatal("Plan after Free")
+	}
+	if err := a.AllocGraph(nil); err == nil {
+		t.Fatal("nil graph")
+	}
+}
