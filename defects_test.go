@@ -8,80 +8,80 @@ import (
 	sasync "github.com/subarena/subarena/sync"
 )
 
+// handover is the shape the fence tests share: buffer b1 is read by op r on
+// the copy engine and released; the compute engine submits x, which waits
+// for r; b2, allocated at the compute engine's point, takes b1's bytes
+// fenced (r is pending but happens-before the point).
+type handover struct {
+	tl                *sasync.Timeline
+	a                 *Allocator
+	compute, cp, host sasync.EngineID
+	b1, b2            *Buffer
+	r, x              sasync.Event
+}
+
+func newHandover(t *testing.T) *handover {
+	t.Helper()
+	h := &handover{tl: sasync.NewTimeline()}
+	h.compute, _ = h.tl.AddEngine("compute", sasync.Compute)
+	h.cp, _ = h.tl.AddEngine("copy", sasync.Copy)
+	h.host, _ = h.tl.AddEngine("host", sasync.Host)
+	var err error
+	h.a, err = New(Config{Capacity: 1 << 12, Granule: 256, Timeline: h.tl})
+	require.NoError(t, err)
+	p1, err := h.tl.Point(h.cp)
+	require.NoError(t, err)
+	h.b1, err = h.a.Alloc(1024, p1)
+	require.NoError(t, err)
+	h.r, _ = h.tl.Submit(h.cp)
+	require.NoError(t, h.a.UseBuffer(h.b1, h.r, Read))
+	require.NoError(t, h.a.Release(h.b1))
+	h.x, err = h.tl.Submit(h.compute, h.r)
+	require.NoError(t, err)
+	p0, err := h.tl.Point(h.compute)
+	require.NoError(t, err)
+	h.b2, err = h.a.Alloc(1024, p0)
+	require.NoError(t, err)
+	require.Equal(t, h.b1.Offset(), h.b2.Offset(), "b2 should take b1's bytes fenced")
+	require.True(t, h.b2.hasResidual, "b2 took bytes whose reader r is pending: it carries r in its fence")
+	return h
+}
+
 // TestForgetKeepsOrderedUse: bytes handed over fenced carry the fence of
 // their previous owner's reader r. A use of the new buffer by an op ordered
 // after r only through an op the Timeline has forgotten is accepted: Forget
 // loses no ordering an allocator asks about.
 func TestForgetKeepsOrderedUse(t *testing.T) {
-	tl := sasync.NewTimeline()
-	e0, _ := tl.AddEngine("compute", sasync.Compute)
-	e1, _ := tl.AddEngine("copy", sasync.Copy)
-	e2, _ := tl.AddEngine("host", sasync.Host)
-	a, err := New(Config{Capacity: 1 << 12, Granule: 256, Timeline: tl})
-	require.NoError(t, err)
-
-	p1, err := tl.Point(e1)
-	require.NoError(t, err)
-	b1, err := a.Alloc(1024, p1)
-	require.NoError(t, err)
-	r, _ := tl.Submit(e1)
-	require.NoError(t, a.UseBuffer(b1, r, Read))
-	require.NoError(t, a.Release(b1))
-
-	x, err := tl.Submit(e0, r)
-	require.NoError(t, err)
-	p0, err := tl.Point(e0)
-	require.NoError(t, err)
-	b2, err := a.Alloc(1024, p0)
-	require.NoError(t, err)
-	require.Equal(t, b1.Offset(), b2.Offset(), "b2 should take b1's bytes fenced")
-	require.True(t, b2.hasResidual, "b2 took bytes whose reader r is pending: it carries r in its fence")
-
-	after, _ := tl.Submit(e0) // so that x is not e0's last op and can be forgotten
+	h := newHandover(t)
+	tl, a := h.tl, h.a
+	after, _ := tl.Submit(h.compute) // so that x is not the engine's last op and can be forgotten
 	require.NoError(t, tl.Complete(after))
 	tl.Forget()
-	require.GreaterOrEqual(t, tl.Forgotten(e0), x.Seq, "x must be forgotten")
+	require.GreaterOrEqual(t, tl.Forgotten(h.compute), h.x.Seq, "x must be forgotten")
 
-	y, err := tl.Submit(e2, x)
+	y, err := tl.Submit(h.host, h.x)
 	require.NoError(t, err)
-	require.NoError(t, a.UseBuffer(b2, y, Write), "y is ordered after r, which has completed")
+	require.NoError(t, a.UseBuffer(h.b2, y, Write), "y is ordered after r, which has completed")
 	require.NoError(t, a.CheckInvariants())
 }
 
 // TestResidualFenceStillRefusesUnordered: the check that Forget must not
 // break still refuses a use that runs unordered with a pending reader.
 func TestResidualFenceStillRefusesUnordered(t *testing.T) {
-	tl := sasync.NewTimeline()
-	e0, _ := tl.AddEngine("compute", sasync.Compute)
-	e1, _ := tl.AddEngine("copy", sasync.Copy)
-	e2, _ := tl.AddEngine("host", sasync.Host)
-	a, err := New(Config{Capacity: 1 << 12, Granule: 256, Timeline: tl})
-	require.NoError(t, err)
-	p1, _ := tl.Point(e1)
-	b1, err := a.Alloc(1024, p1)
-	require.NoError(t, err)
-	r, _ := tl.Submit(e1)
-	require.NoError(t, a.UseBuffer(b1, r, Read))
-	require.NoError(t, a.Release(b1))
-	_, err = tl.Submit(e0, r)
-	require.NoError(t, err)
-	p0, _ := tl.Point(e0)
-	b2, err := a.Alloc(1024, p0)
-	require.NoError(t, err)
-	require.Equal(t, b1.Offset(), b2.Offset())
-
-	y, _ := tl.Submit(e2) // waits for nothing while r is pending
+	h := newHandover(t)
+	tl, a := h.tl, h.a
+	y, _ := tl.Submit(h.host) // waits for nothing while r is pending
 	before := snapshot(a)
-	require.ErrorIs(t, a.UseBuffer(b2, y, Write), ErrUnordered)
+	require.ErrorIs(t, a.UseBuffer(h.b2, y, Write), ErrUnordered)
 	require.Equal(t, stripSubmitted(before), stripSubmitted(snapshot(a)))
 
 	// y was submitted while r was pending and may have started: r's
 	// completion since does not make y ordered after it.
-	require.NoError(t, tl.Complete(r))
-	require.ErrorIs(t, a.UseBuffer(b2, y, Write), ErrUnordered)
+	require.NoError(t, tl.Complete(h.r))
+	require.ErrorIs(t, a.UseBuffer(h.b2, y, Write), ErrUnordered)
 	// An op submitted after r completed and waiting on it is fine.
-	z, _ := tl.Submit(e2, r)
-	require.NoError(t, a.UseBuffer(b2, z, Write))
+	z, _ := tl.Submit(h.host, h.r)
+	require.NoError(t, a.UseBuffer(h.b2, z, Write))
 	require.NoError(t, a.CheckInvariants())
 }
 
@@ -219,38 +219,21 @@ func TestCachingFreeAllOrNothing(t *testing.T) {
 // donated: the op they are donated to must be ordered after it, and so
 // must every later user of the donated buffer.
 func TestDonateKeepsFence(t *testing.T) {
-	tl := sasync.NewTimeline()
-	e0, _ := tl.AddEngine("compute", sasync.Compute)
-	e1, _ := tl.AddEngine("copy", sasync.Copy)
-	e2, _ := tl.AddEngine("host", sasync.Host)
-	a, err := New(Config{Capacity: 1 << 12, Granule: 256, Timeline: tl})
-	require.NoError(t, err)
-	p1, _ := tl.Point(e1)
-	b1, err := a.Alloc(1024, p1)
-	require.NoError(t, err)
-	r, _ := tl.Submit(e1)
-	require.NoError(t, a.UseBuffer(b1, r, Read))
-	require.NoError(t, a.Release(b1))
-	_, err = tl.Submit(e0, r)
-	require.NoError(t, err)
-	p0, _ := tl.Point(e0)
-	b2, err := a.Alloc(1024, p0)
-	require.NoError(t, err)
-	require.Equal(t, b1.Offset(), b2.Offset())
-
-	op, _ := tl.Submit(e0) // ordered after r through e0's queue
-	require.NoError(t, a.UseBuffer(b2, op, ReadWrite))
-	stray, _ := tl.Submit(e2) // not ordered after r
+	h := newHandover(t)
+	tl, a := h.tl, h.a
+	op, _ := tl.Submit(h.compute) // ordered after r through the compute queue
+	require.NoError(t, a.UseBuffer(h.b2, op, ReadWrite))
+	stray, _ := tl.Submit(h.host) // not ordered after r
 	before := snapshot(a)
-	_, err = a.Donate(b2.Whole(), stray)
+	_, err := a.Donate(h.b2.Whole(), stray)
 	require.ErrorIs(t, err, ErrUnordered)
 	require.Equal(t, stripSubmitted(before), stripSubmitted(snapshot(a)))
 
-	out, err := a.Donate(b2.Whole(), op)
+	out, err := a.Donate(h.b2.Whole(), op)
 	require.NoError(t, err)
-	later, _ := tl.Submit(e2) // still not ordered after r
+	later, _ := tl.Submit(h.host) // still not ordered after r
 	require.ErrorIs(t, a.UseBuffer(out, later, Read), ErrUnordered, "the donated bytes keep their fence")
-	after, _ := tl.Submit(e2, op)
+	after, _ := tl.Submit(h.host, op)
 	require.NoError(t, a.UseBuffer(out, after, Read))
 	require.NoError(t, a.CheckInvariants())
 }
