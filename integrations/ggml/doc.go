@@ -104,4 +104,75 @@
 // again places its tensors afresh at the same offsets (gallocr leaves
 // tensors that have data alone). An Allocator is safe for concurrent use;
 // the graphs it places are not.
+//
+// # Online mode
+//
+// Online drives a graph op by op with a subarena.Allocator instead of
+// planning it, the way a host program drives an asynchronous device: memory
+// is handed out and taken back while the work runs.
+//
+// An Online owns one arena of C memory (mmap, never the Go heap: ggml keeps
+// pointers into it), wrapped twice: as a ggml CPU buffer
+// (ggml_backend_cpu_buffer_from_ptr), which tensors are placed in with
+// ggml_backend_tensor_alloc and ggml_backend_view_init, and as the Backing
+// of a subarena.Allocator, whose buffers are offsets into it. A
+// sync.Timeline holds three engines, each a goroutine of a sync.Executor:
+//
+//   - compute runs ggml's CPU backend one node at a time (a one-node graph
+//     through ggml_backend_graph_compute, with OnlineOptions.Threads
+//     threads of a persistent ggml threadpool);
+//   - copy offloads every write into a resident tensor (the new K/V rows a
+//     ggml_cpy stores into a view of the KV cache) to host memory;
+//   - consumer reads each step's output rows (the logits row of the last
+//     new token of each sequence) into Go memory.
+//
+// Step is the host. It walks the graph's nodes in execution order and, for
+// each node that computes, does what an engine's host code does:
+//
+//   - Alloc the node's output at the compute engine's point (a view takes
+//     no buffer: its data is its base's plus view_offs), and point the
+//     tensor at it; when nothing fits, wait for the event the NoSpaceError
+//     names and retry. An op ggml can run in place computes instead into a
+//     source of its layout that no later node touches, as ggml-alloc lays
+//     it out, and the source's bytes become the output's with Donate once
+//     the node is submitted;
+//   - submit the node to the compute engine, then Use every arena view the
+//     node reads (its sources, with their exact ggml layouts: view_offs,
+//     and ne/nb turned into shape/strides outermost first) and the view it
+//     writes;
+//   - after a write into a resident tensor, submit a copy op that waits
+//     for the node and reads exactly the bytes the node wrote; after an
+//     output node (GGML_TENSOR_FLAG_OUTPUT), a consumer op that waits for
+//     it and reads the output rows;
+//   - once the last op that reads a view has been submitted, Discard the
+//     view if no later op reads any of its bytes (the Q, K and V thirds of
+//     a fused projection, the gate half of gate/up), and Release a buffer
+//     once its last reader — the consumer, for an output — has been
+//     submitted.
+//
+// Inputs (leaves without data) are allocated when the step starts and
+// written by the step's first compute op, which calls OnlineInput.SetInputs
+// on the compute engine: the host never writes arena bytes itself, since a
+// buffer taken fenced may still be read by compute ops queued before it.
+// Completions flow back from the engine goroutines through the Timeline;
+// the host never waits for one unless an allocation does not fit or it is
+// asked to (OnlineStep.Wait, Flush).
+//
+// Tensors that outlive a step — the KV cache — become resident with Adopt:
+// they move into the arena as long-lived buffers, and graphs built
+// afterwards view them there, so that the copy engine reads the new cache
+// rows through a subarena view of exactly those bytes. Weights and other
+// tensors with data of their own stay where they are; the Allocator never
+// sees them.
+//
+// Under every safe policy a run's outputs and offloads are the bytes ggml
+// computes for the same graph with every tensor in its own memory. On the
+// test decoders subrange-fenced needs an arena within 2% of ggml_gallocr's
+// buffer beyond the KV cache (gallocr's exactly with a 32-byte granule),
+// although it places each node as it comes instead of planning the graph's
+// offsets. Under
+// subarena.IROrder a buffer's bytes return at Release while the consumer
+// has yet to read them; with the consumer held back
+// (OnlineOptions.HoldConsumer) the next step's nodes overwrite the rows
+// first, and the consumer reads wrong bytes.
 package ggml
