@@ -46,7 +46,7 @@ const (
 	ReadWrite        = Read | Write
 )
 
-// String returns "read", "write" or "readwrite".
+// String returns "read", "write" or "read-write".
 func (acc Access) String() string {
 	switch acc {
 	case Read:
@@ -54,7 +54,7 @@ func (acc Access) String() string {
 	case Write:
 		return "write"
 	case ReadWrite:
-		return "readwrite"
+		return "read-write"
 	}
 	return fmt.Sprintf("access(%d)", uint8(acc))
 }

@@ -8,11 +8,12 @@ import (
 )
 
 // CoverBudget is the number of runs up to which a view's covered bytes are
-// computed exactly. A view needing more (a column of a huge matrix, say) is
-// indexed by a conservative superset of its bytes: users pin more than they
-// read, never less. Discard of such a view is refused, since discarding a
-// superset would hand back bytes the program still holds.
-const CoverBudget = 1 << 16
+// computed exactly (strided.CoverBudget). A view needing more (a column of a
+// huge matrix, say) is indexed by a conservative superset of its bytes:
+// users pin more than they read, never less. Discard and Claim of such a
+// view are refused, since letting a superset go would hand back bytes the
+// program still holds.
+const CoverBudget = strided.CoverBudget
 
 // View is a strided layout over a buffer: metadata only, no bytes move.
 // Views of views compose into one layout relative to the buffer, so a chain

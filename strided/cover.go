@@ -10,6 +10,13 @@ import (
 // worst case (a view can cover billions of runs) to a few tens of microseconds.
 const DefaultBudget = 4096
 
+// CoverBudget is the number of runs up to which the Allocator, the trace
+// checker and the planner compute a view's covered bytes exactly: 1<<16 runs,
+// 1 MiB of ranges.Range. A view that needs more (a column of a huge matrix)
+// is represented by a superset of its bytes: users pin more than they use,
+// the checker and the lower bound are conservative, never unsound.
+const CoverBudget = 1 << 16
+
 // Cover returns the bytes l covers, relative to its buffer, as a ranges.Set.
 //
 // When the covered bytes form at most budget runs the set is exact and exact is true.

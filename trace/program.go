@@ -8,9 +8,9 @@ import (
 )
 
 // CoverBudget is the number of runs up to which a view's covered bytes are computed
-// exactly (strided.Layout.Cover); a view that needs more is represented by a superset of
+// exactly (strided.CoverBudget); a view that needs more is represented by a superset of
 // its bytes, which makes the checker and the lower bound conservative, never unsound.
-const CoverBudget = 1 << 16
+const CoverBudget = strided.CoverBudget
 
 // Program is a validated Trace resolved to indices: every name bound to the buffer, view
 // or op it denotes, every view's layout composed relative to its buffer, every op's uses
