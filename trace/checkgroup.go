@@ -47,6 +47,21 @@ func (c *checker) groupPieces(h int, off int64) []piece {
 		}
 	}
 	slices.SortFunc(ds, func(a, b discard) int { return a.step - b.step })
+	death := never
+	if final >= 0 {
+		death = final
+	}
+	if len(ds) > paintAbove {
+		sets := make([]ranges.Set, len(ds))
+		deaths := make([]int, len(ds))
+		for i, d := range ds {
+			sets[i] = c.ps.hostFootprint(p, d.ref)
+			_ = sets[i].Translate(off)
+			deaths[i] = d.step
+		}
+		taken, rest := paint(off, off+p.Buffers[h].Size, sets)
+		return piecesOf(taken, deaths, rest, death)
+	}
 	rest := ranges.FromRanges(ranges.Range{Lo: off, Hi: off + p.Buffers[h].Size})
 	var out []piece
 	for _, d := range ds {
@@ -60,10 +75,6 @@ func (c *checker) groupPieces(h int, off int64) []piece {
 		out = append(out, piece{set: got, death: d.step})
 	}
 	if !rest.IsEmpty() {
-		death := never
-		if final >= 0 {
-			death = final
-		}
 		out = append(out, piece{set: rest, death: death})
 	}
 	return out
@@ -264,6 +275,24 @@ func countMeeting(sets []*ranges.Set) int {
 // buffer's release, or never.
 func deathPieces(p *Program, b int, off int64) []piece {
 	buf := &p.Buffers[b]
+	death := never
+	if buf.Release >= 0 {
+		death = buf.Release
+	}
+	if len(buf.Discards) > paintAbove {
+		sets := make([]ranges.Set, len(buf.Discards))
+		deaths := make([]int, len(buf.Discards))
+		for i, v := range buf.Discards {
+			sets[i], _ = p.Footprint(Ref{Buffer: b, View: v})
+			deaths[i] = p.Views[v].Discard
+		}
+		taken, rest := paint(0, buf.Size, sets)
+		out := piecesOf(taken, deaths, rest, death)
+		for i := range out {
+			_ = out[i].set.Translate(off)
+		}
+		return out
+	}
 	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: buf.Size})
 	var out []piece
 	for _, v := range buf.Discards {
@@ -277,11 +306,26 @@ func deathPieces(p *Program, b int, off int64) []piece {
 		out = append(out, piece{set: got, death: p.Views[v].Discard})
 	}
 	if !rest.IsEmpty() {
-		death := never
-		if buf.Release >= 0 {
-			death = buf.Release
-		}
 		_ = rest.Translate(off)
+		out = append(out, piece{set: rest, death: death})
+	}
+	return out
+}
+
+// paintAbove is the number of discards up to which pieces are cut one discard after the
+// other (each cut costs the runs left so far); above it, paint cuts them all in one sweep.
+const paintAbove = 8
+
+// piecesOf lists the non-empty sets of taken as pieces dying at deaths, then rest dying
+// at death.
+func piecesOf(taken []ranges.Set, deaths []int, rest ranges.Set, death int) []piece {
+	var out []piece
+	for i := range taken {
+		if !taken[i].IsEmpty() {
+			out = append(out, piece{set: taken[i], death: deaths[i]})
+		}
+	}
+	if !rest.IsEmpty() {
 		out = append(out, piece{set: rest, death: death})
 	}
 	return out

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/subarena/subarena/ranges"
@@ -159,22 +160,22 @@ func inplaceCredits(p *Program) map[opUse]bool {
 // or until the end of the schedule if the host still holds it then; an inplace op whose
 // output may take over a dying read (inplaceCredits) ends that read's bytes at its start
 // instead. Bytes no op uses are never live.
+//
+// The segments lie between consecutive boundaries of the uses' footprints and the death
+// pieces; each use folds its start, end and rank into the segments its runs span (the
+// last user of a segment is the one ending last, the first in use order among those), so
+// the cost is O((R + S) log S) for R runs and S segments.
 func liveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[opUse]bool) []liveSegment {
-	type user struct {
-		ou  opUse
-		set ranges.Set
+	if len(uses) == 0 {
+		return nil
 	}
-	var users []user
+	fps := make([]ranges.Set, len(uses))
 	cuts := []int64{0, p.Buffers[b].Size}
-	for _, ou := range uses {
-		fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
-		users = append(users, user{ou, fp})
-		for _, r := range fp.Runs() {
+	for j, ou := range uses {
+		fps[j], _ = p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+		for _, r := range fps[j].Runs() {
 			cuts = append(cuts, r.Lo, r.Hi)
 		}
-	}
-	if len(users) == 0 {
-		return nil
 	}
 	pieces := deathPieces(p, b, 0)
 	for _, pc := range pieces {
@@ -182,41 +183,58 @@ func liveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[opUs
 			cuts = append(cuts, r.Lo, r.Hi)
 		}
 	}
-	sort.Slice(cuts, func(i, j int) bool { return cuts[i] < cuts[j] })
-	cuts = compactInts(cuts)
-	var segs []liveSegment
-	for i := 0; i+1 < len(cuts); i++ {
-		lo, hi := cuts[i], cuts[i+1]
-		from, lastEnd, last := int64(-1), int64(-1), -1
-		for j, us := range users {
-			if !us.set.Contains(lo) {
-				continue
-			}
-			k := us.ou.op
-			if from < 0 || s.Start[k] < from {
-				from = s.Start[k]
-			}
-			if s.End[k] > lastEnd {
-				lastEnd, last = s.End[k], j
-			}
+	cuts = compactCoords(cuts)
+	nseg := len(cuts) - 1
+	seg := func(x int64) int {
+		i, _ := slices.BinarySearch(cuts, x)
+		return i
+	}
+	type user struct {
+		from, end int64
+		j         int
+	}
+	tags := newRangeTags(nseg, func(a, b user) user {
+		out := a
+		out.from = min(a.from, b.from)
+		if b.end > a.end || (b.end == a.end && b.j < a.j) {
+			out.end, out.j = b.end, b.j
 		}
-		if last < 0 {
+		return out
+	})
+	for j, ou := range uses {
+		u := user{from: s.Start[ou.op], end: s.End[ou.op], j: j}
+		for _, r := range fps[j].Runs() {
+			tags.fold(seg(r.Lo), seg(r.Hi), u)
+		}
+	}
+	held := make([]int, nseg+1)
+	for _, pc := range pieces {
+		if pc.death != never {
 			continue
 		}
-		to := lastEnd
-		held := false
-		for _, pc := range pieces {
-			if pc.death == never && pc.set.Contains(lo) {
-				held = true
-			}
+		for _, r := range pc.set.Runs() {
+			held[seg(r.Lo)]++
+			held[seg(r.Hi)]--
 		}
+	}
+	users, used := tags.slots(nseg)
+	var segs []liveSegment
+	heldHere := 0
+	for i := range nseg {
+		heldHere += held[i]
+		if !used[i] {
+			continue
+		}
+		u := users[i]
+		from, to := u.from, u.end
+		last := uses[u.j]
 		switch {
-		case held:
+		case heldHere > 0:
 			to = max(to, s.Makespan)
-		case credited[users[last].ou]:
-			to = max(from, s.Start[users[last].ou.op])
+		case credited[last]:
+			to = max(from, s.Start[last.op])
 		}
-		segs = append(segs, liveSegment{lo: lo, hi: hi, from: from, to: to})
+		segs = append(segs, liveSegment{lo: cuts[i], hi: cuts[i+1], from: from, to: to})
 	}
 	return segs
 }

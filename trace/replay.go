@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
@@ -111,6 +112,16 @@ type PieceLifetime struct {
 // ordered ahead of the donor's users. If the Allocator refuses (another user of R's bytes
 // still pending), B takes new space at the point recorded at its alloc step.
 func Replay(p *Program, opts ReplayOptions) (*ReplayResult, error) {
+	r, err := runReplay(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.result(), nil
+}
+
+// runReplay runs the host program and the final completions; the replayer's allocator is
+// closed when it returns.
+func runReplay(p *Program, opts ReplayOptions) (*replayer, error) {
 	r, err := newReplayer(p, opts)
 	if err != nil {
 		return nil, err
@@ -136,7 +147,7 @@ func Replay(p *Program, opts ReplayOptions) (*ReplayResult, error) {
 	if err := r.alloc.CheckInvariants(); err != nil {
 		return nil, fmt.Errorf("%w: allocator invariants: %w", ErrReplay, err)
 	}
-	return r.result(), nil
+	return r, nil
 }
 
 type replayer struct {
@@ -163,9 +174,20 @@ type replayer struct {
 	donated    []bool         // per buffer: placed by donation
 
 	steps    []StepRecord
-	waited   int
 	nDonated int
 	pendPeak int64
+	// log lists, in order, the submissions of ops and the placements of buffers, from
+	// which result counts the allocations handed pending bytes (see countWaited).
+	log []replayEvent
+}
+
+// replayEvent is one op submission (buf < 0) or one buffer placement (op < 0) in a
+// replay: the host time of a placement, and whether it counts toward Waited (an
+// allocation, not a donation).
+type replayEvent struct {
+	op, buf int
+	host    int64
+	count   bool
 }
 
 func newReplayer(p *Program, opts ReplayOptions) (*replayer, error) {
@@ -279,9 +301,7 @@ func (r *replayer) place(b int) error {
 		return err
 	}
 	r.bufs[b] = buf
-	if r.handedOverPending(b, buf) {
-		r.waited++
-	}
+	r.log = append(r.log, replayEvent{op: -1, buf: b, host: r.host, count: true})
 	return nil
 }
 
@@ -339,6 +359,7 @@ func (r *replayer) op(k int) error {
 	r.submit[k], r.start[k], r.end[k] = r.host, start, end
 	r.engineFree[op.Engine] = end
 	r.pending.push(completion{end: end, ev: ev})
+	r.log = append(r.log, replayEvent{op: k, buf: -1})
 
 	// Donations this op carries out: pin the read first, then hand its bytes over.
 	used := make([]bool, len(op.Uses))
@@ -392,6 +413,7 @@ func (r *replayer) donate(k, b int, d donation, used []bool) error {
 	r.bufs[b] = nb
 	r.donated[b] = true
 	r.nDonated++
+	r.log = append(r.log, replayEvent{op: -1, buf: b, host: r.host})
 	return nil
 }
 
@@ -416,24 +438,143 @@ func (r *replayer) record(i int) {
 	r.pendPeak = max(r.pendPeak, st.Pending)
 }
 
-// handedOverPending reports whether the bytes buf took were used by an op of an earlier
-// buffer that has not completed at the host's current time.
-func (r *replayer) handedOverPending(b int, buf *subarena.Buffer) bool {
-	got := buf.Range()
-	for j, other := range r.bufs {
-		if j == b || other == nil || !other.Range().Overlaps(got) {
-			continue
-		}
-		for _, ou := range r.usesOf[j] {
-			if r.events[ou.op].IsZero() || r.end[ou.op] <= r.host {
-				continue
-			}
-			fp, _ := r.p.Footprint(r.p.Ops[ou.op].Uses[ou.use].Ref)
-			shifted, _ := translated(&fp, other.Offset())
-			if _, hit := shifted.Overlaps(got); hit {
-				return true
+// countWaited returns the number of allocations handed bytes that an op of another
+// buffer used and that had not completed at the host's time then: the op was submitted
+// before the allocation, and ends after the host's time. It replays r.log against the
+// arena bytes each submitted op's uses of placed buffers reach, keeping for every byte the
+// latest end of an op using it (a range-max index over the bytes the replay placed), so
+// each allocation costs a query instead of a scan of the buffers placed before it.
+func (r *replayer) countWaited() int {
+	p := r.p
+	type reach struct {
+		set ranges.Set
+		end int64
+	}
+	// Arena bytes of use u of op k, once both are known.
+	arena := func(k, u int) ranges.Set {
+		ref := p.Ops[k].Uses[u].Ref
+		fp, _ := p.Footprint(ref)
+		shifted, _ := translated(&fp, r.bufs[ref.Buffer].Offset())
+		return shifted
+	}
+	var coords []int64
+	for b, buf := range r.bufs {
+		if buf != nil {
+			g := buf.Range()
+			coords = append(coords, g.Lo, g.Hi)
+			for _, ou := range r.usesOf[b] {
+				fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+				for _, run := range fp.Runs() {
+					coords = append(coords, run.Lo+buf.Offset(), run.Hi+buf.Offset())
+				}
 			}
 		}
 	}
-	return false
+	coords = compactCoords(coords)
+	ix := newMaxIndex(coords)
+	submitted := make([]bool, len(p.Ops))
+	placed := make([]bool, len(p.Buffers))
+	add := func(k, u int) {
+		set := arena(k, u)
+		for _, run := range set.Runs() {
+			ix.raise(run, r.end[k])
+		}
+	}
+	waited := 0
+	for _, ev := range r.log {
+		if ev.buf < 0 {
+			k := ev.op
+			submitted[k] = true
+			for u, use := range p.Ops[k].Uses {
+				if placed[use.Ref.Buffer] {
+					add(k, u)
+				}
+			}
+			continue
+		}
+		b := ev.buf
+		if ev.count && ix.max(r.bufs[b].Range()) > ev.host {
+			waited++
+		}
+		placed[b] = true
+		for _, ou := range r.usesOf[b] {
+			if !submitted[ou.op] {
+				break // ops are submitted in order
+			}
+			add(ou.op, ou.use)
+		}
+	}
+	return waited
+}
+
+// maxIndex keeps, over byte ranges with ends among its coordinates, the largest value
+// raised over each byte, and answers the largest over a range: O(log n) each.
+type maxIndex struct {
+	coords []int64
+	size   int
+	tag    []int64 // raised over the node's whole range
+	sub    []int64 // the largest value over any byte of the node's range
+}
+
+func newMaxIndex(coords []int64) *maxIndex {
+	n := 1
+	for n < len(coords)-1 {
+		n <<= 1
+	}
+	ix := &maxIndex{coords: coords, size: n, tag: make([]int64, 2*n), sub: make([]int64, 2*n)}
+	for i := range ix.tag {
+		ix.tag[i], ix.sub[i] = math.MinInt64, math.MinInt64
+	}
+	return ix
+}
+
+func (ix *maxIndex) leaves(r ranges.Range) (int, int) {
+	lo, _ := slices.BinarySearch(ix.coords, r.Lo)
+	hi, _ := slices.BinarySearch(ix.coords, r.Hi)
+	return lo + ix.size, hi + ix.size
+}
+
+// raise raises every byte of r (non-empty) to at least x.
+func (ix *maxIndex) raise(r ranges.Range, x int64) {
+	l0, r0 := ix.leaves(r)
+	for l, h := l0, r0; l < h; l, h = l>>1, h>>1 {
+		if l&1 == 1 {
+			ix.tag[l], ix.sub[l] = max(ix.tag[l], x), max(ix.sub[l], x)
+			l++
+		}
+		if h&1 == 1 {
+			h--
+			ix.tag[h], ix.sub[h] = max(ix.tag[h], x), max(ix.sub[h], x)
+		}
+	}
+	for _, v := range [2]int{l0, r0 - 1} {
+		for ; v >= 1; v >>= 1 {
+			ix.sub[v] = max(ix.sub[v], x)
+		}
+	}
+}
+
+// max returns the largest value raised over any byte of r (MinInt64 for none or empty r).
+func (ix *maxIndex) max(r ranges.Range) int64 {
+	if r.Empty() {
+		return math.MinInt64
+	}
+	l0, r0 := ix.leaves(r)
+	out := int64(math.MinInt64)
+	for l, h := l0, r0; l < h; l, h = l>>1, h>>1 {
+		if l&1 == 1 {
+			out = max(out, ix.sub[l])
+			l++
+		}
+		if h&1 == 1 {
+			h--
+			out = max(out, ix.sub[h])
+		}
+	}
+	for _, v := range [2]int{l0, r0 - 1} {
+		for v >>= 1; v >= 1; v >>= 1 {
+			out = max(out, ix.tag[v])
+		}
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"sort"
+
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -210,7 +212,7 @@ func (r *replayer) result() *ReplayResult {
 	p := r.p
 	st := r.alloc.Stats()
 	res := &ReplayResult{Trace: p.Trace.Name, Policy: r.opts.Policy, HWM: st.HighWater, PendingPeak: r.pendPeak,
-		Waited: r.waited, Donated: r.nDonated, Buffers: p.NumAllocs(), Ops: len(p.Ops), Steps: r.steps}
+		Waited: r.countWaited(), Donated: r.nDonated, Buffers: p.NumAllocs(), Ops: len(p.Ops), Steps: r.steps}
 	res.Final = StepRecord{Step: len(p.Trace.Steps), InUse: st.InUse, Live: st.Live, Pending: st.Pending,
 		HighWater: st.HighWater}
 	for k := range p.Ops {
@@ -233,25 +235,70 @@ func (r *replayer) result() *ReplayResult {
 		res.Plan.Offsets[buf.Name] = r.bufs[b].Offset()
 		lt := BufferLifetime{Buffer: buf.Name, Offset: r.bufs[b].Offset(), Size: buf.Size, Alloc: r.allocTime[b],
 			Donated: r.donated[b]}
-		for _, pc := range deathPieces(p, b, 0) {
-			pl := PieceLifetime{Released: -1, FirstUse: -1, LastUse: -1}
+		pieces := deathPieces(p, b, 0)
+		spans := r.useSpans(b, pieces)
+		for i, pc := range pieces {
+			pl := PieceLifetime{Released: -1, FirstUse: spans[i].first, LastUse: spans[i].last}
 			pl.Range = pc.set.Bounds()
 			if pc.death != never {
 				pl.Released = r.steps[pc.death].Time
-			}
-			for _, ou := range r.usesOf[b] {
-				fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
-				if _, hit := fp.OverlapsSet(&pc.set); !hit {
-					continue
-				}
-				if pl.FirstUse < 0 || r.start[ou.op] < pl.FirstUse {
-					pl.FirstUse = r.start[ou.op]
-				}
-				pl.LastUse = max(pl.LastUse, r.end[ou.op])
 			}
 			lt.Pieces = append(lt.Pieces, pl)
 		}
 		res.Lifetimes = append(res.Lifetimes, lt)
 	}
 	return res
+}
+
+// useSpan is when the ops using a piece's bytes ran: the earliest start and the latest
+// end, -1 both when no op used them.
+type useSpan struct{ first, last int64 }
+
+// useSpans returns, per piece of buffer b, the span of the ops whose uses of b meet it.
+// Few pieces are met use by use; many are found through the runs of their partition, each
+// use folding its start and end into the runs its footprint spans, in O((R + P) log P).
+func (r *replayer) useSpans(b int, pieces []piece) []useSpan {
+	p := r.p
+	out := make([]useSpan, len(pieces))
+	for i := range out {
+		out[i] = useSpan{-1, -1}
+	}
+	merge := func(s *useSpan, start, end int64) {
+		if s.first < 0 || start < s.first {
+			s.first = start
+		}
+		s.last = max(s.last, end)
+	}
+	if len(pieces) <= paintAbove {
+		for i := range pieces {
+			for _, ou := range r.usesOf[b] {
+				fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+				if _, hit := fp.OverlapsSet(&pieces[i].set); hit {
+					merge(&out[i], r.start[ou.op], r.end[ou.op])
+				}
+			}
+		}
+		return out
+	}
+	part := partition(pieces)
+	tags := newRangeTags(len(part), func(a, b useSpan) useSpan {
+		return useSpan{min(a.first, b.first), max(a.last, b.last)}
+	})
+	for _, ou := range r.usesOf[b] {
+		fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+		for _, run := range fp.Runs() {
+			lo := sort.Search(len(part), func(i int) bool { return part[i].r.Hi > run.Lo })
+			hi := sort.Search(len(part), func(i int) bool { return part[i].r.Lo >= run.Hi })
+			if lo < hi {
+				tags.fold(lo, hi, useSpan{r.start[ou.op], r.end[ou.op]})
+			}
+		}
+	}
+	spans, used := tags.slots(len(part))
+	for i, pr := range part {
+		if used[i] {
+			merge(&out[pr.piece], spans[i].first, spans[i].last)
+		}
+	}
+	return out
 }

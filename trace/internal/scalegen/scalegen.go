@@ -157,9 +157,10 @@ func Loop(iters, nEngines, syncEvery int) []byte {
 // Views writes one buffer read through nViews views on alternating engines: a buffer of
 // 32·(nViews+1) bytes written on engine 0, view j covering bytes [32j, 32j+64) (so
 // neighbours overlap) read by op j on engine j mod 2 (the first op on engine 1 waits for
-// the writer), then a join on engine 0 waiting for the last reader on engine 1, the
-// buffer released, and a second buffer of the same size written and read on both engines,
-// which takes the first one's bytes over.
+// the writer), view j-1 discarded after op j unless j is a multiple of 4 (so the buffer
+// lets its bytes go in about 3/4·nViews pieces), then a join on engine 0 waiting for the
+// last reader on engine 1, the buffer released, and a second buffer of the same size
+// written and read on both engines, which takes the first one's bytes over.
 func Views(nViews int) []byte {
 	d := newDoc("scale-views", 256, "e0", "e1")
 	size := 32 * int64(nViews+1)
@@ -178,6 +179,9 @@ func Views(nViews int) []byte {
 		d.op(o, e, []string{v}, nil, waits, 1)
 		if j%2 == 1 {
 			lastOn1 = o
+		}
+		if j > 0 && j%4 != 0 {
+			d.release(name("v", j-1)) // its bytes: no later view reaches those not in view j
 		}
 	}
 	d.op("join", "e0", nil, nil, []string{lastOn1}, 1)

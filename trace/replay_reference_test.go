@@ -1,0 +1,136 @@
+package trace
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	subarena "github.com/subarena/subarena"
+)
+
+// refCountWaited counts hand-overs of pending bytes as Replay did while it ran: at each
+// allocation, every earlier placed buffer overlapping it, every use of it by a submitted
+// op ending after the host's time, its footprint against the bytes taken.
+func refCountWaited(r *replayer) int {
+	p := r.p
+	submitted := make([]bool, len(p.Ops))
+	placed := make([]bool, len(p.Buffers))
+	waited := 0
+	for _, ev := range r.log {
+		if ev.buf < 0 {
+			submitted[ev.op] = true
+			continue
+		}
+		b := ev.buf
+		if ev.count {
+			got := r.bufs[b].Range()
+			hit := false
+			for j, other := range r.bufs {
+				if j == b || !placed[j] || !other.Range().Overlaps(got) {
+					continue
+				}
+				for _, ou := range r.usesOf[j] {
+					if !submitted[ou.op] || r.end[ou.op] <= ev.host {
+						continue
+					}
+					fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+					shifted, _ := translated(&fp, other.Offset())
+					if _, h := shifted.Overlaps(got); h {
+						hit = true
+					}
+				}
+			}
+			if hit {
+				waited++
+			}
+		}
+		placed[b] = true
+	}
+	return waited
+}
+
+// refUseSpans is the span of each piece's users as result computed it: every use
+// against every piece.
+func refUseSpans(r *replayer, b int, pieces []piece) []useSpan {
+	p := r.p
+	out := make([]useSpan, len(pieces))
+	for i, pc := range pieces {
+		out[i] = useSpan{-1, -1}
+		for _, ou := range r.usesOf[b] {
+			fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+			if _, hit := fp.OverlapsSet(&pc.set); !hit {
+				continue
+			}
+			if out[i].first < 0 || r.start[ou.op] < out[i].first {
+				out[i].first = r.start[ou.op]
+			}
+			out[i].last = max(out[i].last, r.end[ou.op])
+		}
+	}
+	return out
+}
+
+// TestReplayCountsMatchReference: the hand-over count and the pieces' use spans agree
+// with the scans they replace, on random traces under every policy and on the generated
+// shapes.
+func TestReplayCountsMatchReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	compare := func(what string, p *Program) {
+		t.Helper()
+		for _, pol := range subarena.Policies() {
+			for _, noDonate := range []bool{false, true} {
+				r, err := runReplay(p, ReplayOptions{Policy: pol, NoDonate: noDonate})
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if got, want := r.countWaited(), refCountWaited(r); got != want {
+					t.Fatalf("%s %v: waited %d, reference %d\n%s", what, pol, got, want, Marshal(p.Trace))
+				}
+				for b := range p.Buffers {
+					if p.Buffers[b].External {
+						continue
+					}
+					pieces := deathPieces(p, b, 0)
+					got, want := r.useSpans(b, pieces), refUseSpans(r, b, pieces)
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("%s %v: buffer %d piece %d: span %v, reference %v", what, pol, b, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+	n := 200
+	if testing.Short() || raceEnabled {
+		n = 30
+	}
+	waited := 0
+	for i := 0; i < n; i++ {
+		tr := randomTrace(rng, 10+rng.IntN(100))
+		p, err := tr.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		compare(fmt.Sprintf("trace %d", i), p)
+		res, err := Replay(p, ReplayOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waited += res.Waited
+	}
+	if waited == 0 {
+		t.Fatal("no replay handed pending bytes over")
+	}
+	for _, sh := range scaleShapes {
+		tr, err := Parse(sh.gen(300))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := tr.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		compare(sh.name, p)
+	}
+}
