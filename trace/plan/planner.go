@@ -11,23 +11,68 @@ import (
 const DefaultBudget = 5 * time.Second
 
 // searchBudget is the part of a Plan budget left for the search once
-// elapsed has gone by, keeping a reserve for the safety check and the
-// replay that follow it.
-func searchBudget(budget, elapsed time.Duration) time.Duration {
+// elapsed has gone by, keeping reserve for what follows it (see
+// prelude.reserve).
+func searchBudget(budget, elapsed, reserve time.Duration) time.Duration {
 	if budget <= 0 {
 		return 0
 	}
-	left := budget - elapsed - min(budget/10, 500*time.Millisecond)
-	return max(left, time.Millisecond)
+	return max(budget-elapsed-reserve, time.Millisecond)
+}
+
+// prelude is what Plan does before a budgeted search, because it follows
+// the search whatever the search finds: the online replay, and the safety
+// check of the replay's plan. Timing that check tells how long the check of
+// the planned placement will take, which the search must leave.
+type prelude struct {
+	replayed bool // rr and rerr hold the replay's answer
+	rr       *trace.ReplayResult
+	rerr     error
+	checked  bool // safe holds the check of the replay's plan
+	safe     bool
+	reserve  time.Duration
+}
+
+// newPrelude runs the replay and the check of its plan (as opts asks) and
+// sets the reserve: twice the time that check took, or, without it, the
+// tenth of the budget (at most 500 ms) kept before; plus a twentieth of the
+// budget (at most 50 ms) for the rest of the work after the search.
+func newPrelude(p *trace.Program, opts Options) *prelude {
+	pre := &prelude{reserve: min(opts.Budget/10, 500*time.Millisecond)}
+	if !opts.NoReplay {
+		pre.rr, pre.rerr = trace.Replay(p, trace.ReplayOptions{})
+		pre.replayed = true
+	}
+	if !opts.NoCheck && pre.rr != nil && pre.rr.Plan != nil {
+		t0 := time.Now()
+		pre.safe = mustBeSafe(p, replayPlan(pre.rr)) == nil
+		pre.checked = true
+		pre.reserve = 2 * time.Since(t0)
+	}
+	pre.reserve += min(opts.Budget/20, 50*time.Millisecond)
+	return pre
+}
+
+// replayPlan is the replay's plan as Plan offers it.
+func replayPlan(rr *trace.ReplayResult) *trace.Plan {
+	rp := *rr.Plan
+	rp.Policy = "replay"
+	rp.LowerBound = 0
+	return &rp
 }
 
 // Options tunes Plan. The zero value places with the greedy variants only,
 // in place where it can, and keeps the online replay's plan if it is lower.
 type Options struct {
 	// Budget bounds the whole planning time, most of which goes to the
-	// search below the best greedy placement (see SolveOptions.Budget);
-	// a tenth of it (at most 500 ms) is kept for the safety check and
-	// the replay. Zero means greedy only; negative is an error.
+	// search below the best greedy placement (see SolveOptions.Budget).
+	// Before searching, Plan runs the online replay and checks its plan,
+	// and the search leaves twice that check's time for the check of the
+	// plan it finds (the check always runs: a plan is returned only once
+	// it passed). Zero means greedy only, without that prelude; negative is
+	// an error. Work before the search (resolving, in-place decisions,
+	// deriving the problem, the greedy start) is not cut short: with a
+	// budget smaller than it, the search gets a millisecond.
 	Budget time.Duration
 	// NoInPlace places every buffer on its own bytes.
 	NoInPlace bool
@@ -114,9 +159,15 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 		ip.decide()
 	}
 	sol, d, ok := coarseStart(ip)
+	var pre *prelude
 	if !ok {
 		d = derive(ip)
-		sol, err = Solve(d.prob, SolveOptions{Budget: searchBudget(opts.Budget, time.Since(start)), Stop: opts.Stop})
+		so := SolveOptions{Stop: opts.Stop}
+		if opts.Budget > 0 {
+			pre = newPrelude(p, opts)
+			so.Budget = searchBudget(opts.Budget, time.Since(start), pre.reserve)
+		}
+		sol, err = Solve(d.prob, so)
 		if err != nil {
 			return Result{}, err
 		}
@@ -148,7 +199,7 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 	}
 	res := Result{Plan: out, Trace: t, Relaid: relaid, InPlace: inPlace, LowerBound: sol.LowerBound,
 		Proven: sol.Proven, Method: sol.Method}
-	if err := finish(&res, p, opts); err != nil {
+	if err := finish(&res, p, opts, pre); err != nil {
 		return Result{}, err
 	}
 	res.Elapsed = time.Since(start)
@@ -157,8 +208,9 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 }
 
 // finish checks the planned result and replaces it with the online
-// replay's plan of p when that is lower and safe.
-func finish(res *Result, p *trace.Program, opts Options) error {
+// replay's plan of p when that is lower and safe. pre, when not nil, holds
+// the replay and the check of its plan, run before the search.
+func finish(res *Result, p *trace.Program, opts Options, pre *prelude) error {
 	if !opts.NoCheck {
 		if err := mustBeSafe(p, res.Plan); err != nil {
 			return err
@@ -167,7 +219,15 @@ func finish(res *Result, p *trace.Program, opts Options) error {
 	if opts.NoReplay {
 		return nil
 	}
-	rr, err := trace.Replay(p, trace.ReplayOptions{})
+	var (
+		rr  *trace.ReplayResult
+		err error
+	)
+	if pre != nil && pre.replayed {
+		rr, err = pre.rr, pre.rerr
+	} else {
+		rr, err = trace.Replay(p, trace.ReplayOptions{})
+	}
 	if err != nil {
 		res.ReplayErr = err
 		return nil
@@ -176,15 +236,21 @@ func finish(res *Result, p *trace.Program, opts Options) error {
 	if rr.HWM >= res.Plan.Size || rr.Plan == nil {
 		return nil
 	}
-	rp := *rr.Plan
-	rp.Policy = "replay"
-	rp.LowerBound = 0
+	rp := replayPlan(rr)
 	// The replay's plan is taken only if the checker accepts it.
-	if !opts.NoCheck && mustBeSafe(p, &rp) != nil {
-		res.ReplayUnsafe = true
-		return nil
+	if !opts.NoCheck {
+		safe := false
+		if pre != nil && pre.checked {
+			safe = pre.safe
+		} else {
+			safe = mustBeSafe(p, rp) == nil
+		}
+		if !safe {
+			res.ReplayUnsafe = true
+			return nil
+		}
 	}
-	res.Plan, res.Relaid, res.Method, res.Proven, res.LowerBound, res.InPlace = &rp, nil, "online replay", false, 0, 0
+	res.Plan, res.Relaid, res.Method, res.Proven, res.LowerBound, res.InPlace = rp, nil, "online replay", false, 0, 0
 	return nil
 }
 
@@ -213,7 +279,13 @@ func PlanMiniMalloc(mm *trace.MiniMalloc, name string, opts Options) (Result, er
 	for _, b := range mm.Buffers {
 		prob.Items = append(prob.Items, Whole(b.ID, b.Size, Time(b.Lower), Time(b.Upper)))
 	}
-	sol, err := Solve(prob, SolveOptions{Budget: searchBudget(opts.Budget, time.Since(start)), Stop: opts.Stop})
+	so := SolveOptions{Stop: opts.Stop}
+	var pre *prelude
+	if opts.Budget > 0 {
+		pre = newPrelude(p, opts)
+		so.Budget = searchBudget(opts.Budget, time.Since(start), pre.reserve)
+	}
+	sol, err := Solve(prob, so)
 	if err != nil {
 		return Result{}, err
 	}
@@ -223,7 +295,7 @@ func PlanMiniMalloc(mm *trace.MiniMalloc, name string, opts Options) (Result, er
 		out.Offsets[b.ID] = sol.Offsets[i]
 	}
 	res := Result{Plan: out, Trace: t, LowerBound: sol.LowerBound, Proven: sol.Proven, Method: sol.Method}
-	if err := finish(&res, p, opts); err != nil {
+	if err := finish(&res, p, opts, pre); err != nil {
 		return Result{}, err
 	}
 	res.Elapsed = time.Since(start)
