@@ -70,6 +70,21 @@ func (o *Order) HappensBefore(a, b int) bool {
 // most seen(k, e).
 func (o *Order) seen(k, e int) sasync.Seq { return o.clocks[k*o.engines+e] }
 
+// Seen returns component e of op k's event clock: the last seq of engine e that
+// happens-before op k, or op k's own seq when e is its engine. Op a happens-before op b
+// exactly when a != b and Events[a].Seq <= Seen(b, Events[a].Engine), so a question
+// about many pairs can be answered by comparing seqs with thresholds. Cost: O(1).
+func (o *Order) Seen(k, e int) sasync.Seq {
+	if o.clocks == nil {
+		c, err := o.Timeline.EventClock(o.Events[k])
+		if err != nil {
+			return 0
+		}
+		return c[e]
+	}
+	return o.clocks[k*o.engines+e]
+}
+
 func newTimeline(p *Program) (*sasync.Timeline, error) {
 	tl := sasync.NewTimeline()
 	for _, e := range p.Trace.Engines {

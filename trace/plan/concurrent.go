@@ -1,0 +1,156 @@
+package plan
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/subarena/subarena/trace"
+)
+
+// concurrentPairsByClock returns what concurrentPairs returns for happens-before given by
+// order, in the same order, without visiting every pair of pieces.
+//
+// Pieces a and b with a's window ending no later than b's starts are ordered when every
+// last op x of a happens-before every first op y of b: x != y and seq(x) <= Seen(y,
+// engine(x)). With thr_b[e] the least Seen(y, e) over b's first ops, a is unordered before
+// b exactly when some last op x of a has seq(x) > thr_b[engine(x)], or is itself a first
+// op of b. The sweep takes the pieces by window start as the later one of a pair, after
+// adding to one max-heap per engine, keyed by seq, the last ops of every piece whose
+// window has ended by then; the pieces a heap reports above b's threshold are exactly the
+// earlier ones unordered before b on that engine. The cost is O(P log P) plus the pairs
+// reported, and the ops shared by a last and a first list.
+func concurrentPairsByClock(prob *Problem, infos []pieceInfo, order *trace.Order) []PiecePair {
+	n := len(infos)
+	if n == 0 {
+		return nil
+	}
+	nEng := len(infos[0].firstOn)
+	window := func(i int) Piece { return prob.Items[infos[i].item].Pieces[infos[i].piece] }
+	byStart := make([]int32, n)
+	byEnd := make([]int32, n)
+	for i := range n {
+		byStart[i], byEnd[i] = int32(i), int32(i)
+	}
+	slices.SortFunc(byStart, func(a, b int32) int { return cmp.Compare(window(int(a)).Start, window(int(b)).Start) })
+	slices.SortFunc(byEnd, func(a, b int32) int { return cmp.Compare(window(int(a)).End, window(int(b)).End) })
+
+	var pairs [][2]int32
+	report := func(a, b int32) { // a's window ends before b's starts: unordered
+		if infos[a].item != infos[b].item {
+			pairs = append(pairs, [2]int32{min(a, b), max(a, b)})
+		}
+	}
+	heaps := make([]seqHeap, nEng)
+	stamp := make([]int32, n)
+	for i := range stamp {
+		stamp[i] = -1
+	}
+	thr := make([]uint64, nEng)
+	next := 0
+	for _, b := range byStart {
+		wb := window(int(b))
+		for ; next < n && window(int(byEnd[next])).End <= wb.Start; next++ {
+			a := byEnd[next]
+			for _, x := range infos[a].lastOn {
+				if x >= 0 {
+					ev := order.Events[x]
+					heaps[ev.Engine].push(uint64(ev.Seq), a)
+				}
+			}
+		}
+		has := false
+		for e := range thr {
+			thr[e] = ^uint64(0)
+		}
+		for _, y := range infos[b].firstOn {
+			if y < 0 {
+				continue
+			}
+			has = true
+			for e := range thr {
+				thr[e] = min(thr[e], uint64(order.Seen(y, e)))
+			}
+		}
+		if !has {
+			continue // no first op: ordered after everything
+		}
+		for e := range heaps {
+			heaps[e].above(thr[e], func(a int32) {
+				if stamp[a] != b {
+					stamp[a] = b
+					report(a, b)
+				}
+			})
+		}
+	}
+	// An op that is a last op of a and a first op of b never happens-before itself.
+	lastOf := map[int][]int32{}
+	for i := range infos {
+		for _, x := range infos[i].lastOn {
+			if x >= 0 {
+				lastOf[x] = append(lastOf[x], int32(i))
+			}
+		}
+	}
+	for b := range infos {
+		wb := window(b)
+		for _, y := range infos[b].firstOn {
+			if y < 0 {
+				continue
+			}
+			for _, a := range lastOf[y] {
+				if window(int(a)).End <= wb.Start {
+					report(a, int32(b))
+				}
+			}
+		}
+	}
+	slices.SortFunc(pairs, func(p, q [2]int32) int {
+		if c := cmp.Compare(p[0], q[0]); c != 0 {
+			return c
+		}
+		return cmp.Compare(p[1], q[1])
+	})
+	pairs = slices.Compact(pairs)
+	out := make([]PiecePair, len(pairs))
+	for i, pr := range pairs {
+		a, b := infos[pr[0]], infos[pr[1]]
+		out[i] = PiecePair{A: PieceRef{a.item, a.piece}, B: PieceRef{b.item, b.piece}}
+	}
+	return out
+}
+
+// seqHeap is a max-heap of pieces by the seq of one of their last ops.
+type seqHeap []seqEntry
+
+type seqEntry struct {
+	seq   uint64
+	piece int32
+}
+
+func (h *seqHeap) push(seq uint64, piece int32) {
+	*h = append(*h, seqEntry{seq, piece})
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[p].seq >= a[i].seq {
+			break
+		}
+		a[p], a[i] = a[i], a[p]
+		i = p
+	}
+}
+
+// above visits every piece with an entry whose seq exceeds thr.
+func (h seqHeap) above(thr uint64, visit func(piece int32)) {
+	var walk func(i int)
+	walk = func(i int) {
+		if i >= len(h) || h[i].seq <= thr {
+			return
+		}
+		visit(h[i].piece)
+		walk(2*i + 1)
+		walk(2*i + 2)
+	}
+	walk(0)
+}
