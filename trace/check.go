@@ -151,6 +151,14 @@ type checker struct {
 	order *Order
 	ps    *placements // nil for a plan of offsets only
 	agg   map[violationKey]*found
+	// onHost caches the footprint and layout in host coordinates of the refs of placed
+	// buffers (each costs a Relayout and a Cover).
+	onHost map[Ref]hostRef
+}
+
+type hostRef struct {
+	set    ranges.Set
+	layout strided.Layout
 }
 
 // found is one violation being aggregated: its byte runs so far and the position at which
@@ -350,9 +358,16 @@ func (c *checker) arena(r Ref, off int64) (ranges.Set, strided.Layout) {
 		l.Offset += off
 		return set, l
 	}
-	set := c.ps.hostFootprint(c.p, r)
-	_ = set.Translate(off)
-	l := c.ps.hostLayout(c.p, r)
+	h, ok := c.onHost[r]
+	if !ok {
+		h = hostRef{set: c.ps.hostFootprint(c.p, r), layout: c.ps.hostLayout(c.p, r)}
+		if c.onHost == nil {
+			c.onHost = map[Ref]hostRef{}
+		}
+		c.onHost[r] = h
+	}
+	set, _ := translated(&h.set, off)
+	l := h.layout.Clone()
 	l.Offset += off
 	return set, l
 }

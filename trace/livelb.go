@@ -122,30 +122,28 @@ func sweepLive(events []liveEvent, g int64) int64 {
 // contiguous dimensions are folded).
 func inplaceCredits(p *Program) map[opUse]bool {
 	out := map[opUse]bool{}
+	var maps []elementMap // per use of the op: its element map with offset 0
 	for k := range p.Ops {
 		op := &p.Ops[k]
 		if !op.Inplace {
 			continue
 		}
-		for _, w := range op.Uses {
-			if w.Access&AccessWrite == 0 {
-				continue
-			}
-			wm := mapOf(p.Layout(w.Ref), 0)
-			if wm.empty {
+		maps = maps[:0]
+		for _, u := range op.Uses {
+			m := mapOf(p.Layout(u.Ref), 0)
+			m.offset = 0
+			maps = append(maps, m)
+		}
+		for wi, w := range op.Uses {
+			if w.Access&AccessWrite == 0 || maps[wi].empty {
 				continue
 			}
 			for u, r := range op.Uses {
 				if r.Access&AccessRead == 0 || r.Ref.Buffer == w.Ref.Buffer || out[opUse{k, u}] ||
-					p.Buffers[r.Ref.Buffer].External {
+					p.Buffers[r.Ref.Buffer].External || maps[u].empty {
 					continue
 				}
-				rm := mapOf(p.Layout(r.Ref), 0)
-				if rm.empty {
-					continue
-				}
-				rm.offset, wm.offset = 0, 0
-				if rm.equal(wm) {
+				if maps[u].equal(maps[wi]) {
 					out[opUse{k, u}] = true
 					break
 				}

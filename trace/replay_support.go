@@ -119,12 +119,13 @@ func donatable(p *Program, usesOf [][]opUse, k, u, b int, w Ref, planned []donat
 func letsGoFirst(p *Program, a, b int, fp *ranges.Set, lo int64) bool {
 	over := fp.Clone()
 	_ = over.Translate(-lo)
+	pbs := deathPieces(p, b, 0)
 	for _, pa := range deathPieces(p, a, -lo) {
 		x := ranges.Intersect(&over, &pa.set)
 		if x.IsEmpty() {
 			continue
 		}
-		for _, pb := range deathPieces(p, b, 0) {
+		for _, pb := range pbs {
 			if _, hit := pb.set.OverlapsSet(&x); hit && (pa.death >= pb.death) {
 				return false
 			}

@@ -3,6 +3,7 @@ package plan
 import (
 	"cmp"
 	"slices"
+	"sort"
 
 	"github.com/subarena/subarena/trace"
 )
@@ -83,12 +84,13 @@ func concurrentPairsByClock(prob *Problem, infos []pieceInfo, order *trace.Order
 			})
 		}
 	}
-	// An op that is a last op of a and a first op of b never happens-before itself.
+	// An op that is a last op of a and a first op of b never happens-before itself. The
+	// pieces with last op x, by window end: those ending by b's start are a prefix.
 	lastOf := map[int][]int32{}
-	for i := range infos {
+	for _, i := range byEnd {
 		for _, x := range infos[i].lastOn {
 			if x >= 0 {
-				lastOf[x] = append(lastOf[x], int32(i))
+				lastOf[x] = append(lastOf[x], i)
 			}
 		}
 	}
@@ -98,10 +100,10 @@ func concurrentPairsByClock(prob *Problem, infos []pieceInfo, order *trace.Order
 			if y < 0 {
 				continue
 			}
-			for _, a := range lastOf[y] {
-				if window(int(a)).End <= wb.Start {
-					report(a, int32(b))
-				}
+			as := lastOf[y]
+			n := sort.Search(len(as), func(i int) bool { return window(int(as[i])).End > wb.Start })
+			for _, a := range as[:n] {
+				report(a, int32(b))
 			}
 		}
 	}
