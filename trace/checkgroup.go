@@ -110,11 +110,13 @@ func (c *checker) checkGroup(gpos int, g *placed) int {
 		o.buf, o.first = b, len(p.Ops)
 		o.cover, _ = c.arena(Ref{Buffer: b, View: -1}, g.off)
 		if p.Buffers[b].Release < 0 {
-			o.held = o.cover.Clone()
+			var gone []ranges.Range
 			for _, v := range p.Buffers[b].Discards {
 				fp, _ := c.arena(Ref{Buffer: b, View: v}, g.off)
-				o.held.RemoveSet(&fp)
+				gone = append(gone, fp.Runs()...)
 			}
+			discarded := ranges.FromRanges(gone...)
+			o.held = ranges.Subtract(&o.cover, &discarded)
 		}
 	}
 	for i := range g.uses {
