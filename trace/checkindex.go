@@ -25,8 +25,9 @@ type useIndex struct {
 }
 
 type seqTree struct {
-	sub   []uint64       // per node: the largest seq stored at the node or below, 0 for none
-	heaps [][]indexEntry // per node: a max-heap by seq
+	sub   []uint64 // per node: the largest seq stored at the node or below, 0 for none
+	heap  []int32  // per node: 1 + its heap's index in heaps, 0 for none
+	heaps [][]indexEntry
 }
 
 type indexEntry struct {
@@ -58,7 +59,7 @@ func (ix *useIndex) leaf(x int64) int {
 func (ix *useIndex) tree(class int) *seqTree {
 	t := ix.trees[class]
 	if t == nil {
-		t = &seqTree{sub: make([]uint64, 2*ix.leaves), heaps: make([][]indexEntry, 2*ix.leaves)}
+		t = &seqTree{sub: make([]uint64, 2*ix.leaves), heap: make([]int32, 2*ix.leaves)}
 		ix.trees[class] = t
 	}
 	return t
@@ -85,8 +86,21 @@ func (ix *useIndex) insert(class int, seq uint64, id int32, set *ranges.Set) {
 	}
 }
 
+// entries returns node v's heap (nil for none).
+func (t *seqTree) entries(v int) []indexEntry {
+	if t.heap[v] == 0 {
+		return nil
+	}
+	return t.heaps[t.heap[v]-1]
+}
+
 func (t *seqTree) push(v int, e indexEntry) {
-	h := append(t.heaps[v], e)
+	if t.heap[v] == 0 {
+		t.heaps = append(t.heaps, nil)
+		t.heap[v] = int32(len(t.heaps))
+	}
+	hp := &t.heaps[t.heap[v]-1]
+	h := append(*hp, e)
 	for i := len(h) - 1; i > 0; {
 		p := (i - 1) / 2
 		if h[p].seq >= h[i].seq {
@@ -95,14 +109,14 @@ func (t *seqTree) push(v int, e indexEntry) {
 		h[p], h[i] = h[i], h[p]
 		i = p
 	}
-	t.heaps[v] = h
+	*hp = h
 	t.sub[v] = max(t.sub[v], e.seq)
 }
 
 func (t *seqTree) fixUp(v int) {
 	for ; v >= 1; v >>= 1 {
 		s := max(t.sub[2*v], t.sub[2*v+1])
-		if h := t.heaps[v]; len(h) > 0 {
+		if h := t.entries(v); len(h) > 0 {
 			s = max(s, h[0].seq)
 		}
 		t.sub[v] = s
@@ -139,7 +153,7 @@ func (ix *useIndex) query(class int, above uint64, set *ranges.Set, visit func(i
 
 // report visits the entries stored at node v with seq above the threshold.
 func (t *seqTree) report(v int, above uint64, visit func(id int32)) {
-	walkHeap(t.heaps[v], 0, above, visit)
+	walkHeap(t.entries(v), 0, above, visit)
 }
 
 func walkHeap(h []indexEntry, i int, above uint64, visit func(id int32)) {

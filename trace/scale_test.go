@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace/internal/scalegen"
 )
 
@@ -67,4 +68,40 @@ func filepathSplitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// TestScaleShapes replays every generated shape under every policy at a moderate size:
+// the checker agrees with the pairwise one, the safe policies' plans are safe and no
+// lower than LiveLB, and LiveLB agrees with its pairwise segments.
+func TestScaleShapes(t *testing.T) {
+	n := 1000
+	if testing.Short() || raceEnabled {
+		n = 300
+	}
+	for _, sh := range scaleShapes {
+		tr, err := Parse(sh.gen(n))
+		if err != nil {
+			t.Fatalf("%s: %v", sh.name, err)
+		}
+		p, err := tr.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs := 0
+		for _, pol := range subarena.Policies() {
+			res, err := Replay(p, ReplayOptions{Policy: pol})
+			if err != nil {
+				t.Fatalf("%s %v: %v", sh.name, pol, err)
+			}
+			rep := sameReport(t, fmt.Sprintf("%s %v", sh.name, pol), p, res.Plan)
+			if pol.Safe() && (!rep.Safe || res.LiveLB > res.HWM || res.LiveLB <= 0) {
+				t.Fatalf("%s %v: safe %v, LiveLB %d, HWM %d", sh.name, pol, rep.Safe, res.LiveLB, res.HWM)
+			}
+			pairs += rep.Pairs
+		}
+		if pairs == 0 {
+			t.Fatalf("%s: no plan shares bytes between buffers", sh.name)
+		}
+
+	}
 }

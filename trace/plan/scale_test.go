@@ -1,0 +1,48 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/scalegen"
+)
+
+// TestScaleShapesPlan plans every generated shape at a moderate size, greedy only and
+// with a short budget: each plan passes the checker (Plan checks it; the test checks it
+// again) and is no lower than the planner's lower bound.
+func TestScaleShapesPlan(t *testing.T) {
+	n := 1000
+	if testing.Short() || raceEnabled {
+		n = 300
+	}
+	shapes := append(planScaleShapes[:len(planScaleShapes):len(planScaleShapes)],
+		struct {
+			name  string
+			gen   func(n int) []byte
+			sizes []int
+		}{"fanin", scalegen.Fanin, nil})
+	for _, sh := range shapes {
+		tr := scaleTrace(t, sh.gen(n))
+		p, err := tr.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, budget := range []time.Duration{0, 50 * time.Millisecond} {
+			res, err := Plan(tr, Options{Budget: budget})
+			if err != nil {
+				t.Fatalf("%s budget %v: %v", sh.name, budget, err)
+			}
+			rep, err := trace.Check(p, res.Plan)
+			if err != nil || !rep.Safe {
+				t.Fatalf("%s budget %v: check %v %+v", sh.name, budget, err, rep)
+			}
+			if res.Method != "online replay" && res.Plan.Size < res.LowerBound {
+				t.Fatalf("%s budget %v: size %d below the lower bound %d", sh.name, budget, res.Plan.Size, res.LowerBound)
+			}
+			if res.ReplayHWM == 0 {
+				t.Fatalf("%s budget %v: no replay", sh.name, budget)
+			}
+		}
+	}
+}
