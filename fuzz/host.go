@@ -26,6 +26,7 @@ func (s *Sim) hostStep() {
 	s.res.HostSteps++
 	entry := logEntry{host: true, step: i, op: -1, retry: s.retrying}
 	done := true
+	s.noSpace = false
 	switch st.Kind {
 	case StepAlloc:
 		done = s.alloc(st, &entry)
@@ -88,6 +89,7 @@ func (s *Sim) alloc(st *Step, entry *logEntry) bool {
 	b, err := s.a.Alloc(st.Size, pt)
 	if errors.Is(err, subarena.ErrNoSpace) {
 		entry.note = noteNoSpace
+		s.noSpace = true // also when a refused donation falls back to fresh bytes
 		return false
 	}
 	if err != nil {

@@ -144,3 +144,34 @@ func TestNoSpaceWaitNamesEvent(t *testing.T) {
 		t.Fatalf("NoSpaceError says HasWait but names no event: %v (%+v)", seen, *ns)
 	}
 }
+
+// TestRefusedDonationOutOfSpace: a donation refused with ErrUnordered falls
+// back to fresh bytes for the op's output; when the arena has none and
+// nothing is pending, the host is stuck for want of space, as an Alloc would
+// be, not because the allocator answered wrongly (the random campaign met
+// this and reported it as a wrong answer).
+func TestRefusedDonationOutOfSpace(t *testing.T) {
+	b := NewBuilder("refused-donation-out-of-space", 2, 32, 1)
+	old := b.Alloc(32, 0)
+	b.Op(0, nil, W(b.Whole(old)))
+	b.Release(old)
+	taken := b.Alloc(32, 0) // old's bytes, fenced by the op on e0 under the fenced policies
+	half := b.Dense(taken, 0, []int64{16}, 1)
+	op := b.Op(1, nil, RW(half)) // not ordered after the fence
+	out := b.Donate(half, op)
+	b.Release(taken)
+	b.Release(out)
+	p, err := b.Program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pol := range SafePolicies() {
+		r := Explore(p, pol, ExploreOptions{})
+		if r.Failures() > 0 {
+			t.Fatalf("%v: %d of %d interleavings fail; first:\n%s", pol, r.Failures(), r.Runs, r.First.Report())
+		}
+		if pol == subarena.SubrangeFenced && r.Stuck == 0 {
+			t.Errorf("%v: no interleaving of %d ran out of space after the refused donation", pol, r.Runs)
+		}
+	}
+}

@@ -178,6 +178,7 @@ type Sim struct {
 	next     int                // next host step
 	waiting  bool               // the host step at next failed for want of space or of completions
 	retrying bool
+	noSpace  bool     // the host step at next waits because an Alloc found no space
 	deferred *Failure // a rule broken with no wrong read yet: reported at the end unless one follows
 	log      []logEntry
 	choices  []int
@@ -340,7 +341,9 @@ func (s *Sim) stuck() {
 			return
 		}
 	}
-	if s.p.Steps[s.next].Kind != StepAlloc {
+	if !s.noSpace {
+		// Only space may run out for good; a step waiting on pending
+		// users with nothing pending is a wrong answer.
 		s.fail(FailOracle, "the host is stuck at step %d (%s) with nothing pending", s.next, s.p.StepString(s.next))
 	}
 }
