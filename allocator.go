@@ -86,6 +86,42 @@ type Allocator struct {
 
 	internalErr error // first failure of the arena to take bytes back
 	unsubscribe func()
+
+	// Buffers and Views are carved from slabs of slabSize objects: one
+	// heap allocation per slabSize handles instead of one each. A handle
+	// is never reused for another buffer or view (a stale handle cannot
+	// alias a later one); a slab is freed when none of its handles is
+	// referenced any more. bufSlab is guarded by mu, viewSlab by slabMu
+	// (views are made without mu).
+	bufSlab  []Buffer
+	slabMu   stdsync.Mutex
+	viewSlab []View
+}
+
+// slabSize is the number of Buffers or Views one slab holds.
+const slabSize = 32
+
+// newBuffer returns a zero Buffer of a. Caller holds mu.
+func (a *Allocator) newBuffer() *Buffer {
+	if len(a.bufSlab) == 0 {
+		a.bufSlab = make([]Buffer, slabSize)
+	}
+	b := &a.bufSlab[0]
+	a.bufSlab = a.bufSlab[1:]
+	b.a = a
+	return b
+}
+
+// newView returns a zero View.
+func (a *Allocator) newView() *View {
+	a.slabMu.Lock()
+	if len(a.viewSlab) == 0 {
+		a.viewSlab = make([]View, slabSize)
+	}
+	v := &a.viewSlab[0]
+	a.viewSlab = a.viewSlab[1:]
+	a.slabMu.Unlock()
+	return v
 }
 
 // New returns an Allocator over a fresh arena.
@@ -159,12 +195,12 @@ func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	b := &Buffer{a: a}
 	completed := a.tl.CompletedClock()
 	blk, fence, err := a.place(size, &at, &completed)
 	if err != nil {
 		return nil, a.noSpace(size, err)
 	}
+	b := a.newBuffer()
 	b.off, b.span = blk.Offset, blk.Size
 	for e := range fence {
 		if fence[e] > completed[e] {
@@ -283,6 +319,7 @@ func (a *Allocator) adopt(b *Buffer, r ranges.Range) {
 	a.nextID++
 	b.id = a.nextID
 	b.initWhole()
+	b.live.Init(b.liveRuns[:])
 	b.live.Add(r)
 	a.live += r.Len()
 	b.next = a.head
@@ -563,7 +600,8 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	}
 	// The bytes keep the fence they were handed over with: only ops
 	// ordered after it may use them under their new name either.
-	nb := &Buffer{a: a, off: r.Lo, size: r.Len(), span: r.Len(), hasResidual: b.hasResidual, residual: b.residual}
+	nb := a.newBuffer()
+	nb.off, nb.size, nb.span, nb.hasResidual, nb.residual = r.Lo, r.Len(), r.Len(), b.hasResidual, b.residual
 	var left ranges.Set
 	left.Add(r)
 	lastRequested := b.takesLastRequested(&left)

@@ -21,8 +21,10 @@ type Buffer struct {
 	prev, next *Buffer
 	// The Whole view lives inside the Buffer (its shape and strides too),
 	// so allocating a buffer costs no extra objects for it.
-	whole     View
-	wholeDims [2]int64
+	whole View
+	// Room for the runs of live in the common case (one run), so a
+	// buffer's bookkeeping needs no allocation of its own.
+	liveRuns [1]ranges.Range
 
 	// Guarded by a.mu.
 	released bool
@@ -83,8 +85,10 @@ func (b *Buffer) Whole() *View {
 
 // initWhole sets up the Whole view; called once, before b is published.
 func (b *Buffer) initWhole() {
-	b.wholeDims = [2]int64{b.size, 1}
-	b.whole = View{buf: b, layout: strided.Layout{Shape: b.wholeDims[0:1:1], Strides: b.wholeDims[1:2:2], Elem: 1}}
+	b.whole = View{buf: b}
+	b.whole.dims[0], b.whole.dims[1] = b.size, 1
+	b.whole.layout = strided.Layout{Shape: b.whole.dims[0:1:1], Strides: b.whole.dims[1:2:2], Elem: 1}
+	b.whole.cover.Init(b.whole.coverRuns[:])
 }
 
 // View takes a view of b with layout l, relative to b's first byte, and

@@ -31,7 +31,15 @@ type View struct {
 	coverOK   bool // exact
 	coverErr  error
 	cover     ranges.Set
+	// Room for the common cases without allocations of their own: a cover
+	// of one run, and the shape and strides of up to maxInlineDims
+	// dimensions of a layout given to View.
+	coverRuns [1]ranges.Range
+	dims      [2 * maxInlineDims]int64
 }
+
+// maxInlineDims is the number of dimensions a View keeps inside itself.
+const maxInlineDims = 4
 
 // errZeroView is the error of an operation on a nil or zero View.
 var errZeroView = fmt.Errorf("%w: view no Allocator made", ErrForeign)
@@ -90,9 +98,22 @@ func (v *View) View(l strided.Layout) (*View, error) {
 	if !v.made() {
 		return nil, errZeroView
 	}
-	l = l.Clone()
 	l.Offset += v.layout.Offset
-	return v.derive(l, nil)
+	nv, err := v.derive(l, nil)
+	if err != nil {
+		return nil, err
+	}
+	// The caller keeps l: copy its dimensions (into the view itself when
+	// they fit).
+	if n := len(l.Shape); n <= maxInlineDims {
+		copy(nv.dims[:n], l.Shape)
+		copy(nv.dims[maxInlineDims:maxInlineDims+n], l.Strides)
+		nv.layout.Shape = nv.dims[0:n:n]
+		nv.layout.Strides = nv.dims[maxInlineDims : maxInlineDims+n : maxInlineDims+n]
+	} else {
+		nv.layout = l.Clone()
+	}
+	return nv, nil
 }
 
 // derive makes the child view of v with layout l (relative to the
@@ -108,7 +129,10 @@ func (v *View) derive(l strided.Layout, err error) (*View, error) {
 	if err := l.Validate(v.buf.size); err != nil {
 		return nil, err
 	}
-	return &View{buf: v.buf, parent: v, depth: v.depth + 1, layout: l}, nil
+	nv := v.buf.a.newView()
+	nv.buf, nv.parent, nv.depth, nv.layout = v.buf, v, v.depth+1, l
+	nv.cover.Init(nv.coverRuns[:])
+	return nv, nil
 }
 
 // Slice views elements start, start+step, ... (< stop) of dimension dim.
@@ -190,13 +214,11 @@ func (v *View) AsStrided(offset int64, shape, strides []int64) (*View, error) {
 // once. The caller holds the Allocator's lock.
 func (v *View) coverLocked() (*ranges.Set, bool, error) {
 	if !v.coverDone {
-		set, exact, err := v.layout.Cover(CoverBudget)
-		if err == nil {
-			base := v.buf.off
-			for _, r := range set.Runs() {
-				v.cover.Add(ranges.Range{Lo: base + r.Lo, Hi: base + r.Hi})
-			}
-		}
+		// The layout moved to the buffer's offset covers the view's bytes
+		// in arena offsets, appended straight into the view's own set.
+		abs := v.layout
+		abs.Offset += v.buf.off
+		exact, err := abs.AppendCover(&v.cover, CoverBudget)
 		v.coverOK, v.coverErr, v.coverDone = exact, err, true
 	}
 	return &v.cover, v.coverOK, v.coverErr

@@ -1,11 +1,8 @@
 package liveness
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-
-	"github.com/rdleal/intervalst/interval"
 
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
@@ -111,6 +108,10 @@ type countChange struct {
 // applied, so its memory stays bounded when no one asks for the figures.
 const maxCountLog = 4096
 
+// cancelWindow is how many of the latest logged changes a new change is
+// matched against for cancellation.
+const cancelWindow = 16
+
 // queued is one entry of an engine's FIFO: gen detects a user removed (and
 // its slot reused) before its event completed.
 type queued struct {
@@ -130,7 +131,7 @@ type Index struct {
 	granule int64
 	mode    Mode
 
-	tree *interval.SearchTree[*group, int64]
+	tree keyTree
 	keys int // number of keys in tree
 	// empty counts keys whose group has no users. They stay in the tree so
 	// that a view used again finds its key without an insertion (no
@@ -186,7 +187,6 @@ func New(granule int64, mode Mode) (*Index, error) {
 	return &Index{
 		granule: granule,
 		mode:    mode,
-		tree:    interval.NewSearchTreeWithOptions[*group](cmp.Compare[int64], interval.TreeWithIntervalPoint()),
 		byRun:   make(map[ranges.Range]*group),
 	}, nil
 }
@@ -237,7 +237,7 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 		g, ok := x.byRun[r]
 		if !ok {
 			g = x.newGroup(r)
-			_ = x.tree.Insert(r.Lo, r.Hi-1, g) // cannot fail: r is non-empty
+			x.tree.Insert(r.Lo, r.Hi, g)
 			x.byRun[r] = g
 			x.keys++
 		} else if len(g.users) == 0 {
@@ -330,13 +330,19 @@ func (x *Index) countRun(r ranges.Range, ev sasync.Event, unknown bool, delta in
 	if !unknown {
 		c.engine = int32(ev.Engine)
 	}
-	if n := len(x.countLog); n > 0 {
-		if last := x.countLog[n-1]; last.r == c.r && last.engine == c.engine && last.delta == -c.delta {
-			x.countLog = x.countLog[:n-1]
+	// A change that undoes one of the last few logged cancels it: a user
+	// that comes and goes while the figures are not asked for (a tensor's
+	// writer and readers, added and completed together) costs nothing.
+	// Counts only add up, so dropping the pair leaves every later sum as
+	// it was.
+	log := x.countLog
+	for i := len(log) - 1; i >= max(0, len(log)-cancelWindow); i-- {
+		if o := log[i]; o.r == c.r && o.engine == c.engine && o.delta == -c.delta {
+			x.countLog = append(log[:i], log[i+1:]...)
 			return
 		}
 	}
-	x.countLog = append(x.countLog, c)
+	x.countLog = append(log, c)
 }
 
 // boundCountLog applies the log once it is long. It is called where every
@@ -348,8 +354,18 @@ func (x *Index) boundCountLog() {
 	}
 }
 
-// applyCounts applies the logged changes to the pending counts.
+// applyCounts applies the logged changes to the pending counts, and
+// compacts them when they have grown.
 func (x *Index) applyCounts() {
+	x.flushCounts()
+	x.compactCounts()
+}
+
+// flushCounts applies the logged changes to the pending counts. Unlike
+// applyCounts it never rebuilds them from the users, so it may run while a
+// user is half added or half dropped: the counts then say exactly what the
+// logged changes say.
+func (x *Index) flushCounts() {
 	for _, c := range x.countLog {
 		ok := x.pendingAll.add(c.r.Lo, c.r.Hi, c.delta)
 		if c.engine >= 0 {
@@ -360,7 +376,6 @@ func (x *Index) applyCounts() {
 		}
 	}
 	x.countLog = x.countLog[:0]
-	x.compactCounts()
 }
 
 // compactCounts rebuilds the pending counts from the live users once their
@@ -436,7 +451,7 @@ func (x *Index) maybeSweep() {
 	}
 	for r, g := range x.byRun {
 		if len(g.users) == 0 {
-			_ = x.tree.Delete(r.Lo, r.Hi-1)
+			x.tree.Delete(r.Lo, r.Hi)
 			delete(x.byRun, r)
 			x.keys--
 			x.groupPool = append(x.groupPool, g)
@@ -447,41 +462,22 @@ func (x *Index) maybeSweep() {
 
 // Covered reports whether any pending user covers a byte of r.
 func (x *Index) Covered(r ranges.Range) bool {
-	if r.Empty() {
-		return false
-	}
-	g, ok := x.tree.AnyIntersection(r.Lo, r.Hi-1)
-	if !ok {
-		return false
-	}
-	if len(g.users) > 0 {
-		return true
-	}
-	gs, _ := x.tree.AllIntersections(r.Lo, r.Hi-1)
-	for _, g := range gs {
-		if len(g.users) > 0 {
-			return true
-		}
-	}
-	return false
+	return !x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool { return len(g.users) == 0 })
 }
 
 // Users calls fn for each pending user covering a byte of r, once per
 // covering run (a user covering r with several runs is reported once per
 // run). It stops early when fn returns false.
 func (x *Index) Users(r ranges.Range, fn func(id UserID, ev sasync.Event, unknown bool) bool) {
-	if r.Empty() {
-		return
-	}
-	gs, _ := x.tree.AllIntersections(r.Lo, r.Hi-1)
-	for _, g := range gs {
+	x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool {
 		for _, id := range g.users {
 			u := &x.users[id]
 			if !fn(id, u.ev, u.unknown) {
-				return
+				return false
 			}
 		}
-	}
+		return true
+	})
 }
 
 // Fence returns the join of the events of the pending users covering any
@@ -502,13 +498,10 @@ func (x *Index) Fence(r ranges.Range) (fence sasync.Clock, unknown bool) {
 // coveredSet adds to dst the bytes of r covered by pending users, clipped
 // to r.
 func (x *Index) coveredSet(r ranges.Range, dst *ranges.Set) {
-	if r.Empty() {
-		return
-	}
-	gs, _ := x.tree.AllIntersections(r.Lo, r.Hi-1)
-	for _, g := range gs {
+	x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool {
 		if len(g.users) > 0 {
 			dst.Add(ranges.Range{Lo: g.lo, Hi: g.hi}.Intersect(r))
 		}
-	}
+		return true
+	})
 }

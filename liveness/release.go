@@ -148,18 +148,18 @@ func (x *Index) PendingBytes() (total int64, perEngine [sasync.MaxEngines]int64)
 func (x *Index) pendingBytesWalk() (total int64, perEngine [sasync.MaxEngines]int64) {
 	var all sweep
 	var per [sasync.MaxEngines]sweep
-	_ = x.tree.InOrderTraverse(func(lo, hiIncl int64, g *group) error {
+	x.tree.Each(func(g *group) bool {
 		if len(g.users) == 0 {
-			return nil
+			return true
 		}
-		r := ranges.Range{Lo: lo, Hi: hiIncl + 1}
+		r := ranges.Range{Lo: g.lo, Hi: g.hi}
 		all.add(r)
 		for _, id := range g.users {
 			if u := &x.users[id]; !u.unknown {
 				per[u.ev.Engine].add(r)
 			}
 		}
-		return nil
+		return true
 	})
 	for e := range per {
 		perEngine[e] = per[e].len()
@@ -215,15 +215,14 @@ func (x *Index) CheckInvariants() error {
 	}
 	keys, empty := 0, 0
 	var terr error
-	_ = x.tree.InOrderTraverse(func(lo, hiIncl int64, g *group) error {
+	if err := x.tree.check(); err != nil {
+		return err
+	}
+	x.tree.Each(func(g *group) bool {
 		keys++
-		if g.lo != lo || g.hi != hiIncl+1 {
-			terr = fmt.Errorf("liveness: key [%d, %d] holds group [%d, %d)", lo, hiIncl, g.lo, g.hi)
-			return terr
-		}
 		if x.byRun[ranges.Range{Lo: g.lo, Hi: g.hi}] != g {
 			terr = fmt.Errorf("liveness: run map misses group [%d, %d)", g.lo, g.hi)
-			return terr
+			return false
 		}
 		if len(g.users) == 0 {
 			empty++
@@ -231,25 +230,25 @@ func (x *Index) CheckInvariants() error {
 		for i, id := range g.users {
 			if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
 				terr = fmt.Errorf("liveness: group [%d, %d) lists dead user %d", g.lo, g.hi, id)
-				return terr
+				return false
 			}
 			for _, o := range g.users[:i] {
 				if o == id {
 					terr = fmt.Errorf("liveness: group [%d, %d) lists user %d twice", g.lo, g.hi, id)
-					return terr
+					return false
 				}
 			}
 			if !hasRun(x.users[id].runs, ranges.Range{Lo: g.lo, Hi: g.hi}) {
 				terr = fmt.Errorf("liveness: user %d in group [%d, %d) lacks that run", id, g.lo, g.hi)
-				return terr
+				return false
 			}
 		}
-		return nil
+		return true
 	})
 	if terr != nil {
 		return terr
 	}
-	if keys != x.keys || len(x.byRun) != keys || empty != x.empty {
+	if keys != x.keys || x.tree.Len() != keys || len(x.byRun) != keys || empty != x.empty {
 		return fmt.Errorf("liveness: %d keys (%d empty) in tree, %d in the run map, counted %d (%d empty)", keys, empty, len(x.byRun), x.keys, x.empty)
 	}
 	live := 0
@@ -283,7 +282,7 @@ func (x *Index) CheckInvariants() error {
 			if r.Empty() || (j > 0 && r.Lo <= u.runs[j-1].Hi) {
 				return fmt.Errorf("liveness: user %d runs not normalized", i)
 			}
-			g, ok := x.tree.Find(r.Lo, r.Hi-1)
+			g, ok := x.byRun[r]
 			if !ok || !containsID(g.users, UserID(i)) {
 				return fmt.Errorf("liveness: user %d run %v not indexed", i, r)
 			}

@@ -307,6 +307,12 @@ func (s *Set) Grow(n int) {
 	}
 }
 
+// Init empties s and gives it buf's memory for its runs: the first
+// cap(buf) runs need no allocation. It lets a Set live inside a larger
+// object with room for its usual runs beside it; buf's contents are
+// overwritten, and buf must not be used for anything else while s is.
+func (s *Set) Init(buf []Range) { s.runs = buf[:0] }
+
 // Reset empties s and keeps its capacity for reuse.
 func (s *Set) Reset() { s.runs = s.runs[:0] }
 

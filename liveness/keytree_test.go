@@ -1,0 +1,100 @@
+package liveness
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/rdleal/intervalst/interval"
+	"github.com/stretchr/testify/require"
+)
+
+// TestKeyTreeAgainstIntervalst drives the key tree and an intervalst tree
+// (closed intervals [lo, hi-1]) with the same random inserts and deletes,
+// checks the tree's invariants after every mutation, and compares every
+// overlap query, key by key.
+func TestKeyTreeAgainstIntervalst(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var kt keyTree
+		ref := interval.NewSearchTreeWithOptions[*group](cmp.Compare[int64], interval.TreeWithIntervalPoint())
+		keys := map[[2]int64]*group{}
+		span := int64(8 + rng.IntN(200))
+		for step := range 600 {
+			lo := rng.Int64N(span)
+			hi := lo + 1 + rng.Int64N(span/4+1)
+			k := [2]int64{lo, hi}
+			switch g, ok := keys[k]; {
+			case ok && rng.IntN(3) > 0:
+				require.True(t, kt.Delete(lo, hi), "seed %d step %d: delete %v", seed, step, k)
+				require.NoError(t, ref.Delete(lo, hi-1))
+				delete(keys, k)
+				_ = g
+			case !ok:
+				g := &group{lo: lo, hi: hi}
+				kt.Insert(lo, hi, g)
+				require.NoError(t, ref.Insert(lo, hi-1, g))
+				keys[k] = g
+			default:
+				require.False(t, kt.Delete(lo+span, hi+span), "deleting an absent key")
+			}
+			require.NoError(t, kt.check(), "seed %d step %d", seed, step)
+			require.Equal(t, len(keys), kt.Len())
+			qlo := rng.Int64N(span + 4)
+			qhi := qlo + rng.Int64N(span/3+2)
+			var got []*group
+			kt.Overlapping(qlo, qhi, func(g *group) bool { got = append(got, g); return true })
+			var want []*group
+			if qhi > qlo {
+				want, _ = ref.AllIntersections(qlo, qhi-1)
+			}
+			order := func(a, b *group) int {
+				return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.hi, b.hi))
+			}
+			require.True(t, slices.IsSortedFunc(got, order), "seed %d step %d: overlaps not in key order", seed, step)
+			slices.SortFunc(want, order)
+			require.Equal(t, want, got, "seed %d step %d: overlaps of [%d, %d)", seed, step, qlo, qhi)
+		}
+		n := 0
+		kt.Each(func(*group) bool { n++; return true })
+		require.Equal(t, len(keys), n)
+	}
+}
+
+// TestKeyTreeStopsEarly: Overlapping and Each stop at the first false.
+func TestKeyTreeStopsEarly(t *testing.T) {
+	var kt keyTree
+	for i := range int64(10) {
+		kt.Insert(i*10, i*10+15, &group{lo: i * 10, hi: i*10 + 15})
+	}
+	calls := 0
+	done := kt.Overlapping(0, 100, func(*group) bool { calls++; return calls < 3 })
+	require.False(t, done)
+	require.Equal(t, 3, calls)
+	calls = 0
+	kt.Each(func(*group) bool { calls++; return false })
+	require.Equal(t, 1, calls)
+	require.True(t, kt.Overlapping(5, 5, func(*group) bool { t.Fatal("empty query visited a key"); return true }))
+}
+
+// TestKeyTreeReusesNodes: deleted nodes are reused, so a tree whose keys
+// come and go stops growing.
+func TestKeyTreeReusesNodes(t *testing.T) {
+	var kt keyTree
+	for round := range int64(100) {
+		for i := range int64(8) {
+			kt.Insert(round*100+i, round*100+i+1, &group{lo: round*100 + i, hi: round*100 + i + 1})
+		}
+		for i := range int64(8) {
+			require.True(t, kt.Delete(round*100+i, round*100+i+1))
+		}
+	}
+	require.Equal(t, 0, kt.Len())
+	require.LessOrEqual(t, len(kt.nodes), 9, "8 keys at a time need 8 nodes and the sentinel")
+	allocs := testing.AllocsPerRun(100, func() {
+		kt.Insert(5, 9, &group{lo: 5, hi: 9})
+		kt.Delete(5, 9)
+	})
+	require.LessOrEqual(t, allocs, 1.0, "only the test's own group may allocate")
+}
