@@ -1,7 +1,5 @@
 package liveness
 
-import "github.com/subarena/subarena/ranges"
-
 // coverage counts, for every byte offset, how many (user, run) pairs cover
 // it, and keeps the number of bytes whose count is non-zero, so that the
 // union of pending bytes is known at every moment without a walk.
@@ -153,52 +151,3 @@ func (c *coverage) canRemove(n int32, nlo, size, lo, hi int64) bool {
 	return true
 }
 
-// appendCovered adds to dst the bytes of [lo, hi) under at least one run,
-// in address order. It visits only nodes that overlap [lo, hi) and hold
-// covered bytes: O(log span) per run it reports, no allocation once dst
-// has grown.
-func (c *coverage) appendCovered(lo, hi int64, dst *ranges.Set) {
-	if len(c.nodes) == 0 || hi <= lo {
-		return
-	}
-	c.walkCovered(c.root, 0, c.span, lo, hi, dst)
-}
-
-func (c *coverage) walkCovered(n int32, nlo, size, lo, hi int64, dst *ranges.Set) {
-	nd := &c.nodes[n]
-	if nd.covered == 0 || hi <= nlo || nlo+size <= lo {
-		return
-	}
-	if nd.cnt > 0 || nd.covered == size {
-		dst.Add(ranges.Range{Lo: max(nlo, lo), Hi: min(nlo+size, hi)})
-		return
-	}
-	half := size / 2
-	if nd.left != 0 {
-		c.walkCovered(nd.left, nlo, half, lo, hi, dst)
-	}
-	if nd.right != 0 {
-		c.walkCovered(nd.right, nlo+half, half, lo, hi, dst)
-	}
-}
-
-// anyCovered reports whether a byte of [lo, hi) is under some run.
-func (c *coverage) anyCovered(lo, hi int64) bool {
-	if len(c.nodes) == 0 || hi <= lo {
-		return false
-	}
-	return c.anyIn(c.root, 0, c.span, lo, hi)
-}
-
-func (c *coverage) anyIn(n int32, nlo, size, lo, hi int64) bool {
-	nd := &c.nodes[n]
-	if nd.covered == 0 || hi <= nlo || nlo+size <= lo {
-		return false
-	}
-	if nd.cnt > 0 || nd.covered == size || (lo <= nlo && nlo+size <= hi) {
-		return true
-	}
-	half := size / 2
-	return (nd.left != 0 && c.anyIn(nd.left, nlo, half, lo, hi)) ||
-		(nd.right != 0 && c.anyIn(nd.right, nlo+half, half, lo, hi))
-}
