@@ -131,67 +131,188 @@ func compile(p *Problem) *compiled {
 	return c
 }
 
-// normalizePieces rewrites pieces as disjoint rectangles: for each time
-// slice between consecutive piece boundaries, the union of the byte ranges
-// live there; consecutive slices with equal unions merge into one window.
+// normalizePieces rewrites pieces as disjoint rectangles in run form: at
+// every time, the pieces live are exactly the maximal runs of the union of
+// the byte ranges live then, and a piece lasts as long as its run stays the
+// same. So every piece starts and ends where the item's live bytes change,
+// the times the solver's sections are cut at. It sweeps the pieces' starts
+// and ends over a count of the pieces covering each elementary byte range,
+// and at each time rebuilds only the runs around the bytes that changed:
+// O((P + R) log P) for P pieces and R pieces out.
 func normalizePieces(in []Piece) []Piece {
 	if len(in) <= 1 {
 		return in[:len(in):len(in)] // read only: shared with the problem
 	}
-	var bounds []Time
+	xs := make([]int64, 0, 2*len(in))
 	for _, pc := range in {
-		bounds = append(bounds, pc.Start, pc.End)
+		xs = append(xs, pc.Lo, pc.Hi)
 	}
-	slices.Sort(bounds)
-	bounds = slices.Compact(bounds)
-	var out []Piece
-	var prev [][2]int64 // byte ranges of the previous slice
-	var open []int      // indexes into out of the pieces of the previous slice
-	var cur [][2]int64
-	for k := 0; k+1 < len(bounds); k++ {
-		t0, t1 := bounds[k], bounds[k+1]
-		cur = cur[:0]
-		for _, pc := range in {
-			if pc.Start <= t0 && t1 <= pc.End {
-				cur = append(cur, [2]int64{pc.Lo, pc.Hi})
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	m := len(xs) - 1 // elementary ranges [xs[k], xs[k+1])
+	ix := func(x int64) int32 {
+		k, _ := slices.BinarySearch(xs, x)
+		return int32(k)
+	}
+	type event struct {
+		t      Time
+		lo, hi int32
+		d      int32
+	}
+	evs := make([]event, 0, 2*len(in))
+	for _, pc := range in {
+		lo, hi := ix(pc.Lo), ix(pc.Hi)
+		evs = append(evs, event{pc.Start, lo, hi, 1}, event{pc.End, lo, hi, -1})
+	}
+	slices.SortFunc(evs, func(a, b event) int { return a.t - b.t })
+	cov := newCoverTree(m)
+	open := map[int32]int{} // first elementary range of an open run -> its piece in out
+	var (
+		out      []Piece
+		old, cur [][2]int32
+	)
+	for i := 0; i < len(evs); {
+		t := evs[i].t
+		j := i
+		for j < len(evs) && evs[j].t == t {
+			j++
+		}
+		batch := evs[i:j]
+		i = j
+		// The runs a change can touch: those meeting its range or adjacent to it.
+		runs := func(dst [][2]int32) [][2]int32 {
+			for _, e := range batch {
+				dst = cov.runs(dst, max(e.lo-1, 0), min(e.hi+1, int32(m)))
+			}
+			slices.SortFunc(dst, func(a, b [2]int32) int { return int(a[0] - b[0]) })
+			return slices.Compact(dst)
+		}
+		old = runs(old[:0])
+		for _, e := range batch {
+			cov.addRange(e.lo, e.hi, e.d)
+		}
+		cur = runs(cur[:0])
+		// Runs in old only end at t; runs in cur only start at t.
+		a, b := 0, 0
+		for a < len(old) || b < len(cur) {
+			switch {
+			case b == len(cur) || (a < len(old) && old[a][0] < cur[b][0]):
+				out[open[old[a][0]]].End = t
+				delete(open, old[a][0])
+				a++
+			case a == len(old) || cur[b][0] < old[a][0]:
+				open[cur[b][0]] = len(out)
+				out = append(out, Piece{Lo: xs[cur[b][0]], Hi: xs[cur[b][1]], Start: t})
+				b++
+			case old[a] == cur[b]:
+				a, b = a+1, b+1 // the same run goes on
+			default: // same first range, another end
+				out[open[old[a][0]]].End = t
+				open[cur[b][0]] = len(out)
+				out = append(out, Piece{Lo: xs[cur[b][0]], Hi: xs[cur[b][1]], Start: t})
+				a, b = a+1, b+1
 			}
 		}
-		cur = unionRanges(cur)
-		if len(open) > 0 && equalRanges(cur, prev) {
-			for _, idx := range open {
-				out[idx].End = t1
-			}
-			continue
-		}
-		open = open[:0]
-		for _, r := range cur {
-			open = append(open, len(out))
-			out = append(out, Piece{Lo: r[0], Hi: r[1], Start: t0, End: t1})
-		}
-		prev = append(prev[:0], cur...)
 	}
 	return out
 }
 
-// unionRanges sorts half-open ranges and merges overlapping or touching ones.
-func unionRanges(rs [][2]int64) [][2]int64 {
-	if len(rs) <= 1 {
-		return rs
-	}
-	slices.SortFunc(rs, func(a, b [2]int64) int { return cmp64(a[0], b[0]) })
-	out := rs[:1]
-	for _, r := range rs[1:] {
-		last := &out[len(out)-1]
-		if r[0] <= last[1] {
-			last[1] = max(last[1], r[1])
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
+// coverTree counts, per elementary range 0..m-1, the pieces covering it: a
+// segment tree with range adds, the least and the largest count below each
+// node, and searches for the next covered or uncovered range, O(log m) each.
+type coverTree struct {
+	m, size     int
+	add, mn, mx []int32 // per node: its own pending add; min and max below it, its add included
 }
 
-func equalRanges(a, b [][2]int64) bool { return slices.Equal(a, b) }
+func newCoverTree(m int) *coverTree {
+	size := 1
+	for size < m {
+		size <<= 1
+	}
+	return &coverTree{m: m, size: size, add: make([]int32, 2*size), mn: make([]int32, 2*size), mx: make([]int32, 2*size)}
+}
+
+// addRange adds d to the counts of ranges [l, h).
+func (t *coverTree) addRange(l, h, d int32) { t.update(1, 0, int32(t.size), l, h, d) }
+
+func (t *coverTree) update(v, lo, hi, l, h, d int32) {
+	if h <= lo || hi <= l {
+		return
+	}
+	if l <= lo && hi <= h {
+		t.add[v] += d
+		t.mn[v] += d
+		t.mx[v] += d
+		return
+	}
+	mid := (lo + hi) / 2
+	t.update(2*v, lo, mid, l, h, d)
+	t.update(2*v+1, mid, hi, l, h, d)
+	t.mn[v] = t.add[v] + min(t.mn[2*v], t.mn[2*v+1])
+	t.mx[v] = t.add[v] + max(t.mx[2*v], t.mx[2*v+1])
+}
+
+// next returns the first range at or after i that is covered (covered) or
+// not (!covered), or m if there is none.
+func (t *coverTree) next(i int32, covered bool) int32 {
+	if r := t.find(1, 0, int32(t.size), i, 0, covered); r >= 0 && r < int32(t.m) {
+		return r
+	}
+	return int32(t.m)
+}
+
+func (t *coverTree) find(v, lo, hi, i, acc int32, covered bool) int32 {
+	if hi <= i || (covered && acc+t.mx[v] <= 0) || (!covered && acc+t.mn[v] > 0) {
+		return -1
+	}
+	if hi-lo == 1 {
+		return lo
+	}
+	mid := (lo + hi) / 2
+	acc += t.add[v]
+	if r := t.find(2*v, lo, mid, i, acc, covered); r >= 0 {
+		return r
+	}
+	return t.find(2*v+1, mid, hi, i, acc, covered)
+}
+
+// lastUncovered returns the last range at or before i that no piece covers,
+// or -1.
+func (t *coverTree) lastUncovered(i int32) int32 { return t.findLast(1, 0, int32(t.size), i, 0) }
+
+func (t *coverTree) findLast(v, lo, hi, i, acc int32) int32 {
+	if lo > i || acc+t.mn[v] > 0 {
+		return -1
+	}
+	if hi-lo == 1 {
+		return lo
+	}
+	mid := (lo + hi) / 2
+	acc += t.add[v]
+	if r := t.findLast(2*v+1, mid, hi, i, acc); r >= 0 {
+		return r
+	}
+	return t.findLast(2*v, lo, mid, i, acc)
+}
+
+// runs appends the maximal covered runs [first, end) of ranges that meet
+// ranges [l, h).
+func (t *coverTree) runs(dst [][2]int32, l, h int32) [][2]int32 {
+	if l >= h {
+		return dst
+	}
+	s := t.lastUncovered(l) + 1 // l's run starts there when l is covered
+	if s > l {
+		s = t.next(l, true)
+	}
+	for s < h && s < int32(t.m) {
+		e := t.next(s, false)
+		dst = append(dst, [2]int32{s, e})
+		s = t.next(e, true)
+	}
+	return dst
+}
 
 func cmp64(a, b int64) int {
 	switch {
@@ -206,11 +327,14 @@ func cmp64(a, b int64) int {
 // spanScratch is scratch space for appendSpans.
 type spanScratch struct {
 	bounds []int32
-	rs     [][2]int64
+	delta  []int64
+	run0   []int64
 }
 
-// appendSpans appends the per-section live bytes of an item's normalized
-// pieces to out.
+// appendSpans appends the per-section live bytes of an item's pieces,
+// normalized (normalizePieces: the pieces live at a time are the runs of
+// its live bytes), to out: per run of sections with the same live bytes and
+// the same first run (from byte 0), one span. O(P log P) for P pieces.
 func (sc *spanScratch) appendSpans(out []span, pieces []Piece, sec func(Time) int32) []span {
 	switch len(pieces) {
 	case 0:
@@ -230,38 +354,40 @@ func (sc *spanScratch) appendSpans(out []span, pieces []Piece, sec func(Time) in
 	slices.Sort(bounds)
 	bounds = slices.Compact(bounds)
 	sc.bounds = bounds
-	first := len(out)
-	for k := 0; k+1 < len(bounds); k++ {
-		s0, s1 := bounds[k], bounds[k+1]
-		var bytes, run0 int64
-		rs := sc.rs[:0]
-		for _, pc := range pieces {
-			if sec(pc.Start) <= s0 && s1 <= sec(pc.End) {
-				bytes += pc.Hi - pc.Lo
-				rs = append(rs, [2]int64{pc.Lo, pc.Hi})
+	at := func(s int32) int {
+		k, _ := slices.BinarySearch(bounds, s)
+		return k
+	}
+	// delta[k]: change of the live bytes at bounds[k]; run0[k]: the first run
+	// over slice k (runs from byte 0 never overlap in time).
+	delta := append(sc.delta[:0], make([]int64, len(bounds))...)
+	run0 := append(sc.run0[:0], make([]int64, len(bounds))...)
+	sc.delta, sc.run0 = delta, run0
+	for _, pc := range pieces {
+		k0, k1 := at(sec(pc.Start)), at(sec(pc.End))
+		delta[k0] += pc.Hi - pc.Lo
+		delta[k1] -= pc.Hi - pc.Lo
+		if pc.Lo == 0 {
+			for k := k0; k < k1; k++ {
+				run0[k] = pc.Hi
 			}
 		}
-		sc.rs = rs
+	}
+	first := len(out)
+	var bytes int64
+	for k := 0; k+1 < len(bounds); k++ {
+		s0, s1 := bounds[k], bounds[k+1]
+		bytes += delta[k]
 		if bytes == 0 {
 			continue
 		}
-		rs = unionRanges(rs)
-		if rs[0][0] == 0 {
-			run0 = rs[0][1]
-		}
-		if m := len(out); m > first && out[m-1].s1 == s0 && out[m-1].bytes == bytes && out[m-1].run0 == run0 {
+		if m := len(out); m > first && out[m-1].s1 == s0 && out[m-1].bytes == bytes && out[m-1].run0 == run0[k] {
 			out[m-1].s1 = s1
 			continue
 		}
-		out = append(out, span{s0: s0, s1: s1, bytes: bytes, run0: run0})
+		out = append(out, span{s0: s0, s1: s1, bytes: bytes, run0: run0[k]})
 	}
 	return out
-}
-
-// itemSpans turns normalized pieces into per-section live bytes.
-func itemSpans(pieces []Piece, sec func(Time) int32) []span {
-	var sc spanScratch
-	return sc.appendSpans(nil, pieces, sec)
 }
 
 // buildEdges finds every conflicting pair of items and the relative offsets

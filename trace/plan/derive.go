@@ -1,8 +1,8 @@
 package plan
 
 import (
-	"math"
 	"slices"
+	"sort"
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
@@ -88,7 +88,6 @@ func deriveCoarse(ip *inplacer) *derived { return deriveWith(ip, true) }
 
 func deriveWith(ip *inplacer, coarse bool) *derived {
 	p := ip.p
-	hb := ip.hb
 	nOps := len(p.Ops)
 	nEng := len(p.Trace.Engines)
 	// opsBefore[s] is the number of ops among steps [0, s): the op time of a step.
@@ -128,12 +127,11 @@ func deriveWith(ip *inplacer, coarse bool) *derived {
 		used    []itemUse
 		dead    []deathRun
 		bounds  []int64
-		scratch []int64
 		segs    []segment
-		on      []int // per segment: first then last op on each engine
-		seen    []*ranges.Set
-		pieces  []Piece // every item's pieces, one after another
-		deaths  []Time  // per piece: when the last and the first buffer covering its bytes let them go
+		on      []int                    // per segment: first then last op on each engine
+		seen    = map[*ranges.Set]bool{} // sets whose bounds are in: many uses share one
+		pieces  []Piece                  // every item's pieces, one after another
+		deaths  []Time                   // per piece: when the last and the first buffer covering its bytes let them go
 		pieceAt = make([]int, 0, roots+1)
 	)
 	for r := range p.Buffers {
@@ -142,9 +140,9 @@ func deriveWith(ip *inplacer, coarse bool) *derived {
 		}
 		item := len(d.prob.Items)
 		size := p.Buffers[r].Size
-		used, dead, seen = used[:0], dead[:0], seen[:0]
+		used, dead = used[:0], dead[:0]
+		clear(seen)
 		bounds = append(bounds[:0], 0, size)
-		var one [1]ranges.Range
 		for _, m := range ip.group(r) {
 			d.itemOf[m] = item
 			pl := ip.place[m]
@@ -157,17 +155,20 @@ func deriveWith(ip *inplacer, coarse bool) *derived {
 				use := &p.Ops[u.op].Uses[u.use]
 				set := ip.rootFootprint(use.Ref)
 				used = append(used, itemUse{op: u.op, owner: owner, read: use.Access&trace.AccessRead != 0, set: set})
-				if !seenSet(seen, set) { // many uses cover the same bytes
-					seen = append(seen, set)
-					bounds, scratch = mergeBounds(bounds, scratch, set.Runs())
+				if !seen[set] {
+					seen[set] = true
+					for _, run := range set.Runs() {
+						bounds = append(bounds, run.Lo, run.Hi)
+					}
 				}
 			}
 		}
 		dead = ip.deaths(r, dead, deathTime)
 		for _, x := range dead {
-			one[0] = ranges.Range{Lo: x.lo, Hi: x.hi}
-			bounds, scratch = mergeBounds(bounds, scratch, one[:])
+			bounds = append(bounds, x.lo, x.hi)
 		}
+		slices.Sort(bounds)
+		bounds = slices.Compact(bounds)
 		for len(bounds) > 0 && bounds[0] < 0 {
 			bounds = bounds[1:]
 		}
@@ -188,9 +189,9 @@ func deriveWith(ip *inplacer, coarse bool) *derived {
 			eng := p.Ops[u.op].Engine
 			i := 0 // runs ascend, so the segment index only moves forward
 			for _, run := range u.set.Runs() {
-				for i < len(segs) && segs[i].lo < run.Lo {
-					i++
-				}
+				// The first segment at or after run.Lo, by binary search: a use of a
+				// few bytes far into a buffer of many segments skips them at once.
+				i += sort.Search(len(segs)-i, func(k int) bool { return segs[i+k].lo >= run.Lo })
 				for ; i < len(segs) && segs[i].lo < run.Hi; i++ {
 					sg := &segs[i]
 					if sg.first < 0 || u.op < sg.first {
@@ -296,40 +297,9 @@ func deriveWith(ip *inplacer, coarse bool) *derived {
 			o := infoOn[2*nEng*i : 2*nEng*(i+1)]
 			infos[i].firstOn, infos[i].lastOn = o[:nEng:nEng], o[nEng:]
 		}
-		d.prob.Concurrent = concurrentPairs(d.prob, infos, hb)
+		d.prob.Concurrent = ip.concurrent(d.prob, infos)
 	}
 	return d
-}
-
-// mergeBounds merges the boundaries of the ascending, disjoint runs into
-// the ascending, duplicate-free bounds, using scratch; it returns the
-// merged bounds and the spare buffer.
-func mergeBounds(bounds, scratch []int64, runs []ranges.Range) ([]int64, []int64) {
-	out := scratch[:0]
-	last := int64(math.MinInt64) // bounds are >= 0 or at least > MinInt64: run ends are
-	i := 0
-	for _, r := range runs {
-		for _, x := range [2]int64{r.Lo, r.Hi} {
-			for i < len(bounds) && bounds[i] <= x {
-				if b := bounds[i]; b != last || len(out) == 0 {
-					out = append(out, b)
-					last = b
-				}
-				i++
-			}
-			if x != last || len(out) == 0 {
-				out = append(out, x)
-				last = x
-			}
-		}
-	}
-	for ; i < len(bounds); i++ {
-		if b := bounds[i]; b != last || len(out) == 0 {
-			out = append(out, b)
-			last = b
-		}
-	}
-	return out, bounds
 }
 
 // allocPoints returns, per buffer, the allocation point: the first op on
@@ -357,17 +327,6 @@ func allocPoints(p *trace.Program, opsBefore []int) []int {
 		out[b] = next[opsBefore[p.Buffers[b].Step]*nEng+p.Buffers[b].Engine]
 	}
 	return out
-}
-
-// seenSet reports whether seen holds set or a set with the same runs.
-func seenSet(seen []*ranges.Set, set *ranges.Set) bool {
-	runs := set.Runs()
-	for _, x := range seen {
-		if x == set || slices.Equal(x.Runs(), runs) {
-			return true
-		}
-	}
-	return false
 }
 
 // opTimes maps op positions 0..len(Ops)+1 to times on the trace's own
@@ -466,8 +425,21 @@ func appendRuns(out []deathRun, death int, set *ranges.Set) []deathRun {
 	return out
 }
 
-// concurrentPairs lists the pieces of different items whose windows are
-// disjoint but whose uses are not ordered by happens-before.
+// concurrent lists the pieces of different items whose windows are disjoint
+// but whose uses are not ordered by happens-before (concurrentPairsByClock on
+// the program's Order, built here when the planner did not hand it over).
+func (ip *inplacer) concurrent(prob *Problem, infos []pieceInfo) []PiecePair {
+	if ip.order == nil {
+		if o, err := trace.NewOrder(ip.p); err == nil {
+			ip.order = o
+		} else {
+			return concurrentPairs(prob, infos, ip.hb) // no Order for this program: pair by pair
+		}
+	}
+	return concurrentPairsByClock(prob, infos, ip.order)
+}
+
+// concurrentPairs is concurrent pair by pair: O(P²) happens-before queries.
 func concurrentPairs(prob *Problem, infos []pieceInfo, hb func(a, b int) bool) []PiecePair {
 	ordered := func(a, b int) bool { // every use of piece a happens-before every use of piece b
 		for _, x := range infos[a].lastOn {

@@ -46,6 +46,7 @@ type placement struct {
 type inplacer struct {
 	p        *trace.Program
 	hb       func(a, b int) bool
+	order    *trace.Order // happens-before as clocks, with several engines (nil: built when needed)
 	relayout bool
 	usesOf   [][]opUse // per buffer, in op order (slices of one array)
 	viewsOf  [][]int   // per buffer, its views (slices of one array)

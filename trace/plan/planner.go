@@ -150,11 +150,12 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 	if opts.Budget < 0 {
 		return Result{}, fmt.Errorf("budget %v: %w", opts.Budget, ErrInvalidOptions)
 	}
-	hb, err := happensBefore(p)
+	hb, order, err := relation(p)
 	if err != nil {
 		return Result{}, err
 	}
 	ip := newInplacer(p, hb, !opts.NoRelayout)
+	ip.order = order
 	if !opts.NoInPlace {
 		ip.decide()
 	}
@@ -318,14 +319,21 @@ func mustBeSafe(p *trace.Program, pl *trace.Plan) error {
 // happensBefore returns the happens-before relation of p's ops: op order on
 // one engine, the trace package's Order otherwise.
 func happensBefore(p *trace.Program) (func(a, b int) bool, error) {
+	hb, _, err := relation(p)
+	return hb, err
+}
+
+// relation is happensBefore with the Order it answers from (nil on one
+// engine).
+func relation(p *trace.Program) (func(a, b int) bool, *trace.Order, error) {
 	if len(p.Trace.Engines) == 1 {
-		return func(a, b int) bool { return a < b }, nil
+		return func(a, b int) bool { return a < b }, nil, nil
 	}
 	o, err := trace.NewOrder(p)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidTrace, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidTrace, err)
 	}
-	return o.HappensBefore, nil
+	return o.HappensBefore, o, nil
 }
 
 // coarseStart tries the cheap greedy start on one engine: the greedy

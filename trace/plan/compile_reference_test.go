@@ -1,0 +1,274 @@
+package plan
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/subarena/subarena/trace/internal/scalegen"
+)
+
+// The reference normalization and spans of compile as they were: per time slice between
+// consecutive piece boundaries, the union of the bytes live there (Θ(slices × pieces)).
+
+// refNormalizePieces rewrites pieces as disjoint rectangles: for each time
+// slice between consecutive piece boundaries, the union of the byte ranges
+// live there; consecutive slices with equal unions merge into one window.
+func refNormalizePieces(in []Piece) []Piece {
+	if len(in) <= 1 {
+		return in[:len(in):len(in)] // read only: shared with the problem
+	}
+	var bounds []Time
+	for _, pc := range in {
+		bounds = append(bounds, pc.Start, pc.End)
+	}
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
+	var out []Piece
+	var prev [][2]int64 // byte ranges of the previous slice
+	var open []int      // indexes into out of the pieces of the previous slice
+	var cur [][2]int64
+	for k := 0; k+1 < len(bounds); k++ {
+		t0, t1 := bounds[k], bounds[k+1]
+		cur = cur[:0]
+		for _, pc := range in {
+			if pc.Start <= t0 && t1 <= pc.End {
+				cur = append(cur, [2]int64{pc.Lo, pc.Hi})
+			}
+		}
+		cur = refUnionRanges(cur)
+		if len(open) > 0 && refEqualRanges(cur, prev) {
+			for _, idx := range open {
+				out[idx].End = t1
+			}
+			continue
+		}
+		open = open[:0]
+		for _, r := range cur {
+			open = append(open, len(out))
+			out = append(out, Piece{Lo: r[0], Hi: r[1], Start: t0, End: t1})
+		}
+		prev = append(prev[:0], cur...)
+	}
+	return out
+}
+
+// refUnionRanges sorts half-open ranges and merges overlapping or touching ones.
+func refUnionRanges(rs [][2]int64) [][2]int64 {
+	if len(rs) <= 1 {
+		return rs
+	}
+	slices.SortFunc(rs, func(a, b [2]int64) int { return cmp64(a[0], b[0]) })
+	out := rs[:1]
+	for _, r := range rs[1:] {
+		last := &out[len(out)-1]
+		if r[0] <= last[1] {
+			last[1] = max(last[1], r[1])
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func refEqualRanges(a, b [][2]int64) bool { return slices.Equal(a, b) }
+
+// refSpanScratch is scratch space for appendSpans.
+type refSpanScratch struct {
+	bounds []int32
+	rs     [][2]int64
+}
+
+// appendSpans appends the per-section live bytes of an item's normalized
+// pieces to out.
+func (sc *refSpanScratch) appendSpans(out []span, pieces []Piece, sec func(Time) int32) []span {
+	switch len(pieces) {
+	case 0:
+		return out
+	case 1:
+		pc := pieces[0]
+		var run0 int64
+		if pc.Lo == 0 {
+			run0 = pc.Hi
+		}
+		return append(out, span{s0: sec(pc.Start), s1: sec(pc.End), bytes: pc.Hi - pc.Lo, run0: run0})
+	}
+	bounds := sc.bounds[:0]
+	for _, pc := range pieces {
+		bounds = append(bounds, sec(pc.Start), sec(pc.End))
+	}
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
+	sc.bounds = bounds
+	first := len(out)
+	for k := 0; k+1 < len(bounds); k++ {
+		s0, s1 := bounds[k], bounds[k+1]
+		var bytes, run0 int64
+		rs := sc.rs[:0]
+		for _, pc := range pieces {
+			if sec(pc.Start) <= s0 && s1 <= sec(pc.End) {
+				bytes += pc.Hi - pc.Lo
+				rs = append(rs, [2]int64{pc.Lo, pc.Hi})
+			}
+		}
+		sc.rs = rs
+		if bytes == 0 {
+			continue
+		}
+		rs = refUnionRanges(rs)
+		if rs[0][0] == 0 {
+			run0 = rs[0][1]
+		}
+		if m := len(out); m > first && out[m-1].s1 == s0 && out[m-1].bytes == bytes && out[m-1].run0 == run0 {
+			out[m-1].s1 = s1
+			continue
+		}
+		out = append(out, span{s0: s0, s1: s1, bytes: bytes, run0: run0})
+	}
+	return out
+}
+
+// refItemSpans turns normalized pieces into per-section live bytes.
+func refItemSpans(pieces []Piece, sec func(Time) int32) []span {
+	var sc refSpanScratch
+	return sc.appendSpans(nil, pieces, sec)
+}
+
+// TestNormalizeAgainstReference: on random problems (pieces of one item may overlap) and
+// on the planner's problems of the generated shapes, normalizePieces covers exactly the
+// bytes the reference covers at every time, in run form (the pieces live at a time are
+// the maximal runs of the live bytes), with the same piece boundaries in time; and what
+// compile derives from it (sections, spans, extents, edges) is what it derives from the
+// reference's pieces.
+func TestNormalizeAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	for iter := range 400 {
+		p := &Problem{Align: 1}
+		for it := range 1 + rng.IntN(5) {
+			size := int64(1 + rng.IntN(40))
+			item := Item{Name: fmt.Sprint("i", it), Size: size}
+			for range 1 + rng.IntN(8) {
+				lo := rng.Int64N(size)
+				hi := lo + 1 + rng.Int64N(size-lo)
+				s := rng.IntN(20)
+				item.Pieces = append(item.Pieces, Piece{Lo: lo, Hi: hi, Start: s, End: s + 1 + rng.IntN(8)})
+			}
+			p.Items = append(p.Items, item)
+		}
+		compareNormalized(t, fmt.Sprint("random ", iter), p, true)
+	}
+	for _, sh := range planScaleShapes {
+		n := sh.sizes[0]
+		tr := scaleTrace(t, sh.gen(n))
+		pr, err := tr.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hb, order, err := relation(pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ip := newInplacer(pr, hb, true)
+		ip.order = order
+		ip.decide()
+		compareNormalized(t, fmt.Sprintf("%s/%d", sh.name, n), derive(ip).prob, false)
+	}
+	views := scaleTrace(t, scalegen.Views(200))
+	pr, _ := views.Resolve()
+	hb, _ := happensBefore(pr)
+	ip := newInplacer(pr, hb, true)
+	compareNormalized(t, "views/200", derive(ip).prob, false)
+}
+
+func compareNormalized(t *testing.T, name string, p *Problem, raster bool) {
+	t.Helper()
+	c := compile(p)
+	if err := c.CheckInvariants(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	ref := make([][]Piece, len(p.Items))
+	var times []Time
+	for i, it := range p.Items {
+		ref[i] = refNormalizePieces(it.Pieces)
+		for _, pc := range ref[i] {
+			times = append(times, pc.Start, pc.End)
+		}
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+	if !slices.Equal(times, c.times) {
+		t.Fatalf("%s: sections at %v, reference %v", name, c.times, times)
+	}
+	sec := func(tm Time) int32 {
+		k, _ := slices.BinarySearch(c.times, tm)
+		return int32(k)
+	}
+	for i := range p.Items {
+		var area, refArea int64
+		for _, pc := range c.pieces[i] {
+			area += pc.Bytes() * int64(pc.End-pc.Start)
+		}
+		for _, pc := range ref[i] {
+			refArea += pc.Bytes() * int64(pc.End-pc.Start)
+		}
+		if area != refArea {
+			t.Fatalf("%s item %d: area %d, reference %d", name, i, area, refArea)
+		}
+		var sc refSpanScratch
+		if want := sc.appendSpans(nil, ref[i], sec); !slices.Equal(c.spans[i], want) {
+			t.Fatalf("%s item %d: spans %v, reference %v", name, i, c.spans[i], want)
+		}
+		// Run form: the pieces live at a time are disjoint and never touch.
+		for _, tm := range c.times {
+			var live [][2]int64
+			for _, pc := range c.pieces[i] {
+				if pc.Start <= tm && tm < pc.End {
+					live = append(live, [2]int64{pc.Lo, pc.Hi})
+				}
+			}
+			slices.SortFunc(live, func(a, b [2]int64) int { return cmp64(a[0], b[0]) })
+			for k := 1; k < len(live); k++ {
+				if live[k][0] <= live[k-1][1] {
+					t.Fatalf("%s item %d at %d: pieces %v overlap or touch", name, i, tm, live)
+				}
+			}
+		}
+		if raster {
+			for tm := c.times[0]; tm < c.times[len(c.times)-1]; tm++ {
+				for x := range p.Items[i].Size {
+					in := func(ps []Piece) int {
+						n := 0
+						for _, pc := range ps {
+							if pc.Start <= tm && tm < pc.End && pc.Lo <= x && x < pc.Hi {
+								n++
+							}
+						}
+						return n
+					}
+					got, want := in(c.pieces[i]), min(in(ref[i]), 1)
+					if got != want {
+						t.Fatalf("%s item %d: byte %d at %d covered %d times, reference %d", name, i, x, tm, got, want)
+					}
+				}
+			}
+		}
+	}
+	rc := *c
+	rc.pieces = ref
+	rc.buildEdges(p)
+	for i := range c.n {
+		got, want := slices.Clone(c.edges[i]), slices.Clone(rc.edges[i])
+		byOther := func(a, b edge) int { return int(a.other - b.other) }
+		slices.SortFunc(got, byOther)
+		slices.SortFunc(want, byOther)
+		if !slices.EqualFunc(got, want, func(a, b edge) bool {
+			return a.other == b.other && a.solid == b.solid && slices.Equal(a.rels, b.rels)
+		}) {
+			t.Fatalf("%s item %d: edges %v, reference %v", name, i, got, want)
+		}
+	}
+	if !slices.Equal(c.cutExtent, rc.cutExtent) || c.solidAll != rc.solidAll {
+		t.Fatalf("%s: cut extents %v / %v, reference %v / %v", name, c.cutExtent, c.solidAll, rc.cutExtent, rc.solidAll)
+	}
+}
