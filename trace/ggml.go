@@ -163,19 +163,25 @@ const (
 // view, with the view's bytes inside it. A tensor that breaks a rule is reported as a
 // *TensorError. JSON errors carry their line and column.
 func ImportGGML(data []byte, name string) (*Trace, error) {
+	t, _, err := importGGML(data, name)
+	return t, err
+}
+
+// importGGML is ImportGGML returning the Program its validation resolved too.
+func importGGML(data []byte, name string) (*Trace, *Program, error) {
 	var g ggmlTrace
 	if !utf8.Valid(data) {
-		return nil, fmt.Errorf("ggml: %w: invalid UTF-8", ErrSyntax)
+		return nil, nil, fmt.Errorf("ggml: %w: invalid UTF-8", ErrSyntax)
 	}
 	if err := json.Unmarshal(data, &g); err != nil {
-		return nil, ggmlJSONError(data, err)
+		return nil, nil, ggmlJSONError(data, err)
 	}
 	if g.Format != GGMLFormat {
-		return nil, &formatError{msg: fmt.Sprintf("ggml: unsupported format %q; this reader knows %s", g.Format, knownFormats),
+		return nil, nil, &formatError{msg: fmt.Sprintf("ggml: unsupported format %q; this reader knows %s", g.Format, knownFormats),
 			is: []error{ErrFormat, ErrUnknownFormat}}
 	}
 	if g.Alignment <= 0 || g.Alignment&(g.Alignment-1) != 0 {
-		return nil, fmt.Errorf("ggml: %w: alignment %d", ErrInvalidGranule, g.Alignment)
+		return nil, nil, fmt.Errorf("ggml: %w: alignment %d", ErrInvalidGranule, g.Alignment)
 	}
 	if name == "" {
 		name = "ggml-" + g.Config
@@ -183,12 +189,13 @@ func ImportGGML(data []byte, name string) (*Trace, error) {
 	im := &ggmlImporter{g: &g, t: &Trace{Name: name, Granule: g.Alignment, Engines: []string{GGMLEngine}},
 		byName: make(map[string]int, len(g.Tensors))}
 	if err := im.run(); err != nil {
-		return nil, fmt.Errorf("ggml: %w", err)
+		return nil, nil, fmt.Errorf("ggml: %w", err)
 	}
-	if err := im.t.Validate(); err != nil {
-		return nil, fmt.Errorf("ggml: %w", err)
+	p, err := im.t.Resolve()
+	if err != nil {
+		return nil, nil, fmt.Errorf("ggml: %w", err)
 	}
-	return im.t, nil
+	return im.t, p, nil
 }
 
 // ggmlJSONError places a json.Unmarshal error on data at its line and column.

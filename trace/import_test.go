@@ -3,6 +3,8 @@ package trace
 import (
 	"bytes"
 	"errors"
+	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -145,6 +147,43 @@ func TestGGMLImport(t *testing.T) {
 	} {
 		if _, err := Read(strings.NewReader(bad), "bad"); err == nil {
 			t.Errorf("accepted %s", bad)
+		}
+	}
+}
+
+// TestReadProgram: ReadProgram and LoadProgram give, for each format, the Program that
+// Read and Resolve give, and Read's error for bad input.
+func TestReadProgram(t *testing.T) {
+	docs := map[string]string{
+		"trace":      string(Marshal(&Trace{Name: "x", Granule: 256, Engines: []string{"e"}, Steps: []Step{{Kind: KindAlloc, Name: "a", Size: 8, Engine: "e"}, {Kind: KindOp, Name: "w", Engine: "e", Writes: []string{"a"}, Cost: 1}}})),
+		"ggml":       ggmlDoc,
+		"minimalloc": "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\n",
+		"bad":        `{"format": "subarena-trace/v1", "engines": ["e"], "steps": [{"op": "o", "reads": ["nope"]}]}`,
+	}
+	dir := t.TempDir()
+	for name, doc := range docs {
+		tr, err := Read(strings.NewReader(doc), name)
+		p, perr := ReadProgram(strings.NewReader(doc), name)
+		path := dir + "/" + name + ".in"
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lp, lerr := LoadProgram(path)
+		if name == "bad" {
+			if err == nil || perr == nil || lerr == nil || err.Error() != perr.Error() || err.Error() != lerr.Error() {
+				t.Fatalf("bad: errors %v / %v / %v", err, perr, lerr)
+			}
+			continue
+		}
+		if err != nil || perr != nil || lerr != nil {
+			t.Fatalf("%s: %v / %v / %v", name, err, perr, lerr)
+		}
+		want := mustResolve(t, tr)
+		for _, got := range []*Program{p, lp} {
+			if !reflect.DeepEqual(got.Trace, want.Trace) || !reflect.DeepEqual(got.Ops, want.Ops) ||
+				!reflect.DeepEqual(got.Buffers, want.Buffers) || !reflect.DeepEqual(got.Views, want.Views) {
+				t.Fatalf("%s: program differs from Read + Resolve", name)
+			}
 		}
 	}
 }

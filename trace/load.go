@@ -15,12 +15,24 @@ import (
 // Load reads the trace file at path in any format Read understands; the trace of a CSV
 // or ggml file is named after the file (its base name without extension).
 func Load(path string) (*Trace, error) {
+	t, _, err := load(path)
+	return t, err
+}
+
+// LoadProgram is Load followed by Resolve, at the cost of Load alone: validating a
+// trace resolves it, and the Program that validation built is the one returned.
+func LoadProgram(path string) (*Program, error) {
+	_, p, err := load(path)
+	return p, err
+}
+
+func load(path string) (*Trace, *Program, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	return Read(f, baseName(path))
+	return read(f, baseName(path))
 }
 
 // MiniMallocFormat is the name Detect gives a MiniMalloc CSV.
@@ -38,22 +50,37 @@ const MiniMallocFormat = "minimalloc-csv"
 // input looks like instead. name names the imported trace (a subarena trace keeps its own
 // name). Every result is validated and normalized.
 func Read(r io.Reader, name string) (*Trace, error) {
+	t, _, err := read(r, name)
+	return t, err
+}
+
+// ReadProgram is Read followed by Resolve, at the cost of Read alone (see LoadProgram).
+func ReadProgram(r io.Reader, name string) (*Program, error) {
+	_, p, err := read(r, name)
+	return p, err
+}
+
+func read(r io.Reader, name string) (*Trace, *Program, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("trace %s: %w", name, err)
+		return nil, nil, fmt.Errorf("trace %s: %w", name, err)
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	format, err := Detect(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch format {
 	case GGMLFormat:
-		return ImportGGML(data, name)
+		return importGGML(data, name)
 	case MiniMallocFormat:
-		return ImportMiniMalloc(data, name)
+		m, err := ParseMiniMalloc(data)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m.program(name)
 	default:
-		return Parse(data)
+		return parse(data)
 	}
 }
 

@@ -267,6 +267,12 @@ const MiniMallocEngine = "compute"
 // nothing to rounding. Gaps are ignored: the buffer is treated as live through them,
 // which is conservative (a plan safe without gaps is safe with them).
 func (m *MiniMalloc) Trace(name string) (*Trace, error) {
+	t, _, err := m.program(name)
+	return t, err
+}
+
+// program is Trace returning the Program its validation resolved too.
+func (m *MiniMalloc) program(name string) (*Trace, *Program, error) {
 	times := make([]int64, 0, len(m.Buffers))
 	for _, b := range m.Buffers {
 		times = append(times, b.Lower)
@@ -283,7 +289,7 @@ func (m *MiniMalloc) Trace(name string) (*Trace, error) {
 	}
 	t := &Trace{Name: name, Granule: m.granule(), Engines: []string{MiniMallocEngine}}
 	if t.Granule <= 0 {
-		return nil, fmt.Errorf("minimalloc: %w: alignments must be powers of two", ErrInvalidGranule)
+		return nil, nil, fmt.Errorf("minimalloc: %w: alignments must be powers of two", ErrInvalidGranule)
 	}
 	for k, time := range times {
 		op := Step{Kind: KindOp, Name: "t" + strconv.FormatInt(time, 10), Engine: MiniMallocEngine, Cost: DefaultCost}
@@ -300,10 +306,11 @@ func (m *MiniMalloc) Trace(name string) (*Trace, error) {
 			t.Steps = append(t.Steps, Step{Kind: KindRelease, Name: m.Buffers[i].ID})
 		}
 	}
-	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("minimalloc: %w", err)
+	p, err := t.Resolve()
+	if err != nil {
+		return nil, nil, fmt.Errorf("minimalloc: %w", err)
 	}
-	return t, nil
+	return t, p, nil
 }
 
 func (m *MiniMalloc) granule() int64 {

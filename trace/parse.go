@@ -13,14 +13,21 @@ import (
 // errors.Is. Parse also rejects a trace whose ops could not all be scheduled within
 // int64 time (see Replay). Parse never panics.
 func Parse(data []byte) (*Trace, error) {
+	t, _, err := parse(data)
+	return t, err
+}
+
+// parse is Parse returning the Program its validation resolved too.
+func parse(data []byte) (*Trace, *Program, error) {
 	t, offs, err := decode(data)
 	if err != nil {
-		return nil, locate(err, data, offs)
+		return nil, nil, locate(err, data, offs)
 	}
-	if _, err := t.Resolve(); err != nil {
-		return nil, locate(err, data, offs)
+	p, err := t.Resolve()
+	if err != nil {
+		return nil, nil, locate(err, data, offs)
 	}
-	return t, nil
+	return t, p, nil
 }
 
 // locate fills in the line and column of a *StepError from the offset it carries or,

@@ -214,15 +214,31 @@ func (r *resolver) op(i int, s Step) error {
 		}
 		op.Waits = append(op.Waits, j)
 	}
+	// A name read or written twice is one use: found by a scan of the few uses of a
+	// small op, through an index once an op has many (one op may read thousands).
+	var index map[string]int
 	add := func(name string, acc Access) error {
 		ref, err := r.live(i, name)
 		if err != nil {
 			return err
 		}
-		for k := range op.Uses {
-			if op.Uses[k].Name == name {
+		if index == nil && len(op.Uses) >= 8 {
+			index = make(map[string]int, len(s.Reads)+len(s.Writes))
+			for k := range op.Uses {
+				index[op.Uses[k].Name] = k
+			}
+		}
+		if index != nil {
+			if k, ok := index[name]; ok {
 				op.Uses[k].Access |= acc
 				return nil
+			}
+		} else {
+			for k := range op.Uses {
+				if op.Uses[k].Name == name {
+					op.Uses[k].Access |= acc
+					return nil
+				}
 			}
 		}
 		if d := &r.discarded[ref.Buffer]; !d.IsEmpty() {
@@ -232,6 +248,9 @@ func (r *resolver) op(i int, s Step) error {
 						s.Name, name, hit)
 				}
 			}
+		}
+		if index != nil {
+			index[name] = len(op.Uses)
 		}
 		op.Uses = append(op.Uses, Use{Ref: ref, Access: acc, Name: name})
 		return nil

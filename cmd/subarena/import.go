@@ -49,14 +49,11 @@ OUT "-" is standard output; the summary then goes to standard error.`,
 			if planPath != "" && cmd.Flags().Changed("policy") {
 				return fmt.Errorf("--plan and --policy both give offsets: choose one")
 			}
-			t, err := loadTrace(args[0])
+			p, err := loadProgram(args[0])
 			if err != nil {
 				return err
 			}
-			p, err := t.Resolve()
-			if err != nil {
-				return inFile(args[0], err)
-			}
+			t := p.Trace
 			switch format {
 			case "trace":
 				err = writeFile(cmd, out, func(w io.Writer) error { return trace.Write(w, t) })

@@ -104,20 +104,14 @@ func inFile(path string, err error) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
-// loadTrace reads a trace file in any supported format; errors name the file.
-func loadTrace(path string) (*trace.Trace, error) {
-	t, err := trace.Load(path)
-	return t, inFile(path, err)
-}
-
-// loadProgram loads and resolves a trace file in any supported format.
+// loadProgram loads and resolves a trace file in any supported format (resolving it
+// once: loading validates it by resolving, and that Program is the one returned).
 func loadProgram(path string) (*trace.Program, error) {
-	t, err := loadTrace(path)
+	p, err := trace.LoadProgram(path)
 	if err != nil {
-		return nil, err
+		return nil, inFile(path, err)
 	}
-	p, err := t.Resolve()
-	return p, inFile(path, err)
+	return p, nil
 }
 
 // loadPlan reads a plan file (subarena-plan/v1 or a MiniMalloc CSV with offsets); errors

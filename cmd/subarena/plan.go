@@ -80,11 +80,11 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 					return inFile(args[0], err)
 				}
 			} else {
-				t, err := trace.Read(bytes.NewReader(data), name)
+				p, err := trace.ReadProgram(bytes.NewReader(data), name)
 				if err != nil {
 					return inFile(args[0], err)
 				}
-				if res, err = plan.Plan(t, opts); err != nil {
+				if res, err = plan.PlanProgram(p, opts); err != nil {
 					return inFile(args[0], err)
 				}
 			}
