@@ -22,6 +22,23 @@ type Segment struct {
 	// placement instead of an offset (its bytes are part of the host's);
 	// empty otherwise.
 	Host string
+	// Index is the buffer's index in the Program's Buffers.
+	Index int
+	// Holder is the view (an index in the Program's Views) whose discard
+	// lets these bytes go, or -1 when the buffer's release does (or
+	// nothing does: the buffer is held to the end).
+	Holder int
+	// Pins are, for a pending segment, the uses that keep its bytes from
+	// going back: ops not yet observed complete and the buffer or view each
+	// names. Empty for a live segment.
+	Pins []Pin
+}
+
+// Pin is one op's use that keeps let-go bytes pending: Op indexes the
+// Program's Ops, Ref is the buffer or view the op names.
+type Pin struct {
+	Op  int
+	Ref trace.Ref
 }
 
 // Timeline is a memory timeline in host program order: x is the step
@@ -261,32 +278,35 @@ func buildTimeline(p *trace.Program, f *frame, pol subarena.Policy, hwm int64, h
 		if f.host[b] >= 0 {
 			host = p.Buffers[f.host[b]].Name
 		}
-		seg := func(r ranges.Range, from, to int, pending bool) {
-			t.Segments = append(t.Segments, Segment{Buffer: buf.Name, Host: host, Lo: off + r.Lo, Hi: off + r.Hi,
-				From: from, To: max(from, to), Pending: pending})
-		}
 		for _, pc := range piecesIn(p, b, f) {
+			seg := func(r ranges.Range, from, to int, pins []Pin) {
+				t.Segments = append(t.Segments, Segment{Buffer: buf.Name, Host: host, Lo: off + r.Lo, Hi: off + r.Hi,
+					From: from, To: max(from, to), Pending: pins != nil, Index: b, Holder: pc.holder, Pins: pins})
+			}
 			// Bytes a later buffer takes over in place end at its step.
 			for _, c := range cuts[b] {
 				gv := shift(&c.set, -off)
 				in := ranges.Intersect(&pc.bytes, &gv)
 				for _, r := range in.Runs() {
-					seg(r, from, min(c.step, pc.death), false)
+					seg(r, from, min(c.step, pc.death), nil)
 				}
 				pc.bytes.RemoveSet(&in)
 			}
 			for _, r := range pc.bytes.Runs() {
-				seg(r, from, pc.death, false)
+				seg(r, from, pc.death, nil)
 			}
 			if pc.death >= n || pol == subarena.IROrder {
 				continue
 			}
 			// held[k] = bytes of the piece op k still pins after the piece dies.
-			var wholeTo int
-			var held []struct {
-				set ranges.Set
-				to  int
+			type heldBytes struct {
+				set  ranges.Set
+				to   int
+				pins []Pin
 			}
+			var wholeTo int
+			var held []heldBytes
+			var all []Pin
 			for _, u := range tl.usesOf[b] {
 				if !tl.pendingAt(u.op, pc.death) {
 					continue
@@ -296,25 +316,20 @@ func buildTimeline(p *trace.Program, f *frame, pol subarena.Policy, hwm int64, h
 				if in.IsEmpty() {
 					continue
 				}
+				pin := Pin{Op: u.op, Ref: u.ref}
 				wholeTo = max(wholeTo, tl.observed[u.op])
-				held = append(held, struct {
-					set ranges.Set
-					to  int
-				}{in, tl.observed[u.op]})
+				held = append(held, heldBytes{in, tl.observed[u.op], []Pin{pin}})
+				all = append(all, pin)
 			}
 			if whole && wholeTo > 0 {
-				held = held[:0]
-				held = append(held, struct {
-					set ranges.Set
-					to  int
-				}{pc.bytes, wholeTo})
+				held = []heldBytes{{pc.bytes, wholeTo, all}}
 			}
 			for _, h := range held {
 				for _, r := range h.set.Runs() {
 					ar := ranges.Range{Lo: off + r.Lo, Hi: off + r.Hi}
 					to := takenAt(ar, pc.death, min(h.to, n))
 					if to > pc.death {
-						seg(r, pc.death, to, true)
+						seg(r, pc.death, to, h.pins)
 					}
 				}
 			}
@@ -328,6 +343,9 @@ func buildTimeline(p *trace.Program, f *frame, pol subarena.Policy, hwm int64, h
 type piece struct {
 	bytes ranges.Set // buffer-relative
 	death int
+	// holder is the discarded view that lets the bytes go, -1 for the
+	// buffer's release.
+	holder int
 }
 
 // pieces partitions buffer b by the step that lets each byte go: each
@@ -362,14 +380,14 @@ func piecesIn(p *trace.Program, b int, f *frame) []piece {
 			continue
 		}
 		rest.RemoveSet(&in)
-		out = append(out, piece{bytes: in, death: v.Discard})
+		out = append(out, piece{bytes: in, death: v.Discard, holder: d})
 	}
 	death := buf.Release
 	if death < 0 {
 		death = n
 	}
 	if !rest.IsEmpty() {
-		out = append(out, piece{bytes: rest, death: death})
+		out = append(out, piece{bytes: rest, death: death, holder: -1})
 	}
 	return out
 }
