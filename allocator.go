@@ -1,8 +1,10 @@
 package subarena
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	stdsync "sync"
 
 	"github.com/subarena/subarena/arena"
@@ -81,8 +83,9 @@ type Allocator struct {
 	// safeFn's arguments, set under mu before each SafeRuns query.
 	safePoint     sasync.Clock
 	safeCompleted sasync.Clock
-	lent          []ranges.Range // held runs lent to the arena during place
-	taken         []ranges.Range // the parts of lent runs place kept
+	safe          []ranges.Range // held runs safe for the point being placed (place)
+	safeBlocks    []arena.Block  // the same, for the arena's PlaceOver
+	taken         []ranges.Range // the parts of safe runs the placed block takes
 
 	internalErr error // first failure of the arena to take bytes back
 	unsubscribe func()
@@ -170,8 +173,10 @@ func (a *Allocator) giveBack(r ranges.Range) {
 	a.checkArena(a.ar.Free(r.Lo, r.Len()))
 }
 
+// safeForPoint is the reuse rule (sasync.Event.SafeUnder) for the point
+// and completions of the Alloc being placed.
 func (a *Allocator) safeForPoint(ev sasync.Event) bool {
-	return ev.Seq <= a.safePoint[ev.Engine] || ev.Seq <= a.safeCompleted[ev.Engine]
+	return ev.SafeUnder(&a.safePoint, &a.safeCompleted)
 }
 
 func (a *Allocator) onComplete(c sasync.Clock) {
@@ -213,97 +218,86 @@ func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
 	return b, nil
 }
 
-// place chooses the bytes of a new buffer. Under the fenced policies the
-// held runs safe for the point are lent to the arena for this one decision:
-// freed, so that a held run and the clean run beside it coalesce. Reuse
-// comes first: the block goes to the lowest address where it fits in one
-// free region and takes held bytes (reuseAt). Only when no such place
-// exists does the arena's fit choose, over clean and lent space alike.
-// Whatever the block did not use is taken back with AllocAt. The part of
-// the block that came from held bytes leaves the held set; its fence is
-// returned.
+// place chooses the bytes of a new buffer, asking before it changes
+// anything: under the fenced policies the index lists the held runs safe
+// for the point, and the arena answers where the block goes over its free
+// space and those runs (arena.PlaceOver: reuse of safe bytes first, at the
+// lowest address; else its fit, which keeps free space beside safe bytes
+// whole while a tighter region exists). Then the commit takes exactly the
+// chosen bytes: the free parts from the arena (AllocAt, after growing an
+// unbounded arena when the block reaches past it), the held parts from the
+// index, whose fence is returned. A failure of the commit means the
+// Allocator's own bookkeeping broke: it is returned (and kept for
+// CheckInvariants), never swallowed.
 func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock) (arena.Block, sasync.Clock, error) {
 	var fence sasync.Clock
-	a.lent = a.lent[:0]
+	a.safe = a.safe[:0]
 	if a.idx.Mode().Fenced() {
 		a.safePoint, a.safeCompleted = at.Clock, *completed
-		a.lent = a.idx.SafeRuns(a.lent, a.safeFn)
+		a.safe = a.idx.SafeRuns(a.safe, a.safeFn)
 	}
-	if len(a.lent) == 0 {
+	if len(a.safe) == 0 {
 		blk, err := a.ar.Alloc(size)
 		return blk, fence, err
 	}
-	for _, r := range a.lent {
-		a.checkArena(a.ar.Free(r.Lo, r.Len()))
+	// Whole mode lists them piece by piece: put them in address order.
+	slices.SortFunc(a.safe, func(x, y ranges.Range) int { return cmp.Compare(x.Lo, y.Lo) })
+	a.safeBlocks = a.safeBlocks[:0]
+	for _, r := range a.safe {
+		a.safeBlocks = append(a.safeBlocks, arena.Block{Offset: r.Lo, Size: r.Len()})
 	}
-	blk, ok := a.reuseAt(size)
-	var err error
-	if !ok {
-		blk, err = a.ar.Alloc(size)
-	}
-	got := ranges.Range{Lo: blk.Offset, Hi: blk.End()}
-	for _, r := range a.lent {
-		if err != nil {
-			a.checkArena(a.ar.AllocAt(r.Lo, r.Len()))
-			continue
-		}
-		if left := (ranges.Range{Lo: r.Lo, Hi: min(r.Hi, got.Lo)}); !left.Empty() {
-			a.checkArena(a.ar.AllocAt(left.Lo, left.Len()))
-		}
-		if right := (ranges.Range{Lo: max(r.Lo, got.Hi), Hi: r.Hi}); !right.Empty() {
-			a.checkArena(a.ar.AllocAt(right.Lo, right.Len()))
-		}
-	}
-	if err != nil {
+	pl, ok, err := a.ar.PlaceOver(size, a.safeBlocks)
+	switch {
+	case errors.Is(err, arena.ErrBadExtra):
+		return arena.Block{}, fence, a.internal(err)
+	case err != nil:
+		return arena.Block{}, fence, err
+	case !ok:
+		blk, err := a.ar.Alloc(size) // the arena says what is free
 		return blk, fence, err
 	}
+	blk := pl.Block
+	if pl.Grow {
+		if err := a.ar.GrowTo(blk.End()); err != nil {
+			return blk, fence, a.internal(err)
+		}
+	}
+	got := ranges.Range{Lo: blk.Offset, Hi: blk.End()}
 	a.taken = a.taken[:0]
-	for _, r := range a.lent {
-		if in := r.Intersect(got); !in.Empty() {
-			a.taken = append(a.taken, in)
+	cur := got.Lo // the free bytes [cur, next safe run) come from the arena
+	for _, r := range a.safe {
+		in := r.Intersect(got)
+		if in.Empty() {
+			continue
+		}
+		if cur < in.Lo {
+			if err := a.ar.AllocAt(cur, in.Lo-cur); err != nil {
+				return blk, fence, a.internal(err)
+			}
+		}
+		a.taken = append(a.taken, in)
+		cur = in.Hi
+	}
+	if cur < got.Hi {
+		if err := a.ar.AllocAt(cur, got.Hi-cur); err != nil {
+			return blk, fence, a.internal(err)
 		}
 	}
 	if len(a.taken) > 0 {
-		f, terr := a.idx.TakeRanges(a.taken, a.freeFn)
-		a.checkArena(terr)
+		f, err := a.idx.TakeRanges(a.taken, a.freeFn)
+		if err != nil {
+			return blk, fence, a.internal(err)
+		}
 		fence = f
 	}
 	return blk, fence, nil
 }
 
-// reuseAt places a block of size bytes (rounded up to the granule) over
-// lent held bytes, with the lent runs freed in the arena: at the start of
-// the lowest free region that can hold it and whose first size bytes
-// include a lent run. Address order keeps the layout that fenced reuse
-// builds steady from one iteration of a program to the next. A best-fit
-// choice among regions of mixed held and clean bytes drifts instead, and
-// then a policy that frees bytes earlier can end up needing more memory
-// than one that frees them later. It reports false when no lent run can be
-// reached that way.
-func (a *Allocator) reuseAt(size int64) (arena.Block, bool) {
-	g := a.ar.Granule()
-	n := (size + g - 1) &^ (g - 1)
-	if n < size {
-		return arena.Block{}, false
-	}
-	best := arena.Block{Offset: -1}
-	for _, r := range a.lent {
-		reg, ok := a.ar.FreeRegionAt(r.Lo)
-		if !ok || reg.Size < n || r.Lo >= reg.Offset+n {
-			continue
-		}
-		if best.Offset < 0 || reg.Offset < best.Offset {
-			best = arena.Block{Offset: reg.Offset, Size: n}
-		}
-	}
-	if best.Offset < 0 {
-		return best, false
-	}
-	if err := a.ar.AllocAt(best.Offset, best.Size); err != nil {
-		a.checkArena(err)
-		return arena.Block{}, false
-	}
-	return best, true
+// internal records a failure of the Allocator's own bookkeeping (kept for
+// CheckInvariants) and returns it for the caller to report.
+func (a *Allocator) internal(err error) error {
+	a.checkArena(err)
+	return a.internalErr
 }
 
 // checkArena records the first failure of the Allocator's own bookkeeping

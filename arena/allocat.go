@@ -15,10 +15,9 @@ var ErrNotFree = errors.New("arena: range not free")
 // changing nothing, with ErrInvalidSize, ErrMisaligned or ErrOutOfRange for
 // a bad range and ErrNotFree when any byte of it is allocated.
 //
-// The Allocator uses it to lend held bytes to one placement decision: it
-// frees them, places the buffer itself (AllocAt at a region FreeRegionAt
-// found) or lets Alloc choose over clean and lent space alike, and takes
-// back with AllocAt whatever the buffer left.
+// The Allocator uses it to commit a placement it chose over clean space
+// and held bytes side by side (found with FreeRegionAt): it takes exactly
+// the clean parts of the chosen block.
 func (a *Arena) AllocAt(off, size int64) error {
 	sh := a.shift & 63
 	if uint64(size-1) >= uint64(a.capB) || (off|size)&a.gmask != 0 || uint64(off) > uint64(a.capB-size) {
@@ -81,4 +80,45 @@ func (a *Arena) badAllocAt(off, size int64) error {
 		return fmt.Errorf("arena: alloc at [%d, +%d) with granule %d: %w", off, size, a.gmask+1, ErrMisaligned)
 	}
 	return fmt.Errorf("arena: alloc at [%d, +%d) outside [0, %d): %w", off, size, a.capG<<a.shift, ErrOutOfRange)
+}
+
+// GrowTo extends an unbounded arena so that it ends at end (a multiple of
+// the granule): the new bytes are free, one region with the free region
+// that ended at the old top, if any. An end at or below the capacity
+// changes nothing. It fails, changing nothing, with ErrInvalidConfig for a
+// bounded arena, ErrMisaligned for an unaligned end and ErrInvalidSize for
+// an end beyond the largest arena.
+//
+// The Allocator uses it to place a buffer over held bytes at the top of
+// the arena and past it, which Alloc would do by growing but cannot be
+// asked about without doing it.
+func (a *Arena) GrowTo(end int64) error {
+	if !a.unbounded {
+		return fmt.Errorf("arena: grow to %d: %w: the arena is bounded", end, ErrInvalidConfig)
+	}
+	if end&a.gmask != 0 {
+		return fmt.Errorf("arena: grow to %d: %w", end, ErrMisaligned)
+	}
+	hi := end >> (a.shift & 63)
+	if hi <= a.capG {
+		return nil
+	}
+	if hi > maxGranules {
+		return fmt.Errorf("arena: grow to %d: %w", end, ErrInvalidSize)
+	}
+	lo := a.capG
+	if a.capG > 0 {
+		if top := a.tailNode(a.capG); top != none {
+			lo = a.node(top).lo
+			a.remove(top)
+		}
+	}
+	a.capG = hi
+	a.capB = a.capG << a.shift
+	if buckets := (a.capG + 1<<bucketShift - 1) >> bucketShift; buckets > a.tails.size() {
+		a.tails.grow(buckets)
+		a.resizeChains(true)
+	}
+	a.insert(lo, hi)
+	return nil
 }

@@ -157,11 +157,22 @@ func (c *Clock) SafeUnder(at, completed *Clock) bool {
 		completed = &zero
 	}
 	for e, s := range c {
-		if s > at[e] && s > completed[e] {
+		if !(Event{Engine: EngineID(e), Seq: s}).SafeUnder(at, completed) {
 			return false
 		}
 	}
 	return true
+}
+
+// SafeUnder is the reuse rule for one op: ev has completed or
+// happens-before an op whose clock is at, ev.Seq <= max(at[ev.Engine],
+// completed[ev.Engine]). Clock.SafeUnder applies it to every component of a
+// fence. An event on an engine ID >= MaxEngines is never safe.
+func (ev Event) SafeUnder(at, completed *Clock) bool {
+	if int(ev.Engine) >= MaxEngines {
+		return false
+	}
+	return ev.Seq <= at[ev.Engine] || ev.Seq <= completed[ev.Engine]
 }
 
 // Observe raises c[ev.Engine] to ev.Seq if it is lower, so that c covers ev

@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/liveness"
@@ -40,7 +42,8 @@ type Placer interface {
 	Name() string
 	// Place returns the offset of a block of n bytes (a granule multiple),
 	// which must be free in s.Ar, or -1: the Shadow's default (reuseAt, then
-	// the arena's fit), which is also what happens with a nil Placer.
+	// the arena's fit, over the freed lent runs). With a nil Placer the
+	// Shadow places as the Allocator does (arena.PlaceOver, nothing freed).
 	Place(s *Shadow, n int64, lent []ranges.Range, h *Hint) int64
 }
 
@@ -68,7 +71,7 @@ type Shadow struct {
 	free                     func(ranges.Range)
 	safePoint, safeCompleted sasync.Clock
 	lent, taken              []ranges.Range
-	regions                  []arena.Block
+	regions, extra           []arena.Block
 	owner                    []int32 // per granule: the buffer last placed over it, -1 never
 	err                      error
 	unsub                    func()
@@ -182,6 +185,9 @@ func (s *Shadow) place(size int64, at *sasync.Point, completed *sasync.Clock, h 
 		blk, err := s.choose(size, n, h)
 		return blk, fence, err
 	}
+	if s.Placer == nil {
+		return s.placeOver(size)
+	}
 	for _, r := range s.lent {
 		s.check(s.Ar.Free(r.Lo, r.Len()))
 	}
@@ -214,6 +220,51 @@ func (s *Shadow) place(size int64, at *sasync.Point, completed *sasync.Clock, h 
 		fence = f
 	}
 	return blk, fence, nil
+}
+
+// placeOver is the Allocator's placement with no Placer: the arena's
+// PlaceOver answers over the clean space and the lent runs (not freed),
+// and the commit takes the clean parts with AllocAt and the lent parts
+// with TakeRanges.
+func (s *Shadow) placeOver(size int64) (arena.Block, sasync.Clock, error) {
+	var fence sasync.Clock
+	slices.SortFunc(s.lent, func(x, y ranges.Range) int { return cmp.Compare(x.Lo, y.Lo) })
+	s.extra = s.extra[:0]
+	for _, r := range s.lent {
+		s.extra = append(s.extra, arena.Block{Offset: r.Lo, Size: r.Len()})
+	}
+	pl, ok, err := s.Ar.PlaceOver(size, s.extra)
+	if err != nil {
+		return arena.Block{}, fence, err
+	}
+	if !ok {
+		blk, err := s.Ar.Alloc(size)
+		return blk, fence, err
+	}
+	if pl.Grow {
+		s.check(s.Ar.GrowTo(pl.End()))
+	}
+	got := ranges.Range{Lo: pl.Offset, Hi: pl.End()}
+	s.taken = s.taken[:0]
+	cur := got.Lo
+	for _, r := range s.lent {
+		if in := r.Intersect(got); !in.Empty() {
+			if cur < in.Lo {
+				s.check(s.Ar.AllocAt(cur, in.Lo-cur))
+			}
+			s.taken = append(s.taken, in)
+			cur = in.Hi
+		}
+	}
+	if cur < got.Hi {
+		s.check(s.Ar.AllocAt(cur, got.Hi-cur))
+	}
+	if len(s.taken) > 0 {
+		f, terr := s.Idx.TakeRanges(s.taken, s.free)
+		s.check(terr)
+		fence = f
+	}
+	return pl.Block, fence, nil
 }
 
 // matchWaited drops from lent the parts that only WaitOK made safe when
