@@ -57,11 +57,12 @@ The output goes to -o ("wrote PATH" on standard error; timeline.svg, or timeline
 with --html), or to standard output with -o -.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !cmd.Flags().Changed("output") && fl.html {
-				fl.out = "timeline.html"
-			}
 			if fl.html {
-				return vizHTML(cmd, args[0], fl)
+				opts := fl
+				if !cmd.Flags().Changed("output") {
+					opts.out = "timeline.html"
+				}
+				return vizHTML(cmd, args[0], opts)
 			}
 			if fl.comparePolicy != "" || fl.comparePlan != "" {
 				return errors.New("--compare and --compare-plan need --html (the SVG draws one run)")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
@@ -28,7 +29,7 @@ func vizHTML(cmd *cobra.Command, file string, fl vizFlags) error {
 	}
 	if fl.comparePolicy != "" {
 		if _, err := subarena.ParsePolicy(fl.comparePolicy); err != nil {
-			return fmt.Errorf("--compare: %w", err)
+			return &flagError{flag: "--compare", err: err}
 		}
 	}
 	p, err := loadProgram(file)
@@ -91,3 +92,15 @@ func vizHTML(cmd *cobra.Command, file string, fl vizFlags) error {
 	}
 	return unsafePlans(cmd, file, planPaths, planChecks)
 }
+
+// flagError names the flag whose value err refuses.
+type flagError struct {
+	flag string
+	err  error
+}
+
+func (e *flagError) Error() string {
+	return e.flag + ": " + strings.TrimPrefix(e.err.Error(), "subarena: ")
+}
+
+func (e *flagError) Unwrap() error { return e.err }

@@ -18,9 +18,16 @@ import (
 )
 
 // runFresh is run with every flag of every command back at its default
-// first: flag values live in package variables and outlast one Execute.
+// first (resetFlags): flag values live in package variables and outlast one
+// Execute.
 func runFresh(t *testing.T, args ...string) (string, int) {
 	t.Helper()
+	resetFlags()
+	return run(t, args...)
+}
+
+// resetFlags sets every flag of every command back to its default.
+func resetFlags() {
 	var reset func(c *cobra.Command)
 	reset = func(c *cobra.Command) {
 		c.Flags().VisitAll(func(f *pflag.Flag) {
@@ -36,7 +43,6 @@ func runFresh(t *testing.T, args ...string) (string, int) {
 		}
 	}
 	reset(rootCmd)
-	return run(t, args...)
 }
 
 // wellFormedSVG fails unless path holds well-formed XML with an <svg> root.

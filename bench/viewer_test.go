@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/trace"
+)
+
+const splitQKV = "../trace/testdata/split-qkv.json"
+
+func loadProgram(t *testing.T, path string) *trace.Program {
+	t.Helper()
+	tr, err := trace.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestViewerPageSplitQKV: the page of split-qkv under subrange-fenced has one piece per
+// timeline segment, in order and at the same place; a live piece lists every op using
+// its bytes with the name it used, a pending one exactly the uses pinning it; op seqs
+// count per engine; the ir-order run's violation carries the steps of its ops.
+func TestViewerPageSplitQKV(t *testing.T) {
+	p := loadProgram(t, splitQKV)
+	good, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.SubrangeFenced})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.IROrder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := trace.Check(p, bad.Plan)
+	if err != nil || rep.Safe {
+		t.Fatalf("ir-order: %v, %+v", err, rep)
+	}
+	page, err := ViewerPage(p, ViewerRun{Replay: good}, ViewerRun{Label: "unsafe", Replay: bad, Report: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := ReplayTimeline(p, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := page.Runs[0]
+	if run.Label != "subrange-fenced" || run.Kind != "replay" || run.HWM != good.HWM || run.LiveLB != good.LiveLB ||
+		run.Checked || page.Runs[1].Label != "unsafe" || !page.Runs[1].Checked {
+		t.Fatalf("runs %q %q %d %d %v, %q %v", run.Label, run.Kind, run.HWM, run.LiveLB, run.Checked, page.Runs[1].Label,
+			page.Runs[1].Checked)
+	}
+	if len(run.Pieces) != len(tl.Segments) {
+		t.Fatalf("%d pieces for %d segments", len(run.Pieces), len(tl.Segments))
+	}
+	name := func(k int, ref trace.Ref, access string) string {
+		return p.Ops[k].Name + " " + access + "s " + p.Name(ref)
+	}
+	for i, s := range tl.Segments {
+		pc := run.Pieces[i]
+		if page.Buffers[pc.Buffer].Name != s.Buffer || pc.Lo != s.Lo || pc.Hi != s.Hi || pc.From != s.From || pc.To != s.To ||
+			pc.Pending != s.Pending || pc.Host != -1 {
+			t.Fatalf("piece %d %+v, segment %+v", i, pc, s)
+		}
+		var got, want []string
+		for _, u := range pc.Users {
+			ref := trace.Ref{Buffer: pc.Buffer, View: u.View}
+			got = append(got, name(u.Op, ref, u.Access))
+		}
+		if s.Pending {
+			for _, pin := range s.Pins {
+				for _, u := range p.Ops[pin.Op].Uses {
+					if u.Ref == pin.Ref {
+						want = append(want, name(pin.Op, pin.Ref, u.Access.String()))
+					}
+				}
+			}
+		} else {
+			// Every use of the buffer whose bytes meet the piece's, in op order.
+			off := good.Plan.Offsets[s.Buffer]
+			for k := range p.Ops {
+				for _, u := range p.Ops[k].Uses {
+					fp, _ := p.Footprint(u.Ref)
+					if u.Ref.Buffer != s.Index {
+						continue
+					}
+					if _, ok := fp.Overlaps(ranges.Range{Lo: s.Lo - off, Hi: s.Hi - off}); ok {
+						want = append(want, name(k, u.Ref, u.Access.String()))
+					}
+				}
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("piece %d of %s [%d, %d): users %v, want %v", i, s.Buffer, s.Lo, s.Hi, got, want)
+		}
+		if s.Buffer == "qkv" && !s.Pending && s.Lo == off(good, "qkv") && !slices.Contains(got, "scores reads kt") {
+			t.Errorf("the first live piece of qkv does not list scores reading kt: %v", got)
+		}
+	}
+	seqs := map[string]int{}
+	for _, op := range page.Ops {
+		seqs[page.Engines[op.Engine]]++
+		if op.Seq != seqs[page.Engines[op.Engine]] || op.Start < 0 || op.End <= op.Start || op.Done != page.Steps {
+			t.Errorf("op %+v", op)
+		}
+	}
+	v := page.Runs[1].Violations[0]
+	if v.MissingEdge != "offload_v -> use_tmp" || v.From != 7 || v.To != 10 || len(v.Ranges) == 0 ||
+		!slices.Equal(v.Earlier.Chain, []string{"v", "qkv"}) {
+		t.Fatalf("violation %+v", v)
+	}
+}
+
+func off(res *trace.ReplayResult, buffer string) int64 { return res.Plan.Offsets[buffer] }
+
+// TestViewerPageRuns: a run needs exactly one of a replay and a plan; a plan alone gets
+// op times and LiveLB from a replay of its own; a plan that does not fit is ErrPlan.
+func TestViewerPageRuns(t *testing.T) {
+	p := loadProgram(t, splitQKV)
+	res, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.WholeAfterUsers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, runs := range [][]ViewerRun{nil, {{}}, {{Replay: res, Plan: res.Plan}}} {
+		if _, err := ViewerPage(p, runs...); !errors.Is(err, ErrViewer) {
+			t.Errorf("%d runs: %v", len(runs), err)
+		}
+	}
+	page, err := ViewerPage(p, ViewerRun{Plan: res.Plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := page.Runs[0]; r.Kind != "plan" || r.LiveLB != res.LiveLB || r.HWM != res.Plan.Size || page.Ops[0].End <= 0 {
+		t.Fatalf("plan run %q %q HWM %d LiveLB %d (replay %d), first op ends at %d", r.Label, r.Kind, r.HWM, r.LiveLB,
+			res.LiveLB, page.Ops[0].End)
+	}
+	short := *res.Plan
+	short.Offsets = map[string]int64{"qkv": 0}
+	if _, err := ViewerPage(p, ViewerRun{Plan: &short}); !errors.Is(err, trace.ErrPlan) {
+		t.Fatalf("a plan missing tmp: %v", err)
+	}
+}
