@@ -64,10 +64,19 @@ type Cell struct {
 	// the baseline, which does not track users).
 	PendingPeak int64 `json:"pending_peak"`
 	// Allocs is the number of buffers placed; AllocsPerSec is Allocs over
-	// the wall time of the whole run (replay or placement, simulation and
-	// per-step statistics included).
+	// RunSeconds, the wall time of the whole run (replay or placement,
+	// simulation and per-step statistics included).
 	Allocs       int     `json:"allocs"`
 	AllocsPerSec float64 `json:"allocs_per_sec"`
+	RunSeconds   float64 `json:"run_seconds"`
+	// AllocatorSeconds is the part of RunSeconds spent inside the calls the
+	// replayed host makes on the Allocator and its Timeline
+	// (trace.ReplayResult.AllocatorTime); AllocatorAllocsPerSec is Allocs
+	// over it: what the allocator itself costs, without the replay's
+	// simulation, statistics and analysis. NaN (null in JSON) for the
+	// first-fit rows, which use no Allocator.
+	AllocatorSeconds      float64 `json:"allocator_seconds"`
+	AllocatorAllocsPerSec float64 `json:"allocator_allocs_per_sec"`
 	// Checked says the plan checker ran on this cell; Violations is what it
 	// found. Safe is the policy's claim (Policy.Safe) and, when checked,
 	// the checker's verdict as well.
@@ -223,7 +232,7 @@ func RunMatrix(opts MatrixOptions) (*Matrix, error) {
 // replayCell replays p under one policy and fit and measures it.
 func replayCell(workload string, p *trace.Program, pol subarena.Policy, fit arena.Fit, check bool) (Cell, error) {
 	start := time.Now()
-	res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol, Fit: fit})
+	res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol, Fit: fit, TimeAllocator: true})
 	if err != nil {
 		return Cell{}, fmt.Errorf("bench: %s under %v/%v: %w", workload, pol, fit, err)
 	}
@@ -234,7 +243,9 @@ func replayCell(workload string, p *trace.Program, pol subarena.Policy, fit aren
 	}
 	c := Cell{Workload: workload, Policy: pol.String(), Fit: fitName(fit), HWM: res.HWM, LiveLB: res.LiveLB,
 		Overhead: res.Overhead, Fragmentation: frag, PendingPeak: res.PendingPeak, Allocs: res.Buffers,
-		AllocsPerSec: perSecond(res.Buffers, elapsed), Safe: pol.Safe()}
+		AllocsPerSec: perSecond(res.Buffers, elapsed), RunSeconds: elapsed.Seconds(),
+		AllocatorSeconds: res.AllocatorTime.Seconds(), AllocatorAllocsPerSec: perSecond(res.Buffers, res.AllocatorTime),
+		Safe: pol.Safe()}
 	if check {
 		rep, err := trace.Check(p, res.Plan)
 		if err != nil {
@@ -261,6 +272,7 @@ func firstFitCell(workload string, p *trace.Program, pol subarena.Policy) (Cell,
 	}
 	return Cell{Workload: workload, Policy: pol.String(), Fit: FitFirstFit, HWM: ff.HWM,
 		Fragmentation: ff.Fragmentation, Allocs: ff.Allocs, AllocsPerSec: perSecond(ff.Allocs, elapsed),
+		RunSeconds: elapsed.Seconds(), AllocatorSeconds: math.NaN(), AllocatorAllocsPerSec: math.NaN(),
 		Checked: true, Violations: len(rep.Violations), Safe: rep.Safe}, nil
 }
 
@@ -318,8 +330,11 @@ func (m *Matrix) CheckInvariants() error {
 			return fmt.Errorf("bench: two cells for %v", key)
 		}
 		seen[key] = true
-		if c.HWM < 0 || c.LiveLB < 0 || c.PendingPeak < 0 || c.Violations < 0 || c.Allocs < 0 {
+		if c.HWM < 0 || c.LiveLB < 0 || c.PendingPeak < 0 || c.Violations < 0 || c.Allocs < 0 || c.RunSeconds < 0 {
 			return fmt.Errorf("bench: cell %v has a negative figure: %+v", key, c)
+		}
+		if c.Fit != FitFirstFit && !(c.AllocatorSeconds >= 0 && c.AllocatorSeconds <= c.RunSeconds) {
+			return fmt.Errorf("bench: cell %v spent %v s in the allocator of a %v s run", key, c.AllocatorSeconds, c.RunSeconds)
 		}
 		if c.Safe && c.HWM < c.LiveLB {
 			return fmt.Errorf("bench: safe cell %v needs %d B, below its lower bound %d B", key, c.HWM, c.LiveLB)

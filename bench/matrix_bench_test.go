@@ -2,6 +2,7 @@ package bench
 
 import (
 	"testing"
+	"time"
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
@@ -16,9 +17,12 @@ import (
 //	overhead                        HWM/LiveLB − 1
 //	frag-at-peak                    external fragmentation at the peak
 //	allocs/s                        buffers placed per second of replay
+//	allocator-allocs/s              buffers placed per second spent inside
+//	                                the Allocator's and its Timeline's calls
 //
 // ns/op and allocs/op are the whole replay's (simulation, statistics and
-// the Allocator together). Run with
+// the Allocator together); allocator-allocs/s leaves the simulation out.
+// Run with
 //
 //	go test ./bench -run '^$' -bench Replay -benchmem -benchtime 3x
 func BenchmarkReplay(b *testing.B) {
@@ -34,7 +38,7 @@ func BenchmarkReplay(b *testing.B) {
 		for _, pol := range subarena.Policies() {
 			b.Run(w.Name+"/"+pol.String(), func(b *testing.B) {
 				b.ReportAllocs()
-				opts := trace.ReplayOptions{Policy: pol, Fit: arena.FitDefault}
+				opts := trace.ReplayOptions{Policy: pol, Fit: arena.FitDefault, TimeAllocator: true}
 				// Check the answer once before timing.
 				res, err := trace.Replay(p, opts)
 				if err != nil {
@@ -44,10 +48,13 @@ func BenchmarkReplay(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				var inAllocator time.Duration
 				for b.Loop() {
-					if _, err := trace.Replay(p, opts); err != nil {
+					r, err := trace.Replay(p, opts)
+					if err != nil {
 						b.Fatal(err)
 					}
+					inAllocator += r.AllocatorTime
 				}
 				b.ReportMetric(float64(res.HWM), "hwm-B")
 				b.ReportMetric(float64(res.LiveLB), "livelb-B")
@@ -55,6 +62,7 @@ func BenchmarkReplay(b *testing.B) {
 				b.ReportMetric(frag, "frag-at-peak")
 				b.ReportMetric(float64(res.PendingPeak), "pending-peak-B")
 				b.ReportMetric(float64(res.Buffers)*float64(b.N)/b.Elapsed().Seconds(), "allocs/s")
+				b.ReportMetric(float64(res.Buffers)*float64(b.N)/inAllocator.Seconds(), "allocator-allocs/s")
 			})
 		}
 	}

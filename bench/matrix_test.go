@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -135,10 +136,21 @@ func TestMatrixOutputs(t *testing.T) {
 	}
 	for i, c := range back.Cells {
 		for _, k := range []string{"workload", "policy", "fit", "hwm", "live_lb", "overhead", "fragmentation_at_peak",
-			"pending_peak", "allocs_per_sec", "violations", "safe"} {
+			"pending_peak", "allocs_per_sec", "run_seconds", "allocator_seconds", "allocator_allocs_per_sec",
+			"violations", "safe"} {
 			if _, ok := c[k]; !ok {
 				t.Fatalf("cell %d lacks %q", i, k)
 			}
+		}
+		// A replay's allocator time is part of its run; the first-fit rows have none.
+		mc := m.Cells[i]
+		if mc.Fit == FitFirstFit {
+			if c["allocator_allocs_per_sec"] != nil || c["allocator_seconds"] != nil {
+				t.Fatalf("first-fit cell %d has allocator figures %v, %v", i, c["allocator_allocs_per_sec"], c["allocator_seconds"])
+			}
+		} else if !(mc.AllocatorSeconds > 0 && mc.AllocatorSeconds <= mc.RunSeconds && mc.AllocatorAllocsPerSec >= mc.AllocsPerSec) {
+			t.Fatalf("cell %d: %v s in the allocator of a %v s run, %v allocs/s against %v", i, mc.AllocatorSeconds,
+				mc.RunSeconds, mc.AllocatorAllocsPerSec, mc.AllocsPerSec)
 		}
 		if int64(c["hwm"].(float64)) != m.Cells[i].HWM {
 			t.Fatalf("cell %d hwm %v, want %d", i, c["hwm"], m.Cells[i].HWM)
@@ -149,6 +161,10 @@ func TestMatrixOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(table.String(), "\n"), "\n")
+	if h := strings.Fields(lines[0]); !slices.Equal(h, []string{"workload", "policy", "fit", "HWM", "LiveLB", "overhead",
+		"frag@peak", "pending", "peak", "allocs/s", "allocator", "allocs/s", "safety"}) {
+		t.Fatalf("table header %q", lines[0])
+	}
 	rows := 0
 	for _, l := range lines[1:] {
 		if strings.TrimSpace(l) != "" {

@@ -12,23 +12,23 @@ import (
 // per workload, with a header naming the columns.
 func (m *Matrix) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tpolicy\tfit\tHWM\tLiveLB\toverhead\tfrag@peak\tpending peak\tallocs/s\tsafety\t")
+	fmt.Fprintln(tw, "workload\tpolicy\tfit\tHWM\tLiveLB\toverhead\tfrag@peak\tpending peak\tallocs/s\tallocator allocs/s\tsafety\t")
 	last := ""
 	for _, c := range m.Cells {
 		name := c.Workload
 		if name == last {
 			name = ""
 		} else if last != "" {
-			fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t")
+			fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t\t")
 		}
 		last = c.Workload
 		pending := FormatBytes(c.PendingPeak)
 		if c.Fit == FitFirstFit {
 			pending = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, c.Policy, c.Fit, FormatBytes(c.HWM),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, c.Policy, c.Fit, FormatBytes(c.HWM),
 			FormatBytes(c.LiveLB), formatPercent(c.Overhead), formatRatio(c.Fragmentation), pending,
-			formatRate(c.AllocsPerSec), c.safety())
+			formatRate(c.AllocsPerSec), formatRate(c.AllocatorAllocsPerSec), c.safety())
 	}
 	return tw.Flush()
 }
@@ -58,10 +58,13 @@ func (c Cell) MarshalJSON() ([]byte, error) {
 	type plain Cell // no MarshalJSON: no recursion
 	return json.Marshal(struct {
 		plain
-		Overhead      *float64 `json:"overhead"`
-		Fragmentation *float64 `json:"fragmentation_at_peak"`
-		AllocsPerSec  *float64 `json:"allocs_per_sec"`
-	}{plain(c), finite(c.Overhead), finite(c.Fragmentation), finite(c.AllocsPerSec)})
+		Overhead              *float64 `json:"overhead"`
+		Fragmentation         *float64 `json:"fragmentation_at_peak"`
+		AllocsPerSec          *float64 `json:"allocs_per_sec"`
+		AllocatorSeconds      *float64 `json:"allocator_seconds"`
+		AllocatorAllocsPerSec *float64 `json:"allocator_allocs_per_sec"`
+	}{plain(c), finite(c.Overhead), finite(c.Fragmentation), finite(c.AllocsPerSec), finite(c.AllocatorSeconds),
+		finite(c.AllocatorAllocsPerSec)})
 }
 
 // WriteJSON writes the matrix as one indented JSON document:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
@@ -23,6 +24,10 @@ type ReplayOptions struct {
 	// CheckInvariants runs the Allocator's and the Timeline's invariant checks after
 	// every step (for tests; it costs O(state) per step).
 	CheckInvariants bool
+	// TimeAllocator measures the time spent inside the calls a host makes on the
+	// Allocator and its Timeline (ReplayResult.AllocatorTime), at the cost of two clock
+	// reads per call.
+	TimeAllocator bool
 }
 
 // ReplayResult is what a replay measured. Times are simulated cost units.
@@ -47,6 +52,12 @@ type ReplayResult struct {
 	Makespan     int64
 	// Plan gives every alloc buffer the offset the Allocator chose; Size is HWM.
 	Plan *Plan
+	// AllocatorTime, with ReplayOptions.TimeAllocator, is the wall time spent inside the
+	// calls the host program makes on the Allocator (Alloc, View, Use, Release, Discard,
+	// Donate) and on its Timeline (Submit, Point, Complete, HostSync): what the
+	// allocator costs, apart from the simulation, the per-step statistics the replay
+	// records, and the result's analysis (LiveLB, lifetimes). Zero otherwise.
+	AllocatorTime time.Duration
 	// Steps has one record per trace step (after the step), OpTimes one per op, and
 	// Lifetimes one per alloc buffer, for timelines and Perfetto.
 	Steps     []StepRecord
@@ -176,6 +187,9 @@ type replayer struct {
 	steps    []StepRecord
 	nDonated int
 	pendPeak int64
+	// allocTimeSpent sums the time inside the Allocator's and the Timeline's calls (with
+	// opts.TimeAllocator).
+	allocTimeSpent time.Duration
 	// log lists, in order, the submissions of ops and the placements of buffers, from
 	// which result counts the allocations handed pending bytes (see countWaited).
 	log []replayEvent
@@ -227,13 +241,30 @@ func newReplayer(p *Program, opts ReplayOptions) (*replayer, error) {
 	return r, nil
 }
 
+// clock starts timing an Allocator or Timeline call (a zero time when not measuring);
+// spent ends it.
+func (r *replayer) clock() time.Time {
+	if !r.opts.TimeAllocator {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+func (r *replayer) spent(t0 time.Time) {
+	if r.opts.TimeAllocator {
+		r.allocTimeSpent += time.Since(t0)
+	}
+}
+
 func (r *replayer) step(i int) error {
 	p := r.p
 	s := &p.Trace.Steps[i]
 	switch s.Kind {
 	case KindAlloc:
 		b := p.StepIndex[i]
+		t0 := r.clock()
 		pt, err := r.tl.Point(sasync.EngineID(p.Buffers[b].Engine))
+		r.spent(t0)
 		if err != nil {
 			return err
 		}
@@ -262,13 +293,17 @@ func (r *replayer) step(i int) error {
 				// retired the buffer, and there is nothing left to let go.
 				return nil
 			}
+			t0 := r.clock()
+			defer r.spent(t0)
 			return r.alloc.Release(r.bufs[ref.Buffer])
 		}
 		v, err := r.view(ref)
 		if err != nil {
 			return err
 		}
+		t0 := r.clock()
 		err = r.alloc.Discard(v)
+		r.spent(t0)
 		switch {
 		case err == nil:
 		case errors.Is(err, subarena.ErrDoubleRelease):
@@ -283,6 +318,8 @@ func (r *replayer) step(i int) error {
 		// completes exactly what happens-before it. Ops that have finished in simulated
 		// time but are not ordered before it stay pending for the Allocator.
 		k := p.StepIndex[i]
+		t0 := r.clock()
+		defer r.spent(t0)
 		if !r.tl.Completed(r.events[k]) {
 			if err := r.tl.Complete(r.events[k]); err != nil {
 				return err
@@ -296,7 +333,9 @@ func (r *replayer) step(i int) error {
 
 // place allocates buffer b at the point recorded at its alloc step.
 func (r *replayer) place(b int) error {
+	t0 := r.clock()
 	buf, err := r.alloc.Alloc(r.p.Buffers[b].Size, r.points[b])
+	r.spent(t0)
 	if err != nil {
 		return err
 	}
@@ -323,7 +362,9 @@ func (r *replayer) view(ref Ref) (*subarena.View, error) {
 		err error
 	)
 	if pv.Parent < 0 {
+		t0 := r.clock()
 		v, err = b.View(pv.Layout)
+		r.spent(t0)
 	} else {
 		var parent *subarena.View
 		if parent, err = r.view(Ref{Buffer: ref.Buffer, View: pv.Parent}); err != nil {
@@ -331,7 +372,9 @@ func (r *replayer) view(ref Ref) (*subarena.View, error) {
 		}
 		l := pv.Layout.Clone()
 		l.Offset -= parent.Layout().Offset
+		t0 := r.clock()
 		v, err = parent.View(l)
+		r.spent(t0)
 	}
 	if err != nil {
 		return nil, err
@@ -343,7 +386,9 @@ func (r *replayer) view(ref Ref) (*subarena.View, error) {
 func (r *replayer) op(k int) error {
 	p := r.p
 	op := &p.Ops[k]
+	t0 := r.clock()
 	ev, err := submitOp(r.tl, p, k, r.events)
+	r.spent(t0)
 	if err != nil {
 		return err
 	}
@@ -385,7 +430,10 @@ func (r *replayer) op(k int) error {
 		if err != nil {
 			return err
 		}
-		if err := r.alloc.Use(v, ev, subarena.Access(use.Access)); err != nil {
+		t0 := r.clock()
+		err = r.alloc.Use(v, ev, subarena.Access(use.Access))
+		r.spent(t0)
+		if err != nil {
 			return fmt.Errorf("op %q uses %q: %w", op.Name, use.Name, err)
 		}
 	}
@@ -401,12 +449,17 @@ func (r *replayer) donate(k, b int, d donation, used []bool) error {
 		return err
 	}
 	if !used[d.read] {
-		if err := r.alloc.Use(rv, r.events[k], subarena.Access(op.Uses[d.read].Access)); err != nil {
+		t0 := r.clock()
+		err := r.alloc.Use(rv, r.events[k], subarena.Access(op.Uses[d.read].Access))
+		r.spent(t0)
+		if err != nil {
 			return fmt.Errorf("op %q uses %q: %w", op.Name, op.Uses[d.read].Name, err)
 		}
 		used[d.read] = true
 	}
+	t0 := r.clock()
 	nb, err := r.alloc.Donate(rv, r.events[k])
+	r.spent(t0)
 	if err != nil {
 		return r.place(b)
 	}
@@ -421,10 +474,14 @@ func (r *replayer) donate(k, b int, d donation, used []bool) error {
 func (r *replayer) drain(t int64) error {
 	for r.pending.len() > 0 && r.pending.min().end <= t {
 		c := r.pending.pop()
-		if r.tl.Completed(c.ev) {
-			continue
+		t0 := r.clock()
+		done := r.tl.Completed(c.ev)
+		var err error
+		if !done {
+			err = r.tl.Complete(c.ev)
 		}
-		if err := r.tl.Complete(c.ev); err != nil {
+		r.spent(t0)
+		if err != nil {
 			return err
 		}
 	}

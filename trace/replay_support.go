@@ -213,7 +213,8 @@ func (r *replayer) result() *ReplayResult {
 	p := r.p
 	st := r.alloc.Stats()
 	res := &ReplayResult{Trace: p.Trace.Name, Policy: r.opts.Policy, HWM: st.HighWater, PendingPeak: r.pendPeak,
-		Waited: r.countWaited(), Donated: r.nDonated, Buffers: p.NumAllocs(), Ops: len(p.Ops), Steps: r.steps}
+		Waited: r.countWaited(), Donated: r.nDonated, Buffers: p.NumAllocs(), Ops: len(p.Ops), Steps: r.steps,
+		AllocatorTime: r.allocTimeSpent}
 	res.Final = StepRecord{Step: len(p.Trace.Steps), InUse: st.InUse, Live: st.Live, Pending: st.Pending,
 		HighWater: st.HighWater}
 	for k := range p.Ops {

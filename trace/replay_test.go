@@ -3,6 +3,7 @@ package trace
 import (
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -239,5 +240,34 @@ func TestReplayAllDiscarded(t *testing.T) {
 		if res.Final.Live != 0 {
 			t.Fatalf("%v: %d bytes live at the end", pol, res.Final.Live)
 		}
+	}
+}
+
+// TestReplayAllocatorTime: the time inside the Allocator's calls is measured only when
+// asked, and the measurement changes nothing else the replay reports.
+func TestReplayAllocatorTime(t *testing.T) {
+	data, err := os.ReadFile("testdata/split-qkv.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustResolve(t, tr)
+	plain, err := Replay(p, ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	timed, err := Replay(p, ReplayOptions{TimeAllocator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.AllocatorTime != 0 || timed.AllocatorTime <= 0 {
+		t.Fatalf("allocator time %v unasked, %v asked", plain.AllocatorTime, timed.AllocatorTime)
+	}
+	timed.AllocatorTime = 0
+	if !reflect.DeepEqual(plain, timed) {
+		t.Fatal("timing the allocator changed the replay's result")
 	}
 }

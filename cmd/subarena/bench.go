@@ -31,8 +31,10 @@ func init() {
 random), replays each under every release policy with each arena fit strategy, places it
 with the first-fit baseline, and prints one row per cell: the high-water mark (HWM), the
 lower bound LiveLB, the overhead HWM/LiveLB - 1, the external fragmentation at the peak,
-the peak of pending bytes, allocations per second of the whole run, and safety (ir-order
-and first-fit plans are run through the checker; UNSAFE rows give its violation count).
+the peak of pending bytes, allocations per second of the whole run (simulation included)
+and of the time spent inside the Allocator's and its Timeline's calls alone, and safety
+(ir-order and first-fit plans are run through the checker; UNSAFE rows give its violation
+count).
 
 It writes DIR/bench.svg (peak and fragmentation per workload and policy) and
 DIR/timeline.svg (the memory timeline of one workload under subrange-fenced), and says

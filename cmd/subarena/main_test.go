@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -138,5 +140,78 @@ func TestImport(t *testing.T) {
 	}
 	if _, code := run(t, "import", example, "-o", filepath.Join(dir, "y"), "--format", "nope"); code != 2 {
 		t.Fatalf("bad format: exit %d, want 2", code)
+	}
+}
+
+// TestBenchColumns: bench's table gives each row the allocations per second of the whole
+// run and of the time inside the Allocator, the second no lower than the first; first-fit
+// rows have no allocator figure. --json carries both, with the seconds behind them.
+func TestBenchColumns(t *testing.T) {
+	r := runClean(t, "bench", "--quick", "-o", "", "--workload", "llama", "--policy", "subrange-fenced,ir-order",
+		"--fit", "lean", "--parallel", "1")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	if h := strings.Join(strings.Fields(lines[0]), " "); h !=
+		"workload policy fit HWM LiveLB overhead frag@peak pending peak allocs/s allocator allocs/s safety" {
+		t.Fatalf("header %q", lines[0])
+	}
+	rate := func(s string) float64 {
+		mul := 1.0
+		switch {
+		case strings.HasSuffix(s, "M"):
+			s, mul = strings.TrimSuffix(s, "M"), 1e6
+		case strings.HasSuffix(s, "k"):
+			s, mul = strings.TrimSuffix(s, "k"), 1e3
+		}
+		var f float64
+		if _, err := fmt.Sscan(s, &f); err != nil {
+			t.Fatalf("rate %q: %v", s, err)
+		}
+		return f * mul
+	}
+	rows := 0
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		rows++
+		// The columns after the pending peak: allocs/s, allocator allocs/s, safety...
+		i := slices.IndexFunc(f, func(s string) bool { return s == "safe" || s == "UNSAFE:" || s == "unsafe" })
+		if i < 2 {
+			t.Fatalf("row %q", l)
+		}
+		run, alloc := f[i-2], f[i-1]
+		if strings.Contains(l, "first-fit") {
+			if alloc != "-" {
+				t.Fatalf("first-fit row %q has an allocator rate", l)
+			}
+			continue
+		}
+		if rate(alloc) < rate(run) {
+			t.Fatalf("row %q: allocator rate below the whole run's", l)
+		}
+	}
+	if rows != 3 { // both policies with the lean fit, and first-fit under ir-order's lifetimes
+		t.Fatalf("%d rows:\n%s", rows, r.stdout)
+	}
+	r = runClean(t, "bench", "--quick", "-o", "", "--workload", "llama", "--policy", "subrange-fenced", "--fit", "lean",
+		"--no-first-fit", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var m struct {
+		Cells []map[string]any `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &m); err != nil || len(m.Cells) != 1 {
+		t.Fatalf("JSON %v: %s", err, r.stdout)
+	}
+	c := m.Cells[0]
+	run, _ := c["run_seconds"].(float64)
+	in, _ := c["allocator_seconds"].(float64)
+	if !(in > 0 && in <= run) || c["allocator_allocs_per_sec"] == nil {
+		t.Fatalf("cell %v", c)
 	}
 }
