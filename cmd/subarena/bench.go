@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,8 +37,9 @@ and of the time spent inside the Allocator's and its Timeline's calls alone, and
 (ir-order and first-fit plans are run through the checker; UNSAFE rows give its violation
 count).
 
-It writes DIR/bench.svg (peak and fragmentation per workload and policy) and
-DIR/timeline.svg (the memory timeline of one workload under subrange-fenced), and says
+It writes DIR/bench.svg (peak and fragmentation per workload and policy),
+DIR/timeline.svg (the memory timeline of one workload under subrange-fenced) and
+DIR/bench.html (one self-contained report: the table and both pictures inline), and says
 "wrote PATH" on standard error for each. No input is needed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -90,18 +92,36 @@ DIR/timeline.svg (the memory timeline of one workload under subrange-fenced), an
 					plotFit = opts.Fits[0].String()
 				}
 			}
-			if err := writeFile(cmd, filepath.Join(outDir, "bench.svg"), func(w io.Writer) error {
-				return m.WritePeakSVG(w, plotFit)
-			}); err != nil {
+			var peak, timeline bytes.Buffer
+			if err := m.WritePeakSVG(&peak, plotFit); err != nil {
 				return err
 			}
-			return writeTimelineSVG(cmd, filepath.Join(outDir, "timeline.svg"), tw)
+			if err := timelineSVG(&timeline, tw); err != nil {
+				return err
+			}
+			for _, f := range []struct {
+				name string
+				data []byte
+			}{{"bench.svg", peak.Bytes()}, {"timeline.svg", timeline.Bytes()}} {
+				if err := writeFile(cmd, filepath.Join(outDir, f.name), func(w io.Writer) error {
+					_, err := w.Write(f.data)
+					return err
+				}); err != nil {
+					return err
+				}
+			}
+			return writeFile(cmd, filepath.Join(outDir, "bench.html"), func(w io.Writer) error {
+				return m.WriteHTML(w,
+					bench.Picture{Caption: "HWM / LiveLB and fragmentation at the peak, per workload and policy (fit " +
+						plotFit + ")", SVG: peak.Bytes()},
+					bench.Picture{Caption: "memory timeline of " + tw.Name + " under subrange-fenced", SVG: timeline.Bytes()})
+			})
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&quick, "quick", false, "small workload settings (seconds; for CI)")
 	f.BoolVar(&asJSON, "json", false, "print the matrix as JSON instead of a table")
-	f.StringVarP(&outDir, "output", "o", ".", `directory for bench.svg and timeline.svg ("" writes none)`)
+	f.StringVarP(&outDir, "output", "o", ".", `directory for bench.svg, timeline.svg and bench.html ("" writes none)`)
 	f.StringSliceVar(&workloads, "workload", nil, "workloads to run (default: all)")
 	f.StringSliceVar(&policies, "policy", nil, "policies to run (default: all): "+policyNames())
 	f.StringSliceVar(&fits, "fit", nil, "arena fit strategies (default: fast,lean)")
@@ -150,8 +170,8 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// writeTimelineSVG replays workload w under subrange-fenced and draws it.
-func writeTimelineSVG(cmd *cobra.Command, path string, w bench.Workload) error {
+// timelineSVG replays workload w under subrange-fenced and draws its timeline to out.
+func timelineSVG(out io.Writer, w bench.Workload) error {
 	t, err := w.Build()
 	if err != nil {
 		return err
@@ -168,5 +188,5 @@ func writeTimelineSVG(cmd *cobra.Command, path string, w bench.Workload) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(cmd, path, tl.WriteSVG)
+	return tl.WriteSVG(out)
 }

@@ -97,12 +97,30 @@ func TestBenchQuickJSON(t *testing.T) {
 			t.Fatalf("%s has policies %v", w, policies[w])
 		}
 	}
+	svgs := map[string][]byte{}
 	for _, f := range []string{"bench.svg", "timeline.svg"} {
 		data, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
 		wellFormedSVG(t, data)
+		svgs[f] = data
+	}
+	// bench.html: every workload and both pictures, inline.
+	report, err := os.ReadFile(filepath.Join(dir, "bench.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(report)
+	if strings.Count(html, "<svg") != 2 || strings.Contains(html, "<?xml") || strings.Contains(html, " src=") ||
+		!strings.Contains(html, "<b>cnn-concat</b>") || !strings.Contains(html, "<b>llama-engines</b>") {
+		t.Fatalf("bench.html has %d pictures, or lacks a workload", strings.Count(html, "<svg"))
+	}
+	for f, data := range svgs {
+		body := string(data[bytes.Index(data, []byte("<svg")):])
+		if !strings.Contains(html, body) {
+			t.Fatalf("bench.html does not hold %s as it is", f)
+		}
 	}
 }
 
