@@ -19,14 +19,16 @@ package liveness
 // there; covered is the number of bytes of its range under some run: its
 // whole length when cnt > 0, else the sum of its children's. Removing a run
 // walks exactly the nodes adding it did, so counts never go below zero
-// (checked). Nodes live in one slice addressed by int32 and are never freed
-// one by one; when nothing is covered the slice is emptied for reuse, so a
-// program whose pending users drain now and then keeps it small. Cost of an
+// (checked: a removal that would take one below zero is undone). Nodes
+// live in one slice addressed by int32 and are never freed one by one;
+// when nothing is covered the slice is emptied for reuse, so a program
+// whose pending users drain now and then keeps it small. Cost of an
 // add or remove: O(log span) nodes, no allocation once the slice has grown.
 type coverage struct {
 	nodes []covNode // nodes[0] is a sentinel: child index 0 means none
 	root  int32     // index into nodes; meaningful when len(nodes) > 0
 	span  int64     // power of two; the root covers [0, span)
+	under bool      // the update in progress took a count below zero
 }
 
 // covNode is one segment [lo, lo+len) of the tree; its bounds are implied
@@ -70,10 +72,14 @@ func (c *coverage) add(lo, hi int64, delta int32) bool {
 		c.root = int32(len(c.nodes) - 1)
 		c.span *= 2
 	}
-	if delta < 0 && !c.canRemove(c.root, 0, c.span, lo, hi) {
+	c.under = false
+	c.update(c.root, 0, c.span, lo, hi, delta)
+	if c.under {
+		// A count went below zero: put every count back as it was.
+		c.update(c.root, 0, c.span, lo, hi, -delta)
+		c.under = false
 		return false
 	}
-	c.update(c.root, 0, c.span, lo, hi, delta)
 	if c.nodes[c.root].covered == 0 {
 		c.reset()
 	}
@@ -90,6 +96,9 @@ func (c *coverage) reset() { c.nodes, c.span = c.nodes[:0], 0 }
 func (c *coverage) update(n int32, nlo, size, lo, hi int64, delta int32) {
 	if lo <= nlo && nlo+size <= hi {
 		c.nodes[n].cnt += delta
+		if c.nodes[n].cnt < 0 {
+			c.under = true
+		}
 		c.settle(n, size)
 		return
 	}
@@ -128,26 +137,3 @@ func (c *coverage) settle(n int32, size int64) {
 		nd.covered = sum
 	}
 }
-
-// canRemove reports whether every node a removal of [lo, hi) would
-// decrement has a positive count.
-func (c *coverage) canRemove(n int32, nlo, size, lo, hi int64) bool {
-	if lo <= nlo && nlo+size <= hi {
-		return c.nodes[n].cnt > 0
-	}
-	half := size / 2
-	if lo < nlo+half {
-		l := c.nodes[n].left
-		if l == 0 || !c.canRemove(l, nlo, half, lo, hi) {
-			return false
-		}
-	}
-	if hi > nlo+half {
-		r := c.nodes[n].right
-		if r == 0 || !c.canRemove(r, nlo+half, half, lo, hi) {
-			return false
-		}
-	}
-	return true
-}
-
