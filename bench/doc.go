@@ -68,6 +68,10 @@
 // WriteSVG draws them; WritePeakSVG draws the matrix. A buffer a plan lays
 // over a strided footprint of its host is drawn at that footprint's runs,
 // outlined, from its first op (where it takes the bytes over) on.
+// ViewerPage turns one or two runs (replays or plans, with the checker's
+// report) into the data of the interactive viewer (package htmlviz), each
+// piece carrying the ops that use or pin its bytes; WriteHTML writes the
+// matrix and its pictures as one HTML report.
 //
 // Every byte range here is half-open, [lo, hi).
 package bench

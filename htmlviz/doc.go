@@ -26,11 +26,15 @@
 // # Script API
 //
 // window.subarenaViewer offers pieceCount(run), drawnCount(run), violationCount(run),
-// runs(), timings(), locate(buffer, run, pending), locateViolation(run, i),
-// tooltipText(), select(buffer), selected(), search(query), view(), setView(x0, x1,
-// y0, y1) and zoomTo(buffer); each canvas carries data-run, data-pieces and
-// data-violations, and the body data-pieces (all runs) and data-ready="true" once the
-// first frame is drawn.
+// runs(), timings() (JSON parse, first layout and draw, and the time since navigation at
+// which the first frame was drawn, in ms), locate(buffer, run, pending), locatePiece(run,
+// i) and locateViolation(run, i) (page coordinates of a whole pixel where that piece or
+// violation is the one under the pointer), tooltipText(), select(buffer), selected(),
+// search(query), view(), setView(x0, x1, y0, y1) and zoomTo(buffer); each canvas carries
+// data-run, data-pieces and data-violations, and the body data-pieces (all runs),
+// data-selected and data-ready="true" once the first frame is drawn. The tests in
+// integrations/browser drive the page through it and through real pointer and key
+// events.
 //
 // # The data: subarena-viewer/v1
 //

@@ -256,6 +256,17 @@ func TestWroteLines(t *testing.T) {
 	require.Equal(t, "wrote "+svg+"\n", r.stderr)
 	require.Empty(t, r.stdout)
 
+	page := filepath.Join(dir, "t.html")
+	r = runClean(t, "viz", example, "--html", "-o", page)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "wrote "+page+"\n", r.stderr)
+	require.Empty(t, r.stdout)
+
+	r = runClean(t, "viz", example, "--html", "-o", "-")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stderr)
+	require.True(t, strings.HasPrefix(r.stdout, "<!DOCTYPE html>"), "stdout is not the page alone")
+
 	r = runClean(t, "perfetto", example, "-o", pf)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "wrote "+pf+"\n", r.stderr)
@@ -263,7 +274,8 @@ func TestWroteLines(t *testing.T) {
 	r = runClean(t, "bench", "--quick", "-o", dir, "--workload", "llama", "--policy", "subrange-fenced", "--fit", "lean",
 		"--no-first-fit", "--timeline", "llama")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, "wrote "+filepath.Join(dir, "bench.svg")+"\nwrote "+filepath.Join(dir, "timeline.svg")+"\n", r.stderr)
+	require.Equal(t, "wrote "+filepath.Join(dir, "bench.svg")+"\nwrote "+filepath.Join(dir, "timeline.svg")+
+		"\nwrote "+filepath.Join(dir, "bench.html")+"\n", r.stderr)
 	require.NotContains(t, r.stdout, "wrote")
 
 	r = runClean(t, "replay", example, "-o", planPath, "--perfetto", pf)
