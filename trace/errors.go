@@ -63,6 +63,8 @@ var (
 	// ErrReplay: the replay could not drive the allocator (an allocator or timeline error
 	// on a valid trace, wrapped).
 	ErrReplay = errors.New("trace: replay failed")
+	// ErrStopped: a replay ended early because ReplayOptions.Stop was closed.
+	ErrStopped = errors.New("trace: replay stopped")
 )
 
 // Rules named by StepError.Rule.

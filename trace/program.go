@@ -17,7 +17,8 @@ const CoverBudget = strided.CoverBudget
 // merged per name. Replay, Check and the planner work on a Program.
 //
 // A Program is read-only after Resolve, except for the footprint cache, which is filled
-// on first use; it is not safe for concurrent use.
+// on first use; it is not safe for concurrent use (Clone gives a Program for another
+// goroutine).
 type Program struct {
 	Trace *Trace
 	// Buffers are the alloc and external steps, in step order.
@@ -207,6 +208,15 @@ func (p *Program) Footprint(r Ref) (ranges.Set, bool) {
 	}
 	p.covers[r] = f
 	return f.set, f.exact
+}
+
+// Clone returns a Program for another goroutine: it shares p's read-only data and has a
+// footprint cache of its own (the one thing Program changes once resolved), so p and the
+// clone may be used at the same time. O(1).
+func (p *Program) Clone() *Program {
+	c := *p
+	c.covers = nil
+	return &c
 }
 
 // NumAllocs returns the number of alloc (non-external) buffers: the buffers a plan places.

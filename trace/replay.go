@@ -28,6 +28,9 @@ type ReplayOptions struct {
 	// Allocator and its Timeline (ReplayResult.AllocatorTime), at the cost of two clock
 	// reads per call.
 	TimeAllocator bool
+	// Stop, when closed, ends the replay before its next step (or completion) with an
+	// error matching ErrStopped; a call already inside the Allocator runs to its end.
+	Stop <-chan struct{}
 }
 
 // ReplayResult is what a replay measured. Times are simulated cost units.
@@ -139,6 +142,9 @@ func runReplay(p *Program, opts ReplayOptions) (*replayer, error) {
 	}
 	defer r.alloc.Close()
 	for i := range p.Trace.Steps {
+		if r.stopped() {
+			return nil, fmt.Errorf("%w: before step %d", ErrStopped, i)
+		}
 		if err := r.step(i); err != nil {
 			return nil, fmt.Errorf("%w: step %d (%s): %w", ErrReplay, i, p.Trace.Steps[i].Kind, err)
 		}
@@ -152,7 +158,9 @@ func runReplay(p *Program, opts ReplayOptions) (*replayer, error) {
 			}
 		}
 	}
-	if err := r.drain(math.MaxInt64); err != nil {
+	if err := r.drain(math.MaxInt64); errors.Is(err, ErrStopped) {
+		return nil, fmt.Errorf("%w: in the final completions", err)
+	} else if err != nil {
 		return nil, fmt.Errorf("%w: final completions: %w", ErrReplay, err)
 	}
 	if err := r.alloc.CheckInvariants(); err != nil {
@@ -239,6 +247,16 @@ func newReplayer(p *Program, opts ReplayOptions) (*replayer, error) {
 	}
 	r.deferred = planDonations(p, r.usesOf, order, opts.NoDonate)
 	return r, nil
+}
+
+// stopped reports whether opts.Stop is closed.
+func (r *replayer) stopped() bool {
+	select {
+	case <-r.opts.Stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // clock starts timing an Allocator or Timeline call (a zero time when not measuring);
@@ -473,6 +491,9 @@ func (r *replayer) donate(k, b int, d donation, used []bool) error {
 // drain completes, in time order, every op not yet completed that ends at or before t.
 func (r *replayer) drain(t int64) error {
 	for r.pending.len() > 0 && r.pending.min().end <= t {
+		if r.stopped() {
+			return ErrStopped
+		}
 		c := r.pending.pop()
 		t0 := r.clock()
 		done := r.tl.Completed(c.ev)

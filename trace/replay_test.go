@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
 	"strings"
@@ -269,5 +270,22 @@ func TestReplayAllocatorTime(t *testing.T) {
 	timed.AllocatorTime = 0
 	if !reflect.DeepEqual(plain, timed) {
 		t.Fatal("timing the allocator changed the replay's result")
+	}
+}
+
+// TestReplayStop: a closed Stop ends the replay with ErrStopped.
+func TestReplayStop(t *testing.T) {
+	data, err := os.ReadFile("testdata/split-qkv.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	close(stop)
+	if _, err := Replay(mustResolve(t, tr), ReplayOptions{Stop: stop}); !errors.Is(err, ErrStopped) {
+		t.Fatalf("replay with Stop closed: %v", err)
 	}
 }

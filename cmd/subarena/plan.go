@@ -112,6 +112,8 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			fmt.Fprintf(w, "lower_bound   %d B (size/bound - 1 = %.4f, proven optimal: %v)\n", res.LowerBound, gap, res.Proven)
 			if res.ReplayHWM > 0 {
 				fmt.Fprintf(w, "replay_hwm    %d B\n", res.ReplayHWM)
+			} else if res.ReplayErr != nil {
+				fmt.Fprintf(w, "replay_hwm    - (%v)\n", res.ReplayErr)
 			}
 			fmt.Fprintf(w, "method        %s\n", res.Method)
 			fmt.Fprintf(w, "in_place      %d buffers (%d placed over strided inputs)\n", res.InPlace, len(res.Relaid))

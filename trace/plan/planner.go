@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/subarena/subarena/trace"
@@ -20,11 +21,17 @@ func searchBudget(budget, elapsed, reserve time.Duration) time.Duration {
 	return max(budget-elapsed-reserve, time.Millisecond)
 }
 
-// prelude is what Plan does before a budgeted search, because it follows
+// prelude is what Plan starts before a budgeted search, because it follows
 // the search whatever the search finds: the online replay, and the safety
 // check of the replay's plan. Timing that check tells how long the check of
-// the planned placement will take, which the search must leave.
+// the planned placement will take, which the search must leave. Both run
+// beside the planner, so that a replay slower than the budget (the
+// Allocator's cost grows with what it tracks) neither delays the search nor
+// outlasts the budget: finish waits for it only until the budget ends.
 type prelude struct {
+	done     chan struct{} // closed once the fields below are set
+	stop     chan struct{} // closed to end the replay early
+	stopOnce sync.Once
 	replayed bool // rr and rerr hold the replay's answer
 	rr       *trace.ReplayResult
 	rerr     error
@@ -33,24 +40,80 @@ type prelude struct {
 	reserve  time.Duration
 }
 
-// newPrelude runs the replay and the check of its plan (as opts asks) and
-// sets the reserve: twice the time that check took, or, without it, the
-// tenth of the budget (at most 500 ms) kept before; plus a twentieth of the
+// newPrelude starts the replay and the check of its plan (as opts asks) and
+// waits for them until half the budget since start has gone by. It sets the
+// reserve: twice the time that check took when it finished by then, or the
+// tenth of the budget (at most 500 ms) otherwise; plus a twentieth of the
 // budget (at most 50 ms) for the rest of the work after the search.
-func newPrelude(p *trace.Program, opts Options) *prelude {
-	pre := &prelude{reserve: min(opts.Budget/10, 500*time.Millisecond)}
-	if !opts.NoReplay {
-		pre.rr, pre.rerr = trace.Replay(p, trace.ReplayOptions{})
-		pre.replayed = true
+func newPrelude(p *trace.Program, opts Options, start time.Time) *prelude {
+	pre := &prelude{reserve: min(opts.Budget/10, 500*time.Millisecond), done: make(chan struct{}),
+		stop: make(chan struct{})}
+	var checkTime time.Duration
+	p = p.Clone() // the planner goes on with p meanwhile
+	hook := beforeReplay
+	go func() {
+		defer close(pre.done)
+		if hook != nil {
+			hook()
+		}
+		if !opts.NoReplay {
+			pre.rr, pre.rerr = trace.Replay(p, trace.ReplayOptions{Stop: pre.stop})
+			pre.replayed = true
+		}
+		if !opts.NoCheck && pre.rr != nil && pre.rr.Plan != nil {
+			t0 := time.Now()
+			pre.safe = mustBeSafe(p, replayPlan(pre.rr)) == nil
+			pre.checked = true
+			checkTime = time.Since(t0)
+		}
+	}()
+	if opts.Stop != nil {
+		go func() {
+			select {
+			case <-opts.Stop:
+				pre.cancel()
+			case <-pre.done:
+			}
+		}()
 	}
-	if !opts.NoCheck && pre.rr != nil && pre.rr.Plan != nil {
-		t0 := time.Now()
-		pre.safe = mustBeSafe(p, replayPlan(pre.rr)) == nil
-		pre.checked = true
-		pre.reserve = 2 * time.Since(t0)
+	wait := time.NewTimer(time.Until(start.Add(opts.Budget / 2)))
+	defer wait.Stop()
+	select {
+	case <-pre.done:
+		if pre.checked {
+			pre.reserve = 2 * checkTime
+		}
+	case <-wait.C: // the replay goes on beside the search
 	}
 	pre.reserve += min(opts.Budget/20, 50*time.Millisecond)
 	return pre
+}
+
+// beforeReplay, a test hook, runs in the prelude before the replay.
+var beforeReplay func()
+
+// cancel ends the replay at its next step.
+func (pre *prelude) cancel() { pre.stopOnce.Do(func() { close(pre.stop) }) }
+
+// wait waits for the replay and the check of its plan until deadline or
+// until stop is closed, and reports whether they finished; if not, it ends
+// the replay.
+func (pre *prelude) wait(deadline time.Time, stop <-chan struct{}) bool {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-pre.done:
+		return true
+	case <-t.C:
+	case <-stop:
+	}
+	select { // both may be ready: a finished replay counts
+	case <-pre.done:
+		return true
+	default:
+	}
+	pre.cancel()
+	return false
 }
 
 // replayPlan is the replay's plan as Plan offers it.
@@ -66,13 +129,18 @@ func replayPlan(rr *trace.ReplayResult) *trace.Plan {
 type Options struct {
 	// Budget bounds the whole planning time, most of which goes to the
 	// search below the best greedy placement (see SolveOptions.Budget).
-	// Before searching, Plan runs the online replay and checks its plan,
-	// and the search leaves twice that check's time for the check of the
-	// plan it finds (the check always runs: a plan is returned only once
-	// it passed). Zero means greedy only, without that prelude; negative is
-	// an error. Work before the search (resolving, in-place decisions,
-	// deriving the problem, the greedy start) is not cut short: with a
-	// budget smaller than it, the search gets a millisecond.
+	// Plan starts the online replay and the check of its plan first, beside
+	// the planner, and waits for them until half the budget; the search
+	// then leaves twice that check's time for the check of the plan it
+	// finds (the check always runs: a plan is returned only once it
+	// passed). A replay not finished when the budget ends is abandoned
+	// (Result.ReplayErr), so a replay slower than the planner does not
+	// stretch the budget. Zero means greedy only, without that prelude: the
+	// replay then runs after the greedy placement, to its end. Negative is
+	// an error. The planner's own work before the search (resolving,
+	// in-place decisions, deriving the problem, the greedy start) and the
+	// final check are not cut short: with a budget smaller than them, the
+	// search gets a millisecond.
 	Budget time.Duration
 	// NoInPlace places every buffer on its own bytes.
 	NoInPlace bool
@@ -113,8 +181,9 @@ type Result struct {
 	// checker rejected, and that was therefore not taken.
 	ReplayHWM    int64
 	ReplayUnsafe bool
-	// ReplayErr is the replay's error, when it failed; the plan is then the
-	// planner's own.
+	// ReplayErr is the replay's error, when it failed or, with a budget,
+	// did not finish within it (matching trace.ErrStopped); the plan is
+	// then the planner's own.
 	ReplayErr error
 	Elapsed   time.Duration
 }
@@ -165,11 +234,14 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 		d = derive(ip)
 		so := SolveOptions{Stop: opts.Stop}
 		if opts.Budget > 0 {
-			pre = newPrelude(p, opts)
+			pre = newPrelude(p, opts, start)
 			so.Budget = searchBudget(opts.Budget, time.Since(start), pre.reserve)
 		}
 		sol, err = Solve(d.prob, so)
 		if err != nil {
+			if pre != nil {
+				pre.cancel()
+			}
 			return Result{}, err
 		}
 	}
@@ -200,7 +272,7 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 	}
 	res := Result{Plan: out, Trace: t, Relaid: relaid, InPlace: inPlace, LowerBound: sol.LowerBound,
 		Proven: sol.Proven, Method: sol.Method}
-	if err := finish(&res, p, opts, pre); err != nil {
+	if err := finish(&res, p, opts, pre, start); err != nil {
 		return Result{}, err
 	}
 	res.Elapsed = time.Since(start)
@@ -210,14 +282,22 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 
 // finish checks the planned result and replaces it with the online
 // replay's plan of p when that is lower and safe. pre, when not nil, holds
-// the replay and the check of its plan, run before the search.
-func finish(res *Result, p *trace.Program, opts Options, pre *prelude) error {
+// the replay and the check of its plan, started before the search, which
+// finish waits for until the budget since start ends.
+func finish(res *Result, p *trace.Program, opts Options, pre *prelude, start time.Time) error {
 	if !opts.NoCheck {
 		if err := mustBeSafe(p, res.Plan); err != nil {
+			if pre != nil {
+				pre.cancel()
+			}
 			return err
 		}
 	}
 	if opts.NoReplay {
+		return nil
+	}
+	if pre != nil && !pre.wait(start.Add(opts.Budget), opts.Stop) {
+		res.ReplayErr = fmt.Errorf("the online replay did not finish within the %v budget: %w", opts.Budget, trace.ErrStopped)
 		return nil
 	}
 	var (
@@ -283,11 +363,14 @@ func PlanMiniMalloc(mm *trace.MiniMalloc, name string, opts Options) (Result, er
 	so := SolveOptions{Stop: opts.Stop}
 	var pre *prelude
 	if opts.Budget > 0 {
-		pre = newPrelude(p, opts)
+		pre = newPrelude(p, opts, start)
 		so.Budget = searchBudget(opts.Budget, time.Since(start), pre.reserve)
 	}
 	sol, err := Solve(prob, so)
 	if err != nil {
+		if pre != nil {
+			pre.cancel()
+		}
 		return Result{}, err
 	}
 	out := &trace.Plan{Trace: t.Name, Size: sol.Height, Offsets: make(map[string]int64, len(mm.Buffers)),
@@ -296,7 +379,7 @@ func PlanMiniMalloc(mm *trace.MiniMalloc, name string, opts Options) (Result, er
 		out.Offsets[b.ID] = sol.Offsets[i]
 	}
 	res := Result{Plan: out, Trace: t, LowerBound: sol.LowerBound, Proven: sol.Proven, Method: sol.Method}
-	if err := finish(&res, p, opts, pre); err != nil {
+	if err := finish(&res, p, opts, pre, start); err != nil {
 		return Result{}, err
 	}
 	res.Elapsed = time.Since(start)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/scalegen"
 )
 
 const ggmlTiny = "../../testdata/ggml/ggml-tiny.json"
@@ -581,5 +582,41 @@ func TestWriteJSON(t *testing.T) {
 func TestPlanProgramRejects(t *testing.T) {
 	if _, err := PlanProgram(nil, Options{}); !errors.Is(err, ErrInvalidTrace) {
 		t.Errorf("nil program: %v", err)
+	}
+}
+
+// TestBudgetBoundsReplay: a replay that has not finished when the budget ends is
+// abandoned: Plan returns its own checked plan within the budget, with ReplayErr
+// matching trace.ErrStopped; a replay that finishes in time is compared as before.
+func TestBudgetBoundsReplay(t *testing.T) {
+	tr := scaleTrace(t, scalegen.Loop(30, 2, 0))
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	beforeReplay = func() { <-release }
+	defer func() { beforeReplay = nil }()
+	const budget = 300 * time.Millisecond
+	start := time.Now()
+	res, err := Plan(tr, Options{Budget: budget})
+	elapsed := time.Since(start)
+	close(release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(res.ReplayErr, trace.ErrStopped) || res.ReplayHWM != 0 || res.Method == "online replay" {
+		t.Fatalf("replay error %v, hwm %d, method %s", res.ReplayErr, res.ReplayHWM, res.Method)
+	}
+	if elapsed > budget+2*time.Second {
+		t.Fatalf("Plan took %v on a %v budget", elapsed, budget)
+	}
+	if rep, err := trace.Check(p, res.Plan); err != nil || !rep.Safe {
+		t.Fatalf("check: %v %+v", err, rep)
+	}
+	beforeReplay = nil
+	res, err = Plan(tr, Options{Budget: budget})
+	if err != nil || res.ReplayErr != nil || res.ReplayHWM == 0 {
+		t.Fatalf("unhindered replay: %v, %v, hwm %d", err, res.ReplayErr, res.ReplayHWM)
 	}
 }
