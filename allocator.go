@@ -182,6 +182,9 @@ func (a *Allocator) safeForPoint(ev sasync.Event) bool {
 func (a *Allocator) onComplete(c sasync.Clock) {
 	a.mu.Lock()
 	a.idx.Complete(&c, a.freeFn)
+	if invariants {
+		a.verifyLocked()
+	}
 	a.mu.Unlock()
 }
 
@@ -200,6 +203,9 @@ func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if invariants {
+		defer a.verifyLocked()
+	}
 	completed := a.tl.CompletedClock()
 	blk, fence, err := a.place(size, &at, &completed)
 	if err != nil {
@@ -399,6 +405,9 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if invariants {
+		defer a.verifyLocked()
+	}
 	cover, err := a.heldCover(v)
 	if err != nil {
 		return err
@@ -492,6 +501,9 @@ func (a *Allocator) Release(b *Buffer) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if invariants {
+		defer a.verifyLocked()
+	}
 	if b.released {
 		return fmt.Errorf("%w: buffer %d", ErrDoubleRelease, b.id)
 	}
@@ -531,6 +543,9 @@ func (a *Allocator) releaseLocked(b *Buffer, bytes *ranges.Set) error {
 func (a *Allocator) Discard(v *View) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if invariants {
+		defer a.verifyLocked()
+	}
 	cover, err := a.checkView(v)
 	if err != nil {
 		if v != nil && v.buf != nil && v.buf.a == a && v.buf.released {
@@ -561,6 +576,9 @@ func (a *Allocator) Discard(v *View) error {
 func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if invariants {
+		defer a.verifyLocked()
+	}
 	cover, err := a.heldCover(v)
 	if err != nil {
 		return nil, err

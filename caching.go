@@ -198,6 +198,9 @@ func (c *Caching) Free(b *Buffer) error {
 func (a *Allocator) pinForFree(b *Buffer, lasts []sasync.Event) (wait sasync.Clock, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if invariants {
+		defer a.verifyLocked()
+	}
 	if err := a.checkWhollyHeldLocked(b); err != nil {
 		return wait, err
 	}

@@ -26,6 +26,9 @@ type Claim struct {
 func (a *Allocator) Claim(v *View) (*Claim, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if invariants {
+		defer a.verifyLocked()
+	}
 	cover, err := a.heldCover(v)
 	if err != nil {
 		return nil, err
@@ -76,6 +79,9 @@ func (c *Claim) Commit() error {
 	a := c.a
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if invariants {
+		defer a.verifyLocked()
+	}
 	if err := c.finish(); err != nil {
 		return err
 	}
@@ -94,6 +100,9 @@ func (c *Claim) Abandon() error {
 	}
 	c.a.mu.Lock()
 	defer c.a.mu.Unlock()
+	if invariants {
+		defer c.a.verifyLocked()
+	}
 	return c.finish()
 }
 
@@ -113,6 +122,9 @@ type Reservation struct {
 func (a *Allocator) Reserve(v *View) (*Reservation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if invariants {
+		defer a.verifyLocked()
+	}
 	cover, err := a.heldCover(v)
 	if err != nil {
 		return nil, err
@@ -137,6 +149,9 @@ func (r *Reservation) Activate(ev sasync.Event, acc Access) error {
 	a := r.a
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if invariants {
+		defer a.verifyLocked()
+	}
 	if r.done {
 		return fmt.Errorf("%w: reservation", ErrFinished)
 	}
@@ -162,6 +177,9 @@ func (r *Reservation) Cancel() error {
 	a := r.a
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if invariants {
+		defer a.verifyLocked()
+	}
 	if r.done {
 		return fmt.Errorf("%w: reservation", ErrFinished)
 	}

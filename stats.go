@@ -68,6 +68,21 @@ func (a *Allocator) Stats() Stats {
 func (a *Allocator) CheckInvariants() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.checkLocked()
+}
+
+// verifyLocked panics with the first broken invariant. In builds with the
+// invariants tag every mutator defers it (Pebble's way): a test then fails
+// at the call that broke something, not at the next check. Caller holds
+// mu.
+func (a *Allocator) verifyLocked() {
+	if err := a.checkLocked(); err != nil {
+		panic(err)
+	}
+}
+
+// checkLocked is CheckInvariants with mu held.
+func (a *Allocator) checkLocked() error {
 	if a.internalErr != nil {
 		return a.internalErr
 	}

@@ -22,6 +22,9 @@ const leanScan = 8
 // for only in the same word of the class bitmap). Both carve the block from
 // the low end of the region.
 func (a *Arena) Alloc(size int64) (Block, error) {
+	if invariants {
+		defer a.verify()
+	}
 	// size-1 < maxSize rejects size <= 0 and size > maxSize at once.
 	if uint64(size-1) >= uint64(a.maxSize) {
 		return Block{}, a.invalidSize(size)

@@ -19,6 +19,9 @@ var ErrNotFree = errors.New("arena: range not free")
 // and held bytes side by side (found with FreeRegionAt): it takes exactly
 // the clean parts of the chosen block.
 func (a *Arena) AllocAt(off, size int64) error {
+	if invariants {
+		defer a.verify()
+	}
 	sh := a.shift & 63
 	if uint64(size-1) >= uint64(a.capB) || (off|size)&a.gmask != 0 || uint64(off) > uint64(a.capB-size) {
 		return a.badAllocAt(off, size)
@@ -93,6 +96,9 @@ func (a *Arena) badAllocAt(off, size int64) error {
 // the arena and past it, which Alloc would do by growing but cannot be
 // asked about without doing it.
 func (a *Arena) GrowTo(end int64) error {
+	if invariants {
+		defer a.verify()
+	}
 	if !a.unbounded {
 		return fmt.Errorf("arena: grow to %d: %w: the arena is bounded", end, ErrInvalidConfig)
 	}

@@ -10,6 +10,9 @@ import "math/bits"
 // not a granule multiple, ErrOutOfRange for a range outside [0, Capacity),
 // and ErrNotAllocated when any byte of the range is already free.
 func (a *Arena) Free(off, size int64) error {
+	if invariants {
+		defer a.verify()
+	}
 	capB := a.capB
 	// size-1 < capB rejects size <= 0 and size > capB; then capB-size >= 0
 	// and the unsigned comparison rejects off < 0 as well.

@@ -14,6 +14,14 @@ func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errCorrupt}, args...)...)
 }
 
+// verify panics with the first broken invariant; in builds with the
+// invariants tag every mutator defers it.
+func (a *Arena) verify() {
+	if err := a.CheckInvariants(); err != nil {
+		panic(err)
+	}
+}
+
 // CheckInvariants verifies the whole free-space index and returns the first
 // violation it finds, or nil. It checks that:
 //

@@ -212,6 +212,9 @@ func (x *Index) HeldBytes() int64 { return x.heldBytes }
 // ev completes. An unknown user (unknown = true; ev is ignored) pins them
 // until RemoveUser. runs is copied.
 func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (UserID, error) {
+	if invariants {
+		defer x.verify()
+	}
 	for i, r := range runs {
 		if r.Lo < 0 || r.Hi <= r.Lo || (i > 0 && r.Lo <= runs[i-1].Hi) {
 			return -1, fmt.Errorf("%w: run %d %v", ErrInvalidRange, i, r)
@@ -284,6 +287,9 @@ func (x *Index) enqueue(ev sasync.Event, id UserID, gen uint32) {
 // user whose op turned out never to run) and returns its bytes to the held
 // bytes' accounting: held bytes it alone pinned return through free.
 func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
+	if invariants {
+		defer x.verify()
+	}
 	if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
 		return fmt.Errorf("%w: %d", ErrUnknownUser, id)
 	}
@@ -410,6 +416,9 @@ func (x *Index) compactCounts() {
 // completed clock, and returns through free the held bytes that thereby
 // lost their last pending user. It returns the number of users completed.
 func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
+	if invariants {
+		defer x.verify()
+	}
 	x.touched.Reset()
 	n := 0
 	for e := range x.queues {

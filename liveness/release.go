@@ -17,6 +17,9 @@ import (
 // free receives granule-aligned runs that the caller must give back to the
 // arena; the Index has forgotten them when free is called.
 func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
+	if invariants {
+		defer x.verify()
+	}
 	if bytes.IsEmpty() {
 		return nil
 	}
@@ -183,6 +186,14 @@ func (s *sweep) add(r ranges.Range) {
 }
 
 func (s *sweep) len() int64 { return s.total + s.cur.Len() }
+
+// verify panics with the first broken invariant; in builds with the
+// invariants tag every mutator defers it.
+func (x *Index) verify() {
+	if err := x.CheckInvariants(); err != nil {
+		panic(err)
+	}
+}
 
 // CheckInvariants verifies every invariant of the Index and returns the
 // first violation found:

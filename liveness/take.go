@@ -60,6 +60,9 @@ func (x *Index) TakeRange(r ranges.Range, free func(ranges.Range)) (sasync.Clock
 // of a piece (returned through free if these ranges held its last pins)
 // never includes bytes just taken. Nothing changes on error.
 func (x *Index) TakeRanges(rs []ranges.Range, free func(ranges.Range)) (sasync.Clock, error) {
+	if invariants {
+		defer x.verify()
+	}
 	var fence sasync.Clock
 	g := x.granule
 	for i, r := range rs {

@@ -34,6 +34,19 @@ var ErrInvariant = errors.New("sync: invariant violated")
 func (t *Timeline) CheckInvariants() error {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	return t.checkLocked()
+}
+
+// verifyLocked panics with the first broken invariant; in builds with the
+// invariants tag every mutator defers it. t.mu must be held.
+func (t *Timeline) verifyLocked() {
+	if err := t.checkLocked(); err != nil {
+		panic(err)
+	}
+}
+
+// checkLocked is CheckInvariants with t.mu held.
+func (t *Timeline) checkLocked() error {
 	if err := t.checkEnginesLocked(); err != nil {
 		return err
 	}

@@ -61,6 +61,9 @@ func NewTimeline() *Timeline { return &Timeline{} }
 func (t *Timeline) AddEngine(name string, kind Kind) (EngineID, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if invariants {
+		defer t.verifyLocked()
+	}
 	if name == "" {
 		return 0, fmt.Errorf("add engine: empty name: %w", ErrInvalidEngine)
 	}
@@ -129,6 +132,9 @@ func (t *Timeline) EngineByName(name string) (EngineID, bool) {
 func (t *Timeline) Submit(e EngineID, waits ...Event) (Event, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if invariants {
+		defer t.verifyLocked()
+	}
 	ev, _, err := t.submitLocked(e, waits)
 	return ev, err
 }
@@ -137,6 +143,9 @@ func (t *Timeline) Submit(e EngineID, waits ...Event) (Event, error) {
 func (t *Timeline) submitClock(e EngineID, waits []Event) (Event, Clock, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if invariants {
+		defer t.verifyLocked()
+	}
 	ev, c, err := t.submitLocked(e, waits)
 	if err != nil {
 		return ev, Clock{}, err
@@ -203,6 +212,9 @@ func (t *Timeline) Point(e EngineID) (Point, error) {
 func (t *Timeline) HostSync(ev Event) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if invariants {
+		defer t.verifyLocked()
+	}
 	if err := t.checkEventLocked(ev); err != nil {
 		return fmt.Errorf("host sync: %w", err)
 	}
@@ -241,6 +253,9 @@ func (t *Timeline) Complete(ev Event) error {
 	}
 	t.completed.Join(t.hist[ev.Engine].at(ev.Seq))
 	completed := t.completed
+	if invariants {
+		t.verifyLocked()
+	}
 	t.mu.Unlock()
 
 	if subs := t.subs.Load(); subs != nil {
@@ -392,6 +407,9 @@ func (t *Timeline) AllCompleted(fence *Clock) bool {
 func (t *Timeline) Forget() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if invariants {
+		defer t.verifyLocked()
+	}
 	released := 0
 	for e := 0; e < t.n; e++ {
 		h := &t.hist[e]
