@@ -19,9 +19,12 @@ func Parse(data []byte) (*Trace, error) {
 
 // parse is Parse returning the Program its validation resolved too.
 func parse(data []byte) (*Trace, *Program, error) {
-	t, offs, err := decode(data)
-	if err != nil {
-		return nil, nil, locate(err, data, offs)
+	t, offs, ok := fastDecode(data)
+	if !ok {
+		var err error
+		if t, offs, err = decode(data); err != nil {
+			return nil, nil, locate(err, data, offs)
+		}
 	}
 	p, err := t.Resolve()
 	if err != nil {
