@@ -145,15 +145,24 @@
 //
 // # Costs
 //
-// Parse and Resolve are linear in the document plus one Cover per view (at most
-// CoverBudget runs each, cached). Check sorts the placed buffers by offset and visits only
-// pairs whose ranges overlap; per pair it intersects the footprints of their uses and
-// their release pieces, so it costs O(pairs × usesA × usesB × runs) set operations, and
-// one O(1) happens-before query per conflicting use pair. A plan with placements adds one
-// Relayout and one Cover per use of a placed buffer, and, per host, the pairs of its group. Replay costs one Allocator call
-// per step plus a Stats snapshot per step (O(pending users)); counting fenced hand-overs
-// scans, per alloc, the uses of the earlier buffers overlapping it. LiveLB costs
-// O(S log S) for S elementary segments. None of this is a hot path: the allocation fast
-// path lives in the root package; these are planning and reporting tools, measured by the
-// benchmarks in bench_test.go.
+// Let N be the steps, U the uses and R the byte runs of the uses' footprints and of the
+// buffers' death pieces (one per dense use; a strided view has up to CoverBudget). The
+// package's own costs are near-linear in them; scale_bench_test.go measures them on
+// generated traces at three sizes. Parse reads a document as tools write it (no escapes in strings, integers, no
+// null, "engines" before "steps") in one pass, and anything else with encoding/json, in a
+// few passes; both then Resolve, which is O(N + U) plus one Cover per view (cached); an
+// op naming one buffer twice is found through an index, and a use of a buffer with
+// discarded views is tested against the discarded bytes in O(r log D) for its r runs and
+// D discarded runs. LoadProgram and ReadProgram return the Program that validation built.
+// NewOrder costs O(ops × engines). Check sweeps the pieces of the placed buffers in death
+// order against an index of earlier uses by engine and seq: O(R log R), plus one entry
+// per violation; a plan with placements adds one Relayout and one Cover per use of a
+// placed buffer. Replay makes one Allocator or Timeline call per step and use (what those
+// cost is the root package's; ReplayOptions.TimeAllocator measures it), narrows each
+// alloc's point in O(uses × engines), records a Stats snapshot per step, and after the
+// last step counts fenced hand-overs with a range-max index, O(R log R), and computes
+// LiveLB and the pieces' lifetimes, O(R log R) each. Donation planning costs, per inplace
+// first writer, the uses of each candidate input and the product of the two buffers'
+// death pieces. None of this is a hot path: the allocation fast path lives in the root
+// package; these are planning and reporting tools.
 package trace

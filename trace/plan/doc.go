@@ -96,10 +96,20 @@
 //
 // # Costs
 //
-// Compiling is O(P log P + E R) for P pieces, E conflicting item pairs and
-// R forbidden intervals per pair. A greedy pass is O(n E log E). A search
-// node costs O(degree + sections) and allocates nothing; the ordering stack
-// is O(n x depth) int32s in the worst case.
+// Deriving the problem costs O((R + S) log S) for the R runs of the uses'
+// footprints and the S byte segments they cut the items into; with several
+// engines the concurrent pairs are found by a sweep over the pieces' clocks,
+// O(P log P) for P pieces plus the pairs listed. Compiling normalizes each
+// item's pieces into runs in O((P + Q) log P) for Q pieces out, and builds
+// the conflict graph in O(P log P + E R) for E conflicting item pairs and R
+// forbidden intervals per pair: a trace holding n buffers live at once (one
+// op reading them all) has n²/2 pairs. A greedy pass is O(n E log E); Verify
+// is O(P log P). A search node costs O(degree + sections) and allocates
+// nothing; the ordering stack is O(n x depth) int32s in the worst case.
+// With a budget, Plan runs the online replay and the check of its plan
+// beside the planner and abandons them when the budget ends, so the budget
+// bounds the call whatever the replay costs; the planner's own work before
+// the search and the final check are not cut short.
 //
 // # Invariants
 //
