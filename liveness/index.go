@@ -166,13 +166,19 @@ type Index struct {
 	broken error
 
 	groupPool []*group
-	scratch   ranges.Set
-	scratch2  ranges.Set
-	touched   ranges.Set
-	cand      ranges.Set
-	cand2     ranges.Set
-	blocked   ranges.Set
-	one       [1]ranges.Range
+	// Scratch sets, reused so that queries and updates do not allocate.
+	// A reclaim or SafeRuns pass looks at the held bytes near the bytes
+	// it was told about (nearHeld), keeps the granules they fill
+	// (wholeGranules), and for each run of those finds the bytes some
+	// pending user pins (pinned), the granules those touch
+	// (pinnedGranules) and what is left (unpinned).
+	pinned         ranges.Set
+	unpinned       ranges.Set
+	touched        ranges.Set // bytes whose pins just changed
+	nearHeld       ranges.Set
+	wholeGranules  ranges.Set
+	pinnedGranules ranges.Set
+	single         [1]ranges.Range // TakeRange's one range
 }
 
 // New returns an empty Index for an arena with the given granule (a power of

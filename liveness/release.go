@@ -60,34 +60,42 @@ func (x *Index) reclaim(free func(ranges.Range)) {
 		}
 	}
 	// cand: the fully held granules around the touched bytes.
-	alignOutInto(&x.cand, &x.touched, x.granule)
-	x.cand.RetainSet(&x.held)
-	alignInInto(&x.cand2, &x.cand, x.granule)
-	for _, c := range x.cand2.Runs() {
-		x.scratch.Reset()
+	alignOutInto(&x.nearHeld, &x.touched, x.granule)
+	x.nearHeld.RetainSet(&x.held)
+	alignInInto(&x.wholeGranules, &x.nearHeld, x.granule)
+	for _, c := range x.wholeGranules.Runs() {
+		x.pinned.Reset()
 		switch {
 		case x.mode == Unsafe:
 		case whole:
 			for _, p := range x.pieces {
 				if p.bytes.Bounds().Overlaps(c) {
 					for _, pr := range p.bytes.Runs() {
-						x.scratch.Add(pr.Intersect(c))
+						x.pinned.Add(pr.Intersect(c))
 					}
 				}
 			}
 		default:
-			x.coveredSet(c, &x.scratch)
+			x.coveredSet(c, &x.pinned)
 		}
-		alignOutInto(&x.blocked, &x.scratch, x.granule)
-		x.scratch2.Reset()
-		x.scratch2.Add(c)
-		x.scratch2.RemoveSet(&x.blocked)
-		for _, r := range x.scratch2.Runs() {
+		for _, r := range x.unpinnedOf(c) {
 			x.held.Remove(r)
 			x.heldBytes -= r.Len()
 			free(r)
 		}
 	}
+}
+
+// unpinnedOf returns the granules of c that no byte of x.pinned touches:
+// what may go (reclaim) or be taken (SafeRuns) once x.pinned holds the
+// bytes of c that must stay. The result is x.unpinned's, valid until the
+// next call.
+func (x *Index) unpinnedOf(c ranges.Range) []ranges.Range {
+	alignOutInto(&x.pinnedGranules, &x.pinned, x.granule)
+	x.unpinned.Reset()
+	x.unpinned.Add(c)
+	x.unpinned.RemoveSet(&x.pinnedGranules)
+	return x.unpinned.Runs()
 }
 
 // alignOutInto sets dst to the granules src touches, without allocating

@@ -21,27 +21,23 @@ func (x *Index) SafeRuns(dst []ranges.Range, safe func(sasync.Event) bool) []ran
 			if !x.allSafe(&p.bytes, safe) {
 				continue
 			}
-			alignInInto(&x.cand, &p.bytes, x.granule)
-			dst = append(dst, x.cand.Runs()...)
+			alignInInto(&x.nearHeld, &p.bytes, x.granule)
+			dst = append(dst, x.nearHeld.Runs()...)
 		}
 		return dst
 	}
-	alignInInto(&x.cand2, &x.held, x.granule)
-	for _, c := range x.cand2.Runs() {
-		x.scratch.Reset()
+	alignInInto(&x.wholeGranules, &x.held, x.granule)
+	for _, c := range x.wholeGranules.Runs() {
+		x.pinned.Reset()
 		x.Users(c, func(id UserID, ev sasync.Event, unknown bool) bool {
 			if unknown || !safe(ev) {
 				for _, r := range x.users[id].runs {
-					x.scratch.Add(r.Intersect(c))
+					x.pinned.Add(r.Intersect(c))
 				}
 			}
 			return true
 		})
-		alignOutInto(&x.blocked, &x.scratch, x.granule)
-		x.scratch2.Reset()
-		x.scratch2.Add(c)
-		x.scratch2.RemoveSet(&x.blocked)
-		dst = append(dst, x.scratch2.Runs()...)
+		dst = append(dst, x.unpinnedOf(c)...)
 	}
 	return dst
 }
@@ -51,8 +47,8 @@ func (x *Index) SafeRuns(dst []ranges.Range, safe func(sasync.Event) bool) []ran
 // the events of the pending users covering them, which the new owner's
 // users must be ordered after. It is TakeRanges of one range.
 func (x *Index) TakeRange(r ranges.Range, free func(ranges.Range)) (sasync.Clock, error) {
-	x.one[0] = r
-	return x.TakeRanges(x.one[:], free)
+	x.single[0] = r
+	return x.TakeRanges(x.single[:], free)
 }
 
 // TakeRanges is TakeRange of several disjoint ranges at once: all leave the
