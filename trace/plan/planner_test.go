@@ -107,7 +107,7 @@ func TestPlanGGMLTiny(t *testing.T) {
 		if res.Plan.Size > bound {
 			t.Errorf("size %d above the in-place subrange bound %d", res.Plan.Size, bound)
 		}
-		if res.ReplayHWM == 0 || res.Plan.Size > res.ReplayHWM {
+		if !replayCut(t, res) && (res.ReplayHWM == 0 || res.Plan.Size > res.ReplayHWM) {
 			t.Errorf("size %d, replay %d", res.Plan.Size, res.ReplayHWM)
 		}
 		if !slices.Contains(res.Relaid, "gate_silu-0") {
@@ -338,14 +338,15 @@ func TestPlanRandomTraces(t *testing.T) {
 		checkSafe(t, res)
 		checkInplacer(t, tr)
 		donated += checkReplay(t, iter, tr)
-		if res.ReplayErr != nil {
+		cut := replayCut(t, res)
+		if res.ReplayErr != nil && !cut {
 			t.Fatalf("iter %d: replay failed: %v", iter, res.ReplayErr)
 		}
 		if res.ReplayUnsafe {
 			// The replay runs a safe policy: its plan must pass the checker.
 			t.Fatalf("iter %d: the replay's lower plan fails the checker\n%s", iter, trace.Marshal(tr))
 		}
-		if res.Plan.Size > res.ReplayHWM {
+		if !cut && res.Plan.Size > res.ReplayHWM {
 			t.Fatalf("iter %d: size %d above replay %d", iter, res.Plan.Size, res.ReplayHWM)
 		}
 		if res.LowerBound > res.Plan.Size {
@@ -619,4 +620,16 @@ func TestBudgetBoundsReplay(t *testing.T) {
 	if err != nil || res.ReplayErr != nil || res.ReplayHWM == 0 {
 		t.Fatalf("unhindered replay: %v, %v, hwm %d", err, res.ReplayErr, res.ReplayHWM)
 	}
+}
+
+// replayCut reports whether res's online replay was abandoned when its budget ended (a
+// loaded machine or the race detector can make a short budget run out first); the
+// comparisons with the replay are then skipped.
+func replayCut(t *testing.T, res Result) bool {
+	t.Helper()
+	if errors.Is(res.ReplayErr, trace.ErrStopped) {
+		t.Logf("the online replay did not finish within the budget: %v", res.ReplayErr)
+		return true
+	}
+	return false
 }
