@@ -7,10 +7,11 @@ import (
 	"sync/atomic"
 
 	"github.com/subarena/subarena"
+	sasync "github.com/subarena/subarena/sync"
 )
 
-// MaxEngines is the most engines a program may use.
-const MaxEngines = 8
+// MaxEngines is the most engines a program may use: the Timeline's limit.
+const MaxEngines = sasync.MaxEngines
 
 // ErrMalformed is wrapped by every error Program.Validate returns: the
 // program refers to something that does not exist (yet, or any more), or it
