@@ -350,7 +350,7 @@ func (a *Allocator) noSpace(size int64, cause error) error {
 		return cause
 	}
 	g := a.cfg.Granule
-	req := (size + g - 1) &^ (g - 1)
+	req := ranges.Granule(g).Up(size)
 	st := a.ar.Stats()
 	e := &NoSpaceError{Requested: req, TotalFree: st.Free, LargestFree: st.LargestFree, Held: a.idx.HeldBytes()}
 	e.Pending, _ = a.idx.PendingBytes()

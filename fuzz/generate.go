@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/subarena/subarena"
+	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
 )
 
@@ -142,7 +143,7 @@ func Generate(src Source, cfg GenConfig) *Program {
 	return g.p
 }
 
-func roundUp(n, g int64) int64 { return (n + g - 1) / g * g }
+func roundUp(n, g int64) int64 { return ranges.Granule(g).Up(n) }
 
 // alloc emits an allocation for a writer on engine e and returns the buffer.
 func (g *generator) alloc(e int) int {

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/subarena/subarena"
+	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 )
 
@@ -114,7 +115,7 @@ func (s *Sim) alloc(st *Step, entry *logEntry) bool {
 	}
 	// The pins still pending on the bytes handed over make the fence the
 	// buffer carries; under a safe policy each must happen-before the point.
-	span := (size + s.p.Granule - 1) &^ (s.p.Granule - 1)
+	span := ranges.Granule(s.p.Granule).Up(size)
 	var pc vclock
 	for e := 0; e < s.p.Engines; e++ {
 		pc[e] = uint32(pt.Clock[s.eng[e]])

@@ -103,7 +103,7 @@ func (x *Index) unpinnedOf(c ranges.Range) []ranges.Range {
 func alignOutInto(dst, src *ranges.Set, g int64) {
 	dst.Reset()
 	for _, r := range src.Runs() {
-		dst.Add(ranges.Range{Lo: r.Lo &^ (g - 1), Hi: (r.Hi + g - 1) &^ (g - 1)})
+		dst.Add(ranges.Granule(g).Out(r))
 	}
 }
 
@@ -111,8 +111,8 @@ func alignOutInto(dst, src *ranges.Set, g int64) {
 func alignInInto(dst, src *ranges.Set, g int64) {
 	dst.Reset()
 	for _, r := range src.Runs() {
-		if lo, hi := (r.Lo+g-1)&^(g-1), r.Hi&^(g-1); lo < hi {
-			dst.Add(ranges.Range{Lo: lo, Hi: hi})
+		if in := ranges.Granule(g).In(r); !in.Empty() {
+			dst.Add(in)
 		}
 	}
 }

@@ -259,7 +259,7 @@ func NewOnline(opts OnlineOptions) (*Online, error) {
 	if opts.Capacity <= 0 {
 		return nil, fmt.Errorf("%w: capacity %d", ErrOnline, opts.Capacity)
 	}
-	opts.Capacity = (opts.Capacity + opts.Granule - 1) &^ (opts.Granule - 1)
+	opts.Capacity = ranges.Granule(opts.Granule).Up(opts.Capacity)
 	if opts.Threads <= 0 {
 		opts.Threads = 1
 	}
@@ -416,7 +416,7 @@ func (o *Online) Adopt(tensor unsafe.Pointer) error {
 	r := &resident{t: t, buf: b}
 	o.residents[t] = r
 	o.order = append(o.order, r)
-	o.st.Resident += (size + o.opts.Granule - 1) &^ (o.opts.Granule - 1)
+	o.st.Resident += ranges.Granule(o.opts.Granule).Up(size)
 	return nil
 }
 
@@ -1055,7 +1055,7 @@ func (o *Online) alloc(size int64) (*subarena.Buffer, error) {
 		b, err := o.a.Alloc(size, pt)
 		if err == nil {
 			o.st.Allocs++
-			o.st.AllocBytes += (size + o.opts.Granule - 1) &^ (o.opts.Granule - 1)
+			o.st.AllocBytes += ranges.Granule(o.opts.Granule).Up(size)
 			return b, o.check()
 		}
 		var ns *subarena.NoSpaceError

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/subarena/subarena/ranges"
 )
 
 // Sentinel errors of the package. Every error it returns matches one of
@@ -124,7 +126,7 @@ func (c Config) chunks() int { return (c.Positions() + c.Chunk - 1) / c.Chunk }
 // space whatever the policy and timing; the high-water mark says what was
 // actually needed.
 func (c Config) NoReuseBytes(granule int64) int64 {
-	round := func(elems int) int64 { return (int64(elems)*4 + granule - 1) &^ (granule - 1) }
+	round := func(elems int) int64 { return ranges.Granule(granule).Up(int64(elems) * 4) }
 	var total int64
 	for s := 0; s <= c.Steps; s++ {
 		n, _ := c.stepTokens(s)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 )
 
@@ -121,7 +122,7 @@ func run(w *Weights, opt Options, hk hooks) (*Result, RunStats, error) {
 	if opt.Capacity == 0 {
 		opt.Capacity = c.NoReuseBytes(opt.Granule)
 	}
-	opt.Capacity = (opt.Capacity + opt.Granule - 1) &^ (opt.Granule - 1)
+	opt.Capacity = ranges.Granule(opt.Granule).Up(opt.Capacity)
 	r := &runner{w: w, c: c, opt: opt, tl: sasync.NewTimeline(), res: newResult(c), hooks: hk}
 	r.st.Policy, r.st.Capacity = opt.Policy, opt.Capacity
 	var err error
@@ -291,7 +292,7 @@ func (r *runner) alloc(e sasync.EngineID, elems int) (*subarena.Buffer, error) {
 		b, err := r.a.Alloc(size, pt)
 		if err == nil {
 			r.st.Allocs++
-			r.st.AllocBytes += (size + r.opt.Granule - 1) &^ (r.opt.Granule - 1)
+			r.st.AllocBytes += ranges.Granule(r.opt.Granule).Up(size)
 			return b, r.check()
 		}
 		var ns *subarena.NoSpaceError
