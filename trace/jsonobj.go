@@ -87,7 +87,10 @@ func readObjectAt(raw []byte, base int64) (object, error) {
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return nil, &posError{start, fmt.Errorf("%w: expected an object, found %s", ErrSyntax, describe(tok))}
 	}
-	var obj object
+	var (
+		obj  object
+		keys map[string]bool // the keys so far, once there are many (a plan's offsets)
+	)
 	for dec.More() {
 		keyOff := base + skipSeparator(raw, dec.InputOffset())
 		tok, err := dec.Token()
@@ -98,8 +101,21 @@ func readObjectAt(raw []byte, base int64) (object, error) {
 		if !ok {
 			return nil, &posError{keyOff, fmt.Errorf("%w: expected a key", ErrSyntax)}
 		}
-		if _, dup := obj.get(key); dup {
+		if keys == nil && len(obj) >= 16 {
+			keys = make(map[string]bool, 2*len(obj))
+			for _, f := range obj {
+				keys[f.key] = true
+			}
+		}
+		dup := keys[key]
+		if keys == nil {
+			_, dup = obj.get(key)
+		}
+		if dup {
 			return nil, &posError{keyOff, fmt.Errorf("%w: duplicate key %q", ErrSyntax, key)}
+		}
+		if keys != nil {
+			keys[key] = true
 		}
 		valOff := dec.InputOffset()
 		if i := bytes.IndexByte(raw[valOff:], ':'); i >= 0 {
