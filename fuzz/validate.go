@@ -1,10 +1,12 @@
 package fuzz
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/subarena/subarena"
+	"github.com/subarena/subarena/ranges"
 )
 
 // maxCapacity bounds a program's arena: the simulator keeps a byte and a
@@ -106,10 +108,26 @@ func (p *Program) Validate() error {
 }
 
 func (p *Program) validate() error {
+	if err := p.validateShape(); err != nil {
+		return err
+	}
+	v := newValidator(p)
+	for i := range p.Steps {
+		if err := v.step(i); err != nil {
+			return fmt.Errorf("step %d (%s): %w", i, p.StepString(i), err)
+		}
+	}
+	return v.end()
+}
+
+// validateShape checks the program's sizes, buffers and views, before any
+// step: every view's layout is what its op makes of its parent's, and its
+// bytes are the ones that layout covers.
+func (p *Program) validateShape() error {
 	if p.Engines < 1 || p.Engines > MaxEngines {
 		return fmt.Errorf("%d engines", p.Engines)
 	}
-	if p.Granule <= 0 || p.Granule&(p.Granule-1) != 0 || p.Capacity <= 0 || p.Capacity%p.Granule != 0 || p.Capacity > maxCapacity {
+	if !ranges.Granule(p.Granule).Valid() || p.Capacity <= 0 || p.Capacity%p.Granule != 0 || p.Capacity > maxCapacity {
 		return fmt.Errorf("capacity %d, granule %d", p.Capacity, p.Granule)
 	}
 	if p.Reservations < 0 {
@@ -138,160 +156,217 @@ func (p *Program) validate() error {
 			return fmt.Errorf("view v%d: its bytes are not the ones its layout covers", v)
 		}
 	}
-	lin := p.lineages()
-	hist := map[int]*history{}
-	var ord ordering
-	allocated := make([]bool, len(p.Bufs))
-	released := make([]bool, len(p.Bufs))
-	dead := make([][]bool, len(p.Bufs))
-	resv := make([]int, p.Reservations) // 0 unused, 1 outstanding, 2 done
-	resvView := make([]int, p.Reservations)
-	liveView := func(v int) error {
-		if v < 0 || v >= len(p.Views) {
-			return fmt.Errorf("no view v%d", v)
-		}
-		b := p.Views[v].Buf
-		if !allocated[b] || released[b] {
-			return fmt.Errorf("view v%d of buffer b%d not held", v, b)
-		}
-		for _, i := range p.Views[v].Bytes {
-			if dead[b][i] {
-				return fmt.Errorf("view v%d touches discarded byte %d of b%d", v, i, b)
-			}
-		}
-		return nil
+	return nil
+}
+
+// Reservation states during validation.
+const (
+	resUnused = iota
+	resOutstanding
+	resDone
+)
+
+// validator walks a program's steps, keeping what exists at each one:
+// buffers allocated and released, discarded bytes, submitted ops and their
+// ordering, reservations, and per root buffer the access history that
+// makes every read's writer well-defined.
+type validator struct {
+	p         *Program
+	lin       []lineage
+	hist      map[int]*history
+	ord       ordering
+	allocated []bool
+	released  []bool
+	dead      [][]bool
+	resv      []int // resUnused, resOutstanding or resDone
+	resvView  []int
+	needs     []int
+}
+
+func newValidator(p *Program) *validator {
+	return &validator{
+		p: p, lin: p.lineages(), hist: map[int]*history{},
+		allocated: make([]bool, len(p.Bufs)), released: make([]bool, len(p.Bufs)), dead: make([][]bool, len(p.Bufs)),
+		resv: make([]int, p.Reservations), resvView: make([]int, p.Reservations),
 	}
-	kill := func(v int) {
-		b := p.Views[v].Buf
-		for _, i := range p.Views[v].Bytes {
-			dead[b][i] = true
+}
+
+// step checks step i and applies it.
+func (v *validator) step(i int) error {
+	s := &v.p.Steps[i]
+	switch s.Kind {
+	case StepAlloc:
+		return v.alloc(s)
+	case StepSubmit:
+		return v.submit(i, s)
+	case StepRelease:
+		if s.Buf < 0 || s.Buf >= len(v.p.Bufs) || !v.allocated[s.Buf] || v.released[s.Buf] {
+			return errors.New("buffer not held")
 		}
+		v.released[s.Buf] = true
+	case StepDiscard, StepClaim:
+		if err := v.liveView(s.View); err != nil {
+			return err
+		}
+		if len(v.p.Views[s.View].Bytes) == 0 {
+			return errors.New("empty view")
+		}
+		v.kill(s.View)
+	case StepHostSync:
+		if s.Op < 0 || s.Op >= len(v.ord.clock) {
+			return errors.New("op not submitted")
+		}
+		v.ord.host.join(&v.ord.clock[s.Op])
+	case StepDonate:
+		return v.donate(s)
+	case StepReserve:
+		if err := v.liveView(s.View); err != nil {
+			return err
+		}
+		if s.Res < 0 || s.Res >= len(v.resv) || v.resv[s.Res] != resUnused || len(v.p.Views[s.View].Bytes) == 0 {
+			return errors.New("bad reservation")
+		}
+		v.resv[s.Res], v.resvView[s.Res] = resOutstanding, s.View
+	case StepCancel:
+		if s.Res < 0 || s.Res >= len(v.resv) || v.resv[s.Res] != resOutstanding {
+			return errors.New("reservation not outstanding")
+		}
+		v.resv[s.Res] = resDone
+	default:
+		return errors.New("unknown step kind")
 	}
-	var needs []int
-	for i := range p.Steps {
-		s := &p.Steps[i]
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("step %d (%s): %s", i, p.StepString(i), fmt.Sprintf(format, args...))
-		}
-		switch s.Kind {
-		case StepAlloc:
-			if s.Buf < 0 || s.Buf >= len(p.Bufs) || allocated[s.Buf] || p.Bufs[s.Buf].From >= 0 || s.Size != p.Bufs[s.Buf].Size || s.Size <= 0 || s.Engine < 0 || s.Engine >= p.Engines {
-				return bad("bad alloc")
-			}
-			allocated[s.Buf] = true
-			dead[s.Buf] = make([]bool, s.Size)
-			if lin[s.Buf].root == s.Buf {
-				hist[s.Buf] = newHistory(s.Size)
-			}
-		case StepSubmit:
-			if s.Op != len(ord.clock) || s.Op >= len(p.Ops) || p.Ops[s.Op].Step != i || p.Ops[s.Op].Engine != s.Engine || s.Engine < 0 || s.Engine >= p.Engines {
-				return bad("bad op")
-			}
-			for _, w := range s.Waits {
-				if w < 0 || w >= s.Op {
-					return bad("waits for unsubmitted o%d", w)
-				}
-			}
-			for _, u := range s.Uses {
-				if u.Access&^subarena.ReadWrite != 0 || u.Access == 0 {
-					return bad("access %v", u.Access)
-				}
-				if u.Res >= 0 {
-					if u.Res >= len(resv) || resv[u.Res] != 1 || resvView[u.Res] != u.View {
-						return bad("reservation r%d not outstanding for v%d", u.Res, u.View)
-					}
-					resv[u.Res] = 2
-					continue
-				}
-				if err := liveView(u.View); err != nil {
-					return bad("%v", err)
-				}
-			}
-			c := ord.submit(s.Engine, s.Waits)
-			needs = needs[:0]
-			for _, u := range s.Uses {
-				l := lin[p.Views[u.View].Buf]
-				for _, b := range p.Views[u.View].Bytes {
-					needs = hist[l.root].needs(needs, l.off+int64(b), u.Access)
-				}
-			}
-			for _, n := range needs {
-				if n != s.Op && !ord.before(n, &c) {
-					return bad("races with o%d (not ordered before it)", n)
-				}
-			}
-			for _, acc := range []subarena.Access{subarena.Read, subarena.Write} {
-				for _, u := range s.Uses {
-					if u.Access&acc == 0 {
-						continue
-					}
-					l := lin[p.Views[u.View].Buf]
-					for _, b := range p.Views[u.View].Bytes {
-						hist[l.root].record(s.Op, l.off+int64(b), acc)
-					}
-				}
-			}
-		case StepRelease:
-			if s.Buf < 0 || s.Buf >= len(p.Bufs) || !allocated[s.Buf] || released[s.Buf] {
-				return bad("buffer not held")
-			}
-			released[s.Buf] = true
-		case StepDiscard, StepClaim:
-			if err := liveView(s.View); err != nil {
-				return bad("%v", err)
-			}
-			if len(p.Views[s.View].Bytes) == 0 {
-				return bad("empty view")
-			}
-			kill(s.View)
-		case StepHostSync:
-			if s.Op < 0 || s.Op >= len(ord.clock) {
-				return bad("op not submitted")
-			}
-			ord.host.join(&ord.clock[s.Op])
-		case StepDonate:
-			if err := liveView(s.View); err != nil {
-				return bad("%v", err)
-			}
-			bytes := p.Views[s.View].Bytes
-			if s.Op < 0 || s.Op >= len(ord.clock) || !contiguous(bytes) {
-				return bad("op not submitted or view not dense")
-			}
-			if s.Buf < 0 || s.Buf >= len(p.Bufs) || allocated[s.Buf] || p.Bufs[s.Buf].From != s.View || p.Bufs[s.Buf].Op != s.Op ||
-				p.Bufs[s.Buf].Size != int64(len(bytes)) || lin[s.Buf].root == s.Buf {
-				return bad("bad donated buffer")
-			}
-			kill(s.View)
-			allocated[s.Buf] = true
-			dead[s.Buf] = make([]bool, len(bytes))
-		case StepReserve:
-			if err := liveView(s.View); err != nil {
-				return bad("%v", err)
-			}
-			if s.Res < 0 || s.Res >= len(resv) || resv[s.Res] != 0 || len(p.Views[s.View].Bytes) == 0 {
-				return bad("bad reservation")
-			}
-			resv[s.Res], resvView[s.Res] = 1, s.View
-		case StepCancel:
-			if s.Res < 0 || s.Res >= len(resv) || resv[s.Res] != 1 {
-				return bad("reservation not outstanding")
-			}
-			resv[s.Res] = 2
-		default:
-			return bad("unknown step kind")
+	return nil
+}
+
+// liveView checks that view vi exists and that the program holds all its
+// bytes.
+func (v *validator) liveView(vi int) error {
+	if vi < 0 || vi >= len(v.p.Views) {
+		return fmt.Errorf("no view v%d", vi)
+	}
+	b := v.p.Views[vi].Buf
+	if !v.allocated[b] || v.released[b] {
+		return fmt.Errorf("view v%d of buffer b%d not held", vi, b)
+	}
+	for _, i := range v.p.Views[vi].Bytes {
+		if v.dead[b][i] {
+			return fmt.Errorf("view v%d touches discarded byte %d of b%d", vi, i, b)
 		}
 	}
-	if len(ord.clock) != len(p.Ops) {
-		return fmt.Errorf("%d ops defined, %d submitted", len(p.Ops), len(ord.clock))
+	return nil
+}
+
+// kill marks view vi's bytes as no longer held.
+func (v *validator) kill(vi int) {
+	b := v.p.Views[vi].Buf
+	for _, i := range v.p.Views[vi].Bytes {
+		v.dead[b][i] = true
 	}
-	// A program ends with nothing held, so that the arena must be whole.
+}
+
+func (v *validator) alloc(s *Step) error {
+	p := v.p
+	if s.Buf < 0 || s.Buf >= len(p.Bufs) || v.allocated[s.Buf] || p.Bufs[s.Buf].From >= 0 || s.Size != p.Bufs[s.Buf].Size || s.Size <= 0 || s.Engine < 0 || s.Engine >= p.Engines {
+		return errors.New("bad alloc")
+	}
+	v.allocated[s.Buf] = true
+	v.dead[s.Buf] = make([]bool, s.Size)
+	if v.lin[s.Buf].root == s.Buf {
+		v.hist[s.Buf] = newHistory(s.Size)
+	}
+	return nil
+}
+
+// submit checks op s.Op's waits and uses, that it is ordered after every
+// op whose accesses it conflicts with (race-freedom), and records its
+// accesses.
+func (v *validator) submit(i int, s *Step) error {
+	p := v.p
+	if s.Op != len(v.ord.clock) || s.Op >= len(p.Ops) || p.Ops[s.Op].Step != i || p.Ops[s.Op].Engine != s.Engine || s.Engine < 0 || s.Engine >= p.Engines {
+		return errors.New("bad op")
+	}
+	for _, w := range s.Waits {
+		if w < 0 || w >= s.Op {
+			return fmt.Errorf("waits for unsubmitted o%d", w)
+		}
+	}
+	for _, u := range s.Uses {
+		if u.Access&^subarena.ReadWrite != 0 || u.Access == 0 {
+			return fmt.Errorf("access %v", u.Access)
+		}
+		if u.Res >= 0 {
+			if u.Res >= len(v.resv) || v.resv[u.Res] != resOutstanding || v.resvView[u.Res] != u.View {
+				return fmt.Errorf("reservation r%d not outstanding for v%d", u.Res, u.View)
+			}
+			v.resv[u.Res] = resDone
+			continue
+		}
+		if err := v.liveView(u.View); err != nil {
+			return err
+		}
+	}
+	c := v.ord.submit(s.Engine, s.Waits)
+	v.needs = v.needs[:0]
+	for _, u := range s.Uses {
+		l := v.lin[p.Views[u.View].Buf]
+		for _, b := range p.Views[u.View].Bytes {
+			v.needs = v.hist[l.root].needs(v.needs, l.off+int64(b), u.Access)
+		}
+	}
+	for _, n := range v.needs {
+		if n != s.Op && !v.ord.before(n, &c) {
+			return fmt.Errorf("races with o%d (not ordered before it)", n)
+		}
+	}
+	for _, acc := range []subarena.Access{subarena.Read, subarena.Write} {
+		for _, u := range s.Uses {
+			if u.Access&acc == 0 {
+				continue
+			}
+			l := v.lin[p.Views[u.View].Buf]
+			for _, b := range p.Views[u.View].Bytes {
+				v.hist[l.root].record(s.Op, l.off+int64(b), acc)
+			}
+		}
+	}
+	return nil
+}
+
+// donate checks that a dense view of held bytes goes to a submitted op as
+// the buffer the program declared for it.
+func (v *validator) donate(s *Step) error {
+	p := v.p
+	if err := v.liveView(s.View); err != nil {
+		return err
+	}
+	bytes := p.Views[s.View].Bytes
+	if s.Op < 0 || s.Op >= len(v.ord.clock) || !contiguous(bytes) {
+		return errors.New("op not submitted or view not dense")
+	}
+	if s.Buf < 0 || s.Buf >= len(p.Bufs) || v.allocated[s.Buf] || p.Bufs[s.Buf].From != s.View || p.Bufs[s.Buf].Op != s.Op ||
+		p.Bufs[s.Buf].Size != int64(len(bytes)) || v.lin[s.Buf].root == s.Buf {
+		return errors.New("bad donated buffer")
+	}
+	v.kill(s.View)
+	v.allocated[s.Buf] = true
+	v.dead[s.Buf] = make([]bool, len(bytes))
+	return nil
+}
+
+// end checks the program's end: every op submitted, nothing held (so the
+// arena must be whole), no reservation left outstanding.
+func (v *validator) end() error {
+	p := v.p
+	if len(v.ord.clock) != len(p.Ops) {
+		return fmt.Errorf("%d ops defined, %d submitted", len(p.Ops), len(v.ord.clock))
+	}
 	for b := range p.Bufs {
-		if allocated[b] && !released[b] && slices.Contains(dead[b], false) {
+		if v.allocated[b] && !v.released[b] && slices.Contains(v.dead[b], false) {
 			return fmt.Errorf("buffer b%d is never released", b)
 		}
 	}
-	for r, st := range resv {
-		if st == 1 {
+	for r, st := range v.resv {
+		if st == resOutstanding {
 			return fmt.Errorf("reservation r%d is never used or cancelled", r)
 		}
 	}
