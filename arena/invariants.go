@@ -46,6 +46,44 @@ func (a *Arena) verify() {
 //
 // It costs O(capacity/64 + nodes) and allocates; it is for tests.
 func (a *Arena) CheckInvariants() error {
+	if err := a.checkCounters(); err != nil {
+		return err
+	}
+	if err := a.checkTailBits(); err != nil {
+		return err
+	}
+	nn := len(a.nodes)
+	fresh := int(a.fresh)
+	if fresh > nn || int(a.nheads) >= fresh || nn > maxSlots {
+		return corrupt("%d node slots, %d class heads, first unused slot %d", nn, a.nheads, fresh)
+	}
+	seen := make([]uint8, nn)
+	live, err := a.checkChains(seen)
+	if err != nil {
+		return err
+	}
+	if err := a.checkRegions(live); err != nil {
+		return err
+	}
+	if err := a.checkClassLists(seen); err != nil {
+		return err
+	}
+	if err := a.checkClassBits(); err != nil {
+		return err
+	}
+	return a.checkRetired(seen, len(live)+int(a.nheads))
+}
+
+// What CheckInvariants has seen of each node slot.
+const (
+	seenChain = 1 << iota
+	seenClass
+	seenRetired
+)
+
+// checkCounters checks the capacity and the in-use, peak and high-water
+// counters.
+func (a *Arena) checkCounters() error {
 	if a.capG < 0 || a.capG > maxGranules {
 		return corrupt("capacity %d granules outside [0, %d]", a.capG, int64(maxGranules))
 	}
@@ -58,51 +96,40 @@ func (a *Arena) CheckInvariants() error {
 	if a.inUseG < 0 || a.inUseG > a.capG || a.peakG < a.inUseG || a.highG > a.capG || a.highG < 0 {
 		return corrupt("counters: in use %d, peak %d, high water %d, capacity %d", a.inUseG, a.peakG, a.highG, a.capG)
 	}
-	if err := a.checkTailBits(); err != nil {
-		return err
-	}
-	nn := len(a.nodes)
-	const (
-		seenChain = 1 << iota
-		seenClass
-		seenRetired
-	)
-	fresh := int(a.fresh)
-	if fresh > nn || int(a.nheads) >= fresh || nn > maxSlots {
-		return corrupt("%d node slots, %d class heads, first unused slot %d", nn, a.nheads, fresh)
-	}
-	seen := make([]uint8, nn)
+	return nil
+}
 
-	// Tail buckets: every chained node is live, chained once, under the
-	// bucket of its last granule; the bitmap marks exactly the non-empty
-	// chains.
+// checkChains checks the tail buckets: every chained node is live,
+// chained once, under the bucket of its last granule, and the bitmap marks
+// exactly the non-empty chains. It returns the chained nodes.
+func (a *Arena) checkChains(seen []uint8) ([]uint32, error) {
 	if int64(len(a.chains)) != a.tails.size() {
-		return corrupt("%d chains for %d buckets", len(a.chains), a.tails.size())
+		return nil, corrupt("%d chains for %d buckets", len(a.chains), a.tails.size())
 	}
 	var live []uint32
 	for w, h := range a.chains {
 		prevEnd := int64(-1)
 		bit := a.tails.level[0][w>>6]&(1<<(uint(w)&63)) != 0
 		if bit != (h != none) {
-			return corrupt("bucket %d: bit %v, chain head %d", w, bit, h)
+			return nil, corrupt("bucket %d: bit %v, chain head %d", w, bit, h)
 		}
 		for k := 0; h != none; h, k = a.node(h).chain, k+1 {
 			if !a.validNode(h) {
-				return corrupt("bucket %d: handle %d is no node slot", w, h)
+				return nil, corrupt("bucket %d: handle %d is no node slot", w, h)
 			}
 			if k >= 1<<bucketShift {
-				return corrupt("bucket %d: chain longer than %d", w, 1<<bucketShift)
+				return nil, corrupt("bucket %d: chain longer than %d", w, 1<<bucketShift)
 			}
 			n := *a.node(h)
 			switch {
 			case seen[h>>handleShift]&seenChain != 0:
-				return corrupt("node %d chained twice", h)
+				return nil, corrupt("node %d chained twice", h)
 			case n.class == 0:
-				return corrupt("bucket %d chains retired node %d", w, h)
+				return nil, corrupt("bucket %d chains retired node %d", w, h)
 			case (n.hi-1)>>bucketShift != int64(w):
-				return corrupt("node %d ending at %d chained in bucket %d", h, n.hi, w)
+				return nil, corrupt("node %d ending at %d chained in bucket %d", h, n.hi, w)
 			case n.hi <= prevEnd:
-				return corrupt("bucket %d: node %d ending at %d chained after one ending at %d", w, h, n.hi, prevEnd)
+				return nil, corrupt("bucket %d: node %d ending at %d chained after one ending at %d", w, h, n.hi, prevEnd)
 			}
 			prevEnd = n.hi
 			seen[h>>handleShift] |= seenChain
@@ -110,11 +137,15 @@ func (a *Arena) CheckInvariants() error {
 		}
 	}
 	if len(live) != a.nfree {
-		return corrupt("%d regions chained, count says %d", len(live), a.nfree)
+		return nil, corrupt("%d regions chained, count says %d", len(live), a.nfree)
 	}
+	return live, nil
+}
 
-	// Free regions in address order: non-empty, inside the capacity,
-	// disjoint and fully coalesced.
+// checkRegions checks the free regions in address order: non-empty,
+// inside the capacity, disjoint and fully coalesced, adding up with the
+// bytes in use to the capacity.
+func (a *Arena) checkRegions(live []uint32) error {
 	slices.SortFunc(live, func(x, y uint32) int { return cmp.Compare(a.node(x).lo, a.node(y).lo) })
 	var freeG, prevHi int64 = 0, -1
 	for _, h := range live {
@@ -131,9 +162,13 @@ func (a *Arena) CheckInvariants() error {
 	if freeG+a.inUseG != a.capG {
 		return corrupt("free %d + in use %d != capacity %d granules", freeG, a.inUseG, a.capG)
 	}
+	return nil
+}
 
-	// Class lists: circular through their heads, the bitmap marking
-	// exactly the non-empty ones.
+// checkClassLists checks the class lists: circular through their heads,
+// each listing free regions of its class exactly once, the bitmap marking
+// exactly the non-empty ones.
+func (a *Arena) checkClassLists(seen []uint8) error {
 	if want := uint32(numClasses); !a.unbounded {
 		if want = uint32(classOf(max(a.capG, 1))) + 1; a.nheads != want {
 			return corrupt("%d class heads, want %d", a.nheads, want)
@@ -159,31 +194,50 @@ func (a *Arena) CheckInvariants() error {
 		if word == empty {
 			return corrupt("class %d: bitmap %v, empty %v", c, word, empty)
 		}
-		prev := hc
-		h := head.next
-		for ; h != hc; h = a.node(h).next {
-			if !a.validNode(h) {
-				return corrupt("class %d: handle %d is no node slot", c, h)
-			}
-			n := *a.node(h)
-			switch {
-			case seen[h>>handleShift]&seenClass != 0:
-				return corrupt("node %d listed twice in the classes", h)
-			case seen[h>>handleShift]&seenChain == 0:
-				return corrupt("class %d lists node %d that is no free region", c, h)
-			case n.prev != prev:
-				return corrupt("node %d: prev %d, want %d", h, n.prev, prev)
-			case int(n.class) != c || classOf(n.hi-n.lo) != c:
-				return corrupt("node %d of %d granules in class %d, marked %d, want %d", h, n.hi-n.lo, c, n.class, classOf(n.hi-n.lo))
-			}
-			seen[h>>handleShift] |= seenClass
-			prev = h
-			count++
+		n, err := a.checkClassList(c, seen)
+		if err != nil {
+			return err
 		}
-		if head.prev != prev {
-			return corrupt("class %d: head's prev %d, last node %d", c, head.prev, prev)
-		}
+		count += n
 	}
+	if count != a.nfree {
+		return corrupt("%d nodes in class lists, %d free regions", count, a.nfree)
+	}
+	return nil
+}
+
+// checkClassList checks class c's list and returns its length.
+func (a *Arena) checkClassList(c int, seen []uint8) (int, error) {
+	hc := headOf(c)
+	prev, count := hc, 0
+	for h := a.nodes[c].next; h != hc; h = a.node(h).next {
+		if !a.validNode(h) {
+			return 0, corrupt("class %d: handle %d is no node slot", c, h)
+		}
+		n := *a.node(h)
+		switch {
+		case seen[h>>handleShift]&seenClass != 0:
+			return 0, corrupt("node %d listed twice in the classes", h)
+		case seen[h>>handleShift]&seenChain == 0:
+			return 0, corrupt("class %d lists node %d that is no free region", c, h)
+		case n.prev != prev:
+			return 0, corrupt("node %d: prev %d, want %d", h, n.prev, prev)
+		case int(n.class) != c || classOf(n.hi-n.lo) != c:
+			return 0, corrupt("node %d of %d granules in class %d, marked %d, want %d", h, n.hi-n.lo, c, n.class, classOf(n.hi-n.lo))
+		}
+		seen[h>>handleShift] |= seenClass
+		prev = h
+		count++
+	}
+	if a.nodes[c].prev != prev {
+		return 0, corrupt("class %d: head's prev %d, last node %d", c, a.nodes[c].prev, prev)
+	}
+	return count, nil
+}
+
+// checkClassBits checks the class bitmap's summary and its bits past the
+// last class.
+func (a *Arena) checkClassBits() error {
 	for c := int(a.nheads); c < classSlots; c++ {
 		if a.classes.word[c>>6]&(1<<(uint(c)&63)) != 0 {
 			return corrupt("class %d has no head but is marked non-empty", c)
@@ -205,13 +259,13 @@ func (a *Arena) CheckInvariants() error {
 	if a.classes.word[0]&1 != 0 {
 		return corrupt("class 0 marked non-empty")
 	}
-	if count != a.nfree {
-		return corrupt("%d nodes in class lists, %d free regions", count, a.nfree)
-	}
+	return nil
+}
 
-	count = len(live) + int(a.nheads)
-	// Retired slots: at least one, so that Free never has to grow the
-	// node slice.
+// checkRetired checks the retired slots — at least one, so that Free never
+// has to grow the node slice — and that heads, live nodes (count of them so
+// far) and retired slots account for every used slot.
+func (a *Arena) checkRetired(seen []uint8, count int) error {
 	if a.retired == none {
 		return corrupt("no retired slot")
 	}
@@ -231,8 +285,8 @@ func (a *Arena) CheckInvariants() error {
 		seen[h>>handleShift] |= seenRetired
 		count++
 	}
-	if count != fresh {
-		return corrupt("%d slots heads, live or retired out of %d used", count, fresh)
+	if count != int(a.fresh) {
+		return corrupt("%d slots heads, live or retired out of %d used", count, a.fresh)
 	}
 	return nil
 }
