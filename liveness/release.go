@@ -226,51 +226,72 @@ func (x *Index) CheckInvariants() error {
 	if n := x.held.Len(); n != x.heldBytes {
 		return fmt.Errorf("liveness: %d bytes held, counted %d", n, x.heldBytes)
 	}
-	if wt, wp := x.pendingBytesWalk(); true {
-		t, p := x.PendingBytes()
-		if t != wt || p != wp {
-			return fmt.Errorf("liveness: pending bytes counted %d %v, walked %d %v", t, p, wt, wp)
-		}
+	wt, wp := x.pendingBytesWalk()
+	if t, p := x.PendingBytes(); t != wt || p != wp {
+		return fmt.Errorf("liveness: pending bytes counted %d %v, walked %d %v", t, p, wt, wp)
 	}
-	keys, empty := 0, 0
-	var terr error
+	if err := x.checkKeys(); err != nil {
+		return err
+	}
+	if err := x.checkUsers(); err != nil {
+		return err
+	}
+	inPieces, err := x.checkPieces()
+	if err != nil {
+		return err
+	}
+	return x.checkNothingReturnable(&inPieces)
+}
+
+// checkKeys checks the tree's keys against the run map and their groups
+// against the users.
+func (x *Index) checkKeys() error {
 	if err := x.tree.check(); err != nil {
 		return err
 	}
+	keys, empty := 0, 0
+	var err error
 	x.tree.Each(func(g *group) bool {
 		keys++
-		if x.byRun[ranges.Range{Lo: g.lo, Hi: g.hi}] != g {
-			terr = fmt.Errorf("liveness: run map misses group [%d, %d)", g.lo, g.hi)
-			return false
-		}
 		if len(g.users) == 0 {
 			empty++
 		}
-		for i, id := range g.users {
-			if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
-				terr = fmt.Errorf("liveness: group [%d, %d) lists dead user %d", g.lo, g.hi, id)
-				return false
-			}
-			for _, o := range g.users[:i] {
-				if o == id {
-					terr = fmt.Errorf("liveness: group [%d, %d) lists user %d twice", g.lo, g.hi, id)
-					return false
-				}
-			}
-			if !hasRun(x.users[id].runs, ranges.Range{Lo: g.lo, Hi: g.hi}) {
-				terr = fmt.Errorf("liveness: user %d in group [%d, %d) lacks that run", id, g.lo, g.hi)
-				return false
-			}
-		}
-		return true
+		err = x.checkGroup(g)
+		return err == nil
 	})
-	if terr != nil {
-		return terr
+	if err != nil {
+		return err
 	}
 	if keys != x.keys || x.tree.Len() != keys || len(x.byRun) != keys || empty != x.empty {
 		return fmt.Errorf("liveness: %d keys (%d empty) in tree, %d in the run map, counted %d (%d empty)", keys, empty, len(x.byRun), x.keys, x.empty)
 	}
-	live := 0
+	return nil
+}
+
+// checkGroup checks one key's group: in the run map, listing live users
+// once each, every one of which covers the key's run.
+func (x *Index) checkGroup(g *group) error {
+	if x.byRun[ranges.Range{Lo: g.lo, Hi: g.hi}] != g {
+		return fmt.Errorf("liveness: run map misses group [%d, %d)", g.lo, g.hi)
+	}
+	for i, id := range g.users {
+		if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
+			return fmt.Errorf("liveness: group [%d, %d) lists dead user %d", g.lo, g.hi, id)
+		}
+		if containsID(g.users[:i], id) {
+			return fmt.Errorf("liveness: group [%d, %d) lists user %d twice", g.lo, g.hi, id)
+		}
+		if !hasRun(x.users[id].runs, ranges.Range{Lo: g.lo, Hi: g.hi}) {
+			return fmt.Errorf("liveness: user %d in group [%d, %d) lacks that run", id, g.lo, g.hi)
+		}
+	}
+	return nil
+}
+
+// checkUsers checks the engine queues and the live users: queues in seq
+// order, each live known user queued once on its engine, every user's runs
+// normalized and indexed, the pending count right.
+func (x *Index) checkUsers() error {
 	var queuedCount [sasync.MaxEngines]int
 	for e := range x.queues {
 		q := x.queues[e][x.heads[e]:]
@@ -287,6 +308,7 @@ func (x *Index) CheckInvariants() error {
 			}
 		}
 	}
+	live := 0
 	var known [sasync.MaxEngines]int
 	for i := range x.users {
 		u := &x.users[i]
@@ -313,23 +335,35 @@ func (x *Index) CheckInvariants() error {
 	if known != queuedCount {
 		return fmt.Errorf("liveness: queued users %v, known live users %v", queuedCount, known)
 	}
-	whole := x.mode.Whole()
+	return nil
+}
+
+// checkPieces checks whole mode's pieces — only in whole mode, disjoint,
+// held, each still pinned — and returns their bytes.
+func (x *Index) checkPieces() (ranges.Set, error) {
 	var inPieces ranges.Set
 	for i, p := range x.pieces {
-		if !whole {
-			return fmt.Errorf("liveness: piece outside whole mode")
+		if !x.mode.Whole() {
+			return inPieces, fmt.Errorf("liveness: piece outside whole mode")
 		}
 		if r, ok := inPieces.OverlapsSet(&p.bytes); ok {
-			return fmt.Errorf("liveness: pieces overlap at %v", r)
+			return inPieces, fmt.Errorf("liveness: pieces overlap at %v", r)
 		}
 		inPieces.AddSet(&p.bytes)
 		if !x.coveredAny(&p.bytes) {
-			return fmt.Errorf("liveness: piece %d is held but no user pins it", i)
+			return inPieces, fmt.Errorf("liveness: piece %d is held but no user pins it", i)
 		}
 	}
 	if d := ranges.Subtract(&inPieces, &x.held); !d.IsEmpty() {
-		return fmt.Errorf("liveness: piece bytes %v not held", d.Runs()[0])
+		return inPieces, fmt.Errorf("liveness: piece bytes %v not held", d.Runs()[0])
 	}
+	return inPieces, nil
+}
+
+// checkNothingReturnable checks that no held granule may return: in the
+// safe modes every fully held granule has a pending user (subrange) or
+// lies in a pinned piece (whole); in the unsafe mode none is fully held.
+func (x *Index) checkNothingReturnable(inPieces *ranges.Set) error {
 	full := x.held.AlignIn(x.granule)
 	for _, c := range full.Runs() {
 		for g := c.Lo; g < c.Hi; g += x.granule {
@@ -337,7 +371,7 @@ func (x *Index) CheckInvariants() error {
 			switch {
 			case x.mode == Unsafe:
 				return fmt.Errorf("liveness: granule %v held in unsafe mode", gr)
-			case whole:
+			case x.mode.Whole():
 				if _, ok := inPieces.Overlaps(gr); !ok {
 					return fmt.Errorf("liveness: granule %v held outside any pinned piece", gr)
 				}
