@@ -9,6 +9,13 @@ import "math/bits"
 // ErrInvalidSize for size <= 0, ErrMisaligned for an offset or size that is
 // not a granule multiple, ErrOutOfRange for a range outside [0, Capacity),
 // and ErrNotAllocated when any byte of the range is already free.
+//
+// Free is one of the arena's hand-written hot paths (with Alloc): the
+// neighbour lookups, list and chain edits are inlined by hand, which makes
+// it one long function (cyclomatic complexity about 50) on purpose; the
+// churn benchmarks and the instruction counts in doc.go are what it is
+// kept that way for, and the arenachecked build and CheckInvariants guard
+// it.
 func (a *Arena) Free(off, size int64) error {
 	if invariants {
 		defer a.verify()
