@@ -98,10 +98,10 @@ func (r *runner) step(s int) error {
 }
 
 // layer submits one decoder block over the residual stream x [n, D],
-// which it updates in place.
+// which it updates in place: attention here, then feedForward.
 func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 	c, lw := r.c, r.w.Layers[l]
-	d, h, dh, f := c.Dim, c.Heads, c.HeadDim(), c.FFN
+	d, h, dh := c.Dim, c.Heads, c.HeadDim()
 	const (
 		rd = subarena.Read
 		wr = subarena.Write
@@ -212,8 +212,20 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 		return err
 	}
 
-	// Feed-forward: gate|up = RMSNorm(x)·Wgu, split in halves; gate =
-	// silu(gate)·up in place (up is discarded at once); x += gate·Wdown.
+	return r.feedForward(l, n, xv, xt)
+}
+
+// feedForward submits a block's feed-forward half over the residual stream
+// x [n, D]: gate|up = RMSNorm(x)·Wgu, split in halves; gate = silu(gate)·up
+// in place (up is discarded at once); x += gate·Wdown.
+func (r *runner) feedForward(l, n int, xv *subarena.View, xt Tensor) error {
+	c, lw := r.c, r.w.Layers[l]
+	d, f := c.Dim, c.FFN
+	const (
+		rd = subarena.Read
+		wr = subarena.Write
+		rw = subarena.ReadWrite
+	)
 	h2b, h2v, err := r.allocDense(r.compute, n, d)
 	if err != nil {
 		return err
@@ -227,7 +239,7 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 		return err
 	}
 	gate, up := halves[0], halves[1]
-	ts, err = tensors(h2v, guv, gate, up)
+	ts, err := tensors(h2v, guv, gate, up)
 	if err != nil {
 		return err
 	}
