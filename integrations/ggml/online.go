@@ -611,124 +611,160 @@ func (o *Online) Step(graph unsafe.Pointer, in OnlineInput) (*OnlineStep, error)
 	}
 
 	for i, t := range nodes {
-		bt := baseOf(t)
-		b := s.bases[bt]
-		if !computes(t) {
-			if t.view_src != nil && b != nil {
-				if err := o.pointView(t, b); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		}
-		var donor *obase
-		if t.view_src == nil && b != nil && b.class == classOwn {
-			if donor = o.donor(s, t, i); donor != nil {
-				if err := o.place(t, donor.buf); err != nil {
-					return nil, err
-				}
-			} else if err := o.allocBase(b); err != nil {
-				return nil, fmt.Errorf("node %d %q: %w", i, tensorName(t), err)
-			}
-		} else if t.view_src != nil && b != nil {
-			if err := o.pointView(t, b); err != nil {
-				return nil, err
-			}
-		}
-		uses = uses[:0]
-		for j := range C.GGML_MAX_SRC {
-			src := t.src[j]
-			if src == nil {
-				continue
-			}
-			v, err := s.view(src)
-			if err != nil {
-				return nil, fmt.Errorf("node %d %q, source %q: %w", i, tensorName(t), tensorName(src), err)
-			}
-			if v != nil {
-				uses = append(uses, use{v, subarena.Read})
-			}
-		}
-		var out *subarena.View
-		if donor == nil {
-			v, err := s.view(t)
-			if err != nil {
-				return nil, fmt.Errorf("node %d %q: %w", i, tensorName(t), err)
-			}
-			if out = v; out != nil {
-				uses = append(uses, use{out, subarena.Write})
-			}
-		}
-		node := t
-		ev, err := o.submit(o.compute, nil, func() error {
-			if rc := C.sa_online_compute(o.be, o.g1, node); rc != C.GGML_STATUS_SUCCESS {
-				return fmt.Errorf("ggml_backend_graph_compute of %q: status %d", tensorName(node), int(rc))
-			}
-			return nil
-		}, uses...)
-		if err != nil {
+		var err error
+		if uses, err = o.stepNode(st, s, i, t, in, uses[:0]); err != nil {
 			return nil, err
-		}
-		if donor != nil {
-			// The node has read its source and writes the same bytes: they
-			// leave the source's buffer for the node's.
-			nb, err := o.a.Donate(donor.buf.Whole(), ev)
-			switch {
-			case err == nil:
-				o.st.Donations++
-				b.buf = nb
-			case errors.Is(err, subarena.ErrPending):
-				// Under ir-order the bytes may still carry the users of
-				// an earlier owner: the node keeps the source's buffer.
-				b.buf, donor.buf = donor.buf, nil
-			default:
-				return nil, fmt.Errorf("node %d %q: donate %q: %w", i, tensorName(t), tensorName(donor.t), err)
-			}
-			if out, err = s.view(t); err != nil {
-				return nil, fmt.Errorf("node %d %q: %w", i, tensorName(t), err)
-			}
-			if err := o.a.Use(out, ev, subarena.Write); err != nil {
-				return nil, fmt.Errorf("use of %v by %v: %w", out, ev, err)
-			}
-			if err := o.check(); err != nil {
-				return nil, err
-			}
-		}
-		o.st.Nodes++
-		st.Nodes++
-		st.lastCompute = ev
-
-		if b != nil && b.class == classResident && t.view_src != nil && out != nil {
-			if err := o.offload(st, ev, out); err != nil {
-				return nil, err
-			}
-		}
-		if b != nil && b.output && t == bt {
-			if err := o.consume(st, ev, t, b, in.Tokens); err != nil {
-				return nil, err
-			}
-		}
-		if !o.opts.NoDiscard {
-			for _, r := range s.byLast[i] {
-				if err := o.maybeDiscard(r); err != nil {
-					return nil, fmt.Errorf("node %d %q: discard %q: %w", i, tensorName(t), tensorName(r.t), err)
-				}
-			}
-		}
-		for _, rb := range s.release[i] {
-			if rb.buf == nil || rb.buf.Released() {
-				continue
-			}
-			if err := o.a.Release(rb.buf); err != nil {
-				return nil, fmt.Errorf("node %d %q: release %q: %w", i, tensorName(t), tensorName(rb.t), err)
-			}
-			o.st.Releases++
-			if err := o.check(); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return st, nil
+}
+
+// stepNode places node i (t) of a step, submits its compute op with its
+// uses, donates its source's bytes when it computes in place, and then does
+// what follows the op: offload, consumption, discards and releases. uses
+// is scratch, returned for reuse.
+func (o *Online) stepNode(st *OnlineStep, s *stepState, i int, t *C.struct_ggml_tensor, in OnlineInput, uses []use) ([]use, error) {
+	bt := baseOf(t)
+	b := s.bases[bt]
+	if !computes(t) {
+		if t.view_src != nil && b != nil {
+			if err := o.pointView(t, b); err != nil {
+				return uses, err
+			}
+		}
+		return uses, nil
+	}
+	donor, err := o.placeNode(s, i, t, b)
+	if err != nil {
+		return uses, err
+	}
+	for j := range C.GGML_MAX_SRC {
+		src := t.src[j]
+		if src == nil {
+			continue
+		}
+		v, err := s.view(src)
+		if err != nil {
+			return uses, fmt.Errorf("node %d %q, source %q: %w", i, tensorName(t), tensorName(src), err)
+		}
+		if v != nil {
+			uses = append(uses, use{v, subarena.Read})
+		}
+	}
+	var out *subarena.View
+	if donor == nil {
+		v, err := s.view(t)
+		if err != nil {
+			return uses, fmt.Errorf("node %d %q: %w", i, tensorName(t), err)
+		}
+		if out = v; out != nil {
+			uses = append(uses, use{out, subarena.Write})
+		}
+	}
+	node := t
+	ev, err := o.submit(o.compute, nil, func() error {
+		if rc := C.sa_online_compute(o.be, o.g1, node); rc != C.GGML_STATUS_SUCCESS {
+			return fmt.Errorf("ggml_backend_graph_compute of %q: status %d", tensorName(node), int(rc))
+		}
+		return nil
+	}, uses...)
+	if err != nil {
+		return uses, err
+	}
+	if donor != nil {
+		if out, err = o.takeDonor(s, i, t, b, donor, ev); err != nil {
+			return uses, err
+		}
+	}
+	o.st.Nodes++
+	st.Nodes++
+	st.lastCompute = ev
+	return uses, o.afterNode(st, s, i, t, b, out, ev, in)
+}
+
+// placeNode gives node i (t) its bytes before its op is submitted: a dying
+// source's (returned as the donor, whose bytes the op computes into), a
+// buffer of its own, or, for a view, its base's.
+func (o *Online) placeNode(s *stepState, i int, t *C.struct_ggml_tensor, b *obase) (*obase, error) {
+	switch {
+	case b == nil:
+		return nil, nil
+	case t.view_src == nil && b.class == classOwn:
+		if donor := o.donor(s, t, i); donor != nil {
+			return donor, o.place(t, donor.buf)
+		}
+		if err := o.allocBase(b); err != nil {
+			return nil, fmt.Errorf("node %d %q: %w", i, tensorName(t), err)
+		}
+	case t.view_src != nil:
+		return nil, o.pointView(t, b)
+	}
+	return nil, nil
+}
+
+// takeDonor moves the donor's bytes to node i's buffer once its op (ev) is
+// submitted, and records the op's write of its output view, which it
+// returns.
+func (o *Online) takeDonor(s *stepState, i int, t *C.struct_ggml_tensor, b, donor *obase, ev sasync.Event) (*subarena.View, error) {
+	// The node has read its source and writes the same bytes: they leave
+	// the source's buffer for the node's.
+	nb, err := o.a.Donate(donor.buf.Whole(), ev)
+	switch {
+	case err == nil:
+		o.st.Donations++
+		b.buf = nb
+	case errors.Is(err, subarena.ErrPending):
+		// Under ir-order the bytes may still carry the users of an
+		// earlier owner: the node keeps the source's buffer.
+		b.buf, donor.buf = donor.buf, nil
+	default:
+		return nil, fmt.Errorf("node %d %q: donate %q: %w", i, tensorName(t), tensorName(donor.t), err)
+	}
+	out, err := s.view(t)
+	if err != nil {
+		return nil, fmt.Errorf("node %d %q: %w", i, tensorName(t), err)
+	}
+	if err := o.a.Use(out, ev, subarena.Write); err != nil {
+		return nil, fmt.Errorf("use of %v by %v: %w", out, ev, err)
+	}
+	return out, o.check()
+}
+
+// afterNode does what follows node i's op (ev): the copy engine's offload
+// of a resident view it wrote, the consumer's read of an output, the
+// discards of the views it read last and the releases of the buffers it
+// was the last user of.
+func (o *Online) afterNode(st *OnlineStep, s *stepState, i int, t *C.struct_ggml_tensor, b *obase, out *subarena.View, ev sasync.Event, in OnlineInput) error {
+	if b != nil && b.class == classResident && t.view_src != nil && out != nil {
+		if err := o.offload(st, ev, out); err != nil {
+			return err
+		}
+	}
+	if b != nil && b.output && t == baseOf(t) {
+		if err := o.consume(st, ev, t, b, in.Tokens); err != nil {
+			return err
+		}
+	}
+	if !o.opts.NoDiscard {
+		for _, r := range s.byLast[i] {
+			if err := o.maybeDiscard(r); err != nil {
+				return fmt.Errorf("node %d %q: discard %q: %w", i, tensorName(t), tensorName(r.t), err)
+			}
+		}
+	}
+	for _, rb := range s.release[i] {
+		if rb.buf == nil || rb.buf.Released() {
+			continue
+		}
+		if err := o.a.Release(rb.buf); err != nil {
+			return fmt.Errorf("node %d %q: release %q: %w", i, tensorName(t), tensorName(rb.t), err)
+		}
+		o.st.Releases++
+		if err := o.check(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // donor returns the source whose bytes node t (at index i) may compute
