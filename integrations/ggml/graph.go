@@ -309,9 +309,51 @@ func mul(a, b int64) (int64, bool) {
 // with ggml_op_can_inplace of the linked ggml deciding which ops are in
 // place. Granule is the buffer type's alignment.
 func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
-	n := len(ts)
-	t := &trace.Trace{Name: name, Granule: granule, Engines: []string{Engine}}
-	base := make([]int32, n)
+	base, err := viewBases(ts)
+	if err != nil {
+		return nil, err
+	}
+	tb := &traceBuilder{ts: ts, t: &trace.Trace{Name: name, Granule: granule, Engines: []string{Engine}}, emitted: make([]bool, len(ts))}
+	tb.head, tb.next = releasePoints(ts, base)
+	tb.t.Steps = make([]trace.Step, 0, 2*len(ts))
+	for i := range ts {
+		x := &ts[i]
+		if x.exec < 0 || (x.input && x.isAlloc() && !x.isView()) {
+			if err := tb.emit(int32(i)); err != nil {
+				return nil, err
+			}
+		}
+		if x.exec < 0 {
+			tb.release(i)
+		}
+	}
+	for i := range ts {
+		x := &ts[i]
+		if x.exec < 0 {
+			continue
+		}
+		if err := tb.emit(int32(i)); err != nil {
+			return nil, err
+		}
+		if x.isOp() {
+			op := trace.Step{Kind: trace.KindOp, Name: x.name, Engine: Engine, Cost: trace.DefaultCost,
+				Writes: []string{x.name}, Inplace: inplaceOK(ts, base, i)}
+			for _, s := range x.src {
+				if s >= 0 && !contains(op.Reads, ts[s].name) {
+					op.Reads = append(op.Reads, ts[s].name)
+				}
+			}
+			tb.t.Steps = append(tb.t.Steps, op)
+		}
+		tb.release(i)
+	}
+	return tb.t, nil
+}
+
+// viewBases returns each tensor's base: itself, or for a view the base of
+// its view_src.
+func viewBases(ts []tensor) ([]int32, error) {
+	base := make([]int32, len(ts))
 	for i := range ts {
 		x := &ts[i]
 		base[i] = int32(i)
@@ -322,6 +364,16 @@ func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
 			base[i] = base[x.viewSrc]
 		}
 	}
+	return base, nil
+}
+
+// releasePoints returns, for each position i, the buffers released after
+// it, as lists chained through next from head[i] (no map, two slices):
+// each allocated, non-output buffer after its last use (by an op, as the
+// op's output or a source), or after it is made when nothing uses it
+// (and not before the last input or external tensor).
+func releasePoints(ts []tensor, base []int32) (head, next []int32) {
+	n := len(ts)
 	lastUse := make([]int32, n)
 	for i := range lastUse {
 		lastUse[i] = -1
@@ -346,10 +398,7 @@ func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
 			}
 		}
 	}
-	// releaseAt[i] lists the buffers released after position i, chained
-	// through next (no map, one slice).
-	head := make([]int32, n)
-	next := make([]int32, n)
+	head, next = make([]int32, n), make([]int32, n)
 	for i := range head {
 		head[i], next[i] = -1, -1
 	}
@@ -369,83 +418,63 @@ func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
 		}
 		tail[at] = int32(i)
 	}
-	release := func(at int) {
-		for b := head[at]; b >= 0; b = next[b] {
-			t.Steps = append(t.Steps, trace.Step{Kind: trace.KindRelease, Name: ts[b].name})
-		}
+	return head, next
+}
+
+// traceBuilder appends a graph's steps to a trace: each tensor's
+// declaration once, before its first use, and the releases after each
+// position.
+type traceBuilder struct {
+	ts         []tensor
+	t          *trace.Trace
+	head, next []int32
+	emitted    []bool
+}
+
+// release appends the releases due after position at.
+func (tb *traceBuilder) release(at int) {
+	for b := tb.head[at]; b >= 0; b = tb.next[b] {
+		tb.t.Steps = append(tb.t.Steps, trace.Step{Kind: trace.KindRelease, Name: tb.ts[b].name})
 	}
-	t.Steps = make([]trace.Step, 0, 2*n)
-	emitted := make([]bool, n)
-	var emit func(i int32) error
-	emit = func(i int32) error {
-		if emitted[i] {
-			return nil
-		}
-		emitted[i] = true
-		x := &ts[i]
-		switch {
-		case x.isView():
-			if err := emit(x.viewSrc); err != nil {
-				return err
-			}
-			shape, strides, elem, err := layout(x)
-			if err != nil {
-				return err
-			}
-			t.Steps = append(t.Steps, trace.Step{Kind: trace.KindView, Name: x.name, Of: ts[x.viewSrc].name,
-				Offset: x.viewOffs, Shape: shape, Strides: strides, Elem: elem})
-		case x.kind == kindExt:
-			t.Steps = append(t.Steps, trace.Step{Kind: trace.KindExternal, Name: x.name, Size: max(x.nbytes, x.allocSize)})
-		default:
-			size := x.nbytes
-			if x.allocSize > 0 {
-				size = x.allocSize
-			}
-			if size <= 0 { // a tensor of no elements still gets an address
-				size = 1
-			}
-			s := trace.Step{Kind: trace.KindAlloc, Name: x.name, Size: size, Engine: Engine}
-			if shape, _, elem, err := layout(x); err == nil && dense(x) {
-				if p, ok := product(shape, elem); ok && p == size {
-					s.Shape, s.Elem = shape, elem
-				}
-			}
-			t.Steps = append(t.Steps, s)
-		}
+}
+
+// emit appends tensor i's declaration (a view after its view_src's), once.
+func (tb *traceBuilder) emit(i int32) error {
+	if tb.emitted[i] {
 		return nil
 	}
-	for i := range ts {
-		x := &ts[i]
-		if x.exec < 0 || (x.input && x.isAlloc() && !x.isView()) {
-			if err := emit(int32(i)); err != nil {
-				return nil, err
+	tb.emitted[i] = true
+	x := &tb.ts[i]
+	switch {
+	case x.isView():
+		if err := tb.emit(x.viewSrc); err != nil {
+			return err
+		}
+		shape, strides, elem, err := layout(x)
+		if err != nil {
+			return err
+		}
+		tb.t.Steps = append(tb.t.Steps, trace.Step{Kind: trace.KindView, Name: x.name, Of: tb.ts[x.viewSrc].name,
+			Offset: x.viewOffs, Shape: shape, Strides: strides, Elem: elem})
+	case x.kind == kindExt:
+		tb.t.Steps = append(tb.t.Steps, trace.Step{Kind: trace.KindExternal, Name: x.name, Size: max(x.nbytes, x.allocSize)})
+	default:
+		size := x.nbytes
+		if x.allocSize > 0 {
+			size = x.allocSize
+		}
+		if size <= 0 { // a tensor of no elements still gets an address
+			size = 1
+		}
+		s := trace.Step{Kind: trace.KindAlloc, Name: x.name, Size: size, Engine: Engine}
+		if shape, _, elem, err := layout(x); err == nil && dense(x) {
+			if p, ok := product(shape, elem); ok && p == size {
+				s.Shape, s.Elem = shape, elem
 			}
 		}
-		if x.exec < 0 {
-			release(i)
-		}
+		tb.t.Steps = append(tb.t.Steps, s)
 	}
-	for i := range ts {
-		x := &ts[i]
-		if x.exec < 0 {
-			continue
-		}
-		if err := emit(int32(i)); err != nil {
-			return nil, err
-		}
-		if x.isOp() {
-			op := trace.Step{Kind: trace.KindOp, Name: x.name, Engine: Engine, Cost: trace.DefaultCost,
-				Writes: []string{x.name}, Inplace: inplaceOK(ts, base, i)}
-			for _, s := range x.src {
-				if s >= 0 && !contains(op.Reads, ts[s].name) {
-					op.Reads = append(op.Reads, ts[s].name)
-				}
-			}
-			t.Steps = append(t.Steps, op)
-		}
-		release(i)
-	}
-	return t, nil
+	return nil
 }
 
 // inplaceOK reports whether node i's op may write its output over a dying
