@@ -202,7 +202,9 @@ func (t *keyTree) overlapping(n int32, lo, hi int64, fn func(g *group) bool) boo
 		if nd.maxHi <= lo {
 			return true
 		}
-		if !t.overlapping(nd.left, lo, hi, fn) {
+		// Descend left only where a key may reach lo: on a query above
+		// most keys, the usual case, the walk is one path, no calls.
+		if l := nd.left; l != 0 && t.nodes[l].maxHi > lo && !t.overlapping(l, lo, hi, fn) {
 			return false
 		}
 		if nd.lo >= hi {
