@@ -59,9 +59,14 @@ func (x *Index) reclaim(free func(ranges.Range)) {
 			i++
 		}
 	}
-	// cand: the fully held granules around the touched bytes.
-	alignOutInto(&x.nearHeld, &x.touched, x.granule)
-	x.nearHeld.RetainSet(&x.held)
+	// The fully held granules around the touched bytes.
+	// The held bytes in the granules the touched bytes touch: a binary
+	// search of the held runs per touched run, not a pass over all of
+	// them.
+	x.nearHeld.Reset()
+	for _, t := range x.touched.Runs() {
+		x.nearHeld.AddClipped(&x.held, ranges.Granule(x.granule).Out(t))
+	}
 	alignInInto(&x.wholeGranules, &x.nearHeld, x.granule)
 	for _, c := range x.wholeGranules.Runs() {
 		x.pinned.Reset()

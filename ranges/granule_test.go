@@ -32,3 +32,27 @@ func TestGranule(t *testing.T) {
 		}
 	}
 }
+
+// TestAddClipped checks AddClipped against AddSet of the intersection built
+// byte by byte.
+func TestAddClipped(t *testing.T) {
+	o := FromRanges(Range{0, 10}, Range{20, 30}, Range{40, 50}, Range{60, 70})
+	for _, c := range []struct {
+		r    Range
+		want []Range
+	}{
+		{Range{5, 45}, []Range{{5, 10}, {20, 30}, {40, 45}}},
+		{Range{10, 20}, nil},
+		{Range{0, 100}, []Range{{0, 10}, {20, 30}, {40, 50}, {60, 70}}},
+		{Range{65, 66}, []Range{{65, 66}}},
+		{Range{7, 7}, nil},
+	} {
+		var s Set
+		s.Add(Range{100, 110}) // what s held before stays
+		s.AddClipped(&o, c.r)
+		want := FromRanges(append(c.want, Range{100, 110})...)
+		if !s.Equal(&want) {
+			t.Errorf("AddClipped(%v) = %v, want %v", c.r, &s, &want)
+		}
+	}
+}

@@ -227,6 +227,18 @@ func (s *Set) Overlaps(r Range) (Range, bool) {
 	return Range{}, false
 }
 
+// AddClipped adds to s the bytes of o that lie in r: O(log n + k) for the k
+// runs of o that r meets (a binary search, then those runs), whatever o's
+// size. It is s.AddSet of o ∩ {r} without building the intersection.
+func (s *Set) AddClipped(o *Set, r Range) {
+	if r.Lo >= r.Hi {
+		return
+	}
+	for i := firstEndingAfter(o.runs, r.Lo); i < len(o.runs) && o.runs[i].Lo < r.Hi; i++ {
+		s.Add(o.runs[i].Intersect(r))
+	}
+}
+
 // OverlapsSet returns the lowest range of bytes shared by s and o (one maximal run of their
 // intersection) and true, or the zero Range and false when they share no byte. It walks the
 // smaller set and binary-searches the larger: O(min(n, m) · log max(n, m)).
