@@ -3,6 +3,7 @@ package liveness
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
@@ -94,6 +95,73 @@ type user struct {
 type group struct {
 	lo, hi int64
 	users  []UserID
+	// A summary of users for the fence questions, which depend only on
+	// each engine's latest user (reuse rules are monotone in the seq):
+	// last[e] is the highest seq of a user on engine e, engines has bit e
+	// set exactly when some user is on e, and unknown counts the unknown
+	// users. Kept by AddUser and drop.
+	last    [sasync.MaxEngines]sasync.Seq
+	engines uint32
+	unknown int32
+}
+
+// note adds user u to g's summary.
+func (g *group) note(u *user) {
+	if u.unknown {
+		g.unknown++
+		return
+	}
+	e := u.ev.Engine
+	g.last[e] = max(g.last[e], u.ev.Seq)
+	g.engines |= 1 << e
+}
+
+// forget removes user u (already taken out of g.users) from g's summary:
+// when u was its engine's latest, the next latest is found among the
+// users left (rare: an engine's users complete in seq order, so its
+// latest goes last).
+func (g *group) forget(u *user, users []user) {
+	if u.unknown {
+		g.unknown--
+		return
+	}
+	e := u.ev.Engine
+	if u.ev.Seq < g.last[e] {
+		return
+	}
+	g.last[e], g.engines = 0, g.engines&^(1<<e)
+	for _, id := range g.users {
+		if o := &users[id]; !o.unknown && o.ev.Engine == e {
+			g.last[e] = max(g.last[e], o.ev.Seq)
+			g.engines |= 1 << e
+		}
+	}
+}
+
+// safe reports whether every user of g is known and passes safe, asking
+// only each engine's latest: safe must be monotone in the seq (if it holds
+// for e#s, it holds for every earlier op of e), as a reuse rule is.
+func (g *group) safe(safe func(sasync.Event) bool) bool {
+	if g.unknown > 0 {
+		return false
+	}
+	for m := g.engines; m != 0; m &= m - 1 {
+		e := sasync.EngineID(bits.TrailingZeros32(m))
+		if !safe(sasync.Event{Engine: e, Seq: g.last[e]}) {
+			return false
+		}
+	}
+	return true
+}
+
+// joinFence joins g's users' events into fence (per engine, the latest)
+// and reports whether g has an unknown user.
+func (g *group) joinFence(fence *sasync.Clock) (unknown bool) {
+	for m := g.engines; m != 0; m &= m - 1 {
+		e := bits.TrailingZeros32(m)
+		fence[e] = max(fence[e], g.last[e])
+	}
+	return g.unknown > 0
 }
 
 // countChange is one logged change of the pending counts: delta (+1 or
@@ -253,6 +321,7 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 			x.empty--
 		}
 		g.users = append(g.users, id)
+		g.note(u)
 	}
 	if !unknown {
 		x.enqueue(ev, id, u.gen)
@@ -271,6 +340,7 @@ func (x *Index) newGroup(r ranges.Range) *group {
 		g = new(group)
 	}
 	g.lo, g.hi, g.users = r.Lo, r.Hi, g.users[:0]
+	g.last, g.engines, g.unknown = sasync.Clock{}, 0, 0
 	return g
 }
 
@@ -325,6 +395,7 @@ func (x *Index) drop(id UserID) {
 				break
 			}
 		}
+		g.forget(u, x.users)
 		if len(g.users) == 0 {
 			x.empty++
 		}
@@ -497,14 +568,12 @@ func (x *Index) Users(r ranges.Range, fn func(id UserID, ev sasync.Event, unknow
 
 // Fence returns the join of the events of the pending users covering any
 // byte of r, and whether an unknown user covers any of it (then no fence
-// exists: the bytes are pinned until that user is removed).
+// exists: the bytes are pinned until that user is removed). It reads each
+// covering key's summary: O(log n + k·engines) for k keys, whatever the
+// number of users.
 func (x *Index) Fence(r ranges.Range) (fence sasync.Clock, unknown bool) {
-	x.Users(r, func(_ UserID, ev sasync.Event, unk bool) bool {
-		if unk {
-			unknown = true
-			return false
-		}
-		fence.Observe(ev)
+	x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool {
+		unknown = g.joinFence(&fence) || unknown
 		return true
 	})
 	return fence, unknown

@@ -133,13 +133,8 @@ func (x *Index) coveredAny(s *ranges.Set) bool {
 
 // allSafe reports whether every pending user covering s is known and safe.
 func (x *Index) allSafe(s *ranges.Set, safe func(sasync.Event) bool) bool {
-	ok := true
 	for _, r := range s.Runs() {
-		x.Users(r, func(_ UserID, ev sasync.Event, unknown bool) bool {
-			ok = !unknown && safe(ev)
-			return ok
-		})
-		if !ok {
+		if !x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool { return g.safe(safe) }) {
 			return false
 		}
 	}
@@ -289,6 +284,14 @@ func (x *Index) checkGroup(g *group) error {
 		if !hasRun(x.users[id].runs, ranges.Range{Lo: g.lo, Hi: g.hi}) {
 			return fmt.Errorf("liveness: user %d in group [%d, %d) lacks that run", id, g.lo, g.hi)
 		}
+	}
+	var want group
+	for _, id := range g.users {
+		want.note(&x.users[id])
+	}
+	if want.last != g.last || want.engines != g.engines || want.unknown != g.unknown {
+		return fmt.Errorf("liveness: group [%d, %d) summary: latest %v engines %b unknown %d, users say %v %b %d",
+			g.lo, g.hi, g.last, g.engines, g.unknown, want.last, want.engines, want.unknown)
 	}
 	return nil
 }

@@ -9,7 +9,11 @@ import (
 
 // SafeRuns appends to dst the held bytes a writer may take now: maximal
 // granule-aligned runs of fully held granules whose pending users are all
-// known and satisfy safe. In whole mode a piece qualifies only as a whole
+// known and satisfy safe. safe must be monotone in the seq — if it holds
+// for e#s it holds for every earlier op of e — as every reuse rule is
+// (sasync.Event.SafeUnder): only each engine's latest user of a run is
+// asked, so the cost is O(log n + k·engines) per held run for the k keys
+// over it, whatever the number of users. In whole mode a piece qualifies only as a whole
 // (every user of the piece safe). It returns nil in the after-users and
 // unsafe modes, where nothing is taken before its users complete.
 func (x *Index) SafeRuns(dst []ranges.Range, safe func(sasync.Event) bool) []ranges.Range {
@@ -29,11 +33,9 @@ func (x *Index) SafeRuns(dst []ranges.Range, safe func(sasync.Event) bool) []ran
 	alignInInto(&x.wholeGranules, &x.held, x.granule)
 	for _, c := range x.wholeGranules.Runs() {
 		x.pinned.Reset()
-		x.Users(c, func(id UserID, ev sasync.Event, unknown bool) bool {
-			if unknown || !safe(ev) {
-				for _, r := range x.users[id].runs {
-					x.pinned.Add(r.Intersect(c))
-				}
+		x.tree.Overlapping(c.Lo, c.Hi, func(g *group) bool {
+			if !g.safe(safe) {
+				x.pinned.Add(ranges.Range{Lo: g.lo, Hi: g.hi}.Intersect(c))
 			}
 			return true
 		})
