@@ -61,7 +61,7 @@ func BenchmarkPlanGGMLTinyChecked(b *testing.B) {
 // BenchmarkGreedyGGMLTiny times the greedy variants alone on ggml-tiny's
 // derived problem (compiled once).
 func BenchmarkGreedyGGMLTiny(b *testing.B) {
-	c := compile(ggmlTinyProblem(b))
+	c := mustCompile(ggmlTinyProblem(b))
 	g := newGreedy(c)
 	if _, h, _ := g.best(); h > ggmlBound(b, ggmlTiny) {
 		b.Fatalf("greedy height %d", h)
@@ -78,7 +78,7 @@ func BenchmarkGreedyGGMLTiny(b *testing.B) {
 // BenchmarkGreedyRun times one greedy variant on ggml-tiny: the inner
 // placement loop, which allocates nothing.
 func BenchmarkGreedyRun(b *testing.B) {
-	c := compile(ggmlTinyProblem(b))
+	c := mustCompile(ggmlTinyProblem(b))
 	g := newGreedy(c)
 	b.ReportAllocs()
 	cpu0 := cpuTime()
@@ -92,7 +92,7 @@ func BenchmarkGreedyRun(b *testing.B) {
 // lower bound (a few hundred nodes), reporting ns per node too. After the
 // first run a search allocates nothing.
 func BenchmarkSearchDecide(b *testing.B) {
-	c := compile(loadInstance(b, "C"))
+	c := mustCompile(loadInstance(b, "C"))
 	s := newSearcher(c)
 	lb := c.lowerBound()
 	if st := s.decide(lb, time.Time{}, nil, nil, DefaultHeuristics); st != found {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 )
 
@@ -55,7 +56,7 @@ type compiled struct {
 }
 
 // compile builds the solver representation of a validated problem.
-func compile(p *Problem) *compiled {
+func compile(p *Problem) (*compiled, error) {
 	n := len(p.Items)
 	c := &compiled{n: n, align: p.align()}
 	c.size = make([]int64, n)
@@ -109,9 +110,13 @@ func compile(p *Problem) *compiled {
 		}
 	}
 	// secItems: one array, carved per section.
-	total := int32(0)
+	var total int64
 	for k := range c.nsec {
-		total += count[k]
+		total += int64(count[k])
+	}
+	if total > maxItemSections {
+		return nil, fmt.Errorf("%d items over %d sections live %d item-sections at once, more than the %d the planner holds: %w",
+			n, c.nsec, total, maxItemSections, ErrTooLarge)
 	}
 	items := make([]int32, total)
 	c.secItems = make([][]int32, c.nsec)
@@ -128,8 +133,15 @@ func compile(p *Problem) *compiled {
 		}
 	}
 	c.buildEdges(p)
-	return c
+	return c, nil
 }
+
+// maxItemSections bounds the (item, section) pairs compile lists: a
+// problem whose buffers are live together by the tens of thousands (a
+// fan-in of 10^5 inputs lists 5·10^9) is refused with ErrTooLarge instead
+// of exhausting memory; its conflicts alone would not fit either.
+// A variable so that tests can lower it.
+var maxItemSections int64 = 1 << 28
 
 // normalizePieces rewrites pieces as disjoint rectangles in run form: at
 // every time, the pieces live are exactly the maximal runs of the union of
@@ -548,5 +560,9 @@ func LowerBound(p *Problem) (int64, error) {
 	if err := p.Validate(); err != nil {
 		return 0, err
 	}
-	return compile(p).lowerBound(), nil
+	c, err := compile(p)
+	if err != nil {
+		return 0, err
+	}
+	return c.lowerBound(), nil
 }

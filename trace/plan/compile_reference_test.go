@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -183,7 +184,7 @@ func TestNormalizeAgainstReference(t *testing.T) {
 
 func compareNormalized(t *testing.T, name string, p *Problem, raster bool) {
 	t.Helper()
-	c := compile(p)
+	c := mustCompile(p)
 	if err := c.CheckInvariants(); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -270,5 +271,29 @@ func compareNormalized(t *testing.T, name string, p *Problem, raster bool) {
 	}
 	if !slices.Equal(c.cutExtent, rc.cutExtent) || c.solidAll != rc.solidAll {
 		t.Fatalf("%s: cut extents %v / %v, reference %v / %v", name, c.cutExtent, c.solidAll, rc.cutExtent, rc.solidAll)
+	}
+}
+
+// mustCompile is compile for problems the tests know to be small enough.
+func mustCompile(p *Problem) *compiled {
+	c, err := compile(p)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// TestCompileTooLarge: a problem with more item-sections than the planner
+// holds is refused with ErrTooLarge by Solve and LowerBound, not a panic or
+// an exhausted memory (a fan-in of 10^5 buffers live together did both).
+func TestCompileTooLarge(t *testing.T) {
+	p := loadInstance(t, "C")
+	defer func(old int64) { maxItemSections = old }(maxItemSections)
+	maxItemSections = 10
+	if _, err := Solve(p, SolveOptions{}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Solve: %v, want ErrTooLarge", err)
+	}
+	if _, err := LowerBound(p); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("LowerBound: %v, want ErrTooLarge", err)
 	}
 }

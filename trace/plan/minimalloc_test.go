@@ -91,7 +91,7 @@ func TestMiniMallocGreedy(t *testing.T) {
 	long := os.Getenv("SUBARENA_PLAN_LONG") != ""
 	for _, in := range instances {
 		p := loadInstance(t, in.name)
-		c := compile(p)
+		c := mustCompile(p)
 		if lb := c.lowerBound(); lb != in.lb {
 			t.Errorf("%s: lower bound %d, README says %d", in.name, lb, in.lb)
 		}
@@ -134,7 +134,7 @@ func TestMiniMallocSearch(t *testing.T) {
 			continue
 		}
 		p := loadInstance(t, in.name)
-		_, greedyH, _ := newGreedy(compile(p)).best()
+		_, greedyH, _ := newGreedy(mustCompile(p)).best()
 		start := time.Now()
 		sol, err := Solve(p, SolveOptions{Budget: budget})
 		if err != nil {

@@ -472,7 +472,7 @@ func checkInplacer(t *testing.T, tr *trace.Trace) {
 	if err := d.prob.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := compile(d.prob).CheckInvariants(); err != nil {
+	if err := mustCompile(d.prob).CheckInvariants(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -25,6 +25,9 @@ var (
 	ErrInvalidTrace = errors.New("plan: invalid trace")
 	// ErrInvalidOptions reports a negative budget or similar misuse.
 	ErrInvalidOptions = errors.New("plan: invalid options")
+	// ErrTooLarge: the problem has more buffers live at once than the
+	// planner can hold (see maxItemSections).
+	ErrTooLarge = errors.New("plan: problem too large")
 )
 
 // Time is a position in a linear order of the ops that is consistent with

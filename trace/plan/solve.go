@@ -67,7 +67,10 @@ func Solve(p *Problem, opts SolveOptions) (Solution, error) {
 		return Solution{}, fmt.Errorf("budget %v, capacity %d: %w", opts.Budget, opts.Capacity, ErrInvalidOptions)
 	}
 	start := time.Now()
-	c := compile(p)
+	c, err := compile(p)
+	if err != nil {
+		return Solution{}, err
+	}
 	sol := solveCompiled(c, opts, start)
 	if _, err := Verify(p, sol.Offsets); err != nil {
 		return Solution{}, fmt.Errorf("internal: %s produced an invalid placement: %w", sol.Method, err)

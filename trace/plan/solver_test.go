@@ -157,7 +157,7 @@ func TestSolveOptimalOnSmallWholeProblems(t *testing.T) {
 			t.Fatalf("iter %d: lower bound %d above optimum %d", iter, sol.LowerBound, want)
 		}
 		if !sol.Proven {
-			t.Fatalf("iter %d: optimum %d not proven: %+v lb %d grain %d", iter, want, sol, sol.LowerBound, compile(p).grain)
+			t.Fatalf("iter %d: optimum %d not proven: %+v lb %d grain %d", iter, want, sol, sol.LowerBound, mustCompile(p).grain)
 		}
 	}
 }
@@ -184,7 +184,7 @@ func TestSearchInvariantsEveryStep(t *testing.T) {
 		if err := p.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		c := compile(p)
+		c := mustCompile(p)
 		if err := c.CheckInvariants(); err != nil {
 			t.Fatalf("iter %d: %v", iter, err)
 		}
@@ -235,7 +235,7 @@ func TestGreedyAndSolveValidOnSubrangeProblems(t *testing.T) {
 	}
 	for iter := range iters {
 		p := randPieces(rng, 1+rng.IntN(9), iter%2 == 0)
-		c := compile(p)
+		c := mustCompile(p)
 		g := newGreedy(c)
 		for o := range numGreedyOrders {
 			for r := range numFitRules {
