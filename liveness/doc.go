@@ -30,7 +30,12 @@
 // the users it completes in O(completed users), without scanning the tree.
 //
 // Queries ("which pending users cover [lo, hi)?", "what is their fence?") are
-// tree stabbing queries, O(log n + k). A completion removes the completed
+// tree stabbing queries, O(log n + k) for the k keys they meet. A fence
+// question (SafeRuns, TakeRanges' fence, the whole-mode check) reads each
+// key's summary — its users' latest seq per engine and its count of
+// unknown users — so it costs O(engines) per key however many users the
+// key has: a reuse rule is monotone in the seq, so only each engine's
+// latest user can refuse. A completion removes the completed
 // users' keys and re-examines only the held bytes those users covered.
 //
 // The arena's unit is the granule: a granule goes back only when every one of
