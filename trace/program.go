@@ -236,24 +236,38 @@ func (p *Program) NumAllocs() int {
 // every op's uses name live entities and its waits are earlier ops; releases and discards
 // come after what they release; cached footprints lie within their buffers.
 func (p *Program) CheckInvariants() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("trace: program invariant: "+format, args...)
+	for _, check := range []func() error{p.checkNames, p.checkStepIndex, p.checkViews, p.checkOps, p.checkCovers} {
+		if err := check(); err != nil {
+			return fmt.Errorf("trace: program invariant: %w", err)
+		}
 	}
+	return nil
+}
+
+// checkNames checks that every name maps to the buffer, view or op of
+// that name.
+func (p *Program) checkNames() error {
 	if p.Trace == nil || len(p.StepIndex) != len(p.Trace.Steps) {
-		return bad("StepIndex has %d entries for %d steps", len(p.StepIndex), len(p.Trace.Steps))
+		return fmt.Errorf("StepIndex has %d entries for %d steps", len(p.StepIndex), len(p.Trace.Steps))
 	}
 	for name, r := range p.data {
 		if r.Buffer < 0 || r.Buffer >= len(p.Buffers) || r.View >= len(p.Views) || p.Name(r) != name {
-			return bad("data name %q maps to %+v", name, r)
+			return fmt.Errorf("data name %q maps to %+v", name, r)
 		}
 		if r.View >= 0 && p.Views[r.View].Buffer != r.Buffer {
-			return bad("view %q is in buffer %d, its ref says %d", name, p.Views[r.View].Buffer, r.Buffer)
+			return fmt.Errorf("view %q is in buffer %d, its ref says %d", name, p.Views[r.View].Buffer, r.Buffer)
 		}
 	}
 	if len(p.data) != len(p.Buffers)+len(p.Views) || len(p.ops) != len(p.Ops) {
-		return bad("%d data names for %d buffers and %d views, %d op names for %d ops",
+		return fmt.Errorf("%d data names for %d buffers and %d views, %d op names for %d ops",
 			len(p.data), len(p.Buffers), len(p.Views), len(p.ops), len(p.Ops))
 	}
+	return nil
+}
+
+// checkStepIndex checks that each step indexes the entity it introduces or
+// targets.
+func (p *Program) checkStepIndex() error {
 	for i, s := range p.Trace.Steps {
 		k := p.StepIndex[i]
 		var name string
@@ -272,49 +286,67 @@ func (p *Program) CheckInvariants() error {
 			}
 		}
 		if name != s.Name {
-			return bad("step %d (%s %q) indexes %q", i, s.Kind, s.Name, name)
+			return fmt.Errorf("step %d (%s %q) indexes %q", i, s.Kind, s.Name, name)
 		}
 	}
+	return nil
+}
+
+// checkViews checks views (after their buffer and parent, inside their
+// buffer, discarded after they exist) and buffers' releases.
+func (p *Program) checkViews() error {
 	for i := range p.Views {
 		v := &p.Views[i]
 		b := &p.Buffers[v.Buffer]
 		if b.Step >= v.Step || (v.Parent >= 0 && (v.Parent >= i || p.Views[v.Parent].Buffer != v.Buffer)) {
-			return bad("view %q precedes its buffer or parent", v.Name)
+			return fmt.Errorf("view %q precedes its buffer or parent", v.Name)
 		}
 		if err := v.Layout.Validate(b.Size); err != nil {
-			return bad("view %q: %v", v.Name, err)
+			return fmt.Errorf("view %q: %v", v.Name, err)
 		}
 		if v.Discard >= 0 && v.Discard <= v.Step {
-			return bad("view %q discarded at step %d, before it exists", v.Name, v.Discard)
+			return fmt.Errorf("view %q discarded at step %d, before it exists", v.Name, v.Discard)
 		}
 	}
 	for i := range p.Buffers {
 		if b := &p.Buffers[i]; b.Release >= 0 && (b.External || b.Release <= b.Step) {
-			return bad("buffer %q released at step %d", b.Name, b.Release)
+			return fmt.Errorf("buffer %q released at step %d", b.Name, b.Release)
 		}
 	}
+	return nil
+}
+
+// checkOps checks that ops wait on earlier ops and use live entities by
+// their names.
+func (p *Program) checkOps() error {
 	for k := range p.Ops {
 		op := &p.Ops[k]
 		for _, w := range op.Waits {
 			if w >= k {
-				return bad("op %q waits on op %d, not earlier", op.Name, w)
+				return fmt.Errorf("op %q waits on op %d, not earlier", op.Name, w)
 			}
 		}
 		for _, u := range op.Uses {
 			if r, ok := p.data[u.Name]; !ok || r != u.Ref || u.Access == 0 {
-				return bad("op %q uses %q as %+v", op.Name, u.Name, u.Ref)
+				return fmt.Errorf("op %q uses %q as %+v", op.Name, u.Name, u.Ref)
 			}
 			if rel := p.Buffers[u.Ref.Buffer].Release; rel >= 0 && rel < op.Step {
-				return bad("op %q uses released buffer %q", op.Name, p.Buffers[u.Ref.Buffer].Name)
+				return fmt.Errorf("op %q uses released buffer %q", op.Name, p.Buffers[u.Ref.Buffer].Name)
 			}
 		}
 	}
+	return nil
+}
+
+// checkCovers checks that cached footprints are well-formed sets within
+// their buffers.
+func (p *Program) checkCovers() error {
 	for r, f := range p.covers {
 		if err := f.set.CheckInvariants(); err != nil {
-			return bad("footprint of %q: %v", p.Name(r), err)
+			return fmt.Errorf("footprint of %q: %v", p.Name(r), err)
 		}
 		if b := f.set.Bounds(); !f.set.IsEmpty() && (b.Lo < 0 || b.Hi > p.Buffers[r.Buffer].Size) {
-			return bad("footprint of %q is %v, outside [0, %d)", p.Name(r), b, p.Buffers[r.Buffer].Size)
+			return fmt.Errorf("footprint of %q is %v, outside [0, %d)", p.Name(r), b, p.Buffers[r.Buffer].Size)
 		}
 	}
 	return nil
