@@ -108,7 +108,7 @@ func TestParseErrors(t *testing.T) {
 		{"case differs", `{"format": "subarena-trace/v1", "Engines": ["c"], "steps": []}`, ErrUnknownKey, -1, RuleUnknownKey},
 		{"duplicate key", `{"format": "subarena-trace/v1", "engines": ["c"], "engines": ["d"], "steps": []}`, ErrSyntax, -1, RuleSyntax},
 		{"no engines", `{"format": "subarena-trace/v1", "engines": [], "steps": []}`, ErrNoEngines, -1, RuleEngines},
-		{"dup engine", `{"format": "subarena-trace/v1", "engines": ["c", "c"], "steps": []}`, ErrDuplicateName, -1, RuleDuplicateEngin},
+		{"dup engine", `{"format": "subarena-trace/v1", "engines": ["c", "c"], "steps": []}`, ErrDuplicateName, -1, RuleDuplicateEngine},
 		{"granule", `{"format": "subarena-trace/v1", "granule": 48, "engines": ["c"], "steps": []}`, ErrInvalidGranule, -1, RuleGranule},
 		{"granule null", `{"format": "subarena-trace/v1", "granule": null, "engines": ["c"], "steps": []}`, ErrSyntax, -1, RuleSyntax},
 		{"two kinds", header + `{"alloc": "a", "view": "b", "size": 1}]}`, ErrStepKind, 0, RuleKind},

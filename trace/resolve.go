@@ -47,7 +47,7 @@ func (t *Trace) Resolve() (*Program, error) {
 			return nil, stepErr(-1, RuleEmptyName, ErrInvalidName, "engine %d has an empty name", i)
 		}
 		if _, dup := r.p.engine[e]; dup {
-			return nil, stepErr(-1, RuleDuplicateEngin, ErrDuplicateName, "engine %q", e)
+			return nil, stepErr(-1, RuleDuplicateEngine, ErrDuplicateName, "engine %q", e)
 		}
 		r.p.engine[e] = i
 	}
