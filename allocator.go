@@ -520,6 +520,11 @@ func (a *Allocator) Release(b *Buffer) error {
 func (a *Allocator) releaseLocked(b *Buffer, bytes *ranges.Set) error {
 	if bytes != &b.live && b.takesLastRequested(bytes) {
 		bytes = &b.live
+	} else if pad, ok := b.freedPadding(bytes); ok && bytes != &b.live {
+		// The last granule's requested bytes go: its padding goes too.
+		withPad := bytes.Clone()
+		withPad.Add(pad)
+		bytes = &withPad
 	}
 	if err := a.idx.Release(bytes, a.freeFn); err != nil {
 		return err

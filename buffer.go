@@ -142,6 +142,26 @@ func (b *Buffer) takesLastRequested(bytes *ranges.Set) bool {
 	return true
 }
 
+// freedPadding returns the granule padding [off+size, off+span) still
+// held by b, and true, when removing bytes from b.live leaves no requested
+// byte in the granule that padding ends: no view reaches the padding, so
+// once that granule's requested bytes go it must go with them, or it
+// would pin the granule for good.
+func (b *Buffer) freedPadding(bytes *ranges.Set) (ranges.Range, bool) {
+	end, padEnd := b.off+b.size, b.off+b.span
+	if end >= padEnd {
+		return ranges.Range{}, false
+	}
+	last := ranges.Range{Lo: max(b.off, ranges.Granule(b.a.cfg.Granule).Down(end)), Hi: end}
+	for _, r := range b.live.Runs() {
+		if in := r.Intersect(last); !in.Empty() && !bytes.ContainsRange(in) {
+			return ranges.Range{}, false
+		}
+	}
+	pad, ok := b.live.Overlaps(ranges.Range{Lo: end, Hi: padEnd})
+	return pad, ok && !bytes.ContainsRange(pad)
+}
+
 // claimOverlapping returns an open claim on bytes of s, if any.
 func (b *Buffer) claimOverlapping(s *ranges.Set) *Claim {
 	for _, c := range b.claims {

@@ -183,6 +183,34 @@ func TestDiscardEveryRequestedByte(t *testing.T) {
 	require.NoError(t, a.CheckInvariants())
 }
 
+// TestDiscardLastGranulesRequestedBytes: discarding the requested bytes of
+// a buffer's last granule lets that granule go with its padding, while the
+// rest of the buffer stays held (the random campaign found the padding
+// pinning the granule for good: with nothing pending, released bytes never
+// returned).
+func TestDiscardLastGranulesRequestedBytes(t *testing.T) {
+	tl := sasync.NewTimeline()
+	e0, _ := tl.AddEngine("compute", sasync.Compute)
+	a, err := New(Config{Capacity: 64, Granule: 8, Timeline: tl})
+	require.NoError(t, err)
+	pt, _ := tl.Point(e0)
+	b, err := a.Alloc(9, pt) // granules [0,8) and [8,16); 7 bytes of padding
+	require.NoError(t, err)
+	tail, err := b.View(strided.Bytes(6, 3)) // bytes 6..8: byte 8 is the last granule's only requested byte
+	require.NoError(t, err)
+	require.NoError(t, a.Discard(tail))
+	require.False(t, b.Released())
+	st := a.Stats()
+	require.Equal(t, int64(6), st.Live)
+	require.Equal(t, int64(8), st.InUse, "the last granule, requested byte and padding, returned")
+	require.Equal(t, int64(2), st.Held, "bytes 6 and 7 wait in the granule bytes 0..5 still use")
+	require.NoError(t, a.CheckInvariants())
+	require.NoError(t, a.Release(b))
+	st = a.Stats()
+	require.Zero(t, st.InUse)
+	require.Zero(t, st.Held)
+}
+
 // TestCachingFreeAllOrNothing: Free records the uses of every engine in one
 // critical section; when recording one fails, none is recorded.
 func TestCachingFreeAllOrNothing(t *testing.T) {
