@@ -7,9 +7,6 @@ require (
 	github.com/subarena/subarena v0.0.0
 )
 
-require (
-	github.com/rdleal/intervalst v1.5.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
-)
+require golang.org/x/sync v0.25.0 // indirect
 
 replace github.com/subarena/subarena => ../..
