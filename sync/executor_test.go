@@ -215,6 +215,12 @@ func TestExecutorFailure(t *testing.T) {
 			t.Fatalf("Wait(%v) = %v, want boom wrapped in ErrStopped", ev, err)
 		}
 	}
+	// The op on engine 1 sees its context cancelled and returns; its
+	// completion lands when it does. Let it land before the snapshot, so
+	// that the comparison sees only what Submit does.
+	for deadline := time.Now().Add(10 * time.Second); !(canceled.Load() && tl.Completed(blocked)) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	before := snapshot(tl)
 	if _, err := x.Submit(1, nil, nil); !errors.Is(err, ErrStopped) || !errors.Is(err, boom) {
 		t.Fatalf("Submit after failure = %v", err)
