@@ -518,13 +518,13 @@ func (a *Allocator) Release(b *Buffer) error {
 // of the buffer's requested bytes, the granule padding past them goes too:
 // no view reaches it, so nothing else could ever release it.
 func (a *Allocator) releaseLocked(b *Buffer, bytes *ranges.Set) error {
-	if bytes != &b.live && b.takesLastRequested(bytes) {
-		bytes = &b.live
-	} else if pad, ok := b.freedPadding(bytes); ok && bytes != &b.live {
-		// The last granule's requested bytes go: its padding goes too.
-		withPad := bytes.Clone()
-		withPad.Add(pad)
-		bytes = &withPad
+	if bytes != &b.live {
+		if pad, ok := b.freedPadding(bytes); ok {
+			// The last granule's requested bytes go: its padding goes too.
+			withPad := bytes.Clone()
+			withPad.Add(pad)
+			bytes = &withPad
+		}
 	}
 	if err := a.idx.Release(bytes, a.freeFn); err != nil {
 		return err
@@ -619,17 +619,16 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	// ordered after it may use them under their new name either.
 	nb := a.newBuffer()
 	nb.off, nb.size, nb.span, nb.hasResidual, nb.residual = r.Lo, r.Len(), r.Len(), b.hasResidual, b.residual
-	var left ranges.Set
-	left.Add(r)
-	lastRequested := b.takesLastRequested(&left)
 	b.live.Remove(r)
 	a.live -= r.Len()
-	switch {
-	case b.live.IsEmpty():
+	var none ranges.Set
+	if b.live.IsEmpty() {
 		a.retire(b)
-	case lastRequested:
-		// Only granule padding is left, which no view reaches: release it.
-		if err := a.releaseLocked(b, &b.live); err != nil {
+	} else if pad, ok := b.freedPadding(&none); ok {
+		// The last granule's requested bytes left: its padding, which no
+		// view reaches, is released, as Discard would.
+		padSet := ranges.FromRanges(pad)
+		if err := a.releaseLocked(b, &padSet); err != nil {
 			a.checkArena(err)
 		}
 	}

@@ -129,19 +129,6 @@ func (b *Buffer) checkLiveLocked(cover *ranges.Set) error {
 	return nil
 }
 
-// takesLastRequested reports whether removing bytes from b.live leaves
-// none of b's requested bytes [off, off+size), only granule padding.
-func (b *Buffer) takesLastRequested(bytes *ranges.Set) bool {
-	end := b.off + b.size
-	for _, r := range b.live.Runs() {
-		r.Hi = min(r.Hi, end)
-		if !r.Empty() && !bytes.ContainsRange(r) {
-			return false
-		}
-	}
-	return true
-}
-
 // freedPadding returns the granule padding [off+size, off+span) still
 // held by b, and true, when removing bytes from b.live leaves no requested
 // byte in the granule that padding ends: no view reaches the padding, so

@@ -211,6 +211,34 @@ func TestDiscardLastGranulesRequestedBytes(t *testing.T) {
 	require.Zero(t, st.Held)
 }
 
+// TestDonateLastGranulesRequestedBytes: donating the requested bytes of a
+// buffer's last granule lets the padding after them go too, as Discard
+// does, instead of leaving it held by a buffer no view reaches it through.
+func TestDonateLastGranulesRequestedBytes(t *testing.T) {
+	tl := sasync.NewTimeline()
+	e0, _ := tl.AddEngine("compute", sasync.Compute)
+	a, err := New(Config{Capacity: 64, Granule: 8, Timeline: tl})
+	require.NoError(t, err)
+	pt, _ := tl.Point(e0)
+	b, err := a.Alloc(9, pt) // 7 bytes of padding after byte 8
+	require.NoError(t, err)
+	tail, err := b.View(strided.Bytes(6, 3))
+	require.NoError(t, err)
+	op, _ := tl.Submit(e0)
+	require.NoError(t, a.Use(tail, op, ReadWrite))
+	out, err := a.Donate(tail, op)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), out.Size())
+	require.Equal(t, int64(9), a.Stats().Live, "b keeps bytes 0..5, the output 6..8; the padding is let go")
+	require.NoError(t, a.CheckInvariants())
+	require.NoError(t, tl.Complete(op))
+	require.NoError(t, a.Release(b))
+	require.NoError(t, a.Release(out))
+	st := a.Stats()
+	require.Zero(t, st.InUse)
+	require.Zero(t, st.Held)
+}
+
 // TestCachingFreeAllOrNothing: Free records the uses of every engine in one
 // critical section; when recording one fails, none is recorded.
 func TestCachingFreeAllOrNothing(t *testing.T) {

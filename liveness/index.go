@@ -440,15 +440,6 @@ func (x *Index) boundCountLog() {
 // applyCounts applies the logged changes to the pending counts, and
 // compacts them when they have grown.
 func (x *Index) applyCounts() {
-	x.flushCounts()
-	x.compactCounts()
-}
-
-// flushCounts applies the logged changes to the pending counts. Unlike
-// applyCounts it never rebuilds them from the users, so it may run while a
-// user is half added or half dropped: the counts then say exactly what the
-// logged changes say.
-func (x *Index) flushCounts() {
 	for _, c := range x.countLog {
 		ok := x.pendingAll.add(c.r.Lo, c.r.Hi, c.delta)
 		if c.engine >= 0 {
@@ -459,6 +450,7 @@ func (x *Index) flushCounts() {
 		}
 	}
 	x.countLog = x.countLog[:0]
+	x.compactCounts()
 }
 
 // compactCounts rebuilds the pending counts from the live users once their
