@@ -90,24 +90,43 @@ type Allocator struct {
 	internalErr error // first failure of the arena to take bytes back
 	unsubscribe func()
 
-	// Buffers and Views are carved from slabs of slabSize objects: one
-	// heap allocation per slabSize handles instead of one each. A handle
-	// is never reused for another buffer or view (a stale handle cannot
-	// alias a later one); a slab is freed when none of its handles is
-	// referenced any more. bufSlab is guarded by mu, viewSlab by slabMu
-	// (views are made without mu).
-	bufSlab  []Buffer
-	slabMu   stdsync.Mutex
-	viewSlab []View
+	// Buffers and Views are carved from slabs: one heap allocation per
+	// slab of handles instead of one each. The first slab holds
+	// firstSlab handles and each next one twice its predecessor's, up to
+	// slabSize, so that an Allocator that makes few buffers pays for few.
+	// A handle is never reused for another buffer or view (a stale handle
+	// cannot alias a later one); a slab is freed when none of its handles
+	// is referenced any more. bufSlab and bufSlabs are guarded by mu,
+	// viewSlab and viewSlabs by slabMu (views are made without mu).
+	bufSlab   []Buffer
+	bufSlabs  int // slabs of Buffers made so far
+	slabMu    stdsync.Mutex
+	viewSlab  []View
+	viewSlabs int // slabs of Views made so far
 }
 
-// slabSize is the number of Buffers or Views one slab holds.
-const slabSize = 32
+// firstSlab and slabSize are the number of Buffers or Views the first
+// slab and, at most, any later slab hold.
+const (
+	firstSlab = 2
+	slabSize  = 32
+)
+
+// nextSlabLen returns the length of the next slab once made slabs have
+// been, and counts it.
+func nextSlabLen(made *int) int {
+	n := slabSize
+	if *made < 4 {
+		n = firstSlab << *made
+	}
+	*made++
+	return n
+}
 
 // newBuffer returns a zero Buffer of a. Caller holds mu.
 func (a *Allocator) newBuffer() *Buffer {
 	if len(a.bufSlab) == 0 {
-		a.bufSlab = make([]Buffer, slabSize)
+		a.bufSlab = make([]Buffer, nextSlabLen(&a.bufSlabs))
 	}
 	b := &a.bufSlab[0]
 	a.bufSlab = a.bufSlab[1:]
@@ -119,7 +138,7 @@ func (a *Allocator) newBuffer() *Buffer {
 func (a *Allocator) newView() *View {
 	a.slabMu.Lock()
 	if len(a.viewSlab) == 0 {
-		a.viewSlab = make([]View, slabSize)
+		a.viewSlab = make([]View, nextSlabLen(&a.viewSlabs))
 	}
 	v := &a.viewSlab[0]
 	a.viewSlab = a.viewSlab[1:]

@@ -217,7 +217,7 @@ type Index struct {
 
 	held      ranges.Set // released bytes not yet returned
 	heldBytes int64      // held.Len(), kept up to date
-	pieces    []*piece   // whole mode: pinned released buffers
+	pieces    []piece    // whole mode: pinned released buffers (storage past len is reused)
 
 	// pendingAll counts the (user, run) pairs over every byte; pendingOn[e]
 	// those of known users on engine e. Their covered counts are the union

@@ -29,12 +29,33 @@ func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
 	x.held.AddSet(bytes)
 	x.heldBytes += bytes.Len()
 	if x.mode.Whole() {
-		x.pieces = append(x.pieces, &piece{bytes: bytes.Clone()})
+		x.addPiece(bytes)
 	}
 	x.touched.Reset()
 	x.touched.AddSet(bytes)
 	x.reclaim(free)
 	return nil
+}
+
+// addPiece records bytes as a whole-mode piece, reusing the storage of a
+// piece dropped before when there is one.
+func (x *Index) addPiece(bytes *ranges.Set) {
+	n := len(x.pieces)
+	if n < cap(x.pieces) {
+		x.pieces = x.pieces[:n+1]
+		x.pieces[n].bytes.Reset()
+	} else {
+		x.pieces = append(x.pieces, piece{})
+	}
+	x.pieces[n].bytes.AddSet(bytes)
+}
+
+// dropPiece removes piece i; the last piece takes its place and its storage
+// stays past the end for addPiece to reuse.
+func (x *Index) dropPiece(i int) {
+	last := len(x.pieces) - 1
+	x.pieces[i], x.pieces[last] = x.pieces[last], x.pieces[i]
+	x.pieces = x.pieces[:last]
 }
 
 // reclaim returns to the arena every held granule near x.touched that may
@@ -50,10 +71,7 @@ func (x *Index) reclaim(free func(ranges.Range)) {
 			p := x.pieces[i]
 			if _, ok := p.bytes.OverlapsSet(&x.touched); ok && !x.coveredAny(&p.bytes) {
 				x.touched.AddSet(&p.bytes)
-				last := len(x.pieces) - 1
-				x.pieces[i] = x.pieces[last]
-				x.pieces[last] = nil
-				x.pieces = x.pieces[:last]
+				x.dropPiece(i)
 				continue
 			}
 			i++

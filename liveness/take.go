@@ -81,7 +81,7 @@ func (x *Index) TakeRanges(rs []ranges.Range, free func(ranges.Range)) (sasync.C
 	}
 	x.touched.Reset()
 	for i := 0; i < len(x.pieces); i++ {
-		p := x.pieces[i]
+		p := &x.pieces[i]
 		hit := false
 		for _, r := range rs {
 			if _, ok := p.bytes.Overlaps(r); ok {
@@ -93,10 +93,7 @@ func (x *Index) TakeRanges(rs []ranges.Range, free func(ranges.Range)) (sasync.C
 			continue
 		}
 		if p.bytes.IsEmpty() {
-			last := len(x.pieces) - 1
-			x.pieces[i] = x.pieces[last]
-			x.pieces[last] = nil
-			x.pieces = x.pieces[:last]
+			x.dropPiece(i)
 			i--
 			continue
 		}

@@ -1,0 +1,78 @@
+package subarena
+
+import (
+	"testing"
+
+	"github.com/subarena/subarena/strided"
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// TestSlabLengths pins the growth of handle slabs: small first (an
+// Allocator that makes a handful of buffers pays for a handful), doubling
+// up to slabSize.
+func TestSlabLengths(t *testing.T) {
+	var made int
+	want := []int{2, 4, 8, 16, 32, 32, 32}
+	for i, w := range want {
+		if got := nextSlabLen(&made); got != w {
+			t.Fatalf("slab %d holds %d handles, want %d", i, got, w)
+		}
+	}
+	if made != len(want) {
+		t.Fatalf("%d slabs counted, want %d", made, len(want))
+	}
+}
+
+// TestLifecycleAllocations checks, outside the benchmarks, that a buffer's
+// whole life — Alloc, View, a write and a read, Release, both completions —
+// costs less than one heap allocation once the Allocator is warm (handles
+// come from slabs, one allocation per slabSize buffers).
+func TestLifecycleAllocations(t *testing.T) {
+	if invariants {
+		t.Skip("built with the invariants tag: every mutator runs its checkers, which allocate")
+	}
+	for _, policy := range []Policy{SubrangeFenced, SubrangeAfterUsers, WholeFenced, WholeAfterUsers} {
+		tl := sasync.NewTimeline()
+		e, _ := tl.AddEngine("compute", sasync.Compute)
+		a, err := New(Config{Capacity: 1 << 20, Policy: policy, Timeline: tl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		half := strided.Bytes(0, 2048)
+		var failed error
+		life := func() {
+			pt, _ := tl.Point(e)
+			buf, err := a.Alloc(4096, pt)
+			if err != nil {
+				failed = err
+				return
+			}
+			v, err := buf.View(half)
+			if err != nil {
+				failed = err
+				return
+			}
+			w, _ := tl.Submit(e)
+			r, _ := tl.Submit(e)
+			for _, err := range []error{a.Use(buf.Whole(), w, Write), a.Use(v, r, Read), a.Release(buf), tl.Complete(w), tl.Complete(r)} {
+				if err != nil && failed == nil {
+					failed = err
+				}
+			}
+		}
+		for range 2 * slabSize { // warm: slabs at full size, scratch grown
+			life()
+		}
+		tl.Forget()
+		allocs := testing.AllocsPerRun(slabSize*4, life)
+		if failed != nil {
+			t.Fatalf("%v: %v", policy, failed)
+		}
+		if allocs >= 1 {
+			t.Errorf("%v: %.2f allocations per buffer lifecycle, want < 1", policy, allocs)
+		}
+		if st := a.Stats(); st.Buffers != 0 || st.Users != 0 {
+			t.Errorf("%v: %d buffers and %d users left", policy, st.Buffers, st.Users)
+		}
+	}
+}
