@@ -110,6 +110,9 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			fmt.Fprintf(w, "buffers       %d\n", len(res.Plan.Offsets)+len(res.Plan.Placements))
 			fmt.Fprintf(w, "size          %d B\n", res.Plan.Size)
 			fmt.Fprintf(w, "lower_bound   %d B (size/bound - 1 = %.4f, proven optimal: %v)\n", res.LowerBound, gap, res.Proven)
+			if res.LowerBound > res.LiveBound {
+				fmt.Fprintf(w, "live_bound    %d B (most bytes live at once; holes raise the bound above it)\n", res.LiveBound)
+			}
 			if res.ReplayHWM > 0 {
 				fmt.Fprintf(w, "replay_hwm    %d B\n", res.ReplayHWM)
 			} else if res.ReplayErr != nil {

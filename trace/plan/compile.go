@@ -531,11 +531,15 @@ func gcd(a, b int64) int64 {
 	return a
 }
 
-// lowerBound is the largest number of bytes live in any one section, or
+// lowerBound is the larger of liveBound and holeBound: no placement is
+// lower.
+func (c *compiled) lowerBound() int64 { return max(c.liveBound(), c.holeBound()) }
+
+// liveBound is the largest number of bytes live in any one section, or
 // the largest item if that is larger: no placement can be lower, since
 // bytes live at one time are pairwise disjoint and every item's bytes
 // [offset, offset+size) count toward the height.
-func (c *compiled) lowerBound() int64 {
+func (c *compiled) liveBound() int64 {
 	total := make([]int64, c.nsec)
 	var lb int64
 	for _, sz := range c.size {
@@ -554,8 +558,11 @@ func (c *compiled) lowerBound() int64 {
 	return lb
 }
 
-// LowerBound returns the largest number of bytes live at any one time in a
-// valid problem: the height no placement can beat.
+// LowerBound returns a height no placement of a valid problem can beat:
+// the larger of the most bytes live at any one time (or the largest item)
+// and the hole bound, which counts the span an item with holes pins
+// together with the live runs too long to fit in its holes (see
+// Solution.LowerBound).
 func LowerBound(p *Problem) (int64, error) {
 	if err := p.Validate(); err != nil {
 		return 0, err

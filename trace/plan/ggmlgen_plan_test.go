@@ -234,7 +234,8 @@ func ggFragBound(p ggParams) int64 {
 // TestPlanGGMLRandomShapes is TestPlanGGMLGenerated over drawn shapes. On
 // aligned shapes the plan stays within the larger of the exact bound and
 // ggFragBound (and never below ggFragBound, which checks that argument),
-// and the planner's own lower bound is no more than the exact bound. On
+// the planner's live bound is no more than the exact bound, and its lower
+// bound is at least ggFragBound (the hole bound generalizes it). On
 // unaligned shapes alignment padding may lift the plan above the exact
 // figure; the plan is still safe and no worse than the replay.
 func TestPlanGGMLRandomShapes(t *testing.T) {
@@ -259,9 +260,9 @@ func TestPlanGGMLRandomShapes(t *testing.T) {
 			continue
 		}
 		frag := ggFragBound(p)
-		if res.Plan.Size > max(f.Elementwise, frag) || res.Plan.Size < frag || res.LowerBound > f.Elementwise {
-			t.Errorf("%v: plan %d, bound %d, fragmentation bound %d, planner lower bound %d",
-				p, res.Plan.Size, f.Elementwise, frag, res.LowerBound)
+		if res.Plan.Size > max(f.Elementwise, frag) || res.Plan.Size < frag || res.LiveBound > f.Elementwise || res.LowerBound < frag {
+			t.Errorf("%v: plan %d, bound %d, fragmentation bound %d, planner lower bound %d (live %d)",
+				p, res.Plan.Size, f.Elementwise, frag, res.LowerBound, res.LiveBound)
 		}
 	}
 	t.Logf("%d of %d plans above the exact bound", over, 2*n)
@@ -270,8 +271,9 @@ func TestPlanGGMLRandomShapes(t *testing.T) {
 // TestGGMLBoundUnattainable keeps the smallest graph found on which the
 // exact bound cannot be met by any plan (ggFragBound's argument): a GPT-2
 // layer whose cache copies read K and V straight out of the fused qkv. The
-// planner's own lower bound reaches the exact figure (its liveness is as
-// fine), and its plan reaches the fragmentation bound.
+// planner's live bound reaches the exact figure (its liveness is as fine),
+// its hole bound the fragmentation bound, and its plan meets it: proven
+// optimal.
 func TestGGMLBoundUnattainable(t *testing.T) {
 	p := ggParams{Arch: ggGPT2, Layers: 1, Embd: 16, FF: 16, Head: 2, Tokens: 24, Past: 8}
 	f, tr := ggLoad(t, p)
@@ -286,8 +288,8 @@ func TestGGMLBoundUnattainable(t *testing.T) {
 	checkSafe(t, res)
 	t.Logf("%v: exact bound %d, fragmentation bound %d, plan %d, planner lower bound %d, replay %d",
 		p, f.Elementwise, frag, res.Plan.Size, res.LowerBound, res.ReplayHWM)
-	if res.Plan.Size != frag || res.LowerBound != f.Elementwise {
-		t.Errorf("plan %d, lower bound %d", res.Plan.Size, res.LowerBound)
+	if res.Plan.Size != frag || res.LowerBound != frag || res.LiveBound != f.Elementwise || !res.Proven {
+		t.Errorf("plan %d, lower bound %d (live %d), proven %v", res.Plan.Size, res.LowerBound, res.LiveBound, res.Proven)
 	}
 }
 

@@ -167,11 +167,15 @@ type Result struct {
 	Relaid []string
 	// InPlace counts buffers placed over a dying read view (relaid included).
 	InPlace int
-	// LowerBound is the most bytes live at once under the planner's
-	// liveness and in-place choices: no plan for Trace with these in-place
-	// placements is lower. Proven says Plan.Size reaches it or the search
-	// showed nothing lower exists.
+	// LowerBound is a height no plan for Trace with these in-place
+	// placements is below (Solution.LowerBound): the most bytes live at
+	// once under the planner's liveness and in-place choices (LiveBound),
+	// or, when larger, the hole bound, which counts the span an item with
+	// holes pins at some time with the live runs too long to fit in its
+	// holes. Proven says Plan.Size reaches it or the search showed nothing
+	// lower exists.
 	LowerBound int64
+	LiveBound  int64
 	Proven     bool
 	// Method names what produced the plan: a greedy variant, the search, or
 	// the online replay.
@@ -271,7 +275,7 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 		out.Size = max(out.Size, off+buf.Size)
 	}
 	res := Result{Plan: out, Trace: t, Relaid: relaid, InPlace: inPlace, LowerBound: sol.LowerBound,
-		Proven: sol.Proven, Method: sol.Method}
+		LiveBound: sol.LiveBound, Proven: sol.Proven, Method: sol.Method}
 	if err := finish(&res, p, opts, pre, start); err != nil {
 		return Result{}, err
 	}
@@ -444,6 +448,6 @@ func coarseStart(ip *inplacer) (Solution, *derived, bool) {
 	if err != nil || sol.Height > alignUp(c.shortLB, g) {
 		return Solution{}, nil, false
 	}
-	sol.LowerBound, sol.Proven = c.shortLB, true
+	sol.LowerBound, sol.LiveBound, sol.Proven = c.shortLB, c.shortLB, true
 	return sol, c, true
 }

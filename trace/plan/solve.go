@@ -44,10 +44,19 @@ func split(heur []string) (prover, bisector []string) {
 
 // Solution is a placement of a problem.
 type Solution struct {
-	Offsets    []int64 // one per item
-	Height     int64   // max offset+size: the arena the placement needs
-	LowerBound int64   // the most bytes live at once; no placement is lower
-	Method     string  // the variant that produced it
+	Offsets []int64 // one per item
+	Height  int64   // max offset+size: the arena the placement needs
+	// LowerBound is a height no placement is below: the larger of
+	// LiveBound and the hole bound. An item whose live bytes at some time
+	// are runs with holes between them pins its whole span then, but for
+	// what fits in its holes: a live run of another item longer than its
+	// largest hole lies outside that span, so the span plus all such runs
+	// is a bound (fused Q/K/V projections whose K and V died make it
+	// larger than the live bytes).
+	LowerBound int64
+	// LiveBound is the most bytes live at once (or the largest item).
+	LiveBound int64
+	Method    string // the variant that produced it
 	// Proven is true when no lower placement exists: the height equals the
 	// lower bound, or an exhaustive search at one grain below failed.
 	Proven bool
@@ -79,11 +88,12 @@ func Solve(p *Problem, opts SolveOptions) (Solution, error) {
 }
 
 func solveCompiled(c *compiled, opts SolveOptions, start time.Time) Solution {
-	bound := c.lowerBound()
+	live := c.liveBound()
+	bound := max(live, c.holeBound())
 	lb := alignUp(bound, c.grain) // no placement is lower
 	g := newGreedy(c)
 	offs, h, method := g.bestUntil(lb)
-	sol := Solution{Offsets: offs, Height: h, LowerBound: bound, Method: method}
+	sol := Solution{Offsets: offs, Height: h, LowerBound: bound, LiveBound: live, Method: method}
 	if sol.Height <= lb {
 		sol.Proven = true
 		return sol

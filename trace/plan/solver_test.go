@@ -319,6 +319,10 @@ func TestLowerBoundAgainstOracle(t *testing.T) {
 		for _, it := range p.Items {
 			want = max(want, it.Size)
 		}
+		if got := mustCompile(p).liveBound(); got != want {
+			t.Fatalf("live bound %d, want %d", got, want)
+		}
+		want = max(want, slowHoleBound(p))
 		got, err := LowerBound(p)
 		if err != nil || got != want {
 			t.Fatalf("lower bound %d (%v), want %d", got, err, want)
