@@ -6,6 +6,7 @@ import (
 	"github.com/bits-and-blooms/bitset"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
+	"github.com/subarena/subarena/strided/stridedtest"
 )
 
 // sfDecoder turns fuzz bytes into small layouts; it yields zeros once the input runs out.
@@ -52,33 +53,8 @@ func (d *sfDecoder) layout() (strided.Layout, int64) {
 // sfBits is the brute-force oracle: every byte of every element, as a bitmap over [0, size).
 func sfBits(l strided.Layout, size int64) *bitset.BitSet {
 	b := bitset.New(uint(size))
-	n := int64(1)
-	for _, s := range l.Shape {
-		n *= s
-	}
-	if n == 0 {
-		return b
-	}
-	idx := make([]int64, len(l.Shape))
-	for {
-		a := l.Offset
-		for k, i := range idx {
-			a += i * l.Strides[k]
-		}
-		for x := a; x < a+l.Elem; x++ {
-			b.Set(uint(x))
-		}
-		k := len(idx) - 1
-		for ; k >= 0; k-- {
-			if idx[k]++; idx[k] < l.Shape[k] {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
-			return b
-		}
-	}
+	stridedtest.Bytes(l.Offset, l.Shape, l.Strides, l.Elem, func(x int64) { b.Set(uint(x)) })
+	return b
 }
 
 func sfRunCount(b *bitset.BitSet, size int64) int {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/subarena/subarena/strided/stridedtest"
 )
 
 // indexAddr returns the first byte of element idx of l.
@@ -16,30 +18,6 @@ func indexAddr(l Layout, idx []int64) int64 {
 	return a
 }
 
-// forEachIndex calls fn with every index tuple of shape in row-major order.
-func forEachIndex(shape []int64, fn func(idx []int64)) {
-	for _, n := range shape {
-		if n == 0 {
-			return
-		}
-	}
-	idx := make([]int64, len(shape))
-	for {
-		fn(idx)
-		k := len(idx) - 1
-		for ; k >= 0; k-- {
-			idx[k]++
-			if idx[k] < shape[k] {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
-			return
-		}
-	}
-}
-
 // expectElems fails unless v's elements, in row-major order, start at want(idx) in l.
 func expectElems(t *testing.T, what string, l, v Layout, want func(idx []int64) int64) {
 	t.Helper()
@@ -47,7 +25,7 @@ func expectElems(t *testing.T, what string, l, v Layout, want func(idx []int64) 
 		t.Fatalf("%s of %v: elem %d", what, l, v.Elem)
 	}
 	var exp []int64
-	forEachIndex(v.Shape, func(idx []int64) { exp = append(exp, want(idx)) })
+	stridedtest.EachIndex(v.Shape, func(idx []int64) { exp = append(exp, want(idx)) })
 	if got := elemAddrs(v); !slices.Equal(got, exp) && !(len(got) == 0 && len(exp) == 0) {
 		t.Fatalf("%s of %v = %v: elements %v, want %v", what, l, v, got, exp)
 	}

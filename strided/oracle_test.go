@@ -6,41 +6,14 @@ import (
 
 	"github.com/bits-and-blooms/bitset"
 	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/strided/stridedtest"
 )
 
 // The brute-force oracle: enumerate every element of a small layout, in row-major order,
 // and every byte of every element. It shares no code with canon, Cover or Overlap.
 
 // elemAddrs returns the first byte of every element in row-major order.
-func elemAddrs(l Layout) []int64 {
-	n := int64(1)
-	for _, d := range l.Shape {
-		n *= d
-	}
-	out := make([]int64, 0, n)
-	if n == 0 {
-		return out
-	}
-	idx := make([]int64, len(l.Shape))
-	for {
-		a := l.Offset
-		for k, i := range idx {
-			a += i * l.Strides[k]
-		}
-		out = append(out, a)
-		k := len(idx) - 1
-		for ; k >= 0; k-- {
-			idx[k]++
-			if idx[k] < l.Shape[k] {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
-			return out
-		}
-	}
-}
+func elemAddrs(l Layout) []int64 { return stridedtest.ElementAddrs(l.Offset, l.Shape, l.Strides) }
 
 // oracleBits returns the bytes l covers as a bitmap over [0, size). Every covered byte
 // must lie in [0, size).

@@ -6,35 +6,13 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/strided"
+	"github.com/subarena/subarena/strided/stridedtest"
 )
 
 // elements calls f with the byte address of every element of l, in
 // row-major order.
 func elements(l strided.Layout, f func(addr int64)) {
-	idx := make([]int64, len(l.Shape))
-	for _, d := range l.Shape {
-		if d == 0 {
-			return
-		}
-	}
-	for {
-		a := l.Offset
-		for k, i := range idx {
-			a += i * l.Strides[k]
-		}
-		f(a)
-		k := len(idx) - 1
-		for ; k >= 0; k-- {
-			idx[k]++
-			if idx[k] < l.Shape[k] {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
-			return
-		}
-	}
+	stridedtest.Elements(l.Offset, l.Shape, l.Strides, f)
 }
 
 // mapped is the slow model of a relayout: the address in target of the
