@@ -80,6 +80,9 @@ type Allocator struct {
 	// Bound once so hot paths pass them without allocating.
 	freeFn func(ranges.Range)
 	safeFn func(sasync.Event) bool
+	// mayWait is the AllocOptions.MayWait of the Alloc being placed (nil
+	// outside one).
+	mayWait func(sasync.Event) bool
 	// safeFn's arguments, set under mu before each SafeRuns query.
 	safePoint     sasync.Clock
 	safeCompleted sasync.Clock
@@ -193,9 +196,10 @@ func (a *Allocator) giveBack(r ranges.Range) {
 }
 
 // safeForPoint is the reuse rule (sasync.Event.SafeUnder) for the point
-// and completions of the Alloc being placed.
+// and completions of the Alloc being placed, widened by its
+// AllocOptions.MayWait.
 func (a *Allocator) safeForPoint(ev sasync.Event) bool {
-	return ev.SafeUnder(&a.safePoint, &a.safeCompleted)
+	return ev.SafeUnder(&a.safePoint, &a.safeCompleted) || (a.mayWait != nil && a.mayWait(ev))
 }
 
 func (a *Allocator) onComplete(c sasync.Clock) {
@@ -214,6 +218,33 @@ func (a *Allocator) onComplete(c sasync.Clock) {
 // error is a *NoSpaceError that says what is free, what is pinned and what
 // to wait for.
 func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
+	return a.AllocWith(size, at, AllocOptions{})
+}
+
+// AllocOptions tune AllocWith. The zero value is Alloc.
+type AllocOptions struct {
+	// MayWait widens what the fenced policies may reuse: held bytes whose
+	// pending users are not ordered before the point are taken too when
+	// MayWait accepts every such user's event (users of unknown events,
+	// such as a Reservation's, never are). The buffer's ops must then wait
+	// for those events: Use refuses an op not ordered after them with
+	// ErrUnordered, and Buffer.AppendWaits lists them for the engine to
+	// wait on (sync.Timeline.Submit's waits).
+	//
+	// Waiting costs nothing when the event ends before the buffer's first
+	// op would start anyway — an op that engine runs before it, or one
+	// whose end a graph-driven engine's cost model predicts in time — and
+	// delays the buffer's ops otherwise: accept only what the engine
+	// expects to have ended. The after-users policies ignore MayWait (they
+	// take no held bytes before their users complete).
+	//
+	// MayWait is called with the Allocator's lock held, once per pending
+	// user considered: it must be quick and must not call the Allocator.
+	MayWait func(ev sasync.Event) bool
+}
+
+// AllocWith is Alloc with options (see AllocOptions).
+func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*Buffer, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("%w: %d bytes", ErrInvalidSize, size)
 	}
@@ -226,7 +257,9 @@ func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
 		defer a.verifyLocked()
 	}
 	completed := a.tl.CompletedClock()
+	a.mayWait = opts.MayWait
 	blk, fence, err := a.place(size, &at, &completed)
+	a.mayWait = nil
 	if err != nil {
 		return nil, a.noSpace(size, err)
 	}

@@ -58,6 +58,26 @@ func (b *Buffer) Bytes() []byte {
 	return b.a.ar.Bytes(arena.Block{Offset: b.off, Size: b.size})
 }
 
+// AppendWaits appends to dst the events the buffer's ops must happen-after
+// and returns it: one per engine, the latest of that engine's users of the
+// bytes b took over while they were still pending (AllocOptions.MayWait),
+// or whose completion the Allocator had not seen yet. Submitting each of
+// the buffer's ops with these waits (or after them on their engine) is
+// what Use requires; an event that has completed since may be waited on
+// all the same. Nothing is appended for a buffer that took no pending
+// bytes. A nil or foreign-made Buffer appends nothing.
+func (b *Buffer) AppendWaits(dst []sasync.Event) []sasync.Event {
+	if b == nil || !b.hasResidual {
+		return dst
+	}
+	for e, seq := range b.residual {
+		if seq > 0 {
+			dst = append(dst, sasync.Event{Engine: sasync.EngineID(e), Seq: seq})
+		}
+	}
+	return dst
+}
+
 // Released reports whether the program no longer holds any byte of b. A nil
 // or zero Buffer holds nothing: it reads as released.
 func (b *Buffer) Released() bool {

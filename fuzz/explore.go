@@ -22,6 +22,7 @@ type Tally struct {
 	Rejected        int   // uses rejected with ErrUnordered
 	Waits           int   // host retries after ErrNoSpace / ErrPending
 	Reads           int64 // byte reads checked against their expected writer
+	WaitReuse       int   // allocs that took bytes still pending (RunOptions.MayWait)
 	First           *Failure
 }
 
@@ -35,6 +36,7 @@ func (t *Tally) add(r *Result) {
 	t.Rejected += r.Rejected
 	t.Waits += r.Waits
 	t.Reads += int64(r.Reads)
+	t.WaitReuse += r.WaitReuse
 	if r.Stuck {
 		t.Stuck++
 	}
@@ -65,7 +67,7 @@ func (t *Tally) merge(o *Tally) {
 		Runs: t.Runs + o.Runs, WrongReads: t.WrongReads + o.WrongReads, InvariantBreaks: t.InvariantBreaks + o.InvariantBreaks,
 		RuleBreaks: t.RuleBreaks + o.RuleBreaks, OracleFailures: t.OracleFailures + o.OracleFailures, Errors: t.Errors + o.Errors,
 		Stuck: t.Stuck + o.Stuck, Rejected: t.Rejected + o.Rejected, Waits: t.Waits + o.Waits, Reads: t.Reads + o.Reads,
-		First: first,
+		WaitReuse: t.WaitReuse + o.WaitReuse, First: first,
 	}
 	if t.First == nil {
 		t.First = o.First
@@ -108,6 +110,8 @@ type ExploreOptions struct {
 	// Delays = 1 covers every single early completion, Delays = 2 every
 	// pair. Without a bound (the default mode) it is every interleaving.
 	Delays int
+	// MayWait runs with RunOptions.MayWait.
+	MayWait bool
 
 	visit func(*Sim) // called with each finished run
 }
@@ -120,7 +124,7 @@ type ExploreOptions struct {
 func Explore(p *Program, policy subarena.Policy, opt ExploreOptions) ExploreResult {
 	var out ExploreResult
 	d := &dfsScheduler{bounded: opt.Orders && opt.Delays > 0, delays: opt.Delays}
-	ro := RunOptions{EagerHost: opt.Eager, HostFirst: opt.Orders && opt.Delays <= 0}
+	ro := RunOptions{EagerHost: opt.Eager, HostFirst: opt.Orders && opt.Delays <= 0, MayWait: opt.MayWait}
 	for {
 		ro.checkFrom = len(d.prefix)
 		r := runWith(p, policy, d, ro, opt.visit)
@@ -150,6 +154,7 @@ type Campaign struct {
 	Orders     bool // exhaustive: every completion order (ExploreOptions.Orders)
 	Delays     int  // exhaustive, with Orders: ExploreOptions.Delays
 	Schedules  int
+	MayWait    bool               // RunOptions.MayWait
 	Workers    int                // goroutines (at least one)
 	Progress   func(programs int) // called now and then with the programs done
 }
@@ -199,7 +204,7 @@ func (c *Campaign) Run() Summary {
 				p.Name = fmt.Sprintf("seed %d", seed)
 				for pi, pol := range c.Policies {
 					if c.Exhaustive {
-						r := Explore(p, pol, ExploreOptions{Limit: c.Limit, Eager: c.Eager, Orders: c.Orders, Delays: c.Delays})
+						r := Explore(p, pol, ExploreOptions{Limit: c.Limit, Eager: c.Eager, Orders: c.Orders, Delays: c.Delays, MayWait: c.MayWait})
 						local[pol].merge(&r.Tally)
 						most = max(most, r.Runs)
 						if !r.Complete {
@@ -209,7 +214,7 @@ func (c *Campaign) Run() Summary {
 					}
 					for k := 0; k < max(c.Schedules, 1); k++ {
 						sched := NewRandomScheduler(NewRand(seed*31 + uint64(pi*1000+k) + 7))
-						r := Run(p, pol, sched)
+						r := RunWith(p, pol, sched, RunOptions{MayWait: c.MayWait})
 						local[pol].add(&r)
 					}
 				}
@@ -250,6 +255,11 @@ func (s Summary) String() string {
 	for _, pol := range s.Policies {
 		t := s.Tallies[pol]
 		fmt.Fprintf(&sb, "%-22v %10d %8d %8d %8d %8d %8d %8d %9d %9d %12d\n", pol, t.Runs, t.WrongReads, t.InvariantBreaks, t.RuleBreaks, t.OracleFailures, t.Errors, t.Stuck, t.Rejected, t.Waits, t.Reads)
+	}
+	for _, pol := range s.Policies {
+		if t := s.Tallies[pol]; t.WaitReuse > 0 {
+			fmt.Fprintf(&sb, "%-22v %d allocs took bytes still pending, their ops waiting (MayWait)\n", pol, t.WaitReuse)
+		}
 	}
 	return sb.String()
 }

@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"errors"
+	"slices"
 	"unsafe"
 
 	"github.com/subarena/subarena"
@@ -87,7 +88,11 @@ func (s *Sim) alloc(st *Step, entry *logEntry) bool {
 		s.fail(FailError, "point of e%d: %v", st.Engine, err)
 		return true
 	}
-	b, err := s.a.Alloc(st.Size, pt)
+	var opts subarena.AllocOptions
+	if s.opt.MayWait {
+		opts.MayWait = acceptAny
+	}
+	b, err := s.a.AllocWith(st.Size, pt, opts)
 	if errors.Is(err, subarena.ErrNoSpace) {
 		entry.note = noteNoSpace
 		s.noSpace = true // also when a refused donation falls back to fresh bytes
@@ -134,12 +139,42 @@ func (s *Sim) alloc(st *Step, entry *logEntry) bool {
 		}
 		e, seq := s.p.Ops[pn.op].Engine, s.ops[pn.op].clock[s.p.Ops[pn.op].Engine]
 		sb.residue[e] = max(sb.residue[e], seq)
-		if pc[e] < seq {
+		if pc[e] >= seq {
+			continue
+		}
+		if !s.opt.MayWait {
 			s.breach("alloc b%d at [%d, %d) for a writer on e%d took bytes o%d (pending, not ordered before the point) still uses",
 				st.Buf, off, off+size, st.Engine, pn.op)
+			continue
 		}
+		sb.residueOps = append(sb.residueOps, pn.op)
+	}
+	if len(sb.residueOps) > 0 {
+		s.res.WaitReuse++
+		s.checkWaits(st.Buf)
 	}
 	return true
+}
+
+// acceptAny is the MayWait of RunOptions.MayWait: every event.
+func acceptAny(sasync.Event) bool { return true }
+
+// checkWaits checks that the Allocator's waits for buffer buf
+// (Buffer.AppendWaits) cover every op it was handed over from while that
+// op was not ordered before the alloc's point.
+func (s *Sim) checkWaits(buf int) {
+	sb := &s.bufs[buf]
+	waits := sb.b.AppendWaits(nil)
+	for _, op := range sb.residueOps {
+		ev := s.ops[op].ev
+		covered := false
+		for _, w := range waits {
+			covered = covered || (w.Engine == ev.Engine && w.Seq >= ev.Seq)
+		}
+		if !covered {
+			s.breach("buffer b%d took bytes o%d still uses, but its waits %v do not cover %v", buf, op, waits, ev)
+		}
+	}
 }
 
 // placed folds an offset into the run's placement hash.
@@ -177,14 +212,30 @@ func (s *Sim) heldOverlap(lo, hi int64) (int, int64) {
 	return -1, 0
 }
 
+// withResidueWaits returns the ops st waits for: its own waits and, with
+// RunOptions.MayWait, the ops each buffer it uses was handed over from.
+func (s *Sim) withResidueWaits(st *Step) []int {
+	deps := st.Waits
+	for _, u := range st.Uses {
+		if ops := s.bufs[s.p.Views[u.View].Buf].residueOps; len(ops) > 0 {
+			deps = append(slices.Clip(deps), ops...)
+		}
+	}
+	return deps
+}
+
 // submit submits the op, registers each of its uses (Use, or Activate of a
 // reservation), and checks each outcome against the model: a use is
 // rejected with ErrUnordered exactly when its buffer came with a fence the
 // op is not ordered after (a rejected reservation is then cancelled). Then
 // it records what each read must see.
 func (s *Sim) submit(st *Step, entry *logEntry) {
-	waits := make([]sasync.Event, len(st.Waits))
-	for i, w := range st.Waits {
+	deps := st.Waits
+	if s.opt.MayWait && !s.skipResidueWaits {
+		deps = s.withResidueWaits(st)
+	}
+	waits := make([]sasync.Event, len(deps))
+	for i, w := range deps {
 		waits[i] = s.ops[w].ev
 	}
 	ev, err := s.tl.Submit(s.eng[st.Engine], waits...)
@@ -192,7 +243,7 @@ func (s *Sim) submit(st *Step, entry *logEntry) {
 		s.fail(FailError, "submit o%d: %v", st.Op, err)
 		return
 	}
-	c := s.ord.submit(st.Engine, st.Waits)
+	c := s.ord.submit(st.Engine, deps)
 	o := &s.ops[st.Op]
 	o.ev, o.clock, o.submitted = ev, c, true
 	entry.op = st.Op
@@ -360,7 +411,7 @@ func (s *Sim) donate(st *Step, entry *logEntry) bool {
 	s.placed(lo)
 	nbuf := &s.bufs[st.Buf]
 	// The bytes keep the fence they were handed over with.
-	*nbuf = simBuf{b: nb, off: lo, size: hi - lo, held: true, dead: make([]bool, hi-lo), residue: src.residue}
+	*nbuf = simBuf{b: nb, off: lo, size: hi - lo, held: true, dead: make([]bool, hi-lo), residue: src.residue, residueOps: src.residueOps}
 	nbuf.lastW = append([]int32(nil), src.lastW[vd.Bytes[0]:int(vd.Bytes[0])+len(vd.Bytes)]...)
 	s.kill(st.View)
 	s.captureMem(st.Buf)

@@ -19,6 +19,7 @@ type Result struct {
 	ClaimsLost  int      // claims refused with ErrPending
 	Stuck       bool     // the host could not go on: no space and nothing pending
 	Reads       int      // bytes whose expected writer was checked
+	WaitReuse   int      // with RunOptions.MayWait: allocs that took bytes a user not ordered before them still pinned
 
 	// placements hashes the offsets every Alloc and Donate got, in order:
 	// two runs with the same placements made the same decisions.
@@ -55,6 +56,14 @@ type RunOptions struct {
 	// orders the ops submitted after it behind the completions that end
 	// it). Explore's Orders mode enumerates these runs.
 	HostFirst bool
+	// MayWait allocates with subarena.AllocOptions.MayWait accepting every
+	// event, so the fenced policies also take held bytes whose pending
+	// users are not ordered before the point, and submits every op with
+	// waits for the users its buffers were handed over from (as an engine
+	// calling AllocWith waits on Buffer.AppendWaits). The model checks that
+	// the Allocator's waits cover every such user, and the reads check what
+	// reuse before completion would break.
+	MayWait bool
 	// checkFrom skips the per-step invariant checks until this many
 	// decisions have been taken: an exhaustive enumeration replays a prefix
 	// it has already checked, step for step, in the previous run.
@@ -105,7 +114,10 @@ type simBuf struct {
 	dead    []bool  // discarded, committed-claimed or donated bytes
 	held    bool    // the program holds it (not released)
 	residue vclock  // the fence it was handed over with, as the model computes it
-	views   []*subarena.View
+	// residueOps are the ops whose pending uses it was handed over with
+	// (RunOptions.MayWait: every op using the buffer waits for them).
+	residueOps []int
+	views      []*subarena.View
 }
 
 // readCheck is one read use of an op: the bytes it reads and who must have
@@ -162,11 +174,14 @@ type Sim struct {
 	p     *Program
 	pol   subarena.Policy
 	sched Scheduler
-	tl    *sasync.Timeline
-	a     *subarena.Allocator
-	eng   []sasync.EngineID
-	mem   []byte  // the arena's backing
-	stamp []int32 // per arena byte: op+1 of the last op that wrote it
+	// skipResidueWaits (tests only) submits ops without the waits
+	// RunOptions.MayWait adds, to show that Use then refuses them.
+	skipResidueWaits bool
+	tl               *sasync.Timeline
+	a                *subarena.Allocator
+	eng              []sasync.EngineID
+	mem              []byte  // the arena's backing
+	stamp            []int32 // per arena byte: op+1 of the last op that wrote it
 
 	bufs     []simBuf
 	views    []*subarena.View
