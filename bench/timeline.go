@@ -7,6 +7,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // Segment is one rectangle of a memory timeline: arena bytes [Lo, Hi)
@@ -58,7 +59,7 @@ type Timeline struct {
 // per byte under the subrange policies, for the whole piece under the
 // whole ones, not at all under ir-order — or until a later buffer takes
 // them (fenced hand-over).
-func ReplayTimeline(p *trace.Program, res *trace.ReplayResult) (*Timeline, error) {
+func ReplayTimeline(p *trace.Program, res *replay.Result) (*Timeline, error) {
 	offsets := make(map[string]int64, len(res.Lifetimes))
 	for _, lt := range res.Lifetimes {
 		offsets[lt.Buffer] = lt.Offset
