@@ -17,10 +17,8 @@ func sameMap(a, b strided.Layout) bool {
 }
 
 // groupPieces partitions the bytes of host h (at arena offset off) and of the buffers
-// placed over it by the step that lets them go: each discard of a view of any of them, in
-// step order, takes the bytes of its view not taken before; the rest go at the last
-// release of the group, or never when any of them is held to the end. For a host with
-// nothing placed over it these are its own death pieces.
+// placed over it by the step that lets them go (LetGoGroup). For a host with nothing
+// placed over it these are its own pieces (LetGo).
 func (c *checker) groupPieces(h int, off int64) []Piece {
 	p := c.p
 	var members []int
@@ -30,54 +28,8 @@ func (c *checker) groupPieces(h int, off int64) []Piece {
 	if len(members) == 0 {
 		return p.LetGo(h, off)
 	}
-	type discard struct {
-		step int
-		ref  Ref
-	}
-	var ds []discard
-	final := p.Buffers[h].Release
-	for _, b := range append([]int{h}, members...) {
-		for _, v := range p.Buffers[b].Discards {
-			ds = append(ds, discard{p.Views[v].Discard, Ref{Buffer: b, View: v}})
-		}
-		if rel := p.Buffers[b].Release; rel < 0 || final < 0 {
-			final = -1
-		} else {
-			final = max(final, rel)
-		}
-	}
-	slices.SortFunc(ds, func(a, b discard) int { return a.step - b.step })
-	death := Never
-	if final >= 0 {
-		death = final
-	}
-	if len(ds) > paintAbove {
-		sets := make([]ranges.Set, len(ds))
-		deaths := make([]int, len(ds))
-		for i, d := range ds {
-			sets[i] = c.ps.hostFootprint(p, d.ref)
-			_ = sets[i].Translate(off)
-			deaths[i] = d.step
-		}
-		taken, rest := paint(off, off+p.Buffers[h].Size, sets)
-		return piecesOf(taken, deaths, rest, death)
-	}
-	rest := ranges.FromRanges(ranges.Range{Lo: off, Hi: off + p.Buffers[h].Size})
-	var out []Piece
-	for _, d := range ds {
-		fp := c.ps.hostFootprint(p, d.ref)
-		_ = fp.Translate(off)
-		got := ranges.Intersect(&rest, &fp)
-		if got.IsEmpty() {
-			continue
-		}
-		rest.RemoveSet(&got)
-		out = append(out, Piece{Bytes: got, Step: d.step})
-	}
-	if !rest.IsEmpty() {
-		out = append(out, Piece{Bytes: rest, Step: death})
-	}
-	return out
+	group := append([]int{h}, members...)
+	return p.LetGoGroup(group, off, func(r Ref) ranges.Set { return c.ps.hostFootprint(p, r) })
 }
 
 // owner is one buffer of a group as the group check sees it.

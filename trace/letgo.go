@@ -2,6 +2,7 @@ package trace
 
 import (
 	"math"
+	"slices"
 
 	"github.com/subarena/subarena/ranges"
 )
@@ -32,39 +33,85 @@ type Piece struct {
 // O(R log R) for the R runs of b's discarded views.
 func (p *Program) LetGo(b int, off int64) []Piece {
 	buf := &p.Buffers[b]
-	death := Never
+	final := Never
 	if buf.Release >= 0 {
-		death = buf.Release
+		final = buf.Release
 	}
-	if len(buf.Discards) > paintAbove {
-		sets := make([]ranges.Set, len(buf.Discards))
-		deaths := make([]int, len(buf.Discards))
-		for i, v := range buf.Discards {
-			sets[i], _ = p.Footprint(Ref{Buffer: b, View: v})
-			deaths[i] = p.Views[v].Discard
+	return cut(buf.Size, off, len(buf.Discards), func(i int) (ranges.Set, int) {
+		v := buf.Discards[i]
+		fp, _ := p.Footprint(Ref{Buffer: b, View: v})
+		return fp, p.Views[v].Discard
+	}, final)
+}
+
+// LetGoGroup is LetGo for a group of buffers that share the bytes of one, taken as one
+// buffer: group[0] is the host, whose bytes the group covers, and the others are laid
+// over it (a plan's placements, the planner's in-place outputs laid over a strided
+// input). No release orders the buffers of a group, so each discard of a view of any of
+// them, in step order, takes the bytes of its view that no earlier discard took, and the
+// bytes left go at the last release of the group, or never (Never) when any of them is
+// held to the end. bytes(ref) gives the bytes of a view (or a whole buffer) of the group
+// in the host's coordinates, relative to its first byte; LetGoGroup does not modify the
+// set. Pieces are shifted by off and come in LetGo's order; for a group of one buffer,
+// with bytes giving Footprint, LetGoGroup is LetGo.
+func (p *Program) LetGoGroup(group []int, off int64, bytes func(Ref) ranges.Set) []Piece {
+	type discard struct {
+		step int
+		ref  Ref
+	}
+	var ds []discard
+	final := p.Buffers[group[0]].Release
+	for _, b := range group {
+		for _, v := range p.Buffers[b].Discards {
+			ds = append(ds, discard{p.Views[v].Discard, Ref{Buffer: b, View: v}})
 		}
-		taken, rest := paint(0, buf.Size, sets)
-		out := piecesOf(taken, deaths, rest, death)
+		if rel := p.Buffers[b].Release; rel < 0 || final < 0 {
+			final = -1
+		} else {
+			final = max(final, rel)
+		}
+	}
+	slices.SortFunc(ds, func(a, b discard) int { return a.step - b.step })
+	if final < 0 {
+		final = Never
+	}
+	return cut(p.Buffers[group[0]].Size, off, len(ds), func(i int) (ranges.Set, int) {
+		return bytes(ds[i].ref), ds[i].step
+	}, final)
+}
+
+// cut partitions [0, size) by n discards, taken in order (discard(i) gives the i-th one's
+// bytes, which cut does not modify, and its step): each takes the bytes no earlier one
+// took, and the bytes left go at final. The pieces are shifted by off.
+func cut(size, off int64, n int, discard func(i int) (ranges.Set, int), final int) []Piece {
+	if n > paintAbove {
+		sets := make([]ranges.Set, n)
+		steps := make([]int, n)
+		for i := range n {
+			sets[i], steps[i] = discard(i)
+		}
+		taken, rest := paint(0, size, sets)
+		out := piecesOf(taken, steps, rest, final)
 		for i := range out {
 			_ = out[i].Bytes.Translate(off)
 		}
 		return out
 	}
-	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: buf.Size})
+	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: size})
 	var out []Piece
-	for _, v := range buf.Discards {
-		fp, _ := p.Footprint(Ref{Buffer: b, View: v})
-		got := ranges.Intersect(&rest, &fp)
+	for i := range n {
+		set, step := discard(i)
+		got := ranges.Intersect(&rest, &set)
 		if got.IsEmpty() {
 			continue
 		}
 		rest.RemoveSet(&got)
 		_ = got.Translate(off)
-		out = append(out, Piece{Bytes: got, Step: p.Views[v].Discard})
+		out = append(out, Piece{Bytes: got, Step: step})
 	}
 	if !rest.IsEmpty() {
 		_ = rest.Translate(off)
-		out = append(out, Piece{Bytes: rest, Step: death})
+		out = append(out, Piece{Bytes: rest, Step: final})
 	}
 	return out
 }
@@ -73,17 +120,17 @@ func (p *Program) LetGo(b int, off int64) []Piece {
 // other (each cut costs the runs left so far); above it, paint cuts them all in one sweep.
 const paintAbove = 8
 
-// piecesOf lists the non-empty sets of taken as pieces dying at deaths, then rest dying
-// at death.
-func piecesOf(taken []ranges.Set, deaths []int, rest ranges.Set, death int) []Piece {
+// piecesOf lists the non-empty sets of taken as pieces let go at steps, then rest let go
+// at final.
+func piecesOf(taken []ranges.Set, steps []int, rest ranges.Set, final int) []Piece {
 	var out []Piece
 	for i := range taken {
 		if !taken[i].IsEmpty() {
-			out = append(out, Piece{Bytes: taken[i], Step: deaths[i]})
+			out = append(out, Piece{Bytes: taken[i], Step: steps[i]})
 		}
 	}
 	if !rest.IsEmpty() {
-		out = append(out, Piece{Bytes: rest, Step: death})
+		out = append(out, Piece{Bytes: rest, Step: final})
 	}
 	return out
 }

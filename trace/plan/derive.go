@@ -353,68 +353,33 @@ func opTimes(p *trace.Program) []int {
 }
 
 // deaths appends to out the bytes of root r's item by the op time that lets
-// them go, as the checker has it. A dense group's buffers keep their own
-// discards and releases (a byte several of them cover goes at the latest).
-// In a relaid group every member is a view of the root: its discards are
-// discards of the root, applied in step order, each taking the bytes not
-// taken before; the rest goes with the group's last release.
+// them go, as the checker has it (trace.Program.LetGo and LetGoGroup). A
+// dense group's buffers keep their own discards and releases (a byte
+// several of them cover goes at the latest). In a relaid group every member
+// is a view of the root, and the group lets its bytes go as one buffer.
 func (ip *inplacer) deaths(r int, out []deathRun, deathTime func(int) int) []deathRun {
 	p := ip.p
 	if !ip.relaid[r] {
 		for _, m := range ip.group(r) {
-			sh := ip.place[m].layout.Offset
-			if len(p.Buffers[m].Discards) == 0 {
-				out = append(out, deathRun{deathTime(p.Buffers[m].Release), sh, sh + p.Buffers[m].Size})
-				continue
-			}
-			rest := ranges.FromRanges(ranges.Range{Lo: sh, Hi: sh + p.Buffers[m].Size})
-			for _, v := range p.Buffers[m].Discards {
-				set := ip.rootFootprint(trace.Ref{Buffer: m, View: v})
-				got := ranges.Intersect(&rest, set)
-				if got.IsEmpty() {
-					continue
-				}
-				rest.RemoveSet(&got)
-				out = appendRuns(out, deathTime(p.Views[v].Discard), &got)
-			}
-			out = appendRuns(out, deathTime(p.Buffers[m].Release), &rest)
+			out = appendPieces(out, p.LetGo(m, ip.place[m].layout.Offset), deathTime)
 		}
 		return out
 	}
-	type discard struct {
-		step int
-		ref  trace.Ref
-	}
-	var ds []discard
-	final := -1
-	held := false
-	for _, m := range ip.group(r) {
-		for _, v := range p.Buffers[m].Discards {
-			ds = append(ds, discard{p.Views[v].Discard, trace.Ref{Buffer: m, View: v}})
+	bytes := func(ref trace.Ref) ranges.Set { return *ip.rootFootprint(ref) }
+	return appendPieces(out, p.LetGoGroup(ip.group(r), 0, bytes), deathTime)
+}
+
+// appendPieces appends each run of each piece as dying at the op time of its
+// step (deathTime(-1) for bytes held to the end).
+func appendPieces(out []deathRun, pieces []trace.Piece, deathTime func(int) int) []deathRun {
+	for i := range pieces {
+		step := pieces[i].Step
+		if step == trace.Never {
+			step = -1
 		}
-		if rel := p.Buffers[m].Release; rel < 0 {
-			held = true
-		} else {
-			final = max(final, rel)
-		}
+		out = appendRuns(out, deathTime(step), &pieces[i].Bytes)
 	}
-	if held {
-		final = -1
-	}
-	if len(ds) == 0 {
-		return append(out, deathRun{deathTime(final), 0, p.Buffers[r].Size})
-	}
-	slices.SortFunc(ds, func(a, b discard) int { return a.step - b.step })
-	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: p.Buffers[r].Size})
-	for _, x := range ds {
-		got := ranges.Intersect(&rest, ip.rootFootprint(x.ref))
-		if got.IsEmpty() {
-			continue
-		}
-		rest.RemoveSet(&got)
-		out = appendRuns(out, deathTime(x.step), &got)
-	}
-	return appendRuns(out, deathTime(final), &rest)
+	return out
 }
 
 // appendRuns appends each run of set as dying at death.
