@@ -181,7 +181,7 @@ type cut struct {
 
 // handOvers returns, per buffer, the cuts later buffers make in its bytes,
 // in step order, and the step each buffer starts holding its bytes at.
-// Replay's donations (a dense in-place output over a dying read, its
+// replay.Run's donations (a dense in-place output over a dying read, its
 // allocation deferred to the op) cut the donor at the op; within a host's
 // group, the buffers placed over it start at their first op and cut, at
 // that step, the host and the members that started before them.
