@@ -40,7 +40,7 @@
 //     reduction split between the streams.
 //   - Random: random programs of views, ops, waits, syncs and releases.
 //
-// RunMatrix replays each workload (trace.Replay, the real Allocator on
+// RunMatrix replays each workload (replay.Run, the real Allocator on
 // simulated engines) under every release policy and arena fit strategy,
 // and places it with the FirstFit baseline, which cannot back the
 // Allocator and is driven by whole-buffer lifetimes derived from the trace

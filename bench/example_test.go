@@ -5,7 +5,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/bench"
-	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // Generate a workload trace and replay it under two policies.
@@ -20,7 +20,7 @@ func ExampleLlamaEngines() {
 	}
 	fmt.Println(t.Name, t.Engines, p.NumAllocs() > 0)
 	for _, pol := range []subarena.Policy{subarena.WholeFenced, subarena.SubrangeFenced} {
-		res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol})
+		res, err := replay.Run(p, replay.Options{Policy: pol})
 		if err != nil {
 			panic(err)
 		}
@@ -57,7 +57,7 @@ func ExampleRunMatrix() {
 func ExampleReplayTimeline() {
 	t, _ := bench.CNN(bench.CNNSmall)
 	p, _ := t.Resolve()
-	res, _ := trace.Replay(p, trace.ReplayOptions{Policy: subarena.WholeFenced})
+	res, _ := replay.Run(p, replay.Options{Policy: subarena.WholeFenced})
 	tl, err := bench.ReplayTimeline(p, res)
 	if err != nil {
 		panic(err)

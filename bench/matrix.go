@@ -12,6 +12,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // FitFirstFit is the Fit column of the FirstFit baseline's rows.
@@ -71,7 +72,7 @@ type Cell struct {
 	RunSeconds   float64 `json:"run_seconds"`
 	// AllocatorSeconds is the part of RunSeconds spent inside the calls the
 	// replayed host makes on the Allocator and its Timeline
-	// (trace.ReplayResult.AllocatorTime); AllocatorAllocsPerSec is Allocs
+	// (replay.Result.AllocatorTime); AllocatorAllocsPerSec is Allocs
 	// over it: what the allocator itself costs, without the replay's
 	// simulation, statistics and analysis. NaN (null in JSON) for the
 	// first-fit rows, which use no Allocator.
@@ -232,7 +233,7 @@ func RunMatrix(opts MatrixOptions) (*Matrix, error) {
 // replayCell replays p under one policy and fit and measures it.
 func replayCell(workload string, p *trace.Program, pol subarena.Policy, fit arena.Fit, check bool) (Cell, error) {
 	start := time.Now()
-	res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol, Fit: fit, TimeAllocator: true})
+	res, err := replay.Run(p, replay.Options{Policy: pol, Fit: fit, TimeAllocator: true})
 	if err != nil {
 		return Cell{}, fmt.Errorf("bench: %s under %v/%v: %w", workload, pol, fit, err)
 	}

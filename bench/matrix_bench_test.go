@@ -7,6 +7,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // BenchmarkReplay replays every quick workload under every policy with the
@@ -38,9 +39,9 @@ func BenchmarkReplay(b *testing.B) {
 		for _, pol := range subarena.Policies() {
 			b.Run(w.Name+"/"+pol.String(), func(b *testing.B) {
 				b.ReportAllocs()
-				opts := trace.ReplayOptions{Policy: pol, Fit: arena.FitDefault, TimeAllocator: true}
+				opts := replay.Options{Policy: pol, Fit: arena.FitDefault, TimeAllocator: true}
 				// Check the answer once before timing.
-				res, err := trace.Replay(p, opts)
+				res, err := replay.Run(p, opts)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -50,7 +51,7 @@ func BenchmarkReplay(b *testing.B) {
 				}
 				var inAllocator time.Duration
 				for b.Loop() {
-					r, err := trace.Replay(p, opts)
+					r, err := replay.Run(p, opts)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -137,11 +138,11 @@ func BenchmarkPolicySweep(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						w, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.WholeFenced, Fit: fit})
+						w, err := replay.Run(p, replay.Options{Policy: subarena.WholeFenced, Fit: fit})
 						if err != nil {
 							b.Fatal(err)
 						}
-						s, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.SubrangeFenced, Fit: fit})
+						s, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced, Fit: fit})
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -7,7 +7,7 @@ import (
 
 // timeline is what the host of a replay knows, step by step: when each
 // op was submitted, when the host observes its completion, and which ops
-// use each buffer. trace.Replay delivers a completion to the Allocator
+// use each buffer. replay.Run delivers a completion to the Allocator
 // only when the host observes it — at a sync on that op or on an op it
 // happens-before — or at the end of the trace; observed[k] is the step of
 // that sync, or len(steps) when only the end observes it.

@@ -6,11 +6,12 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // peakStep returns the first step after which the replay's high-water mark
 // equals its final value (-1 if the trace allocates nothing).
-func peakStep(res *trace.ReplayResult) int {
+func peakStep(res *replay.Result) int {
 	for i, s := range res.Steps {
 		if s.HighWater == res.HWM && res.HWM > 0 {
 			return i
@@ -23,7 +24,7 @@ func peakStep(res *trace.ReplayResult) int {
 // after the step that first reached the replay's high-water mark: 1 −
 // largest free run / total free bytes within [0, HWM).
 //
-// trace.ReplayResult records in-use byte counts per step but not where the
+// replay.Result records in-use byte counts per step but not where the
 // free bytes lie, so the arena's occupancy at that step is rebuilt from the
 // plan and the trace: the bytes of buffers allocated and not yet released,
 // plus the bytes released (or discarded) whose return to the arena the
@@ -33,7 +34,7 @@ func peakStep(res *trace.ReplayResult) int {
 // rounded out to granules. The rebuilt in-use byte count must equal the
 // replay's own; when it does not (ok false), the fragmentation is unknown
 // and NaN is returned rather than a guess.
-func PeakFragmentation(p *trace.Program, res *trace.ReplayResult) (frag float64, ok bool, err error) {
+func PeakFragmentation(p *trace.Program, res *replay.Result) (frag float64, ok bool, err error) {
 	k := peakStep(res)
 	if k < 0 {
 		return 0, true, nil
@@ -67,13 +68,13 @@ func PeakFragmentation(p *trace.Program, res *trace.ReplayResult) (frag float64,
 }
 
 // occupancy returns the arena bytes not clean after step k.
-func occupancy(p *trace.Program, tl *timeline, res *trace.ReplayResult, k int) ranges.Set {
+func occupancy(p *trace.Program, tl *timeline, res *replay.Result, k int) ranges.Set {
 	var used ranges.Set
-	placed := make(map[string]trace.BufferLifetime, len(res.Lifetimes))
+	placed := make(map[string]replay.BufferLifetime, len(res.Lifetimes))
 	for _, lt := range res.Lifetimes {
 		placed[lt.Buffer] = lt
 	}
-	lifetimeOf := func(b int) (trace.BufferLifetime, bool) {
+	lifetimeOf := func(b int) (replay.BufferLifetime, bool) {
 		lt, ok := placed[p.Buffers[b].Name]
 		return lt, ok
 	}

@@ -10,13 +10,14 @@ import (
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // replayed is one quick workload replayed under one policy.
 type replayed struct {
 	name string
 	p    *trace.Program
-	res  *trace.ReplayResult
+	res  *replay.Result
 }
 
 var (
@@ -48,7 +49,7 @@ func replayAll(policies ...subarena.Policy) ([]replayed, error) {
 			return nil, err
 		}
 		for _, pol := range policies {
-			res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol, Fit: arena.FitLean})
+			res, err := replay.Run(p, replay.Options{Policy: pol, Fit: arena.FitLean})
 			if err != nil {
 				return nil, err
 			}

@@ -7,6 +7,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // Segment is one rectangle of a memory timeline: arena bytes [Lo, Hi)
@@ -58,7 +59,7 @@ type Timeline struct {
 // per byte under the subrange policies, for the whole piece under the
 // whole ones, not at all under ir-order — or until a later buffer takes
 // them (fenced hand-over).
-func ReplayTimeline(p *trace.Program, res *trace.ReplayResult) (*Timeline, error) {
+func ReplayTimeline(p *trace.Program, res *replay.Result) (*Timeline, error) {
 	offsets := make(map[string]int64, len(res.Lifetimes))
 	for _, lt := range res.Lifetimes {
 		offsets[lt.Buffer] = lt.Offset
@@ -180,7 +181,7 @@ type cut struct {
 
 // handOvers returns, per buffer, the cuts later buffers make in its bytes,
 // in step order, and the step each buffer starts holding its bytes at.
-// Replay's donations (a dense in-place output over a dying read, its
+// replay.Run's donations (a dense in-place output over a dying read, its
 // allocation deferred to the op) cut the donor at the op; within a host's
 // group, the buffers placed over it start at their first op and cut, at
 // that step, the host and the members that started before them.

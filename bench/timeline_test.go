@@ -10,6 +10,7 @@ import (
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/plan"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 const ggmlTiny = "../testdata/ggml/ggml-tiny.json"
@@ -36,7 +37,7 @@ func TestPlanTimelinePlacements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := plan.Plan(tr, plan.Options{NoReplay: true})
+	res, err := plan.Plan(tr, plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestPlanTimelineLabel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.SubrangeFenced})
+	res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 	if err != nil {
 		t.Fatal(err)
 	}

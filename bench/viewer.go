@@ -9,6 +9,7 @@ import (
 	"github.com/subarena/subarena/htmlviz"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // ViewerRun is one run for ViewerPage: a replay or a plan of the trace (exactly one of
@@ -17,7 +18,7 @@ type ViewerRun struct {
 	// Label names the run in its panel; empty: the replay's policy, or the plan's title
 	// as PlanTimeline gives it.
 	Label  string
-	Replay *trace.ReplayResult
+	Replay *replay.Result
 	Plan   *trace.Plan
 	// Report is trace.Check's report on the run's plan (for a replay, its Plan); nil
 	// when the run was not checked.
@@ -38,7 +39,7 @@ func ViewerPage(p *trace.Program, runs ...ViewerRun) (*htmlviz.Page, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("%w: no runs", ErrViewer)
 	}
-	var sched *trace.ReplayResult
+	var sched *replay.Result
 	for i, r := range runs {
 		if (r.Replay == nil) == (r.Plan == nil) {
 			return nil, fmt.Errorf("%w: run %d needs exactly one of a replay and a plan", ErrViewer, i)
@@ -48,7 +49,7 @@ func ViewerPage(p *trace.Program, runs ...ViewerRun) (*htmlviz.Page, error) {
 		}
 	}
 	if sched == nil {
-		res, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.SubrangeFenced})
+		res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 		if err != nil {
 			return nil, err
 		}

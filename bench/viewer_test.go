@@ -8,6 +8,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 const splitQKV = "../trace/testdata/split-qkv.json"
@@ -31,11 +32,11 @@ func loadProgram(t *testing.T, path string) *trace.Program {
 // count per engine; the ir-order run's violation carries the steps of its ops.
 func TestViewerPageSplitQKV(t *testing.T) {
 	p := loadProgram(t, splitQKV)
-	good, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.SubrangeFenced})
+	good, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.IROrder})
+	bad, err := replay.Run(p, replay.Options{Policy: subarena.IROrder})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,13 +119,13 @@ func TestViewerPageSplitQKV(t *testing.T) {
 	}
 }
 
-func off(res *trace.ReplayResult, buffer string) int64 { return res.Plan.Offsets[buffer] }
+func off(res *replay.Result, buffer string) int64 { return res.Plan.Offsets[buffer] }
 
 // TestViewerPageRuns: a run needs exactly one of a replay and a plan; a plan alone gets
 // op times and LiveLB from a replay of its own; a plan that does not fit is ErrPlan.
 func TestViewerPageRuns(t *testing.T) {
 	p := loadProgram(t, splitQKV)
-	res, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.WholeAfterUsers})
+	res, err := replay.Run(p, replay.Options{Policy: subarena.WholeAfterUsers})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // traceSeeds are small documents of every format trace.Read understands, plus broken ones.
@@ -83,7 +84,7 @@ func FuzzTraceParse(f *testing.F) {
 				return // keep each input cheap; sizes do not change the logic
 			}
 		}
-		res, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.SubrangeFenced, CheckInvariants: true})
+		res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced, CheckInvariants: true})
 		if err != nil {
 			t.Fatalf("replay of a valid trace failed: %v\n%s", err, out)
 		}

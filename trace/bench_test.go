@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	subarena "github.com/subarena/subarena"
 )
 
 func benchData(b *testing.B, rel string) []byte {
@@ -52,43 +50,3 @@ func BenchmarkParseRoundTripGGML(b *testing.B) {
 		}
 	}
 }
-
-func benchReplay(b *testing.B, rel string, pol subarena.Policy) {
-	p := benchProgram(b, rel)
-	b.ReportAllocs()
-	var res *ReplayResult
-	for b.Loop() {
-		var err error
-		if res, err = Replay(p, ReplayOptions{Policy: pol}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(res.HWM), "hwm-bytes")
-	b.ReportMetric(res.Overhead, "overhead")
-}
-
-func BenchmarkReplayGGML(b *testing.B) {
-	benchReplay(b, "ggml/ggml-tiny.json", subarena.SubrangeFenced)
-}
-func BenchmarkReplayMiniMallocK(b *testing.B) {
-	benchReplay(b, "minimalloc/K.1048576.csv", subarena.SubrangeFenced)
-}
-
-func benchCheck(b *testing.B, rel string) {
-	p := benchProgram(b, rel)
-	res, err := Replay(p, ReplayOptions{Policy: subarena.SubrangeFenced})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	var rep *Report
-	for b.Loop() {
-		if rep, err = Check(p, res.Plan); err != nil || !rep.Safe {
-			b.Fatal(err, rep)
-		}
-	}
-	b.ReportMetric(float64(rep.Pairs), "pairs")
-}
-
-func BenchmarkCheckGGML(b *testing.B)        { benchCheck(b, "ggml/ggml-tiny.json") }
-func BenchmarkCheckMiniMallocK(b *testing.B) { benchCheck(b, "minimalloc/K.1048576.csv") }

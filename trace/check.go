@@ -3,7 +3,6 @@ package trace
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -117,9 +116,6 @@ type Report struct {
 	Violations []Violation `json:"violations"`
 }
 
-// never is the death step of bytes held to the end of the trace.
-const never = math.MaxInt
-
 // placed is one buffer with an offset, as the checker sees it in arena coordinates,
 // together with the buffers placed over it (its group): the uses of all of them, and the
 // group's bytes partitioned by when the host lets them go.
@@ -128,7 +124,7 @@ type placed struct {
 	off    int64
 	end    int64
 	uses   []placedUse
-	pieces []piece
+	pieces []Piece
 }
 
 // placedUse is one op's use of a buffer of a group, in arena coordinates.
@@ -138,11 +134,6 @@ type placedUse struct {
 	buf    int // the buffer the op names (the host or one placed over it)
 	set    ranges.Set
 	layout strided.Layout
-}
-
-type piece struct {
-	set   ranges.Set
-	death int // step index of the release or discard; never when held at the end
 }
 
 // checker carries what Check needs and aggregates violations.

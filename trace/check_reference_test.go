@@ -195,21 +195,21 @@ func (c *refChecker) refCheckPair(a, b *placed) {
 				continue
 			}
 			for _, pa := range a.pieces {
-				xp := ranges.Intersect(&x, &pa.set)
+				xp := ranges.Intersect(&x, &pa.Bytes)
 				if xp.IsEmpty() {
 					continue
 				}
 				for _, pb := range b.pieces {
-					y := ranges.Intersect(&xp, &pb.set)
+					y := ranges.Intersect(&xp, &pb.Bytes)
 					if y.IsEmpty() {
 						continue
 					}
 					fu, su := ua, ub
-					if pb.death < pa.death || (pb.death == pa.death && p.Buffers[b.buf].Step < p.Buffers[a.buf].Step) {
+					if pb.Step < pa.Step || (pb.Step == pa.Step && p.Buffers[b.buf].Step < p.Buffers[a.buf].Step) {
 						fu, su = ub, ua
 					}
 					rule := ViolationHeld
-					if pa.death != never || pb.death != never {
+					if pa.Step != Never || pb.Step != Never {
 						rule = c.refOrderRule(fu, su)
 					}
 					if rule != "" {
@@ -228,7 +228,7 @@ func (c *refChecker) refCheckPair(a, b *placed) {
 // step order, takes the bytes of its view not taken before; the rest go at the last
 // release of the group, or never when any of them is held to the end. For a host with
 // nothing placed over it these are its own death pieces.
-func (c *refChecker) refGroupPieces(h int, off int64) []piece {
+func (c *refChecker) refGroupPieces(h int, off int64) []Piece {
 	p := c.p
 	var members []int
 	if c.ps != nil {
@@ -255,7 +255,7 @@ func (c *refChecker) refGroupPieces(h int, off int64) []piece {
 	}
 	slices.SortFunc(ds, func(a, b discard) int { return a.step - b.step })
 	rest := ranges.FromRanges(ranges.Range{Lo: off, Hi: off + p.Buffers[h].Size})
-	var out []piece
+	var out []Piece
 	for _, d := range ds {
 		fp := c.ps.hostFootprint(p, d.ref)
 		_ = fp.Translate(off)
@@ -264,14 +264,14 @@ func (c *refChecker) refGroupPieces(h int, off int64) []piece {
 			continue
 		}
 		rest.RemoveSet(&got)
-		out = append(out, piece{set: got, death: d.step})
+		out = append(out, Piece{Bytes: got, Step: d.step})
 	}
 	if !rest.IsEmpty() {
-		death := never
+		death := Never
 		if final >= 0 {
 			death = final
 		}
-		out = append(out, piece{set: rest, death: death})
+		out = append(out, Piece{Bytes: rest, Step: death})
 	}
 	return out
 }
@@ -360,10 +360,10 @@ func (c *refChecker) refCheckGroup(g *placed) int {
 // refDeathPieces partitions buffer b's bytes (placed at off) by the step that lets them go:
 // each discard takes the bytes of its view not discarded before; the rest go at the
 // buffer's release, or never.
-func refDeathPieces(p *Program, b int, off int64) []piece {
+func refDeathPieces(p *Program, b int, off int64) []Piece {
 	buf := &p.Buffers[b]
 	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: buf.Size})
-	var out []piece
+	var out []Piece
 	for _, v := range buf.Discards {
 		fp, _ := p.Footprint(Ref{Buffer: b, View: v})
 		got := ranges.Intersect(&rest, &fp)
@@ -372,15 +372,15 @@ func refDeathPieces(p *Program, b int, off int64) []piece {
 		}
 		rest.RemoveSet(&got)
 		_ = got.Translate(off)
-		out = append(out, piece{set: got, death: p.Views[v].Discard})
+		out = append(out, Piece{Bytes: got, Step: p.Views[v].Discard})
 	}
 	if !rest.IsEmpty() {
-		death := never
+		death := Never
 		if buf.Release >= 0 {
 			death = buf.Release
 		}
 		_ = rest.Translate(off)
-		out = append(out, piece{set: rest, death: death})
+		out = append(out, Piece{Bytes: rest, Step: death})
 	}
 	return out
 }

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"testing"
 
-	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/ranges"
 )
 
@@ -50,83 +49,6 @@ func denseOffsets(rng *rand.Rand, p *Program, spread int64) *Plan {
 		}
 	}
 	return plan
-}
-
-// TestCheckSweepMatchesPairwise: on random traces, with random offsets, random
-// placements and every policy's replay plan, Check reports exactly what the pairwise
-// checker reports.
-func TestCheckSweepMatchesPairwise(t *testing.T) {
-	n := 400
-	if testing.Short() || raceEnabled {
-		n = 60
-	}
-	rng := rand.New(rand.NewPCG(11, 12))
-	rules := map[string]int{}
-	plans := 0
-	for i := 0; i < n; i++ {
-		tr := randomTrace(rng, 10+rng.IntN(120))
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j := 0; j < 4; j++ {
-			var plan *Plan
-			switch j {
-			case 0:
-				plan = denseOffsets(rng, p, 16)
-			case 1:
-				plan = denseOffsets(rng, p, 64)
-			default:
-				plan = randomPlacements(rng, p)
-			}
-			rep := sameReport(t, fmt.Sprintf("trace %d plan %d", i, j), p, plan)
-			if rep != nil {
-				plans++
-				for _, v := range rep.Violations {
-					rules[v.Rule]++
-				}
-			}
-		}
-		for _, pol := range subarena.Policies() {
-			res, err := Replay(p, ReplayOptions{Policy: pol})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameReport(t, fmt.Sprintf("trace %d %v", i, pol), p, res.Plan)
-		}
-	}
-	for _, r := range []string{ViolationUnordered, ViolationSameOp, ViolationHeld, ViolationTakenOver} {
-		if rules[r] == 0 {
-			t.Fatalf("no %q violation among %d plans: %v", r, plans, rules)
-		}
-	}
-	t.Logf("%d plans; violations by rule: %v", plans, rules)
-}
-
-// TestCheckSweepMatchesPairwiseScaleShapes compares the two checkers on the generated
-// large shapes at small sizes, under every policy and with buffers piled on few offsets.
-func TestCheckSweepMatchesPairwiseScaleShapes(t *testing.T) {
-	rng := rand.New(rand.NewPCG(13, 14))
-	for _, sh := range scaleShapes {
-		for _, n := range []int{40, 300} {
-			tr, err := Parse(sh.gen(n))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := tr.Resolve()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, pol := range subarena.Policies() {
-				res, err := Replay(p, ReplayOptions{Policy: pol})
-				if err != nil {
-					t.Fatal(err)
-				}
-				sameReport(t, fmt.Sprintf("%s %d %v", sh.name, n, pol), p, res.Plan)
-			}
-			sameReport(t, fmt.Sprintf("%s %d piled", sh.name, n), p, denseOffsets(rng, p, 2048))
-		}
-	}
 }
 
 // TestPaint: paint gives what taking each set's bytes not taken before gives.

@@ -17,67 +17,19 @@ func sameMap(a, b strided.Layout) bool {
 }
 
 // groupPieces partitions the bytes of host h (at arena offset off) and of the buffers
-// placed over it by the step that lets them go: each discard of a view of any of them, in
-// step order, takes the bytes of its view not taken before; the rest go at the last
-// release of the group, or never when any of them is held to the end. For a host with
-// nothing placed over it these are its own death pieces.
-func (c *checker) groupPieces(h int, off int64) []piece {
+// placed over it by the step that lets them go (LetGoGroup). For a host with nothing
+// placed over it these are its own pieces (LetGo).
+func (c *checker) groupPieces(h int, off int64) []Piece {
 	p := c.p
 	var members []int
 	if c.ps != nil {
 		members = c.ps.members[h]
 	}
 	if len(members) == 0 {
-		return deathPieces(p, h, off)
+		return p.LetGo(h, off)
 	}
-	type discard struct {
-		step int
-		ref  Ref
-	}
-	var ds []discard
-	final := p.Buffers[h].Release
-	for _, b := range append([]int{h}, members...) {
-		for _, v := range p.Buffers[b].Discards {
-			ds = append(ds, discard{p.Views[v].Discard, Ref{Buffer: b, View: v}})
-		}
-		if rel := p.Buffers[b].Release; rel < 0 || final < 0 {
-			final = -1
-		} else {
-			final = max(final, rel)
-		}
-	}
-	slices.SortFunc(ds, func(a, b discard) int { return a.step - b.step })
-	death := never
-	if final >= 0 {
-		death = final
-	}
-	if len(ds) > paintAbove {
-		sets := make([]ranges.Set, len(ds))
-		deaths := make([]int, len(ds))
-		for i, d := range ds {
-			sets[i] = c.ps.hostFootprint(p, d.ref)
-			_ = sets[i].Translate(off)
-			deaths[i] = d.step
-		}
-		taken, rest := paint(off, off+p.Buffers[h].Size, sets)
-		return piecesOf(taken, deaths, rest, death)
-	}
-	rest := ranges.FromRanges(ranges.Range{Lo: off, Hi: off + p.Buffers[h].Size})
-	var out []piece
-	for _, d := range ds {
-		fp := c.ps.hostFootprint(p, d.ref)
-		_ = fp.Translate(off)
-		got := ranges.Intersect(&rest, &fp)
-		if got.IsEmpty() {
-			continue
-		}
-		rest.RemoveSet(&got)
-		out = append(out, piece{set: got, death: d.step})
-	}
-	if !rest.IsEmpty() {
-		out = append(out, piece{set: rest, death: death})
-	}
-	return out
+	group := append([]int{h}, members...)
+	return p.LetGoGroup(group, off, func(r Ref) ranges.Set { return c.ps.hostFootprint(p, r) })
 }
 
 // owner is one buffer of a group as the group check sees it.
@@ -270,65 +222,4 @@ func countMeeting(sets []*ranges.Set) int {
 		active = append(active, x)
 	}
 	return len(seen)
-}
-
-// deathPieces partitions buffer b's bytes (placed at off) by the step that lets them go:
-// each discard takes the bytes of its view not discarded before; the rest go at the
-// buffer's release, or never.
-func deathPieces(p *Program, b int, off int64) []piece {
-	buf := &p.Buffers[b]
-	death := never
-	if buf.Release >= 0 {
-		death = buf.Release
-	}
-	if len(buf.Discards) > paintAbove {
-		sets := make([]ranges.Set, len(buf.Discards))
-		deaths := make([]int, len(buf.Discards))
-		for i, v := range buf.Discards {
-			sets[i], _ = p.Footprint(Ref{Buffer: b, View: v})
-			deaths[i] = p.Views[v].Discard
-		}
-		taken, rest := paint(0, buf.Size, sets)
-		out := piecesOf(taken, deaths, rest, death)
-		for i := range out {
-			_ = out[i].set.Translate(off)
-		}
-		return out
-	}
-	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: buf.Size})
-	var out []piece
-	for _, v := range buf.Discards {
-		fp, _ := p.Footprint(Ref{Buffer: b, View: v})
-		got := ranges.Intersect(&rest, &fp)
-		if got.IsEmpty() {
-			continue
-		}
-		rest.RemoveSet(&got)
-		_ = got.Translate(off)
-		out = append(out, piece{set: got, death: p.Views[v].Discard})
-	}
-	if !rest.IsEmpty() {
-		_ = rest.Translate(off)
-		out = append(out, piece{set: rest, death: death})
-	}
-	return out
-}
-
-// paintAbove is the number of discards up to which pieces are cut one discard after the
-// other (each cut costs the runs left so far); above it, paint cuts them all in one sweep.
-const paintAbove = 8
-
-// piecesOf lists the non-empty sets of taken as pieces dying at deaths, then rest dying
-// at death.
-func piecesOf(taken []ranges.Set, deaths []int, rest ranges.Set, death int) []piece {
-	var out []piece
-	for i := range taken {
-		if !taken[i].IsEmpty() {
-			out = append(out, piece{set: taken[i], death: deaths[i]})
-		}
-	}
-	if !rest.IsEmpty() {
-		out = append(out, piece{set: rest, death: death})
-	}
-	return out
 }

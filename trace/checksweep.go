@@ -67,10 +67,10 @@ func splitByPieces(out []fragment, g, u int, set *ranges.Set, part []partRun, sc
 }
 
 // partition returns the runs of pieces, sorted by Lo.
-func partition(pieces []piece) []partRun {
+func partition(pieces []Piece) []partRun {
 	var out []partRun
 	for i := range pieces {
-		for _, r := range pieces[i].set.Runs() {
+		for _, r := range pieces[i].Bytes.Runs() {
 			out = append(out, partRun{r, i})
 		}
 	}
@@ -124,7 +124,7 @@ func (c *checker) sweep(bufs []placed) {
 		order[i] = int32(i)
 	}
 	unitKey := func(f *fragment) (int, int, int, int) {
-		return bufs[f.g].pieces[f.piece].death, p.Buffers[bufs[f.g].buf].Step, f.g, f.piece
+		return bufs[f.g].pieces[f.piece].Step, p.Buffers[bufs[f.g].buf].Step, f.g, f.piece
 	}
 	slices.SortFunc(order, func(x, y int32) int {
 		a, b := &frags[x], &frags[y]
@@ -161,7 +161,7 @@ func (c *checker) sweep(bufs []placed) {
 		for j < len(order) && frags[order[j]].g == fi.g && frags[order[j]].piece == fi.piece {
 			j++
 		}
-		heldToEnd := bufs[fi.g].pieces[fi.piece].death == never
+		heldToEnd := bufs[fi.g].pieces[fi.piece].Step == Never
 		for _, id := range order[i:j] {
 			f := &frags[id]
 			b := use(f)
@@ -175,7 +175,7 @@ func (c *checker) sweep(bufs []placed) {
 				}
 				var rule string
 				switch {
-				case heldToEnd && bufs[e.g].pieces[e.piece].death == never:
+				case heldToEnd && bufs[e.g].pieces[e.piece].Step == Never:
 					rule = ViolationHeld
 				case a.op == b.op:
 					rule = c.sameOpRule(a, b)

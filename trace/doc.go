@@ -1,8 +1,9 @@
 // Package trace is subarena's one interchange format and everything that reads it: the
 // subarena-trace/v1 model, its parser and writer, importers (MiniMalloc CSV, ggml
 // graph-allocator traces) and exporters (MiniMalloc CSV with offsets, Chrome trace /
-// Perfetto JSON), the subarena-plan/v1 plan format, a replay of a trace on simulated
-// engines driving the real Allocator, and a checker that decides whether a plan is safe.
+// Perfetto JSON, in package trace/replay), the subarena-plan/v1 plan format, and a
+// checker that decides whether a plan is safe. The replay of a trace against the real
+// Allocator is package trace/replay; the planner is package trace/plan.
 //
 // # What a trace is
 //
@@ -114,18 +115,9 @@
 //
 // # Replay
 //
-// Replay drives the real Allocator (Unbounded mode, any policy) with the host program
-// and a discrete-event simulation of the engines: FIFO per engine, an op starts when its
-// engine's previous op and its waits have completed (and not before the host submitted
-// it), and runs for its cost. The host issues steps at once and waits only at syncs, so
-// the Allocator sees completions only at syncs (the synced op and what happens-before it)
-// and at the end; a trace without syncs shows what the after-users policies cost a host
-// that runs ahead. Each alloc takes bytes at its
-// allocation point, narrowed when needed to what every user of the buffer happens-after;
-// donations follow docs/TRACE.md (see Replay). The result carries the high-water mark, the
-// plan, LiveLB, the overhead HWM/LiveLB - 1, the peak of pending bytes, how many
-// allocations were handed bytes whose previous users had not completed, and per-step,
-// per-op and per-buffer records for timelines (WritePerfetto).
+// The replay, which runs a trace's host program against the real Allocator on simulated
+// engines, is package trace/replay: this package, the checker and the planner do not link
+// the Allocator. It measures its runs against LiveLB (below) and its plans pass Check.
 //
 // # LiveLB
 //
@@ -157,12 +149,7 @@
 // NewOrder costs O(ops × engines). Check sweeps the pieces of the placed buffers in death
 // order against an index of earlier uses by engine and seq: O(R log R), plus one entry
 // per violation; a plan with placements adds one Relayout and one Cover per use of a
-// placed buffer. Replay makes one Allocator or Timeline call per step and use (what those
-// cost is the root package's; ReplayOptions.TimeAllocator measures it), narrows each
-// alloc's point in O(uses × engines), records a Stats snapshot per step, and after the
-// last step counts fenced hand-overs with a range-max index, O(R log R), and computes
-// LiveLB and the pieces' lifetimes, O(R log R) each. Donation planning costs, per inplace
-// first writer, the uses of each candidate input and the product of the two buffers'
-// death pieces. None of this is a hot path: the allocation fast path lives in the root
-// package; these are planning and reporting tools.
+// placed buffer. LetGo costs O(R log R) for a buffer's R discarded runs. None of this
+// is a hot path: the allocation fast path lives in the root package; these are planning
+// and reporting tools.
 package trace

@@ -60,10 +60,12 @@ var (
 	ErrPlan = errors.New("trace: plan does not fit the trace")
 	// ErrUnsafe: a plan is not safe for its trace (Check found violations).
 	ErrUnsafe = errors.New("trace: plan is unsafe")
-	// ErrReplay: the replay could not drive the allocator (an allocator or timeline error
-	// on a valid trace, wrapped).
+	// ErrReplay: a trace could not be run on a sync.Timeline (NewOrder), or the replay
+	// (package trace/replay) could not drive the Allocator: a timeline or allocator error
+	// on a valid trace, wrapped.
 	ErrReplay = errors.New("trace: replay failed")
-	// ErrStopped: a replay ended early because ReplayOptions.Stop was closed.
+	// ErrStopped: a replay (package trace/replay, or the planner's online replay) ended
+	// early because it was told to stop.
 	ErrStopped = errors.New("trace: replay stopped")
 )
 

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/trace/internal/rangetags"
 )
 
 // Schedule is a simulated run of a Program: when each op ran ([Start[k], End[k])) and
@@ -175,9 +176,9 @@ func liveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[opUs
 			cuts = append(cuts, r.Lo, r.Hi)
 		}
 	}
-	pieces := deathPieces(p, b, 0)
+	pieces := p.LetGo(b, 0)
 	for _, pc := range pieces {
-		for _, r := range pc.set.Runs() {
+		for _, r := range pc.Bytes.Runs() {
 			cuts = append(cuts, r.Lo, r.Hi)
 		}
 	}
@@ -191,7 +192,7 @@ func liveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[opUs
 		from, end int64
 		j         int
 	}
-	tags := newRangeTags(nseg, func(a, b user) user {
+	tags := rangetags.New(nseg, func(a, b user) user {
 		out := a
 		out.from = min(a.from, b.from)
 		if b.end > a.end || (b.end == a.end && b.j < a.j) {
@@ -202,20 +203,20 @@ func liveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[opUs
 	for j, ou := range uses {
 		u := user{from: s.Start[ou.op], end: s.End[ou.op], j: j}
 		for _, r := range fps[j].Runs() {
-			tags.fold(seg(r.Lo), seg(r.Hi), u)
+			tags.Fold(seg(r.Lo), seg(r.Hi), u)
 		}
 	}
 	held := make([]int, nseg+1)
 	for _, pc := range pieces {
-		if pc.death != never {
+		if pc.Step != Never {
 			continue
 		}
-		for _, r := range pc.set.Runs() {
+		for _, r := range pc.Bytes.Runs() {
 			held[seg(r.Lo)]++
 			held[seg(r.Hi)]--
 		}
 	}
-	users, used := tags.slots(nseg)
+	users, used := tags.Slots(nseg)
 	var segs []liveSegment
 	heldHere := 0
 	for i := range nseg {
@@ -235,4 +236,18 @@ func liveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[opUs
 		segs = append(segs, liveSegment{lo: cuts[i], hi: cuts[i+1], from: from, to: to})
 	}
 	return segs
+}
+
+// opUse names one use: op index and index into its Uses.
+type opUse struct{ op, use int }
+
+// usesByBuffer lists, per buffer, the uses of it in op order.
+func usesByBuffer(p *Program) [][]opUse {
+	out := make([][]opUse, len(p.Buffers))
+	for k := range p.Ops {
+		for u, use := range p.Ops[k].Uses {
+			out[use.Ref.Buffer] = append(out[use.Ref.Buffer], opUse{k, u})
+		}
+	}
+	return out
 }

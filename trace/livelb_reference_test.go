@@ -1,13 +1,10 @@
 package trace
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"sort"
 	"testing"
 
-	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/ranges"
 )
 
@@ -38,7 +35,7 @@ func refLiveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[o
 	}
 	pieces := refDeathPieces(p, b, 0)
 	for _, pc := range pieces {
-		for _, r := range pc.set.Runs() {
+		for _, r := range pc.Bytes.Runs() {
 			cuts = append(cuts, r.Lo, r.Hi)
 		}
 	}
@@ -66,7 +63,7 @@ func refLiveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[o
 		to := lastEnd
 		held := false
 		for _, pc := range pieces {
-			if pc.death == never && pc.set.Contains(lo) {
+			if pc.Step == Never && pc.Bytes.Contains(lo) {
 				held = true
 			}
 		}
@@ -81,72 +78,6 @@ func refLiveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[o
 	return segs
 }
 
-// TestLiveSegmentsMatchReference: on random traces and schedules (replayed and random),
-// and on the generated large shapes at small sizes, liveSegments and deathPieces give
-// exactly what the old loops gave.
-func TestLiveSegmentsMatchReference(t *testing.T) {
-	rng := rand.New(rand.NewPCG(21, 22))
-	compare := func(what string, p *Program, s Schedule) {
-		t.Helper()
-		credited := inplaceCredits(p)
-		usesOf := usesByBuffer(p)
-		for b := range p.Buffers {
-			if got, want := deathPieces(p, b, 7), refDeathPieces(p, b, 7); !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s: buffer %d: pieces %v, reference %v\n%s", what, b, got, want, Marshal(p.Trace))
-			}
-			if p.Buffers[b].External {
-				continue
-			}
-			got := liveSegments(p, b, usesOf[b], s, credited)
-			want := refLiveSegments(p, b, usesOf[b], s, credited)
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s: buffer %d: segments %v, reference %v\n%s", what, b, got, want, Marshal(p.Trace))
-			}
-		}
-	}
-	randomSchedule := func(p *Program) Schedule {
-		s := Schedule{Start: make([]int64, len(p.Ops)), End: make([]int64, len(p.Ops))}
-		for k := range p.Ops {
-			s.Start[k] = rng.Int64N(20)
-			s.End[k] = s.Start[k] + 1 + rng.Int64N(4) // ties in ends are frequent
-			s.Makespan = max(s.Makespan, s.End[k])
-		}
-		return s
-	}
-	n := 300
-	if testing.Short() || raceEnabled {
-		n = 60
-	}
-	for i := 0; i < n; i++ {
-		tr := randomTrace(rng, 10+rng.IntN(100))
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
-		compare(fmt.Sprintf("trace %d random schedule", i), p, randomSchedule(p))
-		res, err := Replay(p, ReplayOptions{Policy: subarena.SubrangeFenced})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := Schedule{Start: make([]int64, len(res.OpTimes)), End: make([]int64, len(res.OpTimes)), Makespan: res.Makespan}
-		for k, o := range res.OpTimes {
-			s.Start[k], s.End[k] = o.Start, o.End
-		}
-		compare(fmt.Sprintf("trace %d replay", i), p, s)
-	}
-	for _, sh := range scaleShapes {
-		tr, err := Parse(sh.gen(200))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
-		compare(sh.name, p, randomSchedule(p))
-	}
-}
-
 // refCompactInts drops adjacent duplicates from sorted v.
 func refCompactInts(v []int64) []int64 {
 	out := v[:0]
@@ -156,4 +87,25 @@ func refCompactInts(v []int64) []int64 {
 		}
 	}
 	return out
+}
+
+// compareLiveSegments fails t unless LetGo and liveSegments give, for every buffer of p
+// on schedule s, exactly what the old loops gave.
+func compareLiveSegments(t *testing.T, what string, p *Program, s Schedule) {
+	t.Helper()
+	credited := inplaceCredits(p)
+	usesOf := usesByBuffer(p)
+	for b := range p.Buffers {
+		if got, want := p.LetGo(b, 7), refDeathPieces(p, b, 7); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: buffer %d: pieces %v, reference %v\n%s", what, b, got, want, Marshal(p.Trace))
+		}
+		if p.Buffers[b].External {
+			continue
+		}
+		got := liveSegments(p, b, usesOf[b], s, credited)
+		want := refLiveSegments(p, b, usesOf[b], s, credited)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: buffer %d: segments %v, reference %v\n%s", what, b, got, want, Marshal(p.Trace))
+		}
+	}
 }

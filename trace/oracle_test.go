@@ -341,3 +341,23 @@ func bruteLiveLB(m *oracleModel, start, end []int64, makespan int64) int64 {
 	}
 	return peak
 }
+
+// enumerate returns the bytes of a buffer of size bytes that a layout covers, by walking
+// every element.
+func enumerate(off int64, shape, strides []int64, elem, size int64) []bool {
+	cov := make([]bool, size)
+	var rec func(d int, base int64)
+	rec = func(d int, base int64) {
+		if d == len(shape) {
+			for b := base; b < base+elem; b++ {
+				cov[b] = true
+			}
+			return
+		}
+		for i := int64(0); i < shape[d]; i++ {
+			rec(d+1, base+i*strides[d])
+		}
+	}
+	rec(0, off)
+	return cov
+}

@@ -152,9 +152,11 @@ func (m elementMap) equal(o elementMap) bool {
 	return m.offset == o.offset && m.elem == o.elem && slices.Equal(m.shape, o.shape) && slices.Equal(m.strides, o.strides)
 }
 
-// sameElements reports whether two refs, placed at arena offsets baseA and baseB, put
-// element i over element i: the in-place relation docs/TRACE.md's "inplace" allows.
-func sameElements(p *Program, a Ref, baseA int64, b Ref, baseB int64) bool {
+// SameElements reports whether refs a and b, their buffers placed at arena offsets baseA
+// and baseB, put element i of one over element i of the other for every i in row-major
+// order (dimensions of size 1 aside): the in-place relation docs/TRACE.md's "inplace"
+// allows, which Check accepts between two uses of one inplace op.
+func (p *Program) SameElements(a Ref, baseA int64, b Ref, baseB int64) bool {
 	return mapOf(p.Layout(a), baseA).equal(mapOf(p.Layout(b), baseB))
 }
 

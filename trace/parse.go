@@ -11,7 +11,7 @@ import (
 // step index (-1 for the top level), the rule, and the line and column in data where the
 // offending key, value or step starts; the error matches one of the sentinels through
 // errors.Is. Parse also rejects a trace whose ops could not all be scheduled within
-// int64 time (see Replay). Parse never panics.
+// int64 time (the replay's schedule, package trace/replay). Parse never panics.
 func Parse(data []byte) (*Trace, error) {
 	t, _, err := parse(data)
 	return t, err
@@ -55,7 +55,7 @@ func at(index int, rule string, off int64, err error) *StepError {
 	return &StepError{Index: index, Rule: rule, Err: err, pos: off + 1, text: true}
 }
 
-// checkSchedule runs the arithmetic of Replay's schedule (see Replay): an op starts when
+// checkSchedule runs the arithmetic of the replay's schedule (replay.Run): an op starts when
 // the host has submitted it (the host's time advances at syncs to the synced op's end),
 // its engine's previous op and the ops it waits for have ended, and it ends cost later.
 // It rejects the first op whose end does not fit int64, so that a trace Parse accepts

@@ -6,6 +6,15 @@ import (
 	"testing"
 )
 
+func mustResolve(t *testing.T, tr *Trace) *Program {
+	t.Helper()
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func mustLoad(t *testing.T, path string) *Trace {
 	t.Helper()
 	tr, err := Load(path)

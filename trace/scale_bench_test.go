@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/trace/internal/scalegen"
 )
 
 // The scale benchmarks run replay, check and LiveLB on the generated traces of
@@ -26,10 +26,10 @@ func scaleProgram(b *testing.B, gen func(int) []byte, n int) *Program {
 }
 
 func forScaleShapes(b *testing.B, run func(b *testing.B, p *Program)) {
-	for _, sh := range scaleShapes {
+	for _, sh := range scalegen.Shapes {
 		for _, n := range scaleSizes {
-			b.Run(fmt.Sprintf("%s/%d", sh.name, n), func(b *testing.B) {
-				p := scaleProgram(b, sh.gen, n)
+			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
+				p := scaleProgram(b, sh.Gen, n)
 				b.ReportAllocs()
 				b.ResetTimer()
 				run(b, p)
@@ -39,10 +39,10 @@ func forScaleShapes(b *testing.B, run func(b *testing.B, p *Program)) {
 }
 
 func BenchmarkScaleParse(b *testing.B) {
-	for _, sh := range scaleShapes {
+	for _, sh := range scalegen.Shapes {
 		for _, n := range scaleSizes {
-			b.Run(fmt.Sprintf("%s/%d", sh.name, n), func(b *testing.B) {
-				data := sh.gen(n)
+			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
+				data := sh.Gen(n)
 				b.ReportAllocs()
 				b.SetBytes(int64(len(data)))
 				for b.Loop() {
@@ -53,49 +53,4 @@ func BenchmarkScaleParse(b *testing.B) {
 			})
 		}
 	}
-}
-
-func BenchmarkScaleReplay(b *testing.B) {
-	forScaleShapes(b, func(b *testing.B, p *Program) {
-		for b.Loop() {
-			if _, err := Replay(p, ReplayOptions{Policy: subarena.SubrangeFenced}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
-func BenchmarkScaleCheck(b *testing.B) {
-	forScaleShapes(b, func(b *testing.B, p *Program) {
-		res, err := Replay(p, ReplayOptions{Policy: subarena.SubrangeFenced})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ResetTimer()
-		for b.Loop() {
-			rep, err := Check(p, res.Plan)
-			if err != nil || !rep.Safe {
-				b.Fatal(err, rep)
-			}
-		}
-	})
-}
-
-func BenchmarkScaleLiveLB(b *testing.B) {
-	forScaleShapes(b, func(b *testing.B, p *Program) {
-		res, err := Replay(p, ReplayOptions{Policy: subarena.SubrangeFenced})
-		if err != nil {
-			b.Fatal(err)
-		}
-		s := Schedule{Start: make([]int64, len(res.OpTimes)), End: make([]int64, len(res.OpTimes)), Makespan: res.Makespan}
-		for k, o := range res.OpTimes {
-			s.Start[k], s.End[k] = o.Start, o.End
-		}
-		b.ResetTimer()
-		for b.Loop() {
-			if lb := LiveLowerBound(p, s); lb != res.LiveLB {
-				b.Fatal(lb, res.LiveLB)
-			}
-		}
-	})
 }

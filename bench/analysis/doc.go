@@ -4,7 +4,7 @@
 //
 // Shadow is the root package's Allocator rebuilt on the public arena,
 // liveness and sync packages with its placement decision open; Run drives
-// it through trace.Replay's schedule step for step. With no options the two
+// it through replay.Run's schedule step for step. With no options the two
 // agree offset for offset on every workload, policy and fit (TestMirror).
 //
 // Breakdown classifies every granule below the high-water mark at each

@@ -8,7 +8,7 @@ import (
 	"github.com/subarena/subarena/trace"
 )
 
-// donation is a planned in-place placement (trace.Replay's rule, reproduced
+// donation is a planned in-place placement (replay.Run's rule, reproduced
 // here because the replay keeps it unexported): buffer placed by op over the
 // bytes of the op's use read. op is -1 when the buffer is not donated to.
 type donation struct{ op, read int }

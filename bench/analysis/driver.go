@@ -17,7 +17,7 @@ import (
 type Completions int
 
 const (
-	// SyncOnly is trace.Replay: only at the trace's syncs (the synced op and
+	// SyncOnly is replay.Run: only at the trace's syncs (the synced op and
 	// what happens-before it), and at the end.
 	SyncOnly Completions = iota
 	// Poll: before each alloc the host also polls every submitted op and
@@ -104,7 +104,7 @@ type Observer interface {
 }
 
 // Driver replays a Program against a Shadow on the replay's simulated
-// engines: trace.Replay step for step, with the completion and placement
+// engines: replay.Run step for step, with the completion and placement
 // variants of Options.
 type Driver struct {
 	In   *Info
@@ -258,7 +258,7 @@ func (d *Driver) learn(t int64) error {
 // WithLearned returns the trace with a sync step inserted before each step
 // for every op the host learned of there: the host program that observes
 // completions (Poll, Stall) written as a subarena-trace/v1 host program, so
-// that trace.Replay and trace.Check can judge it.
+// that replay.Run and trace.Check can judge it.
 func (d *Driver) WithLearned() *trace.Trace {
 	t := *d.In.P.Trace
 	t.Steps = nil

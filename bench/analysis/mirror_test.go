@@ -8,6 +8,7 @@ import (
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/bench"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // testWorkloads returns the bench workloads at quick settings, or at full
@@ -17,7 +18,7 @@ func testWorkloads() []bench.Workload {
 }
 
 // TestMirror checks that the Shadow driven by Run makes exactly the
-// Allocator's decisions under trace.Replay: the same offset for every
+// Allocator's decisions under replay.Run: the same offset for every
 // buffer, the same high-water mark, the same LiveLB.
 func TestMirror(t *testing.T) {
 	for _, w := range testWorkloads() {
@@ -35,7 +36,7 @@ func TestMirror(t *testing.T) {
 		}
 		for _, pol := range []subarena.Policy{subarena.SubrangeFenced, subarena.WholeFenced} {
 			for _, fit := range []arena.Fit{arena.FitFast, arena.FitLean} {
-				want, err := trace.Replay(p, trace.ReplayOptions{Policy: pol, Fit: fit})
+				want, err := replay.Run(p, replay.Options{Policy: pol, Fit: fit})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -65,7 +66,7 @@ func TestMirror(t *testing.T) {
 }
 
 // TestHostVariant checks that the Poll and Stall host programs are valid
-// traces with the original schedule (same LiveLB), that trace.Replay and
+// traces with the original schedule (same LiveLB), that replay.Run and
 // the Shadow agree on them, and that the Allocator's plans for them pass
 // trace.Check.
 func TestHostVariant(t *testing.T) {
@@ -93,7 +94,7 @@ func TestHostVariant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := trace.Replay(p2, trace.ReplayOptions{Policy: subarena.SubrangeFenced, Fit: arena.FitLean})
+			want, err := replay.Run(p2, replay.Options{Policy: subarena.SubrangeFenced, Fit: arena.FitLean})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +106,7 @@ func TestHostVariant(t *testing.T) {
 				t.Errorf("%s %v: plan unsafe: %d violations", w.Name, c, len(rep.Violations))
 			}
 			if got.HWM != want.HWM {
-				t.Errorf("%s %v: HWM %d, trace.Replay %d", w.Name, c, got.HWM, want.HWM)
+				t.Errorf("%s %v: HWM %d, replay.Run %d", w.Name, c, got.HWM, want.HWM)
 			}
 			t.Logf("%s %v: %d syncs added, HWM/LiveLB %.3f", w.Name, c, len(p2.Syncs)-len(p.Syncs), got.Ratio)
 		}
@@ -135,7 +136,7 @@ func TestStallOnGrow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := trace.Replay(p2, trace.ReplayOptions{Policy: pol, Fit: arena.FitLean})
+			want, err := replay.Run(p2, replay.Options{Policy: pol, Fit: arena.FitLean})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +160,7 @@ func TestStallOnGrow(t *testing.T) {
 // TestPredictWait runs the Allocator letting allocs take held bytes whose
 // users are expected to be done when the buffer is first used, with the
 // waits that orders its ops after them, and checks the trace with the
-// waits: same schedule, and trace.Replay's plan for it passes trace.Check.
+// waits: same schedule, and replay.Run's plan for it passes trace.Check.
 func TestPredictWait(t *testing.T) {
 	for _, w := range testWorkloads() {
 		tr, _ := w.Build()
@@ -181,7 +182,7 @@ func TestPredictWait(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := trace.Replay(p2, trace.ReplayOptions{Policy: pol, Fit: arena.FitLean})
+			want, err := replay.Run(p2, replay.Options{Policy: pol, Fit: arena.FitLean})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,7 +5,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
-	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // TestOrderedLowerBound: the ordered lower bound is at least LiveLB, and no
@@ -28,7 +28,7 @@ func TestOrderedLowerBound(t *testing.T) {
 				continue
 			}
 			for _, fit := range []arena.Fit{arena.FitFast, arena.FitLean} {
-				res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol, Fit: fit})
+				res, err := replay.Run(p, replay.Options{Policy: pol, Fit: fit})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -28,7 +28,7 @@ func TestPlanReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := plan.PlanProgram(p, plan.Options{Budget: 5 * time.Second, NoReplay: true})
+		r, err := plan.PlanProgram(p, plan.Options{Budget: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

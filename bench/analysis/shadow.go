@@ -51,7 +51,7 @@ type Placer interface {
 // liveness and sync packages, single-threaded, with the placement decision
 // open to a Placer. With a nil Placer and an unbounded arena it makes
 // exactly the Allocator's decisions (TestMirror checks it against
-// trace.Replay, offset by offset).
+// replay.Run, offset by offset).
 type Shadow struct {
 	G      int64
 	Ar     *arena.Arena
@@ -83,7 +83,7 @@ const BoundedCap = 1 << 32
 
 // NewShadow returns a Shadow with the given policy mode over tl. With a
 // Placer the arena is bounded at BoundedCap (a Placer needs every offset
-// addressable); without, it is unbounded, as in trace.Replay.
+// addressable); without, it is unbounded, as in replay.Run.
 func NewShadow(tl *sasync.Timeline, g int64, mode liveness.Mode, fit arena.Fit, pl Placer) (*Shadow, error) {
 	cfg := arena.Config{Granule: g, Unbounded: true, Fit: fit}
 	if pl != nil {

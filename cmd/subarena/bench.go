@@ -12,7 +12,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/bench"
-	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // progressDelay is how long a run goes before a progress bar appears.
@@ -180,7 +180,7 @@ func timelineSVG(out io.Writer, w bench.Workload) error {
 	if err != nil {
 		return err
 	}
-	res, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.SubrangeFenced})
+	res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 	if err != nil {
 		return err
 	}

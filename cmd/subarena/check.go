@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 func init() {
@@ -45,7 +46,7 @@ Exit status: 0 safe, 1 violations, 2 bad input.`,
 				if err != nil {
 					return err
 				}
-				res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol})
+				res, err := replay.Run(p, replay.Options{Policy: pol})
 				if err != nil {
 					return err
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 func init() {
@@ -69,7 +70,7 @@ OUT "-" is standard output; the summary then goes to standard error.`,
 					if err != nil {
 						return err
 					}
-					res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol})
+					res, err := replay.Run(p, replay.Options{Policy: pol})
 					if err != nil {
 						return err
 					}

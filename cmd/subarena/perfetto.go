@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
-	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 func init() {
@@ -33,11 +33,11 @@ standard error ("-o -" writes to standard output instead).`,
 			if err != nil {
 				return err
 			}
-			res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol, Fit: f})
+			res, err := replay.Run(p, replay.Options{Policy: pol, Fit: f})
 			if err != nil {
 				return err
 			}
-			return writeFile(cmd, out, func(w io.Writer) error { return trace.WritePerfetto(w, res, p.Trace.Engines) })
+			return writeFile(cmd, out, func(w io.Writer) error { return replay.WritePerfetto(w, res, p.Trace.Engines) })
 		},
 	}
 	cmd.Flags().StringVar(&policy, "policy", subarena.SubrangeFenced.String(), "release policy: "+policyNames())

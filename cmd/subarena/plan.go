@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/plan"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 func init() {
@@ -67,7 +68,8 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 				}
 			}()
 			name := strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
-			opts := plan.Options{Budget: budget, NoInPlace: noInPlace, NoRelayout: noRelayout, Stop: stop}
+			opts := plan.Options{Budget: budget, NoInPlace: noInPlace, NoRelayout: noRelayout, Stop: stop,
+				Replay: replay.Online}
 			var res plan.Result
 			if format == trace.MiniMallocFormat {
 				// A MiniMalloc CSV: plan it on its own time axis.

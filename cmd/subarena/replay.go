@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // replayJSON is the object replay --json prints.
@@ -55,7 +56,7 @@ standard error.`,
 			if err != nil {
 				return err
 			}
-			res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol, NoDonate: noDonate})
+			res, err := replay.Run(p, replay.Options{Policy: pol, NoDonate: noDonate})
 			if err != nil {
 				return err
 			}
@@ -66,7 +67,7 @@ standard error.`,
 			}
 			if perfettoOut != "" {
 				if err := writeFile(cmd, perfettoOut, func(w io.Writer) error {
-					return trace.WritePerfetto(w, res, p.Trace.Engines)
+					return replay.WritePerfetto(w, res, p.Trace.Engines)
 				}); err != nil {
 					return err
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/bench"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // vizFlags are viz's options.
@@ -119,7 +120,7 @@ func vizSVG(cmd *cobra.Command, file string, fl vizFlags) error {
 }
 
 // replayUnder replays p under the named policy and fit.
-func replayUnder(p *trace.Program, policy, fit string) (*trace.ReplayResult, error) {
+func replayUnder(p *trace.Program, policy, fit string) (*replay.Result, error) {
 	pol, err := subarena.ParsePolicy(policy)
 	if err != nil {
 		return nil, err
@@ -128,7 +129,7 @@ func replayUnder(p *trace.Program, policy, fit string) (*trace.ReplayResult, err
 	if err != nil {
 		return nil, err
 	}
-	return trace.Replay(p, trace.ReplayOptions{Policy: pol, Fit: f})
+	return replay.Run(p, replay.Options{Policy: pol, Fit: f})
 }
 
 // checkedPlan loads the plan at path and checks it against p; a plan that does not fit

@@ -10,7 +10,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/bench"
-	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // viewerData is the part of a viewer page's embedded data these tests read.
@@ -64,7 +64,7 @@ func segments(t *testing.T, path string, pol subarena.Policy) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol})
+	res, err := replay.Run(p, replay.Options{Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/subarena/subarena/bench"
 	"github.com/subarena/subarena/htmlviz"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // scaleConfig generates random programs with at least 10^4 alloc buffers.
@@ -35,7 +36,7 @@ func TestViewerScale(t *testing.T) {
 	if n := p.NumAllocs(); n < 10000 {
 		t.Fatalf("the trace has %d buffers, want at least 10^4", n)
 	}
-	res, err := trace.Replay(p, trace.ReplayOptions{Policy: subarena.SubrangeFenced})
+	res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/subarena/subarena/bench"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/plan"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 const (
@@ -37,9 +38,9 @@ func program(t *testing.T, path string) *trace.Program {
 }
 
 // checkedReplay replays p under pol and checks the plan it made.
-func checkedReplay(t *testing.T, p *trace.Program, pol subarena.Policy) (*trace.ReplayResult, *trace.Report) {
+func checkedReplay(t *testing.T, p *trace.Program, pol subarena.Policy) (*replay.Result, *trace.Report) {
 	t.Helper()
-	res, err := trace.Replay(p, trace.ReplayOptions{Policy: pol})
+	res, err := replay.Run(p, replay.Options{Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestViewerIROrderViolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb, _ := open(t, page)
-	for r, res := range []*trace.ReplayResult{bad, good} {
+	for r, res := range []*replay.Result{bad, good} {
 		tl, err := bench.ReplayTimeline(p, res)
 		if err != nil {
 			t.Fatal(err)
@@ -239,7 +240,7 @@ func TestViewerGGMLPlanVsReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := program(t, path)
-	pr, err := plan.Plan(p.Trace, plan.Options{NoReplay: true})
+	pr, err := plan.Plan(p.Trace, plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -420,7 +420,7 @@ func (a *Allocator) insert(e *entry) {
 // verified on is planned again with that tensor's op out of place.
 func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace) (*Plan, []C.sa_place, int32, error) {
 	opts := plan.Options{Budget: a.opts.Budget, NoInPlace: a.opts.NoInPlace, NoRelayout: a.opts.NoRelayout,
-		NoReplay: true, NoCheck: !a.opts.Check}
+		NoCheck: !a.opts.Check}
 	byName := make(map[string]int32, len(ts))
 	for i := range ts {
 		byName[ts[i].name] = int32(i)

@@ -147,7 +147,7 @@ func TestReadMatchesImport(t *testing.T) {
 				if !got.Equal(want) {
 					t.Fatalf("step %v: the trace differs from ImportGGML's", step)
 				}
-				res, err := plan.Plan(got, plan.Options{NoReplay: true})
+				res, err := plan.Plan(got, plan.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -3,6 +3,8 @@ package plan
 import (
 	"testing"
 	"time"
+
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // BenchmarkPlanGGMLTinyGreedy times the greedy start on ggml-tiny's
@@ -16,7 +18,7 @@ func BenchmarkPlanGGMLTinyGreedy(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	res, err := PlanProgram(p, Options{NoReplay: true})
+	res, err := PlanProgram(p, Options{})
 	if err != nil || res.Plan.Size > ggmlBound(b, ggmlTiny) {
 		b.Fatalf("size %d, %v", res.Plan.Size, err)
 	}
@@ -24,7 +26,7 @@ func BenchmarkPlanGGMLTinyGreedy(b *testing.B) {
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		if _, err := PlanProgram(p, Options{NoReplay: true, NoCheck: true}); err != nil {
+		if _, err := PlanProgram(p, Options{NoCheck: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -37,7 +39,7 @@ func BenchmarkPlanGGMLTinyFromTrace(b *testing.B) {
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		if _, err := Plan(tr, Options{NoReplay: true, NoCheck: true}); err != nil {
+		if _, err := Plan(tr, Options{NoCheck: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -51,7 +53,7 @@ func BenchmarkPlanGGMLTinyChecked(b *testing.B) {
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		if _, err := Plan(tr, Options{}); err != nil {
+		if _, err := Plan(tr, Options{Replay: replay.Online}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -76,228 +76,300 @@ type deathRun struct {
 // derive builds the placement problem of ip's program under its in-place
 // decisions: one item per root, holding the root and its members. It reads
 // the program as the checker reads a plan's placements (relaid members are
-// views of the root, the group is released with the last of it).
-func derive(ip *inplacer) *derived { return deriveWith(ip, false) }
+// views of the root, the group is released with the last of it). On one
+// engine, the window of bytes not held to the end stops at their last use
+// and the pairs whose deaths come in the other order are listed apart (see
+// shortenTails).
+func derive(ip *inplacer) *derived {
+	dv := newDeriver(ip)
+	at := dv.at
+	dv.addItems(func(sg *segment, start, stop int) (int, int) {
+		if dv.nEng == 1 && sg.death != dv.end {
+			return at[start], at[sg.last+1] // the tail up to death is kept apart
+		}
+		return at[start], at[stop]
+	})
+	if dv.nEng == 1 {
+		dv.pieces, dv.pieceAt, dv.d.prob.Concurrent = shortenTails(dv.pieces, dv.deaths, dv.pieceAt)
+	}
+	return dv.finish()
+}
 
 // deriveCoarse is derive with every used byte's window running on to its
 // release, as if no byte died at its last use: more conflicts, never
 // fewer, so a placement valid for it is valid for derive's problem. Its
 // few pieces make the greedy start cheap; planProgram uses it when the
-// greedy placement it gives already meets derive's lower bound.
-func deriveCoarse(ip *inplacer) *derived { return deriveWith(ip, true) }
+// greedy placement it gives already meets derive's lower bound, shortLB:
+// the most bytes live at once when every byte not held to the end dies at
+// its last use on one engine.
+func deriveCoarse(ip *inplacer) *derived {
+	dv := newDeriver(ip)
+	at := dv.at
+	delta := make([]int64, len(at)+1) // live-byte changes per op index, windows cut at last use
+	dv.addItems(func(sg *segment, start, stop int) (int, int) {
+		short := stop
+		if dv.nEng == 1 && sg.death != dv.end {
+			short = sg.last + 1
+		}
+		delta[start] += sg.hi - sg.lo
+		delta[short] -= sg.hi - sg.lo
+		return at[start], at[stop]
+	})
+	d := dv.d
+	var live int64
+	for _, it := range d.prob.Items {
+		d.shortLB = max(d.shortLB, it.Size)
+	}
+	for _, x := range delta {
+		live += x
+		d.shortLB = max(d.shortLB, live)
+	}
+	return dv.finish()
+}
 
-func deriveWith(ip *inplacer, coarse bool) *derived {
+// deriver holds what derive and deriveCoarse share: the program's op
+// times, the problem being built, and the scratch reused from root to root.
+type deriver struct {
+	ip         *inplacer
+	p          *trace.Program
+	nOps, nEng int
+	end        int   // the window end of bytes held to the end
+	at         []int // op positions to op times (opTimes)
+	opsBefore  []int // opsBefore[s]: the number of ops among steps [0, s), a step's op time
+	allocPoint []int
+	d          *derived
+
+	// Per root, reused.
+	used   []itemUse
+	dead   []deathRun
+	bounds []int64
+	segs   []segment
+	on     []int                // per segment: first then last op on each engine
+	seen   map[*ranges.Set]bool // sets whose bounds are in: many uses share one
+
+	// The pieces of every item, one item after another.
+	pieces  []Piece
+	deaths  []Time // per piece: when the last and the first buffer covering its bytes let them go
+	pieceAt []int  // per item: its first piece; then the number of pieces
+	infos   []pieceInfo
+	infoOn  []int // per piece of infos: first then last op on each engine
+}
+
+func newDeriver(ip *inplacer) *deriver {
 	p := ip.p
-	nOps := len(p.Ops)
-	nEng := len(p.Trace.Engines)
-	// opsBefore[s] is the number of ops among steps [0, s): the op time of a step.
-	opsBefore := make([]int, len(p.Trace.Steps)+1)
+	dv := &deriver{ip: ip, p: p, nOps: len(p.Ops), nEng: len(p.Trace.Engines), at: opTimes(p),
+		opsBefore: make([]int, len(p.Trace.Steps)+1), seen: map[*ranges.Set]bool{}}
+	dv.end = dv.nOps + 1
 	for i := range p.Trace.Steps {
-		opsBefore[i+1] = opsBefore[i]
+		dv.opsBefore[i+1] = dv.opsBefore[i]
 		if p.Trace.Steps[i].Kind == trace.KindOp {
-			opsBefore[i+1]++
+			dv.opsBefore[i+1]++
 		}
 	}
-	end := nOps + 1 // the window end of bytes held to the end
-	at := opTimes(p)
-	deathTime := func(step int) int {
-		if step < 0 {
-			return end
-		}
-		return opsBefore[step]
-	}
-	allocPoint := allocPoints(p, opsBefore)
-	d := &derived{prob: &Problem{Align: p.Trace.Granule}, itemOf: make([]int, len(p.Buffers)),
+	dv.allocPoint = allocPoints(p, dv.opsBefore)
+	dv.d = &derived{prob: &Problem{Align: p.Trace.Granule}, itemOf: make([]int, len(p.Buffers)),
 		shift: make([]int64, len(p.Buffers))}
 	roots := 0
-	for b := range d.itemOf {
-		d.itemOf[b] = -1
+	for b := range dv.d.itemOf {
+		dv.d.itemOf[b] = -1
 		if !p.Buffers[b].External && ip.place[b].root == b {
 			roots++
 		}
 	}
-	d.prob.Items = make([]Item, 0, roots)
-	var delta []int64 // coarse: live-byte changes per op index, windows cut at last use
-	if coarse {
-		delta = make([]int64, len(at)+1)
+	dv.d.prob.Items = make([]Item, 0, roots)
+	dv.pieceAt = make([]int, 0, roots+1)
+	return dv
+}
+
+// deathTime is the op time of step, end for -1 (held to the end).
+func (dv *deriver) deathTime(step int) int {
+	if step < 0 {
+		return dv.end
 	}
-	var (
-		infos   []pieceInfo
-		infoOn  []int // per piece of infos: first then last op on each engine
-		used    []itemUse
-		dead    []deathRun
-		bounds  []int64
-		segs    []segment
-		on      []int                    // per segment: first then last op on each engine
-		seen    = map[*ranges.Set]bool{} // sets whose bounds are in: many uses share one
-		pieces  []Piece                  // every item's pieces, one after another
-		deaths  []Time                   // per piece: when the last and the first buffer covering its bytes let them go
-		pieceAt = make([]int, 0, roots+1)
-	)
+	return dv.opsBefore[step]
+}
+
+// addItems adds one item per root, with a piece per run of used segments
+// that share their window. win maps a segment's window [start, stop) in op
+// positions to the piece's window in op time.
+func (dv *deriver) addItems(win func(sg *segment, start, stop int) (int, int)) {
+	p, ip := dv.p, dv.ip
 	for r := range p.Buffers {
 		if p.Buffers[r].External || ip.place[r].root != r {
 			continue
 		}
-		item := len(d.prob.Items)
-		size := p.Buffers[r].Size
-		used, dead = used[:0], dead[:0]
-		clear(seen)
-		bounds = append(bounds[:0], 0, size)
-		for _, m := range ip.group(r) {
-			d.itemOf[m] = item
-			pl := ip.place[m]
-			d.shift[m] = pl.layout.Offset
-			owner := m
-			if ip.relaid[r] {
-				owner = r // the checker sees the bytes as the root's
-			}
-			for _, u := range ip.usesOf[m] {
-				use := &p.Ops[u.op].Uses[u.use]
-				set := ip.rootFootprint(use.Ref)
-				used = append(used, itemUse{op: u.op, owner: owner, read: use.Access&trace.AccessRead != 0, set: set})
-				if !seen[set] {
-					seen[set] = true
-					for _, run := range set.Runs() {
-						bounds = append(bounds, run.Lo, run.Hi)
-					}
-				}
+		item := len(dv.d.prob.Items)
+		dv.cutSegments(r, item)
+		dv.pieceAt = append(dv.pieceAt, len(dv.pieces))
+		first := len(dv.pieces)
+		for i := range dv.segs {
+			if sg := &dv.segs[i]; sg.first >= 0 { // unused bytes are free
+				dv.addPiece(item, first, i, win)
 			}
 		}
-		dead = ip.deaths(r, dead, deathTime)
-		for _, x := range dead {
-			bounds = append(bounds, x.lo, x.hi)
-		}
-		slices.Sort(bounds)
-		bounds = slices.Compact(bounds)
-		for len(bounds) > 0 && bounds[0] < 0 {
-			bounds = bounds[1:]
-		}
-		for len(bounds) > 0 && bounds[len(bounds)-1] > size {
-			bounds = bounds[:len(bounds)-1]
-		}
-		segs = slices.Grow(segs[:0], len(bounds))
-		for i := 0; i+1 < len(bounds); i++ {
-			segs = append(segs, segment{lo: bounds[i], hi: bounds[i+1], first: -1, last: -1, death: -1, firstDeath: -1})
-		}
-		if nEng > 1 {
-			on = slices.Grow(on[:0], 2*nEng*len(segs))[:2*nEng*len(segs)]
-			for i := range on {
-				on[i] = -1
-			}
-		}
-		for _, u := range used {
-			eng := p.Ops[u.op].Engine
-			i := 0 // runs ascend, so the segment index only moves forward
-			for _, run := range u.set.Runs() {
-				// The first segment at or after run.Lo, by binary search: a use of a
-				// few bytes far into a buffer of many segments skips them at once.
-				i += sort.Search(len(segs)-i, func(k int) bool { return segs[i+k].lo >= run.Lo })
-				for ; i < len(segs) && segs[i].lo < run.Hi; i++ {
-					sg := &segs[i]
-					if sg.first < 0 || u.op < sg.first {
-						sg.first, sg.readFirst, sg.firstOwner = u.op, u.read, u.owner
-					} else if u.op == sg.first && u.read {
-						sg.readFirst = true
-					}
-					sg.last = max(sg.last, u.op)
-					if nEng > 1 {
-						f, l := &on[2*nEng*i+eng], &on[2*nEng*i+nEng+eng]
-						if *f < 0 || u.op < *f {
-							*f = u.op
-						}
-						*l = max(*l, u.op)
-					}
-				}
-			}
-		}
-		for _, x := range dead {
-			i, _ := slices.BinarySearchFunc(segs, x.lo, func(sg segment, lo int64) int { return cmp64(sg.lo, lo) })
-			for ; i < len(segs) && segs[i].lo < x.hi; i++ {
-				segs[i].death = max(segs[i].death, x.death)
-				if segs[i].firstDeath < 0 || x.death < segs[i].firstDeath {
-					segs[i].firstDeath = x.death
-				}
-			}
-		}
-		it := Item{Name: p.Buffers[r].Name, Size: size}
-		pieceAt = append(pieceAt, len(pieces))
-		first := len(pieces)
-		for i := range segs {
-			sg := &segs[i]
-			if sg.first < 0 {
-				continue // no op uses these bytes: free
-			}
-			start := sg.first
-			if sg.readFirst {
-				ap := allocPoint[sg.firstOwner]
-				start = min(start, ap)
-				if nEng > 1 && ap < nOps {
-					e := p.Ops[ap].Engine
-					if f := &on[2*nEng*i+e]; *f < 0 || ap < *f {
-						*f = ap
-					}
-				}
-			}
-			stop := max(sg.last+1, sg.death)
-			if coarse {
-				short := stop
-				if nEng == 1 && sg.death != end {
-					short = sg.last + 1
-				}
-				delta[start] += sg.hi - sg.lo
-				delta[short] -= sg.hi - sg.lo
-			}
-			death, firstDeath := at[stop], at[stop]
-			if sg.firstDeath >= 0 {
-				firstDeath = at[sg.firstDeath] // not past the group's last use: its own buffer's
-			}
-			start, stop = at[start], at[stop]
-			if nEng == 1 && sg.death != end && !coarse {
-				stop = at[sg.last+1] // the tail up to death is kept apart (see shortenTails)
-			}
-			if m := len(pieces); m > first && nEng == 1 {
-				prev := &pieces[m-1]
-				if prev.Hi == sg.lo && prev.Start == start && prev.End == stop && deaths[2*m-2] == death &&
-					deaths[2*m-1] == firstDeath {
-					prev.Hi = sg.hi
-					continue
-				}
-			}
-			pieces = append(pieces, Piece{Lo: sg.lo, Hi: sg.hi, Start: start, End: stop})
-			deaths = append(deaths, death, firstDeath)
-			if nEng > 1 {
-				infos = append(infos, pieceInfo{item: item, piece: len(pieces) - 1 - first})
-				infoOn = append(infoOn, on[2*nEng*i:2*nEng*(i+1)]...)
-			}
-		}
-		d.prob.Items = append(d.prob.Items, it)
+		dv.d.prob.Items = append(dv.d.prob.Items, Item{Name: p.Buffers[r].Name, Size: p.Buffers[r].Size})
 	}
-	pieceAt = append(pieceAt, len(pieces))
-	if coarse {
-		var live int64
-		for _, it := range d.prob.Items {
-			d.shortLB = max(d.shortLB, it.Size)
+	dv.pieceAt = append(dv.pieceAt, len(dv.pieces))
+}
+
+// cutSegments cuts root r's item (numbered item) into the elementary
+// segments of its uses' footprints and of its death runs (dv.segs), and
+// gives each its uses and deaths.
+func (dv *deriver) cutSegments(r, item int) {
+	p, ip := dv.p, dv.ip
+	size := p.Buffers[r].Size
+	dv.used, dv.dead = dv.used[:0], dv.dead[:0]
+	clear(dv.seen)
+	dv.bounds = append(dv.bounds[:0], 0, size)
+	for _, m := range ip.group(r) {
+		dv.d.itemOf[m] = item
+		dv.d.shift[m] = ip.place[m].layout.Offset
+		owner := m
+		if ip.relaid[r] {
+			owner = r // the checker sees the bytes as the root's
 		}
-		for _, x := range delta {
-			live += x
-			d.shortLB = max(d.shortLB, live)
+		for _, u := range ip.usesOf[m] {
+			use := &p.Ops[u.op].Uses[u.use]
+			set := ip.rootFootprint(use.Ref)
+			dv.used = append(dv.used, itemUse{op: u.op, owner: owner, read: use.Access&trace.AccessRead != 0, set: set})
+			if !dv.seen[set] {
+				dv.seen[set] = true
+				for _, run := range set.Runs() {
+					dv.bounds = append(dv.bounds, run.Lo, run.Hi)
+				}
+			}
 		}
 	}
-	if nEng == 1 && !coarse {
-		pieces, pieceAt, d.prob.Concurrent = shortenTails(pieces, deaths, pieceAt)
+	dv.dead = ip.deaths(r, dv.dead, dv.deathTime)
+	for _, x := range dv.dead {
+		dv.bounds = append(dv.bounds, x.lo, x.hi)
 	}
+	bounds := dv.bounds
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
+	for len(bounds) > 0 && bounds[0] < 0 {
+		bounds = bounds[1:]
+	}
+	for len(bounds) > 0 && bounds[len(bounds)-1] > size {
+		bounds = bounds[:len(bounds)-1]
+	}
+	dv.segs = slices.Grow(dv.segs[:0], len(bounds))
+	for i := 0; i+1 < len(bounds); i++ {
+		dv.segs = append(dv.segs, segment{lo: bounds[i], hi: bounds[i+1], first: -1, last: -1, death: -1, firstDeath: -1})
+	}
+	if dv.nEng > 1 {
+		dv.on = slices.Grow(dv.on[:0], 2*dv.nEng*len(dv.segs))[:2*dv.nEng*len(dv.segs)]
+		for i := range dv.on {
+			dv.on[i] = -1
+		}
+	}
+	dv.applyUses()
+	dv.applyDeaths()
+}
+
+// applyUses gives each segment the first and last op using it (and, with
+// several engines, the first and last on each engine).
+func (dv *deriver) applyUses() {
+	segs, nEng := dv.segs, dv.nEng
+	for _, u := range dv.used {
+		eng := dv.p.Ops[u.op].Engine
+		i := 0 // runs ascend, so the segment index only moves forward
+		for _, run := range u.set.Runs() {
+			// The first segment at or after run.Lo, by binary search: a use of a
+			// few bytes far into a buffer of many segments skips them at once.
+			i += sort.Search(len(segs)-i, func(k int) bool { return segs[i+k].lo >= run.Lo })
+			for ; i < len(segs) && segs[i].lo < run.Hi; i++ {
+				sg := &segs[i]
+				if sg.first < 0 || u.op < sg.first {
+					sg.first, sg.readFirst, sg.firstOwner = u.op, u.read, u.owner
+				} else if u.op == sg.first && u.read {
+					sg.readFirst = true
+				}
+				sg.last = max(sg.last, u.op)
+				if nEng > 1 {
+					f, l := &dv.on[2*nEng*i+eng], &dv.on[2*nEng*i+nEng+eng]
+					if *f < 0 || u.op < *f {
+						*f = u.op
+					}
+					*l = max(*l, u.op)
+				}
+			}
+		}
+	}
+}
+
+// applyDeaths gives each segment the latest and the earliest op time at
+// which a buffer of its group lets its bytes go.
+func (dv *deriver) applyDeaths() {
+	segs := dv.segs
+	for _, x := range dv.dead {
+		i, _ := slices.BinarySearchFunc(segs, x.lo, func(sg segment, lo int64) int { return cmp64(sg.lo, lo) })
+		for ; i < len(segs) && segs[i].lo < x.hi; i++ {
+			segs[i].death = max(segs[i].death, x.death)
+			if segs[i].firstDeath < 0 || x.death < segs[i].firstDeath {
+				segs[i].firstDeath = x.death
+			}
+		}
+	}
+}
+
+// addPiece adds the piece of used segment i of item (whose pieces start at
+// first): its window runs from its first use (or its owner's allocation
+// point, when that use reads it) to one past its last use, and at least to
+// its death; win maps it to op time. On one engine it extends the previous
+// piece instead when the two are adjacent with the same window and deaths.
+func (dv *deriver) addPiece(item, first, i int, win func(sg *segment, start, stop int) (int, int)) {
+	sg := &dv.segs[i]
+	nEng := dv.nEng
+	start := sg.first
+	if sg.readFirst {
+		ap := dv.allocPoint[sg.firstOwner]
+		start = min(start, ap)
+		if nEng > 1 && ap < dv.nOps {
+			e := dv.p.Ops[ap].Engine
+			if f := &dv.on[2*nEng*i+e]; *f < 0 || ap < *f {
+				*f = ap
+			}
+		}
+	}
+	stop := max(sg.last+1, sg.death)
+	death, firstDeath := dv.at[stop], dv.at[stop]
+	if sg.firstDeath >= 0 {
+		firstDeath = dv.at[sg.firstDeath] // not past the group's last use: its own buffer's
+	}
+	start, stop = win(sg, start, stop)
+	if m := len(dv.pieces); m > first && nEng == 1 {
+		prev := &dv.pieces[m-1]
+		if prev.Hi == sg.lo && prev.Start == start && prev.End == stop && dv.deaths[2*m-2] == death &&
+			dv.deaths[2*m-1] == firstDeath {
+			prev.Hi = sg.hi
+			return
+		}
+	}
+	dv.pieces = append(dv.pieces, Piece{Lo: sg.lo, Hi: sg.hi, Start: start, End: stop})
+	dv.deaths = append(dv.deaths, death, firstDeath)
+	if nEng > 1 {
+		dv.infos = append(dv.infos, pieceInfo{item: item, piece: len(dv.pieces) - 1 - first})
+		dv.infoOn = append(dv.infoOn, dv.on[2*nEng*i:2*nEng*(i+1)]...)
+	}
+}
+
+// finish hands each item its pieces and, with several engines, lists the
+// concurrent pairs.
+func (dv *deriver) finish() *derived {
+	d, nEng := dv.d, dv.nEng
 	for i := range d.prob.Items {
-		lo, hi := pieceAt[i], pieceAt[i+1]
+		lo, hi := dv.pieceAt[i], dv.pieceAt[i+1]
 		if lo < hi {
-			d.prob.Items[i].Pieces = pieces[lo:hi:hi]
+			d.prob.Items[i].Pieces = dv.pieces[lo:hi:hi]
 		}
 	}
 	if nEng > 1 {
-		for i := range infos {
-			o := infoOn[2*nEng*i : 2*nEng*(i+1)]
-			infos[i].firstOn, infos[i].lastOn = o[:nEng:nEng], o[nEng:]
+		for i := range dv.infos {
+			o := dv.infoOn[2*nEng*i : 2*nEng*(i+1)]
+			dv.infos[i].firstOn, dv.infos[i].lastOn = o[:nEng:nEng], o[nEng:]
 		}
-		d.prob.Concurrent = ip.concurrent(d.prob, infos)
+		d.prob.Concurrent = dv.ip.concurrent(d.prob, dv.infos)
 	}
 	return d
 }
@@ -353,68 +425,33 @@ func opTimes(p *trace.Program) []int {
 }
 
 // deaths appends to out the bytes of root r's item by the op time that lets
-// them go, as the checker has it. A dense group's buffers keep their own
-// discards and releases (a byte several of them cover goes at the latest).
-// In a relaid group every member is a view of the root: its discards are
-// discards of the root, applied in step order, each taking the bytes not
-// taken before; the rest goes with the group's last release.
+// them go, as the checker has it (trace.Program.LetGo and LetGoGroup). A
+// dense group's buffers keep their own discards and releases (a byte
+// several of them cover goes at the latest). In a relaid group every member
+// is a view of the root, and the group lets its bytes go as one buffer.
 func (ip *inplacer) deaths(r int, out []deathRun, deathTime func(int) int) []deathRun {
 	p := ip.p
 	if !ip.relaid[r] {
 		for _, m := range ip.group(r) {
-			sh := ip.place[m].layout.Offset
-			if len(p.Buffers[m].Discards) == 0 {
-				out = append(out, deathRun{deathTime(p.Buffers[m].Release), sh, sh + p.Buffers[m].Size})
-				continue
-			}
-			rest := ranges.FromRanges(ranges.Range{Lo: sh, Hi: sh + p.Buffers[m].Size})
-			for _, v := range p.Buffers[m].Discards {
-				set := ip.rootFootprint(trace.Ref{Buffer: m, View: v})
-				got := ranges.Intersect(&rest, set)
-				if got.IsEmpty() {
-					continue
-				}
-				rest.RemoveSet(&got)
-				out = appendRuns(out, deathTime(p.Views[v].Discard), &got)
-			}
-			out = appendRuns(out, deathTime(p.Buffers[m].Release), &rest)
+			out = appendPieces(out, p.LetGo(m, ip.place[m].layout.Offset), deathTime)
 		}
 		return out
 	}
-	type discard struct {
-		step int
-		ref  trace.Ref
-	}
-	var ds []discard
-	final := -1
-	held := false
-	for _, m := range ip.group(r) {
-		for _, v := range p.Buffers[m].Discards {
-			ds = append(ds, discard{p.Views[v].Discard, trace.Ref{Buffer: m, View: v}})
+	bytes := func(ref trace.Ref) ranges.Set { return *ip.rootFootprint(ref) }
+	return appendPieces(out, p.LetGoGroup(ip.group(r), 0, bytes), deathTime)
+}
+
+// appendPieces appends each run of each piece as dying at the op time of its
+// step (deathTime(-1) for bytes held to the end).
+func appendPieces(out []deathRun, pieces []trace.Piece, deathTime func(int) int) []deathRun {
+	for i := range pieces {
+		step := pieces[i].Step
+		if step == trace.Never {
+			step = -1
 		}
-		if rel := p.Buffers[m].Release; rel < 0 {
-			held = true
-		} else {
-			final = max(final, rel)
-		}
+		out = appendRuns(out, deathTime(step), &pieces[i].Bytes)
 	}
-	if held {
-		final = -1
-	}
-	if len(ds) == 0 {
-		return append(out, deathRun{deathTime(final), 0, p.Buffers[r].Size})
-	}
-	slices.SortFunc(ds, func(a, b discard) int { return a.step - b.step })
-	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: p.Buffers[r].Size})
-	for _, x := range ds {
-		got := ranges.Intersect(&rest, ip.rootFootprint(x.ref))
-		if got.IsEmpty() {
-			continue
-		}
-		rest.RemoveSet(&got)
-		out = appendRuns(out, deathTime(x.step), &got)
-	}
-	return appendRuns(out, deathTime(final), &rest)
+	return out
 }
 
 // appendRuns appends each run of set as dying at death.

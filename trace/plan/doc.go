@@ -29,8 +29,10 @@
 //
 // The trace layer (Plan, PlanProgram, PlanMiniMalloc) derives a Problem
 // from a subarena-trace/v1 trace, solves it, and returns a trace.Plan that
-// passes trace.Check. It never returns a plan higher than the online
-// replay's: it replays the trace too and keeps the lower safe plan.
+// passes trace.Check. Given the online replay (Options.Replay; the
+// Allocator's is replay.Online, package trace/replay, which this package
+// does not link), it never returns a plan higher than the replay's: it
+// replays the trace too and keeps the lower safe plan.
 //
 // # Lifetimes from a trace
 //
@@ -106,10 +108,11 @@
 // op reading them all) has n²/2 pairs. A greedy pass is O(n E log E); Verify
 // is O(P log P). A search node costs O(degree + sections) and allocates
 // nothing; the ordering stack is O(n x depth) int32s in the worst case.
-// With a budget, Plan runs the online replay and the check of its plan
-// beside the planner and abandons them when the budget ends, so the budget
-// bounds the call whatever the replay costs; the planner's own work before
-// the search and the final check are not cut short.
+// With a budget, Plan runs the online replay (Options.Replay) and the
+// check of its plan beside the planner and abandons them when the budget
+// ends, so the budget bounds the call whatever the replay costs; the
+// planner's own work before the search and the final check are not cut
+// short.
 //
 // # Invariants
 //

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // problemFrom decodes fuzz bytes into a small problem: each item takes
@@ -70,7 +71,7 @@ func FuzzPlanTrace(f *testing.F) {
 		if err != nil {
 			return
 		}
-		res, err := Plan(tr, Options{})
+		res, err := Plan(tr, Options{Replay: replay.Online})
 		if err != nil {
 			if errors.Is(err, ErrInvalidTrace) {
 				return

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // ggTinyParams is ggml-tiny's shape: the generator must rebuild that graph.
@@ -158,7 +159,7 @@ func ggLoad(t *testing.T, p ggParams) (*ggFigures, *trace.Trace) {
 func ggPlan(t *testing.T, p ggParams, budget time.Duration) (*ggFigures, Result) {
 	t.Helper()
 	f, tr := ggLoad(t, p)
-	res, err := Plan(tr, Options{Budget: budget})
+	res, err := Plan(tr, Options{Budget: budget, Replay: replay.Online})
 	if err != nil {
 		t.Fatalf("%v: %v", p, err)
 	}
@@ -281,7 +282,7 @@ func TestGGMLBoundUnattainable(t *testing.T) {
 	if frag <= f.Elementwise {
 		t.Fatalf("fragmentation bound %d, exact bound %d", frag, f.Elementwise)
 	}
-	res, err := Plan(tr, Options{Budget: 200 * time.Millisecond})
+	res, err := Plan(tr, Options{Budget: 200 * time.Millisecond, Replay: replay.Online})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +303,7 @@ func TestGGMLBoundDiscriminates(t *testing.T) {
 			continue
 		}
 		f, tr := ggLoad(t, p)
-		res, err := Plan(tr, Options{NoRelayout: true, NoReplay: true})
+		res, err := Plan(tr, Options{NoRelayout: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,8 +32,8 @@ type prelude struct {
 	done     chan struct{} // closed once the fields below are set
 	stop     chan struct{} // closed to end the replay early
 	stopOnce sync.Once
-	replayed bool // rr and rerr hold the replay's answer
-	rr       *trace.ReplayResult
+	replayed bool // rp and rerr hold the replay's answer
+	rp       *trace.Plan
 	rerr     error
 	checked  bool // safe holds the check of the replay's plan
 	safe     bool
@@ -56,13 +56,13 @@ func newPrelude(p *trace.Program, opts Options, start time.Time) *prelude {
 		if hook != nil {
 			hook()
 		}
-		if !opts.NoReplay {
-			pre.rr, pre.rerr = trace.Replay(p, trace.ReplayOptions{Stop: pre.stop})
+		if opts.Replay != nil {
+			pre.rp, pre.rerr = opts.Replay(p, pre.stop)
 			pre.replayed = true
 		}
-		if !opts.NoCheck && pre.rr != nil && pre.rr.Plan != nil {
+		if !opts.NoCheck && pre.rp != nil {
 			t0 := time.Now()
-			pre.safe = mustBeSafe(p, replayPlan(pre.rr)) == nil
+			pre.safe = mustBeSafe(p, replayPlan(pre.rp)) == nil
 			pre.checked = true
 			checkTime = time.Since(t0)
 		}
@@ -117,15 +117,22 @@ func (pre *prelude) wait(deadline time.Time, stop <-chan struct{}) bool {
 }
 
 // replayPlan is the replay's plan as Plan offers it.
-func replayPlan(rr *trace.ReplayResult) *trace.Plan {
-	rp := *rr.Plan
-	rp.Policy = "replay"
-	rp.LowerBound = 0
-	return &rp
+func replayPlan(rp *trace.Plan) *trace.Plan {
+	out := *rp
+	out.Policy = "replay"
+	out.LowerBound = 0
+	return &out
 }
 
+// ReplayFunc runs an online allocator over p's host program and returns the
+// plan it made, whose Size is the allocator's high-water mark. Closing stop
+// ends it early with an error matching trace.ErrStopped. replay.Online
+// (package trace/replay) is the root package's Allocator replayed.
+type ReplayFunc func(p *trace.Program, stop <-chan struct{}) (*trace.Plan, error)
+
 // Options tunes Plan. The zero value places with the greedy variants only,
-// in place where it can, and keeps the online replay's plan if it is lower.
+// in place where it can; with Replay set, Plan keeps the online replay's
+// plan if it is lower (and safe).
 type Options struct {
 	// Budget bounds the whole planning time, most of which goes to the
 	// search below the best greedy placement (see SolveOptions.Budget).
@@ -147,8 +154,9 @@ type Options struct {
 	// NoRelayout keeps in-place placement to dense read views, so the plan
 	// has offsets only (no placements).
 	NoRelayout bool
-	// NoReplay skips the comparison with the online replay.
-	NoReplay bool
+	// Replay is the online replay Plan compares its plan with (see
+	// ReplayFunc); nil skips the comparison.
+	Replay ReplayFunc
 	// NoCheck skips the final safety check of the plan (for benchmarks).
 	NoCheck bool
 	// Stop, when closed, ends the search early.
@@ -297,7 +305,7 @@ func finish(res *Result, p *trace.Program, opts Options, pre *prelude, start tim
 			return err
 		}
 	}
-	if opts.NoReplay {
+	if opts.Replay == nil {
 		return nil
 	}
 	if pre != nil && !pre.wait(start.Add(opts.Budget), opts.Stop) {
@@ -305,23 +313,26 @@ func finish(res *Result, p *trace.Program, opts Options, pre *prelude, start tim
 		return nil
 	}
 	var (
-		rr  *trace.ReplayResult
+		rp  *trace.Plan
 		err error
 	)
 	if pre != nil && pre.replayed {
-		rr, err = pre.rr, pre.rerr
+		rp, err = pre.rp, pre.rerr
 	} else {
-		rr, err = trace.Replay(p, trace.ReplayOptions{})
+		rp, err = opts.Replay(p, nil)
 	}
 	if err != nil {
 		res.ReplayErr = err
 		return nil
 	}
-	res.ReplayHWM = rr.HWM
-	if rr.HWM >= res.Plan.Size || rr.Plan == nil {
+	if rp == nil {
 		return nil
 	}
-	rp := replayPlan(rr)
+	res.ReplayHWM = rp.Size
+	if rp.Size >= res.Plan.Size {
+		return nil
+	}
+	rp = replayPlan(rp)
 	// The replay's plan is taken only if the checker accepts it.
 	if !opts.NoCheck {
 		safe := false

@@ -14,6 +14,7 @@ import (
 
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 const ggmlTiny = "../../testdata/ggml/ggml-tiny.json"
@@ -97,7 +98,7 @@ func TestPlanGGMLTiny(t *testing.T) {
 	tr := loadTrace(t, ggmlTiny)
 	bound := ggmlBound(t, ggmlTiny)
 	for _, budget := range []time.Duration{0, 200 * time.Millisecond} {
-		res, err := Plan(tr, Options{Budget: budget})
+		res, err := Plan(tr, Options{Budget: budget, Replay: replay.Online})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +116,7 @@ func TestPlanGGMLTiny(t *testing.T) {
 		}
 	}
 	// Without strided in-place placement the gate/up peak cannot be met.
-	res, err := Plan(tr, Options{NoRelayout: true})
+	res, err := Plan(tr, Options{NoRelayout: true, Replay: replay.Online})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestPlanGGMLTiny(t *testing.T) {
 	if len(res.Relaid) != 0 || res.Trace != tr || res.Plan.Size <= bound {
 		t.Errorf("NoRelayout: size %d, relaid %v", res.Plan.Size, res.Relaid)
 	}
-	res, err = Plan(tr, Options{NoInPlace: true, NoReplay: true})
+	res, err = Plan(tr, Options{NoInPlace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestPlanMiniMallocTraces(t *testing.T) {
 		want int64
 	}{{"input.12.csv", 12}, {"C.1048576.csv", 1039360}} {
 		tr := loadTrace(t, minimallocDir+"/"+in.file)
-		res, err := Plan(tr, Options{Budget: time.Minute})
+		res, err := Plan(tr, Options{Budget: time.Minute, Replay: replay.Online})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,16 +154,16 @@ func TestPlanMiniMallocTraces(t *testing.T) {
 }
 
 func TestPlanRejects(t *testing.T) {
-	if _, err := Plan(nil, Options{}); !errors.Is(err, ErrInvalidTrace) {
+	if _, err := Plan(nil, Options{Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) {
 		t.Errorf("nil trace: %v", err)
 	}
 	bad := &trace.Trace{Name: "bad", Granule: 256, Engines: []string{"e"},
 		Steps: []trace.Step{{Kind: trace.KindRelease, Name: "nothing"}}}
-	if _, err := Plan(bad, Options{}); !errors.Is(err, ErrInvalidTrace) || !errors.Is(err, trace.ErrUnknownName) {
+	if _, err := Plan(bad, Options{Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) || !errors.Is(err, trace.ErrUnknownName) {
 		t.Errorf("invalid trace: %v", err)
 	}
 	tr := loadTrace(t, ggmlTiny)
-	if _, err := Plan(tr, Options{Budget: -time.Second}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := Plan(tr, Options{Budget: -time.Second, Replay: replay.Online}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("negative budget: %v", err)
 	}
 }
@@ -331,7 +332,7 @@ func TestPlanRandomTraces(t *testing.T) {
 		if iter%4 == 0 {
 			budget = 50 * time.Millisecond
 		}
-		res, err := Plan(tr, Options{Budget: budget})
+		res, err := Plan(tr, Options{Budget: budget, Replay: replay.Online})
 		if err != nil {
 			t.Fatalf("iter %d: %v", iter, err)
 		}
@@ -357,7 +358,7 @@ func TestPlanRandomTraces(t *testing.T) {
 		if len(tr.Engines) > 1 {
 			multi++
 		}
-		for _, opt := range []Options{{NoRelayout: true}, {NoInPlace: true, NoReplay: true}} {
+		for _, opt := range []Options{{NoRelayout: true, Replay: replay.Online}, {NoInPlace: true}} {
 			r2, err := Plan(tr, opt)
 			if err != nil {
 				t.Fatalf("iter %d %+v: %v", iter, opt, err)
@@ -382,7 +383,7 @@ func checkReplay(t *testing.T, iter int, tr *trace.Trace) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := trace.Replay(p, trace.ReplayOptions{})
+	rr, err := replay.Run(p, replay.Options{})
 	if err != nil {
 		t.Fatalf("iter %d: replay: %v\n%s", iter, err, trace.Marshal(tr))
 	}
@@ -413,7 +414,7 @@ func TestPlanRandomStridedTraces(t *testing.T) {
 		if iter%4 == 0 {
 			budget = 50 * time.Millisecond
 		}
-		for _, opt := range []Options{{Budget: budget}, {Budget: budget, NoReplay: true}} {
+		for _, opt := range []Options{{Budget: budget, Replay: replay.Online}, {Budget: budget}} {
 			res, err := Plan(tr, opt)
 			if err != nil {
 				t.Fatalf("iter %d: %v", iter, err)
@@ -483,7 +484,7 @@ func ExamplePlan() {
 		fmt.Println(err)
 		return
 	}
-	res, err := Plan(tr, Options{Budget: time.Second})
+	res, err := Plan(tr, Options{Budget: time.Second, Replay: replay.Online})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -518,7 +519,7 @@ func TestPlanMiniMallocCSV(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := PlanMiniMalloc(mm, in.file, Options{Budget: time.Minute})
+		res, err := PlanMiniMalloc(mm, in.file, Options{Budget: time.Minute, Replay: replay.Online})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -527,10 +528,10 @@ func TestPlanMiniMallocCSV(t *testing.T) {
 			t.Errorf("%s: size %d proven %v, %d offsets; want %d", in.file, res.Plan.Size, res.Proven, len(res.Plan.Offsets), in.want)
 		}
 	}
-	if _, err := PlanMiniMalloc(nil, "x", Options{}); !errors.Is(err, ErrInvalidTrace) {
+	if _, err := PlanMiniMalloc(nil, "x", Options{Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) {
 		t.Errorf("nil problem: %v", err)
 	}
-	if _, err := PlanMiniMalloc(&trace.MiniMalloc{}, "x", Options{Budget: -1}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := PlanMiniMalloc(&trace.MiniMalloc{}, "x", Options{Budget: -1, Replay: replay.Online}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("negative budget: %v", err)
 	}
 }
@@ -553,7 +554,7 @@ func readBack(t testing.TB, res Result) (*trace.Plan, []byte) {
 // TestWriteJSON checks the plan document: the trace package reads it back
 // to the same plan, and the informational keys are there.
 func TestWriteJSON(t *testing.T) {
-	res, err := Plan(loadTrace(t, ggmlTiny), Options{})
+	res, err := Plan(loadTrace(t, ggmlTiny), Options{Replay: replay.Online})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -581,7 +582,7 @@ func TestWriteJSON(t *testing.T) {
 }
 
 func TestPlanProgramRejects(t *testing.T) {
-	if _, err := PlanProgram(nil, Options{}); !errors.Is(err, ErrInvalidTrace) {
+	if _, err := PlanProgram(nil, Options{Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) {
 		t.Errorf("nil program: %v", err)
 	}
 }
@@ -600,7 +601,7 @@ func TestBudgetBoundsReplay(t *testing.T) {
 	defer func() { beforeReplay = nil }()
 	const budget = 300 * time.Millisecond
 	start := time.Now()
-	res, err := Plan(tr, Options{Budget: budget})
+	res, err := Plan(tr, Options{Budget: budget, Replay: replay.Online})
 	elapsed := time.Since(start)
 	close(release)
 	if err != nil {
@@ -616,7 +617,7 @@ func TestBudgetBoundsReplay(t *testing.T) {
 		t.Fatalf("check: %v %+v", err, rep)
 	}
 	beforeReplay = nil
-	res, err = Plan(tr, Options{Budget: budget})
+	res, err = Plan(tr, Options{Budget: budget, Replay: replay.Online})
 	if err != nil || res.ReplayErr != nil || res.ReplayHWM == 0 {
 		t.Fatalf("unhindered replay: %v, %v, hwm %d", err, res.ReplayErr, res.ReplayHWM)
 	}

@@ -43,7 +43,7 @@ func BenchmarkScalePlan(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for b.Loop() {
-					if _, err := Plan(tr, Options{NoReplay: true}); err != nil {
+					if _, err := Plan(tr, Options{}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // TestScaleShapesPlan plans every generated shape at a moderate size, greedy only and
@@ -31,7 +32,7 @@ func TestScaleShapesPlan(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, budget := range []time.Duration{0, 50 * time.Millisecond} {
-			res, err := Plan(tr, Options{Budget: budget})
+			res, err := Plan(tr, Options{Budget: budget, Replay: replay.Online})
 			if err != nil {
 				t.Fatalf("%s budget %v: %v", sh.name, budget, err)
 			}

@@ -253,3 +253,20 @@ func Strided(runs int) []byte {
 	d.release("D")
 	return d.bytes()
 }
+
+// Shape is one of the generated traces, by name, at a size parameter n.
+type Shape struct {
+	Name string
+	Gen  func(n int) []byte
+}
+
+// Shapes lists the generated large traces at a size parameter n (about n steps for the
+// loops, n views, n buffers or n runs).
+var Shapes = []Shape{
+	{"loop2", func(n int) []byte { return Loop(n/LoopSteps, 2, 0) }},
+	{"loop1", func(n int) []byte { return Loop(n/LoopSteps, 1, 0) }},
+	{"loop2sync", func(n int) []byte { return Loop(n/LoopSteps, 2, 20) }},
+	{"views", Views},
+	{"fanin", Fanin},
+	{"strided", Strided},
+}

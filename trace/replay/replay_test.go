@@ -1,4 +1,4 @@
-package trace
+package replay
 
 import (
 	"encoding/json"
@@ -9,16 +9,8 @@ import (
 	"testing"
 
 	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/trace"
 )
-
-func mustResolve(t *testing.T, tr *Trace) *Program {
-	t.Helper()
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // TestSharedDataReplayAndCheck: every MiniMalloc instance and the ggml trace import,
 // replay under every policy, and pass Check with the replayed plan under every safe one.
@@ -27,11 +19,11 @@ func TestSharedDataReplayAndCheck(t *testing.T) {
 	for _, f := range files {
 		p := mustResolve(t, mustLoad(t, f))
 		for _, pol := range subarena.Policies() {
-			res, err := Replay(p, ReplayOptions{Policy: pol})
+			res, err := Run(p, Options{Policy: pol})
 			if err != nil {
 				t.Fatalf("%s %v: %v", f, pol, err)
 			}
-			rep, err := Check(p, res.Plan)
+			rep, err := trace.Check(p, res.Plan)
 			if err != nil {
 				t.Fatalf("%s %v: check: %v", f, pol, err)
 			}
@@ -56,13 +48,13 @@ func TestMiniMallocConflicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mm, err := ParseMiniMalloc(data)
+		mm, err := trace.ParseMiniMalloc(data)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := mustResolve(t, mustLoad(t, f))
 		for _, pol := range subarena.Policies() {
-			res, err := Replay(p, ReplayOptions{Policy: pol})
+			res, err := Run(p, Options{Policy: pol})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +83,7 @@ func TestMiniMallocConflicts(t *testing.T) {
 func TestMiniMallocLowerBound(t *testing.T) {
 	for _, f := range sharedFiles(t, "minimalloc/*.csv") {
 		data, _ := os.ReadFile(f)
-		mm, err := ParseMiniMalloc(data)
+		mm, err := trace.ParseMiniMalloc(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +98,7 @@ func TestMiniMallocLowerBound(t *testing.T) {
 			want = max(want, live)
 		}
 		p := mustResolve(t, mustLoad(t, f))
-		res, err := Replay(p, ReplayOptions{})
+		res, err := Run(p, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,12 +112,12 @@ func TestMiniMallocLowerBound(t *testing.T) {
 // chain, the ir-order plan hands the read bytes to a compute writer; Check names the
 // reader, its view chain and the missing edge. Every safe policy's plan passes.
 func TestIROrderCounterexample(t *testing.T) {
-	p := mustResolve(t, mustLoad(t, "testdata/split-qkv.json"))
-	res, err := Replay(p, ReplayOptions{Policy: subarena.IROrder})
+	p := mustResolve(t, mustLoad(t, "../testdata/split-qkv.json"))
+	res, err := Run(p, Options{Policy: subarena.IROrder})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Check(p, res.Plan)
+	rep, err := trace.Check(p, res.Plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +127,7 @@ func TestIROrderCounterexample(t *testing.T) {
 	v := rep.Violations[0]
 	if v.Earlier.Op != "offload_v" || v.Earlier.Engine != "copy" || strings.Join(v.Earlier.Chain, ">") != "v>qkv" ||
 		v.Later.Op != "use_tmp" || v.Later.Buffer != "tmp" || v.MissingEdge() != "offload_v -> use_tmp" ||
-		v.Rule != ViolationUnordered {
+		v.Rule != trace.ViolationUnordered {
 		t.Fatalf("unexpected counterexample: %s", v.String())
 	}
 	// v covers bytes [1024, 1536) of every 1536-byte row; tmp (8192 bytes at qkv's
@@ -147,11 +139,11 @@ func TestIROrderCounterexample(t *testing.T) {
 		if !pol.Safe() {
 			continue
 		}
-		res, err := Replay(p, ReplayOptions{Policy: pol})
+		res, err := Run(p, Options{Policy: pol})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep, err := Check(p, res.Plan); err != nil || !rep.Safe {
+		if rep, err := trace.Check(p, res.Plan); err != nil || !rep.Safe {
 			t.Fatalf("%v: %v %+v", pol, err, rep)
 		}
 	}
@@ -178,7 +170,7 @@ func TestGGMLReproducesGGML(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := mustResolve(t, mustLoad(t, f))
-		res, err := Replay(p, ReplayOptions{Policy: subarena.IROrder})
+		res, err := Run(p, Options{Policy: subarena.IROrder})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +196,7 @@ func TestGGMLReproducesGGML(t *testing.T) {
 // releases it, both valid steps, and replay takes them as the no-ops they are, under
 // every policy.
 func TestReplayAllDiscarded(t *testing.T) {
-	tr, err := Parse([]byte(`{
+	tr, err := trace.Parse([]byte(`{
   "format": "subarena-trace/v1", "name": "all-discarded", "granule": 4,
   "engines": ["e"],
   "steps": [
@@ -227,11 +219,11 @@ func TestReplayAllDiscarded(t *testing.T) {
 	}
 	p := mustResolve(t, tr)
 	for _, pol := range subarena.Policies() {
-		res, err := Replay(p, ReplayOptions{Policy: pol, CheckInvariants: true})
+		res, err := Run(p, Options{Policy: pol, CheckInvariants: true})
 		if err != nil {
 			t.Fatalf("%v: %v", pol, err)
 		}
-		rep, err := Check(p, res.Plan)
+		rep, err := trace.Check(p, res.Plan)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,20 +239,20 @@ func TestReplayAllDiscarded(t *testing.T) {
 // TestReplayAllocatorTime: the time inside the Allocator's calls is measured only when
 // asked, and the measurement changes nothing else the replay reports.
 func TestReplayAllocatorTime(t *testing.T) {
-	data, err := os.ReadFile("testdata/split-qkv.json")
+	data, err := os.ReadFile("../testdata/split-qkv.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := Parse(data)
+	tr, err := trace.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := mustResolve(t, tr)
-	plain, err := Replay(p, ReplayOptions{})
+	plain, err := Run(p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	timed, err := Replay(p, ReplayOptions{TimeAllocator: true})
+	timed, err := Run(p, Options{TimeAllocator: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,19 +265,32 @@ func TestReplayAllocatorTime(t *testing.T) {
 	}
 }
 
-// TestReplayStop: a closed Stop ends the replay with ErrStopped.
+// TestReplayStop: a closed Stop ends the replay with trace.ErrStopped.
 func TestReplayStop(t *testing.T) {
-	data, err := os.ReadFile("testdata/split-qkv.json")
+	data, err := os.ReadFile("../testdata/split-qkv.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := Parse(data)
+	tr, err := trace.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
 	close(stop)
-	if _, err := Replay(mustResolve(t, tr), ReplayOptions{Stop: stop}); !errors.Is(err, ErrStopped) {
+	if _, err := Run(mustResolve(t, tr), Options{Stop: stop}); !errors.Is(err, trace.ErrStopped) {
 		t.Fatalf("replay with Stop closed: %v", err)
+	}
+}
+
+// TestScheduleOverflowTwoEngines: ops of the largest cost each on two engines are a valid
+// trace (trace's TestScheduleOverflow), and the replay schedules them without overflow.
+func TestScheduleOverflowTwoEngines(t *testing.T) {
+	tr, err := trace.Parse([]byte(`{"format": "subarena-trace/v1", "engines": ["c", "d"], "steps": [` +
+		`{"op": "a", "cost": 9223372036854775807}, {"op": "b", "engine": "d", "cost": 9223372036854775807}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(mustResolve(t, tr), Options{}); err != nil {
+		t.Fatal(err)
 	}
 }

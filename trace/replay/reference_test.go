@@ -1,4 +1,4 @@
-package trace
+package replay
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/scalegen"
 )
 
 // refCountWaited counts hand-overs of pending bytes as Replay did while it ran: at each
@@ -51,14 +53,14 @@ func refCountWaited(r *replayer) int {
 
 // refUseSpans is the span of each piece's users as result computed it: every use
 // against every piece.
-func refUseSpans(r *replayer, b int, pieces []piece) []useSpan {
+func refUseSpans(r *replayer, b int, pieces []trace.Piece) []useSpan {
 	p := r.p
 	out := make([]useSpan, len(pieces))
 	for i, pc := range pieces {
 		out[i] = useSpan{-1, -1}
 		for _, ou := range r.usesOf[b] {
 			fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
-			if _, hit := fp.OverlapsSet(&pc.set); !hit {
+			if _, hit := fp.OverlapsSet(&pc.Bytes); !hit {
 				continue
 			}
 			if out[i].first < 0 || r.start[ou.op] < out[i].first {
@@ -75,22 +77,22 @@ func refUseSpans(r *replayer, b int, pieces []piece) []useSpan {
 // shapes.
 func TestReplayCountsMatchReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	compare := func(what string, p *Program) {
+	compare := func(what string, p *trace.Program) {
 		t.Helper()
 		for _, pol := range subarena.Policies() {
 			for _, noDonate := range []bool{false, true} {
-				r, err := runReplay(p, ReplayOptions{Policy: pol, NoDonate: noDonate})
+				r, err := runReplay(p, Options{Policy: pol, NoDonate: noDonate})
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}
 				if got, want := r.countWaited(), refCountWaited(r); got != want {
-					t.Fatalf("%s %v: waited %d, reference %d\n%s", what, pol, got, want, Marshal(p.Trace))
+					t.Fatalf("%s %v: waited %d, reference %d\n%s", what, pol, got, want, trace.Marshal(p.Trace))
 				}
 				for b := range p.Buffers {
 					if p.Buffers[b].External {
 						continue
 					}
-					pieces := deathPieces(p, b, 0)
+					pieces := p.LetGo(b, 0)
 					got, want := r.useSpans(b, pieces), refUseSpans(r, b, pieces)
 					for i := range got {
 						if got[i] != want[i] {
@@ -113,7 +115,7 @@ func TestReplayCountsMatchReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		compare(fmt.Sprintf("trace %d", i), p)
-		res, err := Replay(p, ReplayOptions{})
+		res, err := Run(p, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,8 +124,8 @@ func TestReplayCountsMatchReference(t *testing.T) {
 	if waited == 0 {
 		t.Fatal("no replay handed pending bytes over")
 	}
-	for _, sh := range scaleShapes {
-		tr, err := Parse(sh.gen(300))
+	for _, sh := range scalegen.Shapes {
+		tr, err := trace.Parse(sh.Gen(300))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,6 +133,6 @@ func TestReplayCountsMatchReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		compare(sh.name, p)
+		compare(sh.Name, p)
 	}
 }

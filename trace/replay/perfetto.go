@@ -1,4 +1,4 @@
-package trace
+package replay
 
 import (
 	"encoding/json"
@@ -25,7 +25,7 @@ type chromeEvent struct {
 // [start, end) (1 cost unit = PerfettoUnit µs), and counters for the Allocator's in-use,
 // pending and high-water bytes, sampled at each host time the replay reached (the host's
 // clock advances only at syncs) and once more after the final completions.
-func WritePerfetto(w io.Writer, res *ReplayResult, engines []string) error {
+func WritePerfetto(w io.Writer, res *Result, engines []string) error {
 	const pid = 1
 	events := []chromeEvent{{Name: "process_name", Ph: "M", Pid: pid,
 		Args: map[string]any{"name": "subarena replay " + res.Trace + " (" + res.Policy.String() + ")"}}}

@@ -1,0 +1,151 @@
+package replay
+
+import (
+	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/trace"
+)
+
+// opUse names one use: op index and index into its Uses.
+type opUse struct{ op, use int }
+
+// usesByBuffer lists, per buffer, the uses of it in op order.
+func usesByBuffer(p *trace.Program) [][]opUse {
+	out := make([][]opUse, len(p.Buffers))
+	for k := range p.Ops {
+		for u, use := range p.Ops[k].Uses {
+			out[use.Ref.Buffer] = append(out[use.Ref.Buffer], opUse{k, u})
+		}
+	}
+	return out
+}
+
+// donation is a planned in-place placement: buffer placed by op over the bytes of the
+// op's use read (an index into its Uses). op is -1 when the buffer is not donated to.
+type donation struct{ op, read int }
+
+// planDonations decides, per alloc buffer, whether replay donates to it (see Run).
+// A buffer is donated to only when every later op using it happens-after the donating
+// op: bytes handed over in place carry the read view's users, and an op that could run
+// alongside the donor (a racy read of its output) would share them unordered.
+func planDonations(p *trace.Program, usesOf [][]opUse, order *trace.Order, off bool) []donation {
+	out := make([]donation, len(p.Buffers))
+	for i := range out {
+		out[i] = donation{op: -1}
+	}
+	if off {
+		return out
+	}
+	taken := map[opUse]bool{}
+	for b := range p.Buffers {
+		if p.Buffers[b].External || len(usesOf[b]) == 0 {
+			continue
+		}
+		first := usesOf[b][0]
+		op := &p.Ops[first.op]
+		w := op.Uses[first.use]
+		if !op.Inplace || w.Access&trace.AccessWrite == 0 || discardedBefore(p, b, op.Step, nil) ||
+			!laterUsesOrdered(usesOf[b], first.op, order) {
+			continue
+		}
+		for u := range op.Uses {
+			if u == first.use || taken[opUse{first.op, u}] || !donatable(p, usesOf, first.op, u, b, w.Ref, out) {
+				continue
+			}
+			out[b] = donation{op: first.op, read: u}
+			taken[opUse{first.op, u}] = true
+			break
+		}
+	}
+	return out
+}
+
+// laterUsesOrdered reports whether every use in uses by an op other than k is by an op
+// that op k happens-before.
+func laterUsesOrdered(uses []opUse, k int, order *trace.Order) bool {
+	for _, ou := range uses {
+		if ou.op != k && !order.HappensBefore(k, ou.op) {
+			return false
+		}
+	}
+	return true
+}
+
+// donatable reports whether use u of op k (a read R of buffer a) may host buffer b,
+// written by op k through ref w.
+func donatable(p *trace.Program, usesOf [][]opUse, k, u, b int, w trace.Ref, planned []donation) bool {
+	op := &p.Ops[k]
+	use := op.Uses[u]
+	a := use.Ref.Buffer
+	A := &p.Buffers[a]
+	if a == b || A.External || use.Access&trace.AccessRead == 0 || A.Release < 0 || A.Release < op.Step ||
+		planned[a].op == k {
+		return false
+	}
+	l := p.Layout(use.Ref)
+	if !l.IsDense() {
+		return false
+	}
+	ext, err := l.Extent()
+	if err != nil || ext.Len() != p.Buffers[b].Size || !p.SameElements(use.Ref, 0, w, ext.Lo) {
+		return false
+	}
+	fp, exact := p.Footprint(use.Ref)
+	if !exact || discardedBefore(p, a, op.Step, &fp) || !letsGoFirst(p, a, b, &fp, ext.Lo) {
+		return false
+	}
+	for _, ou := range usesOf[a] {
+		if ou.op < k || (ou.op == k && ou.use == u) {
+			continue
+		}
+		other, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+		if _, hit := other.OverlapsSet(&fp); hit {
+			return false // a later step (or another use of this op) still needs R's bytes
+		}
+	}
+	return true
+}
+
+// letsGoFirst reports whether buffer a lets every byte of fp (a's bytes, B's byte y at
+// a's byte lo+y) go strictly before buffer b lets the byte over it go. docs/TRACE.md's safety
+// rule orders two buffers sharing a byte by which one lets it go first, where a discard
+// of a view lets its bytes go while the buffer is held: the checker then requires every
+// use through the first to happen-before every use through the second. R's users precede
+// the donor op and B's users follow it, so a donation is safe only when R's buffer goes
+// first for every byte it hands over, by its release or a discard, whichever comes first
+// per byte: B discarding a view of them, or releasing them, before a does reverses the
+// order, and bytes both hold to the end may not be shared at all.
+func letsGoFirst(p *trace.Program, a, b int, fp *ranges.Set, lo int64) bool {
+	over := fp.Clone()
+	_ = over.Translate(-lo)
+	pbs := p.LetGo(b, 0)
+	for _, pa := range p.LetGo(a, -lo) {
+		x := ranges.Intersect(&over, &pa.Bytes)
+		if x.IsEmpty() {
+			continue
+		}
+		for _, pb := range pbs {
+			if _, hit := pb.Bytes.OverlapsSet(&x); hit && (pa.Step >= pb.Step) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// discardedBefore reports whether a view of buffer b discarded before step overlaps set
+// (any view, when set is nil).
+func discardedBefore(p *trace.Program, b, step int, set *ranges.Set) bool {
+	for _, v := range p.Buffers[b].Discards {
+		if p.Views[v].Discard >= step {
+			continue
+		}
+		if set == nil {
+			return true
+		}
+		fp, _ := p.Footprint(trace.Ref{Buffer: b, View: v})
+		if _, hit := fp.OverlapsSet(set); hit {
+			return true
+		}
+	}
+	return false
+}

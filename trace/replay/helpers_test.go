@@ -1,0 +1,98 @@
+package replay
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/tracegen"
+)
+
+// sharedData is the repository's third-party test data (see testdata/README.md),
+// relative to this package.
+const sharedData = "../../testdata"
+
+// sharedFiles returns the files matching pattern under sharedData; it fails the test when
+// none match. Under the race detector it returns the first and last only.
+func sharedFiles(t *testing.T, pattern string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(sharedData, pattern))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no files match %s under %s", pattern, sharedData)
+	}
+	if raceEnabled && len(files) > 2 {
+		files = []string{files[0], files[len(files)-1]}
+	}
+	return files
+}
+
+func mustLoad(t *testing.T, path string) *trace.Trace {
+	t.Helper()
+	tr, err := trace.Load(path)
+	if err != nil {
+		t.Fatalf("load %s: %v", path, err)
+	}
+	return tr
+}
+
+func mustResolve(t *testing.T, tr *trace.Trace) *trace.Program {
+	t.Helper()
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// randomTrace returns a valid random trace (tracegen.Random read back).
+func randomTrace(rng *rand.Rand, steps int) *trace.Trace {
+	t, err := trace.Parse(tracegen.Random(rng, steps))
+	if err != nil {
+		panic("tracegen wrote an invalid trace: " + err.Error())
+	}
+	return t
+}
+
+func benchProgram(b *testing.B, rel string) *trace.Program {
+	b.Helper()
+	data, err := os.ReadFile(filepath.Join(sharedData, rel))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := trace.Read(bytes.NewReader(data), filepath.Base(rel))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := tr.Resolve()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// forScaleShapes runs run on every generated shape at the sizes of trace's scale
+// benchmarks, so that growth per 10x size shows in ns/op.
+func forScaleShapes(b *testing.B, run func(b *testing.B, p *trace.Program)) {
+	for _, sh := range scalegen.Shapes {
+		for _, n := range []int{1000, 10000, 100000} {
+			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
+				tr, err := trace.Parse(sh.Gen(n))
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := tr.Resolve()
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				run(b, p)
+			})
+		}
+	}
+}

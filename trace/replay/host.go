@@ -1,0 +1,342 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+
+	subarena "github.com/subarena/subarena"
+	sasync "github.com/subarena/subarena/sync"
+	"github.com/subarena/subarena/trace"
+)
+
+func (r *replayer) step(i int) error {
+	p := r.p
+	s := &p.Trace.Steps[i]
+	switch s.Kind {
+	case trace.KindAlloc:
+		b := p.StepIndex[i]
+		t0 := r.clock()
+		pt, err := r.tl.Point(sasync.EngineID(p.Buffers[b].Engine))
+		r.spent(t0)
+		if err != nil {
+			return err
+		}
+		// Narrow the point to what every user of the buffer happens-after (a no-op when
+		// they all happen-after it, as the format intends), so that fenced bytes never
+		// reach a user unordered after their previous owner's users.
+		for _, ou := range r.usesOf[b] {
+			c := &r.userClocks[ou.op]
+			for e := range pt.Clock {
+				pt.Clock[e] = min(pt.Clock[e], c[e])
+			}
+		}
+		r.points[b], r.allocTime[b] = pt, r.host
+		if r.deferred[b].op >= 0 {
+			return nil // placed when its writer is submitted
+		}
+		return r.place(b)
+	case trace.KindOp:
+		return r.op(p.StepIndex[i])
+	case trace.KindRelease:
+		t := p.Trace.Steps[i].Name
+		ref, _ := p.Lookup(t)
+		if ref.View < 0 {
+			if r.bufs[ref.Buffer].Released() {
+				// Every byte was discarded or donated away already: the Allocator
+				// retired the buffer, and there is nothing left to let go.
+				return nil
+			}
+			t0 := r.clock()
+			defer r.spent(t0)
+			return r.alloc.Release(r.bufs[ref.Buffer])
+		}
+		v, err := r.view(ref)
+		if err != nil {
+			return err
+		}
+		t0 := r.clock()
+		err = r.alloc.Discard(v)
+		r.spent(t0)
+		switch {
+		case err == nil:
+		case errors.Is(err, subarena.ErrDoubleRelease):
+			// Every byte of the view was discarded or donated away already.
+		case errors.Is(err, subarena.ErrInvalidLayout):
+			// Too many runs to discard exactly: the bytes stay held until the buffer goes.
+		default:
+			return err
+		}
+	case trace.KindSync:
+		// The host learns of completions only through syncs: completing the synced op
+		// completes exactly what happens-before it. Ops that have finished in simulated
+		// time but are not ordered before it stay pending for the Allocator.
+		k := p.StepIndex[i]
+		t0 := r.clock()
+		defer r.spent(t0)
+		if !r.tl.Completed(r.events[k]) {
+			if err := r.tl.Complete(r.events[k]); err != nil {
+				return err
+			}
+		}
+		r.host = max(r.host, r.end[k])
+		return r.tl.HostSync(r.events[k])
+	}
+	return nil
+}
+
+// place allocates buffer b at the point recorded at its alloc step.
+func (r *replayer) place(b int) error {
+	t0 := r.clock()
+	buf, err := r.alloc.Alloc(r.p.Buffers[b].Size, r.points[b])
+	r.spent(t0)
+	if err != nil {
+		return err
+	}
+	r.bufs[b] = buf
+	r.log = append(r.log, replayEvent{op: -1, buf: b, host: r.host, count: true})
+	return nil
+}
+
+// view returns the allocator view for ref, creating the chain of views on first use.
+func (r *replayer) view(ref trace.Ref) (*subarena.View, error) {
+	b := r.bufs[ref.Buffer]
+	if b == nil {
+		return nil, fmt.Errorf("buffer %q is not placed", r.p.Buffers[ref.Buffer].Name)
+	}
+	if ref.View < 0 {
+		return b.Whole(), nil
+	}
+	if v := r.views[ref.View]; v != nil && v.Buffer() == b {
+		return v, nil
+	}
+	pv := &r.p.Views[ref.View]
+	var (
+		v   *subarena.View
+		err error
+	)
+	if pv.Parent < 0 {
+		t0 := r.clock()
+		v, err = b.View(pv.Layout)
+		r.spent(t0)
+	} else {
+		var parent *subarena.View
+		if parent, err = r.view(trace.Ref{Buffer: ref.Buffer, View: pv.Parent}); err != nil {
+			return nil, err
+		}
+		l := pv.Layout.Clone()
+		l.Offset -= parent.Layout().Offset
+		t0 := r.clock()
+		v, err = parent.View(l)
+		r.spent(t0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.views[ref.View] = v
+	return v, nil
+}
+
+func (r *replayer) op(k int) error {
+	p := r.p
+	op := &p.Ops[k]
+	t0 := r.clock()
+	ev, err := submitOp(r.tl, p, k, r.events)
+	r.spent(t0)
+	if err != nil {
+		return err
+	}
+	r.events[k] = ev
+	start := max(r.host, r.engineFree[op.Engine])
+	for _, w := range op.Waits {
+		start = max(start, r.end[w])
+	}
+	end, ok := addCheck(start, op.Cost)
+	if !ok {
+		return fmt.Errorf("%w: op %q ends beyond int64 time", trace.ErrOverflow, op.Name)
+	}
+	r.submit[k], r.start[k], r.end[k] = r.host, start, end
+	r.engineFree[op.Engine] = end
+	r.pending.push(completion{end: end, ev: ev})
+	r.log = append(r.log, replayEvent{op: k, buf: -1})
+
+	// Donations this op carries out: pin the read first, then hand its bytes over.
+	used := make([]bool, len(op.Uses))
+	for _, use := range op.Uses {
+		if b := use.Ref.Buffer; r.bufs[b] == nil && !p.Buffers[b].External {
+			d := r.deferred[b]
+			if d.op != k {
+				return fmt.Errorf("buffer %q is not placed", p.Buffers[b].Name)
+			}
+			if err := r.donate(k, b, d, used); err != nil {
+				return err
+			}
+		}
+	}
+	for u, use := range op.Uses {
+		if used[u] || p.Buffers[use.Ref.Buffer].External {
+			continue
+		}
+		if fp, _ := p.Footprint(use.Ref); fp.IsEmpty() {
+			continue // a view of no bytes pins nothing (its buffer may be gone)
+		}
+		v, err := r.view(use.Ref)
+		if err != nil {
+			return err
+		}
+		t0 := r.clock()
+		err = r.alloc.Use(v, ev, subarena.Access(use.Access))
+		r.spent(t0)
+		if err != nil {
+			return fmt.Errorf("op %q uses %q: %w", op.Name, use.Name, err)
+		}
+	}
+	return nil
+}
+
+// donate places buffer b for op k over the read view d.read, or at b's recorded point if
+// the Allocator refuses.
+func (r *replayer) donate(k, b int, d donation, used []bool) error {
+	op := &r.p.Ops[k]
+	rv, err := r.view(op.Uses[d.read].Ref)
+	if err != nil {
+		return err
+	}
+	if !used[d.read] {
+		t0 := r.clock()
+		err := r.alloc.Use(rv, r.events[k], subarena.Access(op.Uses[d.read].Access))
+		r.spent(t0)
+		if err != nil {
+			return fmt.Errorf("op %q uses %q: %w", op.Name, op.Uses[d.read].Name, err)
+		}
+		used[d.read] = true
+	}
+	t0 := r.clock()
+	nb, err := r.alloc.Donate(rv, r.events[k])
+	r.spent(t0)
+	if err != nil {
+		return r.place(b)
+	}
+	r.bufs[b] = nb
+	r.donated[b] = true
+	r.nDonated++
+	r.log = append(r.log, replayEvent{op: -1, buf: b, host: r.host})
+	return nil
+}
+
+// drain completes, in time order, every op not yet completed that ends at or before t.
+func (r *replayer) drain(t int64) error {
+	for r.pending.len() > 0 && r.pending.min().end <= t {
+		if r.stopped() {
+			return trace.ErrStopped
+		}
+		c := r.pending.pop()
+		t0 := r.clock()
+		done := r.tl.Completed(c.ev)
+		var err error
+		if !done {
+			err = r.tl.Complete(c.ev)
+		}
+		r.spent(t0)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *replayer) record(i int) {
+	st := r.alloc.Stats()
+	r.steps = append(r.steps, StepRecord{Step: i, Time: r.host, InUse: st.InUse, Live: st.Live,
+		Pending: st.Pending, HighWater: st.HighWater})
+	r.pendPeak = max(r.pendPeak, st.Pending)
+}
+
+// completion is a simulated op end, ordered by time then event.
+type completion struct {
+	end int64
+	ev  sasync.Event
+}
+
+func (c completion) less(o completion) bool {
+	if c.end != o.end {
+		return c.end < o.end
+	}
+	if c.ev.Engine != o.ev.Engine {
+		return c.ev.Engine < o.ev.Engine
+	}
+	return c.ev.Seq < o.ev.Seq
+}
+
+// completionHeap is a binary min-heap of completions.
+type completionHeap struct{ h []completion }
+
+func (q *completionHeap) len() int        { return len(q.h) }
+func (q *completionHeap) min() completion { return q.h[0] }
+
+func (q *completionHeap) push(c completion) {
+	q.h = append(q.h, c)
+	for i := len(q.h) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !q.h[i].less(q.h[parent]) {
+			break
+		}
+		q.h[i], q.h[parent] = q.h[parent], q.h[i]
+		i = parent
+	}
+}
+
+func (q *completionHeap) pop() completion {
+	top := q.h[0]
+	last := len(q.h) - 1
+	q.h[0] = q.h[last]
+	q.h = q.h[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(q.h) && q.h[l].less(q.h[m]) {
+			m = l
+		}
+		if r < len(q.h) && q.h[r].less(q.h[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q.h[i], q.h[m] = q.h[m], q.h[i]
+		i = m
+	}
+	return top
+}
+
+// newTimeline returns a Timeline with one engine per trace engine, in trace order.
+func newTimeline(p *trace.Program) (*sasync.Timeline, error) {
+	tl := sasync.NewTimeline()
+	for _, e := range p.Trace.Engines {
+		if _, err := tl.AddEngine(e, sasync.Compute); err != nil {
+			return nil, fmt.Errorf("%w: engine %q: %w", trace.ErrReplay, e, err)
+		}
+	}
+	return tl, nil
+}
+
+// submitOp submits op k on tl with its waits (events of earlier ops, from events).
+func submitOp(tl *sasync.Timeline, p *trace.Program, k int, events []sasync.Event) (sasync.Event, error) {
+	op := &p.Ops[k]
+	var waits []sasync.Event
+	for _, w := range op.Waits {
+		waits = append(waits, events[w])
+	}
+	ev, err := tl.Submit(sasync.EngineID(op.Engine), waits...)
+	if err != nil {
+		return ev, fmt.Errorf("%w: op %q: %w", trace.ErrReplay, op.Name, err)
+	}
+	return ev, nil
+}
+
+// addCheck returns a+b and whether it fits int64.
+func addCheck(a, b int64) (int64, bool) {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		return 0, false
+	}
+	return s, true
+}
