@@ -32,6 +32,12 @@ type MatrixOptions struct {
 	Fits []arena.Fit
 	// NoFirstFit leaves out the FirstFit baseline rows.
 	NoFirstFit bool
+	// WaitReuse adds, for each fenced policy and fit, a cell replayed with
+	// wait-fenced reuse (replay.Options.WaitReuse): allocs also take held
+	// bytes whose users end, in the schedule, before the buffer's ops can
+	// start, and those ops wait for them. Such cells are always checked,
+	// against the trace with the added waits.
+	WaitReuse bool
 	// CheckAll runs the plan checker on every cell, not only on the
 	// ir-order cells (an expensive self-test: safe policies must show no
 	// violation).
@@ -84,6 +90,18 @@ type Cell struct {
 	Checked    bool `json:"checked"`
 	Violations int  `json:"violations"`
 	Safe       bool `json:"safe"`
+	// WaitReuse marks a cell replayed with wait-fenced reuse
+	// (MatrixOptions.WaitReuse); it is checked against the trace with the
+	// waits the replay added.
+	WaitReuse bool `json:"wait_reuse,omitempty"`
+}
+
+// PolicyLabel is the policy, with "+wait" for a WaitReuse cell.
+func (c Cell) PolicyLabel() string {
+	if c.WaitReuse {
+		return c.Policy + "+wait"
+	}
+	return c.Policy
 }
 
 // WorkloadInfo describes one workload of a matrix run.
@@ -149,6 +167,7 @@ func RunMatrix(opts MatrixOptions) (*Matrix, error) {
 		pol      subarena.Policy
 		fit      arena.Fit
 		firstFit bool
+		wait     bool
 	}
 	var tasks []task
 	traces := make([]*trace.Trace, len(ws))
@@ -167,6 +186,14 @@ func RunMatrix(opts MatrixOptions) (*Matrix, error) {
 		for _, pol := range policies {
 			for _, fit := range fits {
 				tasks = append(tasks, task{w: i, pol: pol, fit: fit})
+			}
+		}
+		for _, pol := range policies {
+			if !opts.WaitReuse || (pol != subarena.SubrangeFenced && pol != subarena.WholeFenced) {
+				continue
+			}
+			for _, fit := range fits {
+				tasks = append(tasks, task{w: i, pol: pol, fit: fit, wait: true})
 			}
 		}
 		for _, pol := range ffPolicies {
@@ -193,7 +220,7 @@ func RunMatrix(opts MatrixOptions) (*Matrix, error) {
 			if tk.firstFit {
 				c, err = firstFitCell(name, p, tk.pol)
 			} else {
-				c, err = replayCell(name, p, tk.pol, tk.fit, opts.CheckAll || tk.pol == subarena.IROrder)
+				c, err = replayCell(name, p, tk.pol, tk.fit, tk.wait, opts.CheckAll || tk.pol == subarena.IROrder || tk.wait)
 			}
 			if err != nil {
 				return err
@@ -230,10 +257,11 @@ func RunMatrix(opts MatrixOptions) (*Matrix, error) {
 	return m, nil
 }
 
-// replayCell replays p under one policy and fit and measures it.
-func replayCell(workload string, p *trace.Program, pol subarena.Policy, fit arena.Fit, check bool) (Cell, error) {
+// replayCell replays p under one policy and fit (with wait-fenced reuse
+// when wait) and measures it.
+func replayCell(workload string, p *trace.Program, pol subarena.Policy, fit arena.Fit, wait, check bool) (Cell, error) {
 	start := time.Now()
-	res, err := replay.Run(p, replay.Options{Policy: pol, Fit: fit, TimeAllocator: true})
+	res, err := replay.Run(p, replay.Options{Policy: pol, Fit: fit, TimeAllocator: true, WaitReuse: wait})
 	if err != nil {
 		return Cell{}, fmt.Errorf("bench: %s under %v/%v: %w", workload, pol, fit, err)
 	}
@@ -246,9 +274,15 @@ func replayCell(workload string, p *trace.Program, pol subarena.Policy, fit aren
 		Overhead: res.Overhead, Fragmentation: frag, PendingPeak: res.PendingPeak, Allocs: res.Buffers,
 		AllocsPerSec: perSecond(res.Buffers, elapsed), RunSeconds: elapsed.Seconds(),
 		AllocatorSeconds: res.AllocatorTime.Seconds(), AllocatorAllocsPerSec: perSecond(res.Buffers, res.AllocatorTime),
-		Safe: pol.Safe()}
+		Safe: pol.Safe(), WaitReuse: wait}
 	if check {
-		rep, err := trace.Check(p, res.Plan)
+		checked := p
+		if wait {
+			if checked, err = res.WithWaits(p).Resolve(); err != nil {
+				return Cell{}, fmt.Errorf("bench: %s under %v/%v with its waits: %w", workload, pol, fit, err)
+			}
+		}
+		rep, err := trace.Check(checked, res.Plan)
 		if err != nil {
 			return Cell{}, fmt.Errorf("bench: checking %s under %v/%v: %w", workload, pol, fit, err)
 		}
@@ -291,10 +325,11 @@ func perSecond(n int, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
-// Find returns the cell of workload, policy and fit, if the matrix has it.
+// Find returns the cell of workload, policy and fit (not a WaitReuse one),
+// if the matrix has it.
 func (m *Matrix) Find(workload, policy, fit string) (Cell, bool) {
 	for _, c := range m.Cells {
-		if c.Workload == workload && c.Policy == policy && c.Fit == fit {
+		if c.Workload == workload && c.Policy == policy && c.Fit == fit && !c.WaitReuse {
 			return c, true
 		}
 	}
@@ -304,7 +339,7 @@ func (m *Matrix) Find(workload, policy, fit string) (Cell, bool) {
 // CheckInvariants verifies what every Matrix must satisfy, returning the
 // first violation:
 //   - every cell names a workload of the matrix, a known policy and a fit;
-//   - no two cells share (workload, policy, fit);
+//   - no two cells share (workload, policy, fit, wait reuse);
 //   - byte figures are ≥ 0; a cell the checker found safe and whose
 //     policy claims safety has HWM ≥ LiveLB (LiveLB bounds every safe
 //     allocator), and Overhead = HWM/LiveLB − 1.
@@ -326,7 +361,7 @@ func (m *Matrix) CheckInvariants() error {
 				return fmt.Errorf("bench: cell %d: %w", i, err)
 			}
 		}
-		key := [3]string{c.Workload, c.Policy, c.Fit}
+		key := [3]string{c.Workload, c.PolicyLabel(), c.Fit}
 		if seen[key] {
 			return fmt.Errorf("bench: two cells for %v", key)
 		}

@@ -26,7 +26,7 @@ func (m *Matrix) WriteTable(w io.Writer) error {
 		if c.Fit == FitFirstFit {
 			pending = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, c.Policy, c.Fit, FormatBytes(c.HWM),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, c.PolicyLabel(), c.Fit, FormatBytes(c.HWM),
 			FormatBytes(c.LiveLB), formatPercent(c.Overhead), formatRatio(c.Fragmentation), pending,
 			formatRate(c.AllocsPerSec), formatRate(c.AllocatorAllocsPerSec), c.safety())
 	}

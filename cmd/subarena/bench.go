@@ -20,10 +20,10 @@ const progressDelay = 1500 * time.Millisecond
 
 func init() {
 	var (
-		quick, asJSON, noFirstFit, checkAll, noProgress bool
-		parallel                                        int
-		outDir, timelineWorkload, fitName               string
-		workloads, policies, fits                       []string
+		quick, asJSON, noFirstFit, checkAll, noProgress, waitReuse bool
+		parallel                                                   int
+		outDir, timelineWorkload, fitName                          string
+		workloads, policies, fits                                  []string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -44,7 +44,7 @@ DIR/bench.html (one self-contained report: the table and both pictures inline), 
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := bench.MatrixOptions{Quick: quick, Workloads: workloads, NoFirstFit: noFirstFit, CheckAll: checkAll,
-				Parallel: parallel}
+				Parallel: parallel, WaitReuse: waitReuse}
 			for _, name := range policies {
 				p, err := subarena.ParsePolicy(name)
 				if err != nil {
@@ -128,6 +128,7 @@ DIR/bench.html (one self-contained report: the table and both pictures inline), 
 	f.StringVar(&fitName, "plot-fit", "", "fit strategy whose cells bench.svg shows (default: lean, or the first --fit)")
 	f.StringVar(&timelineWorkload, "timeline", "llama-engines", "workload drawn in timeline.svg")
 	f.BoolVar(&noFirstFit, "no-first-fit", false, "leave out the first-fit baseline rows")
+	f.BoolVar(&waitReuse, "wait-reuse", false, "add rows for the fenced policies with wait-fenced reuse (policy+wait): allocs also take bytes whose users end before the buffer's ops start, and those ops wait for them; checked against the trace with the added waits")
 	f.BoolVar(&checkAll, "check-all", false, "run the plan checker on every cell (slow; safe policies must show none)")
 	f.BoolVar(&noProgress, "no-progress", false, "never show a progress bar")
 	f.IntVar(&parallel, "parallel", 0, "cells run at once (0: one per CPU; 1 for clean allocs/s)")

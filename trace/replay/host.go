@@ -3,6 +3,8 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 
 	subarena "github.com/subarena/subarena"
 	sasync "github.com/subarena/subarena/sync"
@@ -86,8 +88,12 @@ func (r *replayer) step(i int) error {
 
 // place allocates buffer b at the point recorded at its alloc step.
 func (r *replayer) place(b int) error {
+	var opts subarena.AllocOptions
+	if r.opts.WaitReuse && len(r.usesOf[b]) > 0 {
+		opts.MayWait = r.waitFreeFor(b)
+	}
 	t0 := r.clock()
-	buf, err := r.alloc.Alloc(r.p.Buffers[b].Size, r.points[b])
+	buf, err := r.alloc.AllocWith(r.p.Buffers[b].Size, r.points[b], opts)
 	r.spent(t0)
 	if err != nil {
 		return err
@@ -95,6 +101,62 @@ func (r *replayer) place(b int) error {
 	r.bufs[b] = buf
 	r.log = append(r.log, replayEvent{op: -1, buf: b, host: r.host, count: true})
 	return nil
+}
+
+// waitFreeFor returns the MayWait of buffer b's alloc: the events of ops that end no
+// later than any op using b can start, as far as the replay knows it now — an op starts
+// no earlier than the host's time, its engine's last queued op, and the ops it waits
+// for that are already submitted, and an op that happens-after b's first op no earlier
+// than that op. Every op using b waits for what the alloc takes, so waiting for such an
+// op delays none of them.
+func (r *replayer) waitFreeFor(b int) func(sasync.Event) bool {
+	earliest := int64(math.MaxInt64)
+	first := r.usesOf[b][0].op
+	for _, u := range r.usesOf[b] {
+		if u.op != first && r.order.HappensBefore(first, u.op) {
+			continue // starts after first ends
+		}
+		op := &r.p.Ops[u.op]
+		start := max(r.host, r.engineFree[op.Engine])
+		for _, w := range op.Waits {
+			if !r.events[w].IsZero() {
+				start = max(start, r.end[w])
+			}
+		}
+		earliest = min(earliest, start)
+	}
+	return func(ev sasync.Event) bool {
+		k2 := r.opOf(ev)
+		return k2 >= 0 && r.end[k2] <= earliest
+	}
+}
+
+// opOf returns the op whose completion ev is, or -1.
+func (r *replayer) opOf(ev sasync.Event) int {
+	e, i := int(ev.Engine), int(ev.Seq)-1
+	if e < 0 || e >= len(r.opOfSeq) || i < 0 || i >= len(r.opOfSeq[e]) {
+		return -1
+	}
+	return r.opOfSeq[e][i]
+}
+
+// residueWaits returns the ops op k must wait for beyond its own waits: those the
+// buffers it uses were handed over from while still pending (Buffer.AppendWaits), less
+// those the trace already orders before k.
+func (r *replayer) residueWaits(k int) []int {
+	var out []int
+	var evs []sasync.Event
+	for _, use := range r.p.Ops[k].Uses {
+		if b := r.bufs[use.Ref.Buffer]; b != nil {
+			evs = b.AppendWaits(evs[:0])
+		}
+		for _, ev := range evs {
+			if w := r.opOf(ev); w >= 0 && !r.order.HappensBefore(w, k) && !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
 
 // view returns the allocator view for ref, creating the chain of views on first use.
@@ -139,15 +201,26 @@ func (r *replayer) view(ref trace.Ref) (*subarena.View, error) {
 func (r *replayer) op(k int) error {
 	p := r.p
 	op := &p.Ops[k]
+	var extra []int
+	if r.opts.WaitReuse {
+		extra = r.residueWaits(k)
+		r.addedWaits[k] = extra
+	}
 	t0 := r.clock()
-	ev, err := submitOp(r.tl, p, k, r.events)
+	ev, err := submitOp(r.tl, p, k, r.events, extra)
 	r.spent(t0)
 	if err != nil {
 		return err
 	}
 	r.events[k] = ev
+	if r.opts.WaitReuse {
+		r.opOfSeq[op.Engine] = append(r.opOfSeq[op.Engine], k)
+	}
 	start := max(r.host, r.engineFree[op.Engine])
 	for _, w := range op.Waits {
+		start = max(start, r.end[w])
+	}
+	for _, w := range extra {
 		start = max(start, r.end[w])
 	}
 	end, ok := addCheck(start, op.Cost)
@@ -318,11 +391,15 @@ func newTimeline(p *trace.Program) (*sasync.Timeline, error) {
 	return tl, nil
 }
 
-// submitOp submits op k on tl with its waits (events of earlier ops, from events).
-func submitOp(tl *sasync.Timeline, p *trace.Program, k int, events []sasync.Event) (sasync.Event, error) {
+// submitOp submits op k on tl with its waits and extra ones (events of earlier ops,
+// from events).
+func submitOp(tl *sasync.Timeline, p *trace.Program, k int, events []sasync.Event, extra []int) (sasync.Event, error) {
 	op := &p.Ops[k]
 	var waits []sasync.Event
 	for _, w := range op.Waits {
+		waits = append(waits, events[w])
+	}
+	for _, w := range extra {
 		waits = append(waits, events[w])
 	}
 	ev, err := tl.Submit(sasync.EngineID(op.Engine), waits...)

@@ -31,6 +31,15 @@ type Options struct {
 	// Stop, when closed, ends the replay before its next step (or completion) with an
 	// error matching trace.ErrStopped; a call already inside the Allocator runs to its end.
 	Stop <-chan struct{}
+	// WaitReuse allocates with subarena.AllocOptions.MayWait (wait-fenced reuse): under
+	// the fenced policies an alloc may also take held bytes whose pending users end, in
+	// the simulated schedule, no later than the buffer's first op can start — after the
+	// host's time, its engine's queued ops and the ops it waits for — so that waiting for
+	// them delays nothing. Every op using such a buffer is submitted with the buffer's
+	// waits (Buffer.AppendWaits); Result.AddedWaits lists them, and Result.WithWaits
+	// writes the trace the plan is safe for. An engine with an exact cost model could do
+	// the same.
+	WaitReuse bool
 }
 
 // Result is what a replay measured. Times are simulated cost units.
@@ -62,6 +71,9 @@ type Result struct {
 	// allocator costs, apart from the simulation, the per-step statistics the replay
 	// records, and the result's analysis (LiveLB, lifetimes). Zero otherwise.
 	AllocatorTime time.Duration
+	// AddedWaits, with Options.WaitReuse, lists per op the ops it was made to wait for
+	// beyond its own waits (nil without). WithWaits adds them to the trace.
+	AddedWaits [][]int
 	// Steps has one record per trace step (after the step), OpTimes one per op, and
 	// Lifetimes one per alloc buffer, for timelines and Perfetto.
 	Steps     []StepRecord
@@ -206,6 +218,12 @@ type replayer struct {
 	deferred   []donation     // per buffer: the donation planned for it, if any
 	donated    []bool         // per buffer: placed by donation
 
+	// With opts.WaitReuse: happens-before between ops, per engine the op of each
+	// submitted seq, and per op the waits added to it.
+	order      *trace.Order
+	opOfSeq    [][]int
+	addedWaits [][]int
+
 	steps    []StepRecord
 	nDonated int
 	pendPeak int64
@@ -260,6 +278,11 @@ func newReplayer(p *trace.Program, opts Options) (*replayer, error) {
 		}
 	}
 	r.deferred = planDonations(p, r.usesOf, order, opts.NoDonate)
+	if opts.WaitReuse {
+		r.order = order
+		r.opOfSeq = make([][]int, len(p.Trace.Engines))
+		r.addedWaits = make([][]int, n)
+	}
 	return r, nil
 }
 

@@ -12,12 +12,39 @@ import (
 )
 
 // result assembles the Result after the last completion.
+// WithWaits returns a copy of p's trace in which every op also waits for the ops
+// res.AddedWaits lists for it (Options.WaitReuse): the trace res.Plan is safe for, as
+// trace.Check verifies. Without added waits it returns p's trace itself.
+func (res *Result) WithWaits(p *trace.Program) *trace.Trace {
+	t := p.Trace
+	added := false
+	for _, ws := range res.AddedWaits {
+		added = added || len(ws) > 0
+	}
+	if !added {
+		return t
+	}
+	out := *t
+	out.Steps = slices.Clone(t.Steps)
+	for k, ws := range res.AddedWaits {
+		if len(ws) == 0 || k >= len(p.Ops) {
+			continue
+		}
+		s := &out.Steps[p.Ops[k].Step]
+		s.Waits = slices.Clone(s.Waits)
+		for _, w := range ws {
+			s.Waits = append(s.Waits, p.Ops[w].Name)
+		}
+	}
+	return &out
+}
+
 func (r *replayer) result() *Result {
 	p := r.p
 	st := r.alloc.Stats()
 	res := &Result{Trace: p.Trace.Name, Policy: r.opts.Policy, HWM: st.HighWater, PendingPeak: r.pendPeak,
 		Waited: r.countWaited(), Donated: r.nDonated, Buffers: p.NumAllocs(), Ops: len(p.Ops), Steps: r.steps,
-		AllocatorTime: r.allocTimeSpent}
+		AllocatorTime: r.allocTimeSpent, AddedWaits: r.addedWaits}
 	res.Final = StepRecord{Step: len(p.Trace.Steps), InUse: st.InUse, Live: st.Live, Pending: st.Pending,
 		HighWater: st.HighWater}
 	for k := range p.Ops {
