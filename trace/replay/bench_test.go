@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"time"
+
 	"testing"
 
 	subarena "github.com/subarena/subarena"
@@ -11,14 +13,19 @@ func benchReplay(b *testing.B, rel string, pol subarena.Policy) {
 	p := benchProgram(b, rel)
 	b.ReportAllocs()
 	var res *Result
+	var inAllocator time.Duration
 	for b.Loop() {
 		var err error
-		if res, err = Run(p, Options{Policy: pol}); err != nil {
+		if res, err = Run(p, Options{Policy: pol, TimeAllocator: true}); err != nil {
 			b.Fatal(err)
 		}
+		inAllocator += res.AllocatorTime
 	}
 	b.ReportMetric(float64(res.HWM), "hwm-bytes")
 	b.ReportMetric(res.Overhead, "overhead")
+	// The part of each replay spent inside the Allocator's and the
+	// Timeline's calls (Result.AllocatorTime), the simulation left out.
+	b.ReportMetric(float64(inAllocator.Nanoseconds())/float64(b.N), "allocator-ns/op")
 }
 
 func BenchmarkReplayGGML(b *testing.B) {
