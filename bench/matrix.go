@@ -70,6 +70,11 @@ type Cell struct {
 	// PendingPeak is the most bytes pending users covered at once (0 for
 	// the baseline, which does not track users).
 	PendingPeak int64 `json:"pending_peak"`
+	// HeldPeak is the most bytes the host program held at once
+	// (replay.Result.HeldPeak): no allocator running the workload's host
+	// program needs less, so HWM/LiveLB cannot go below HeldPeak/LiveLB
+	// (0 for the baseline rows).
+	HeldPeak int64 `json:"held_peak"`
 	// Allocs is the number of buffers placed; AllocsPerSec is Allocs over
 	// RunSeconds, the wall time of the whole run (replay or placement,
 	// simulation and per-step statistics included).
@@ -271,7 +276,7 @@ func replayCell(workload string, p *trace.Program, pol subarena.Policy, fit aren
 		return Cell{}, fmt.Errorf("bench: %s under %v/%v: %w", workload, pol, fit, err)
 	}
 	c := Cell{Workload: workload, Policy: pol.String(), Fit: fitName(fit), HWM: res.HWM, LiveLB: res.LiveLB,
-		Overhead: res.Overhead, Fragmentation: frag, PendingPeak: res.PendingPeak, Allocs: res.Buffers,
+		Overhead: res.Overhead, Fragmentation: frag, PendingPeak: res.PendingPeak, HeldPeak: res.HeldPeak, Allocs: res.Buffers,
 		AllocsPerSec: perSecond(res.Buffers, elapsed), RunSeconds: elapsed.Seconds(),
 		AllocatorSeconds: res.AllocatorTime.Seconds(), AllocatorAllocsPerSec: perSecond(res.Buffers, res.AllocatorTime),
 		Safe: pol.Safe(), WaitReuse: wait}
@@ -374,6 +379,9 @@ func (m *Matrix) CheckInvariants() error {
 		}
 		if c.Safe && c.HWM < c.LiveLB {
 			return fmt.Errorf("bench: safe cell %v needs %d B, below its lower bound %d B", key, c.HWM, c.LiveLB)
+		}
+		if c.HeldPeak < 0 || (c.Safe && c.HWM < c.HeldPeak) {
+			return fmt.Errorf("bench: safe cell %v needs %d B, below the %d B its program holds at once", key, c.HWM, c.HeldPeak)
 		}
 		if c.LiveLB > 0 {
 			want := float64(c.HWM)/float64(c.LiveLB) - 1

@@ -55,6 +55,12 @@ type Result struct {
 	Overhead float64
 	// PendingPeak is the most bytes pending users ever covered at once.
 	PendingPeak int64
+	// HeldPeak is the most bytes the host program held at once (allocated, not yet
+	// released, discarded or donated: Stats.Live after each step). Held bytes are
+	// pairwise distinct in any allocator, online or offline, that runs this host
+	// program, so none needs less; it exceeds LiveLB when the program holds bytes no
+	// pending or future op needs (allocated ahead of use, released late).
+	HeldPeak int64
 	// Waited counts allocations handed bytes whose previous users had not completed: the
 	// writer is ordered after them (fenced hand-over), not after their completion.
 	Waited int

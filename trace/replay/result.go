@@ -47,6 +47,9 @@ func (r *replayer) result() *Result {
 		AllocatorTime: r.allocTimeSpent, AddedWaits: r.addedWaits}
 	res.Final = StepRecord{Step: len(p.Trace.Steps), InUse: st.InUse, Live: st.Live, Pending: st.Pending,
 		HighWater: st.HighWater}
+	for _, s := range r.steps {
+		res.HeldPeak = max(res.HeldPeak, s.Live)
+	}
 	for k := range p.Ops {
 		res.Makespan = max(res.Makespan, r.end[k])
 		res.Final.Time = max(res.Final.Time, r.end[k], r.host)

@@ -47,6 +47,10 @@ func TestWaitReuse(t *testing.T) {
 		require.Nil(t, base.AddedWaits)
 		require.Equal(t, int64(4096+256+4096), base.HWM, "%v without wait reuse", pol)
 		require.Equal(t, int64(4096+256), wr.HWM, "%v: b did not take a's bytes", pol)
+		// The program never holds more than one 4096-byte buffer and long_out:
+		// wait-fenced reuse meets that bound, plain fenced reuse does not.
+		require.Equal(t, int64(4096+256), wr.HeldPeak)
+		require.Equal(t, wr.HeldPeak, base.HeldPeak)
 		require.Equal(t, wr.Plan.Offsets["a"], wr.Plan.Offsets["b"])
 		require.Equal(t, base.Makespan, wr.Makespan, "%v: the added wait delayed an op", pol)
 		useB, _ := p.OpIndex("use_b")
