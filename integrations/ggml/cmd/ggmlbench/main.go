@@ -1,7 +1,9 @@
 // Command ggmlbench compares subarena's graph allocator with ggml's
 // (ggml_gallocr) on LLaMA-style and GPT-2-style decoder graphs built with
 // ggml's own ops: buffer sizes (gallocr's, subarena's with offsets only and
-// with strided in-place placements, the planner's lower bound) and times
+// with strided in-place placements, the planner's lower bound, the online
+// Allocator's high-water mark replaying the graph without and with
+// wait-fenced reuse) and times
 // (subarena's plan and placement against gallocr's reserve and
 // alloc_graph). Weights are never allocated: graphs are only planned and
 // placed, never computed (the module's tests compute them).
@@ -26,6 +28,7 @@ import (
 
 	"github.com/subarena/subarena/integrations/ggml"
 	"github.com/subarena/subarena/integrations/ggml/internal/ggmltest"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 func main() {
@@ -44,11 +47,11 @@ func main() {
 		}
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "graph\tnodes\tgallocr\toffsets\tstrided\tbound\tproven\tstrided/gallocr\t"+
+	fmt.Fprintln(tw, "graph\tnodes\tgallocr\toffsets\tstrided\tbound\tproven\tonline\tonline+wait\tstrided/gallocr\t"+
 		"plan\tplace\treserve\talloc_graph\tmiss/reserve\thit/alloc_graph\t")
 	var logLLaMA, logGPT2 []float64
 	logs := map[string][]float64{} // by architecture and step kind
-	atBound, n := 0, 0
+	atBound, n, onlineOK := 0, 0, 0
 	worst := 0.0
 	for _, sh := range ggmltest.Shapes(*big) {
 		if re != nil && !re.MatchString(sh.Name) {
@@ -81,8 +84,11 @@ func main() {
 			times = fmt.Sprintf("%s\t%s\t%s\t%s\t%.2f\t%.2f\t", dur(r.plan), dur(r.place), dur(r.reserve), dur(r.alloc),
 				(r.plan+r.place)/r.reserve, r.place/r.alloc)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%.3f\t%s\n", sh.Name, r.nodes, r.gallocr, r.offsets, r.strided,
-			r.bound, r.proven, ratio, times)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%.3f\t%s\n", sh.Name, r.nodes, r.gallocr, r.offsets, r.strided,
+			r.bound, r.proven, r.online, r.onlineWait, ratio, times)
+		if r.online <= r.gallocr {
+			onlineOK++
+		}
 	}
 	tw.Flush()
 	fmt.Printf("\nstrided/gallocr geomean: LLaMA-style %s, GPT-2-style %s; worst %.3f; %d of %d graphs at the planner's bound\n",
@@ -92,6 +98,7 @@ func main() {
 			fmt.Printf("  %-13s %s\n", k, geomean(logs[k]))
 		}
 	}
+	fmt.Printf("online (the Allocator replaying the graph, subrange-fenced) at or below gallocr's buffer on %d of %d graphs\n", onlineOK, n)
 	if ggmltest.HaveThreadCPU {
 		fmt.Println("times: CPU time of the calling thread per call; miss = plan + place")
 	} else {
@@ -102,6 +109,7 @@ func main() {
 type result struct {
 	nodes                            int
 	gallocr, offsets, strided, bound int64
+	online, onlineWait               int64 // the online Allocator's HWM replaying the graph, without and with wait-fenced reuse
 	proven                           bool
 	plan, place, reserve, alloc      float64 // ns
 }
@@ -135,6 +143,21 @@ func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget t
 		return nil, err
 	}
 	r.strided, r.bound, r.proven = p.Size, p.LowerBound, p.Result.Proven
+	prog, err := p.Trace.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	for _, wait := range []bool{false, true} {
+		rr, err := replay.Run(prog, replay.Options{WaitReuse: wait})
+		if err != nil {
+			return nil, err
+		}
+		if wait {
+			r.onlineWait = rr.HWM
+		} else {
+			r.online = rr.HWM
+		}
+	}
 	if !times {
 		return r, nil
 	}
