@@ -3,6 +3,8 @@ package trace
 import (
 	"math"
 	"sort"
+
+	"github.com/subarena/subarena/strided/stridedtest"
 )
 
 // The oracles below re-derive everything from the trace's steps, byte by byte and element
@@ -47,22 +49,6 @@ type oracleModel struct {
 	hb       [][]bool
 }
 
-func elementAddrs(off int64, shape, strides []int64) []int64 {
-	var out []int64
-	var rec func(d int, base int64)
-	rec = func(d int, base int64) {
-		if d == len(shape) {
-			out = append(out, base)
-			return
-		}
-		for i := int64(0); i < shape[d]; i++ {
-			rec(d+1, base+i*strides[d])
-		}
-	}
-	rec(0, off)
-	return out
-}
-
 func buildOracle(t *Trace) *oracleModel {
 	m := &oracleModel{t: t, views: map[string]*oracleView{}, size: map[string]int64{}, external: map[string]bool{},
 		allocAt: map[string]int{}, release: map[string]int{}, opIndex: map[string]int{}}
@@ -82,7 +68,7 @@ func buildOracle(t *Trace) *oracleModel {
 				}
 			}
 			v.bytes = enumerate(0, v.shape, v.strides, v.elem, s.Size)
-			v.addrs = elementAddrs(0, v.shape, v.strides)
+			v.addrs = stridedtest.ElementAddrs(0, v.shape, v.strides)
 			m.views[s.Name] = v
 			m.size[s.Name] = s.Size
 			m.external[s.Name] = s.Kind == KindExternal
@@ -93,7 +79,7 @@ func buildOracle(t *Trace) *oracleModel {
 			off := parent.off + s.Offset
 			v := &oracleView{buf: parent.buf, off: off, shape: s.Shape, strides: s.Strides, elem: s.Elem, discardStep: -1}
 			v.bytes = enumerate(off, s.Shape, s.Strides, s.Elem, m.size[parent.buf])
-			v.addrs = elementAddrs(off, s.Shape, s.Strides)
+			v.addrs = stridedtest.ElementAddrs(off, s.Shape, s.Strides)
 			m.views[s.Name] = v
 		case KindRelease:
 			v := m.views[s.Name]

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+
+	"github.com/subarena/subarena/strided/stridedtest"
 )
 
 // bruteCheckPlaced is bruteCheck for a plan with placements, byte by byte from the
@@ -20,7 +22,7 @@ func bruteCheckPlaced(m *oracleModel, plan *Plan) map[oracleKey]int64 {
 	foot := map[string][]int64{}
 	for name, pl := range plan.Placements {
 		host[name] = pl.Of
-		foot[name] = elementAddrs(pl.Offset, pl.Shape, pl.Strides)
+		foot[name] = stridedtest.ElementAddrs(pl.Offset, pl.Shape, pl.Strides)
 	}
 	groupOf := func(buf string) string {
 		if h, ok := host[buf]; ok {
