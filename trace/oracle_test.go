@@ -8,7 +8,8 @@ import (
 )
 
 // The oracles below re-derive everything from the trace's steps, byte by byte and element
-// by element, without strided, ranges or sync: layouts are enumerated, happens-before is a
+// by element, without strided's arithmetic, ranges or sync: layouts are enumerated one
+// element at a time (strided/stridedtest, which shares no code with strided), happens-before is a
 // transitive closure over booleans, and "element i over element i" compares address lists.
 
 // oracleView is a data name's layout relative to its buffer.
