@@ -101,11 +101,15 @@ type Allocator struct {
 	// cannot alias a later one); a slab is freed when none of its handles
 	// is referenced any more. bufSlab and bufSlabs are guarded by mu,
 	// viewSlab and viewSlabs by slabMu (views are made without mu).
-	bufSlab   []Buffer
-	bufSlabs  int // slabs of Buffers made so far
-	slabMu    stdsync.Mutex
-	viewSlab  []View
-	viewSlabs int // slabs of Views made so far
+	bufSlab  []Buffer
+	bufSlabs int // slabs of Buffers made so far
+	// Residual fences, carved the same way (guarded by mu): a buffer
+	// holds one only when it took bytes whose users had not completed.
+	clockSlab  []sasync.Clock
+	clockSlabs int
+	slabMu     stdsync.Mutex
+	viewSlab   []View
+	viewSlabs  int // slabs of Views made so far
 }
 
 // firstSlab and slabSize are the number of Buffers or Views the first
@@ -135,6 +139,17 @@ func (a *Allocator) newBuffer() *Buffer {
 	a.bufSlab = a.bufSlab[1:]
 	b.a = a
 	return b
+}
+
+// newClock returns a zero Clock for a buffer's residual fence. Caller
+// holds mu.
+func (a *Allocator) newClock() *sasync.Clock {
+	if len(a.clockSlab) == 0 {
+		a.clockSlab = make([]sasync.Clock, nextSlabLen(&a.clockSlabs))
+	}
+	c := &a.clockSlab[0]
+	a.clockSlab = a.clockSlab[1:]
+	return c
 }
 
 // newView returns a zero View.
@@ -267,8 +282,10 @@ func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*
 	b.off, b.span = blk.Offset, blk.Size
 	for e := range fence {
 		if fence[e] > completed[e] {
+			if b.residual == nil {
+				b.residual = a.newClock()
+			}
 			b.residual[e] = fence[e]
-			b.hasResidual = true
 		}
 	}
 	b.size = size
@@ -483,14 +500,14 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 // Caller holds mu.
 func (a *Allocator) checkOrder(b *Buffer, ev sasync.Event) (done bool, err error) {
 	done = !ev.IsZero() && a.tl.Completed(ev)
-	if !b.hasResidual {
+	if b.residual == nil {
 		if done {
 			return true, nil // nothing to check (the Timeline may have forgotten ev's clock)
 		}
 		_, err = a.tl.EventClock(ev)
 		return false, err
 	}
-	ordered, err := a.tl.OrderedAfter(&b.residual, ev)
+	ordered, err := a.tl.OrderedAfter(b.residual, ev)
 	if err != nil {
 		return false, err
 	}
@@ -648,7 +665,7 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNotDense, v.layout)
 	}
 	b := v.buf
-	if b.hasResidual {
+	if b.residual != nil {
 		// The output writes bytes the buffer took over fenced: ev must be
 		// ordered after their previous owner's users, as any user must.
 		if _, err := a.checkOrder(b, ev); err != nil {
@@ -670,7 +687,7 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	// The bytes keep the fence they were handed over with: only ops
 	// ordered after it may use them under their new name either.
 	nb := a.newBuffer()
-	nb.off, nb.size, nb.span, nb.hasResidual, nb.residual = r.Lo, r.Len(), r.Len(), b.hasResidual, b.residual
+	nb.off, nb.size, nb.span, nb.residual = r.Lo, r.Len(), r.Len(), b.residual
 	b.live.Remove(r)
 	a.live -= r.Len()
 	var none ranges.Set

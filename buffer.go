@@ -33,8 +33,9 @@ type Buffer struct {
 	// A buffer built over held bytes taken fenced keeps the fence's
 	// components that had not completed when it was allocated (residual):
 	// only ops ordered after the residual may use it.
-	hasResidual bool
-	residual    sasync.Clock
+	// residual is nil when there is none; it is never changed once set
+	// (Donate shares it with the output).
+	residual *sasync.Clock
 }
 
 // ID returns the buffer's identifier, unique within its Allocator.
@@ -67,7 +68,7 @@ func (b *Buffer) Bytes() []byte {
 // all the same. Nothing is appended for a buffer that took no pending
 // bytes. A nil or foreign-made Buffer appends nothing.
 func (b *Buffer) AppendWaits(dst []sasync.Event) []sasync.Event {
-	if b == nil || !b.hasResidual {
+	if b == nil || b.residual == nil {
 		return dst
 	}
 	for e, seq := range b.residual {

@@ -43,7 +43,7 @@ func newHandover(t *testing.T) *handover {
 	h.b2, err = h.a.Alloc(1024, p0)
 	require.NoError(t, err)
 	require.Equal(t, h.b1.Offset(), h.b2.Offset(), "b2 should take b1's bytes fenced")
-	require.True(t, h.b2.hasResidual, "b2 took bytes whose reader r is pending: it carries r in its fence")
+	require.True(t, h.b2.residual != nil, "b2 took bytes whose reader r is pending: it carries r in its fence")
 	return h
 }
 

@@ -92,8 +92,8 @@ func TestPlaceReusesHeldBytesFirst(t *testing.T) {
 					f.pin(2, f.compute) // held at [8K, 12K), safe for compute
 					f.release(0)        // clean at [0, 4K): an exact fit, lower
 					b := f.alloc(4*kib, f.compute)
-					if b.Offset() != 8*kib || !b.hasResidual {
-						t.Fatalf("placed at %d (fenced %v), want 8192 over the held bytes", b.Offset(), b.hasResidual)
+					if b.Offset() != 8*kib || b.residual == nil {
+						t.Fatalf("placed at %d (fenced %v), want 8192 over the held bytes", b.Offset(), b.residual != nil)
 					}
 					if st := f.a.Stats(); st.Held != 0 {
 						t.Fatalf("held %d bytes after the reuse", st.Held)
@@ -106,8 +106,8 @@ func TestPlaceReusesHeldBytesFirst(t *testing.T) {
 					f.release(0)
 					f.release(1) // clean at [0, 8K): an exact fit, lower
 					b := f.alloc(8*kib, f.compute)
-					if b.Offset() != 12*kib || !b.hasResidual {
-						t.Fatalf("placed at %d (fenced %v), want 12288: held [12K, 16K) and clean [16K, 20K)", b.Offset(), b.hasResidual)
+					if b.Offset() != 12*kib || b.residual == nil {
+						t.Fatalf("placed at %d (fenced %v), want 12288: held [12K, 16K) and clean [16K, 20K)", b.Offset(), b.residual != nil)
 					}
 				})
 				t.Run("not bytes unsafe for the point", func(t *testing.T) {
@@ -115,8 +115,8 @@ func TestPlaceReusesHeldBytesFirst(t *testing.T) {
 					f.pin(2, f.copyEng) // held, its writer not ordered before compute
 					f.release(0)
 					b := f.alloc(4*kib, f.compute)
-					if b.Offset() != 0 || b.hasResidual {
-						t.Fatalf("placed at %d (fenced %v), want clean 0", b.Offset(), b.hasResidual)
+					if b.Offset() != 0 || b.residual != nil {
+						t.Fatalf("placed at %d (fenced %v), want clean 0", b.Offset(), b.residual != nil)
 					}
 					if st := f.a.Stats(); st.Held != 4*kib {
 						t.Fatalf("held %d bytes, want 4096", st.Held)
@@ -128,8 +128,8 @@ func TestPlaceReusesHeldBytesFirst(t *testing.T) {
 					f.release(0)
 					f.release(1) // clean [0, 8K): with the held run, one region [0, 12K)
 					b := f.alloc(4*kib, f.compute)
-					if b.Offset() != 0 || b.hasResidual {
-						t.Fatalf("placed at %d (fenced %v), want 0: the region's first 4K are clean", b.Offset(), b.hasResidual)
+					if b.Offset() != 0 || b.residual != nil {
+						t.Fatalf("placed at %d (fenced %v), want 0: the region's first 4K are clean", b.Offset(), b.residual != nil)
 					}
 					if st := f.a.Stats(); st.Held != 4*kib {
 						t.Fatalf("held %d bytes, want 4096", st.Held)

@@ -47,6 +47,38 @@ func (l Layout) Cover(budget int) (set ranges.Set, exact bool, err error) {
 // as one run. For the column of an 8192x8192 f32 matrix with budget 4096 that is 4096 runs
 // of 2 rows each ([r·32768, r·32768 + 32772)), not the whole 256 MiB extent.
 func (l Layout) AppendCover(dst *ranges.Set, budget int) (exact bool, err error) {
+	if r, ok := l.contiguousRun(); ok {
+		dst.Add(r)
+		return true, nil
+	}
+	return l.appendCover(dst, budget)
+}
+
+// contiguousRun is AppendCover's shortcut for the commonest layout, one
+// dimension of adjacent elements (Bytes, a buffer's whole view): the run
+// it covers, and false for any other layout (or one whose extent
+// overflows), which takes the general path.
+func (l Layout) contiguousRun() (ranges.Range, bool) {
+	if len(l.Shape) != 1 || len(l.Strides) != 1 || l.Elem <= 0 {
+		return ranges.Range{}, false
+	}
+	n := l.Shape[0]
+	if n < 1 || (n > 1 && l.Strides[0] != l.Elem) {
+		return ranges.Range{}, false
+	}
+	span, ok := mulChecked(n, l.Elem)
+	if !ok {
+		return ranges.Range{}, false
+	}
+	hi, ok := addChecked(l.Offset, span)
+	if !ok {
+		return ranges.Range{}, false
+	}
+	return ranges.Range{Lo: l.Offset, Hi: hi}, true
+}
+
+// appendCover is AppendCover's general path.
+func (l Layout) appendCover(dst *ranges.Set, budget int) (exact bool, err error) {
 	var c canon
 	if err := c.init(l); err != nil {
 		return false, err

@@ -1,6 +1,7 @@
 package strided
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -171,5 +172,38 @@ func TestCoverErrorsLeaveDst(t *testing.T) {
 		if !slices.Equal(dst.Runs(), []ranges.Range{{Lo: 0, Hi: 4}}) {
 			t.Fatalf("%v: dst changed to %v", l, dst.String())
 		}
+	}
+}
+
+// TestContiguousShortcut: AppendCover's one-dimensional shortcut answers
+// exactly as the general path on random one-dimensional layouts, valid or
+// not, into empty and non-empty sets.
+func TestContiguousShortcut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	pick := func() int64 {
+		return []int64{0, 1, 2, 3, 4, 7, 8, -1, -4, 1 << 40, math.MaxInt64, math.MinInt64}[rng.IntN(12)]
+	}
+	shortcut := 0
+	for range 20000 {
+		l := Layout{Offset: pick() * int64(rng.IntN(3)), Shape: []int64{pick()}, Strides: []int64{pick()}, Elem: pick()}
+		if rng.IntN(2) == 0 {
+			l.Strides[0] = l.Elem
+		}
+		var pre ranges.Set
+		if rng.IntN(2) == 0 {
+			pre.Add(ranges.Range{Lo: 5, Hi: 9})
+		}
+		got, want := pre.Clone(), pre.Clone()
+		gotExact, gotErr := l.AppendCover(&got, 64)
+		wantExact, wantErr := l.appendCover(&want, 64)
+		if gotExact != wantExact || (gotErr == nil) != (wantErr == nil) || !got.Equal(&want) {
+			t.Fatalf("%v: shortcut (%v, %v, %v), general (%v, %v, %v)", l, got.Runs(), gotExact, gotErr, want.Runs(), wantExact, wantErr)
+		}
+		if _, ok := l.contiguousRun(); ok {
+			shortcut++
+		}
+	}
+	if shortcut == 0 {
+		t.Fatal("no layout took the shortcut")
 	}
 }
