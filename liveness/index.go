@@ -227,6 +227,7 @@ type Index struct {
 	pendingAll coverage
 	pendingOn  [sasync.MaxEngines]coverage
 	countLog   []countChange
+	logSigned  [2]int // entries of countLog by sign of delta (signOf)
 	// countNodesBuilt is pendingAll's size after its last rebuild.
 	countNodesBuilt int
 	// broken records the first failure of the Index's own bookkeeping
@@ -419,13 +420,25 @@ func (x *Index) countRun(r ranges.Range, ev sasync.Event, unknown bool, delta in
 	// Counts only add up, so dropping the pair leaves every later sum as
 	// it was.
 	log := x.countLog
-	for i := len(log) - 1; i >= max(0, len(log)-cancelWindow); i-- {
-		if o := log[i]; o.r == c.r && o.engine == c.engine && o.delta == -c.delta {
-			x.countLog = append(log[:i], log[i+1:]...)
-			return
+	if x.logSigned[signOf(-delta)] > 0 { // an opposite change may be there to cancel
+		for i := len(log) - 1; i >= max(0, len(log)-cancelWindow); i-- {
+			if o := log[i]; o.r == c.r && o.engine == c.engine && o.delta == -c.delta {
+				x.countLog = append(log[:i], log[i+1:]...)
+				x.logSigned[signOf(o.delta)]--
+				return
+			}
 		}
 	}
 	x.countLog = append(log, c)
+	x.logSigned[signOf(delta)]++
+}
+
+// signOf indexes logSigned: 0 for a negative change, 1 for a positive one.
+func signOf(delta int32) int {
+	if delta < 0 {
+		return 0
+	}
+	return 1
 }
 
 // boundCountLog applies the log once it is long. It is called where every
@@ -450,6 +463,7 @@ func (x *Index) applyCounts() {
 		}
 	}
 	x.countLog = x.countLog[:0]
+	x.logSigned = [2]int{}
 	x.compactCounts()
 }
 
@@ -491,8 +505,10 @@ func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
 	x.touched.Reset()
 	n := 0
 	for e := range x.queues {
-		q := x.queues[e]
-		h := x.heads[e]
+		q, h := x.queues[e], x.heads[e]
+		if h == len(q) || q[h].seq > completed[e] {
+			continue // nothing of engine e completed: leave its queue as it is
+		}
 		for h < len(q) && q[h].seq <= completed[e] {
 			en := q[h]
 			h++

@@ -244,6 +244,14 @@ func (x *Index) CheckInvariants() error {
 	if n := x.held.Len(); n != x.heldBytes {
 		return fmt.Errorf("liveness: %d bytes held, counted %d", n, x.heldBytes)
 	}
+	// Before PendingBytes, which applies the log.
+	var signed [2]int
+	for _, c := range x.countLog {
+		signed[signOf(c.delta)]++
+	}
+	if signed != x.logSigned {
+		return fmt.Errorf("liveness: count log holds %v changes by sign, counted %v", signed, x.logSigned)
+	}
 	wt, wp := x.pendingBytesWalk()
 	if t, p := x.PendingBytes(); t != wt || p != wp {
 		return fmt.Errorf("liveness: pending bytes counted %d %v, walked %d %v", t, p, wt, wp)
