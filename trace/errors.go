@@ -8,53 +8,66 @@ import (
 
 // Sentinels. Every error this package returns for bad input matches one of them through
 // errors.Is; validation errors come wrapped in a *StepError naming the step and the rule.
+// A sentinel of a rule of the format names the rule itself (RuleOf): the rule's name
+// lives with the sentinel, and there is no separate list of rules to keep in step.
 var (
 	// ErrSyntax: the document is not well-formed (JSON or CSV syntax, a value of the
 	// wrong type, invalid UTF-8, trailing data).
-	ErrSyntax = errors.New("trace: malformed document")
+	ErrSyntax = newSentinel("trace: malformed document", "syntax")
 	// ErrFormat: the document is not of a format this package reads.
-	ErrFormat = errors.New("trace: unsupported format")
+	ErrFormat = newSentinel("trace: unsupported format", "format")
 	// ErrUnknownFormat: Read (or Detect) could not tell the input as any format it
 	// reads: empty or binary input, text that is neither a JSON object nor a MiniMalloc
 	// CSV, a JSON object without a "format" key or naming a format (or version) this
 	// package does not read. The error says what the input looks like.
 	ErrUnknownFormat = errors.New("trace: not a subarena trace, MiniMalloc CSV or ggml trace")
 	// ErrUnknownKey: a trace object has a key the format does not define.
-	ErrUnknownKey = errors.New("trace: unknown key")
+	ErrUnknownKey = newSentinel("trace: unknown key", "unknown key")
 	// ErrMissingKey: a required key is absent.
-	ErrMissingKey = errors.New("trace: missing key")
+	ErrMissingKey = newSentinel("trace: missing key", "missing key")
 	// ErrStepKind: a step does not have exactly one kind key.
-	ErrStepKind = errors.New("trace: step must have exactly one kind key")
+	ErrStepKind = newSentinel("trace: step must have exactly one kind key", "exactly one kind key")
 	// ErrInvalidName: a name is empty or not valid UTF-8.
-	ErrInvalidName = errors.New("trace: invalid name")
+	ErrInvalidName = newSentinel("trace: invalid name", "empty or invalid name")
 	// ErrUnknownName: a step names a buffer, view, op or engine that does not exist (yet).
-	ErrUnknownName = errors.New("trace: unknown name")
+	ErrUnknownName = newSentinel("trace: unknown name", "unknown name")
 	// ErrDuplicateName: a name is introduced twice.
-	ErrDuplicateName = errors.New("trace: duplicate name")
+	ErrDuplicateName = newSentinel("trace: duplicate name", "duplicate name")
+	// ErrDuplicateEngine: an engine is named twice. It matches ErrDuplicateName too, and
+	// has its text.
+	ErrDuplicateEngine = newSentinelOf(ErrDuplicateName, "duplicate engine")
 	// ErrUseAfterRelease: a step names a released buffer, a discarded view, or a view
 	// whose bytes were discarded.
-	ErrUseAfterRelease = errors.New("trace: use after release")
+	ErrUseAfterRelease = newSentinel("trace: use after release", "use after release")
 	// ErrOutOfBounds: a view covers a byte outside its buffer.
-	ErrOutOfBounds = errors.New("trace: view outside its buffer")
+	ErrOutOfBounds = newSentinel("trace: view outside its buffer", "view outside its buffer")
 	// ErrShape: shape and strides differ in length, a dimension is negative, or an alloc's
 	// shape × elem is not its size.
 	ErrShape = errors.New("trace: bad shape")
+	// ErrShapeStrides: a view's shape and strides differ in length. ErrShapeStrides,
+	// ErrNegativeDim and ErrAllocShape are the rules ErrShape stands for in a trace: each
+	// matches ErrShape too, and has its text.
+	ErrShapeStrides = newSentinelOf(ErrShape, "shape/strides length mismatch")
+	// ErrNegativeDim: a dimension of a shape is negative (see ErrShapeStrides).
+	ErrNegativeDim = newSentinelOf(ErrShape, "negative dimension")
+	// ErrAllocShape: an alloc's shape × elem is not its size (see ErrShapeStrides).
+	ErrAllocShape = newSentinelOf(ErrShape, "shape × elem must equal size")
 	// ErrInvalidSize: a size is <= 0.
-	ErrInvalidSize = errors.New("trace: size must be > 0")
+	ErrInvalidSize = newSentinel("trace: size must be > 0", "size must be > 0")
 	// ErrInvalidElem: an element size is <= 0.
-	ErrInvalidElem = errors.New("trace: elem must be > 0")
+	ErrInvalidElem = newSentinel("trace: elem must be > 0", "elem must be > 0")
 	// ErrInvalidCost: an op's cost is <= 0.
-	ErrInvalidCost = errors.New("trace: cost must be > 0")
+	ErrInvalidCost = newSentinel("trace: cost must be > 0", "cost must be > 0")
 	// ErrInvalidGranule: the granule is not a power of two.
-	ErrInvalidGranule = errors.New("trace: granule must be a power of two")
+	ErrInvalidGranule = newSentinel("trace: granule must be a power of two", "granule must be a power of two")
 	// ErrNoEngines: the engine list is empty.
-	ErrNoEngines = errors.New("trace: at least one engine is required")
+	ErrNoEngines = newSentinel("trace: at least one engine is required", "engines")
 	// ErrWaitOrder: an op waits on (or the host syncs on) an op not yet submitted.
-	ErrWaitOrder = errors.New("trace: wait on an op not yet submitted")
+	ErrWaitOrder = newSentinel("trace: wait on an op not yet submitted", "wait on an op not yet submitted")
 	// ErrExternal: a step releases an external buffer (externals are never released).
-	ErrExternal = errors.New("trace: external buffers are never released")
+	ErrExternal = newSentinel("trace: external buffers are never released", "release of an external buffer")
 	// ErrOverflow: arithmetic on the trace's numbers overflows int64.
-	ErrOverflow = errors.New("trace: arithmetic overflow")
+	ErrOverflow = newSentinel("trace: arithmetic overflow", "arithmetic overflow")
 	// ErrPlan: a plan does not fit its trace (missing or unknown buffers, offsets < 0 or
 	// beyond the plan's size).
 	ErrPlan = errors.New("trace: plan does not fit the trace")
@@ -69,38 +82,46 @@ var (
 	ErrStopped = errors.New("trace: replay stopped")
 )
 
-// Rules named by StepError.Rule.
-const (
-	RuleSyntax          = "syntax"
-	RuleFormat          = "format"
-	RuleUnknownKey      = "unknown key"
-	RuleMissingKey      = "missing key"
-	RuleKind            = "exactly one kind key"
-	RuleEmptyName       = "empty or invalid name"
-	RuleUnknownName     = "unknown name"
-	RuleDuplicateName   = "duplicate name"
-	RuleUseAfterFree    = "use after release"
-	RuleViewBounds      = "view outside its buffer"
-	RuleShapeStrides    = "shape/strides length mismatch"
-	RuleNegativeDim     = "negative dimension"
-	RuleAllocShape      = "shape × elem must equal size"
-	RuleSize            = "size must be > 0"
-	RuleElem            = "elem must be > 0"
-	RuleCost            = "cost must be > 0"
-	RuleGranule         = "granule must be a power of two"
-	RuleEngines         = "engines"
-	RuleWaitOrder       = "wait on an op not yet submitted"
-	RuleReleaseExtern   = "release of an external buffer"
-	RuleOverflow        = "arithmetic overflow"
-	RuleDuplicateEngine = "duplicate engine"
-)
+// sentinel is an error sentinel that names a rule of the format: the rule a *StepError
+// whose error matches it breaks (RuleOf). One that refines a coarser sentinel (parent)
+// matches that one too, and has its text.
+type sentinel struct {
+	text, rule string
+	parent     error
+}
+
+func newSentinel(text, rule string) error { return &sentinel{text: text, rule: rule} }
+
+func newSentinelOf(parent error, rule string) error {
+	return &sentinel{text: parent.Error(), rule: rule, parent: parent}
+}
+
+// Error returns the sentinel's text.
+func (s *sentinel) Error() string { return s.text }
+
+// Is reports whether target is the coarser sentinel s refines.
+func (s *sentinel) Is(target error) bool { return s.parent != nil && target == s.parent }
+
+// RuleOf returns the rule of the format that err breaks: the rule named by the first
+// sentinel in err's chain that names one (a *StepError's Rule is RuleOf its Err), or ""
+// when none does.
+func RuleOf(err error) string {
+	var s *sentinel
+	if errors.As(err, &s) {
+		return s.rule
+	}
+	return ""
+}
 
 // StepError is a validation error: the step index (-1 for the document's top level), the
 // rule the step breaks, and the underlying error, which matches one of the sentinels.
 type StepError struct {
+	// Index is the step's index, -1 for the document's top level.
 	Index int
-	Rule  string
-	Err   error
+	// Rule is the rule the step breaks: RuleOf(Err).
+	Rule string
+	// Err is the underlying error; it matches one of the sentinels.
+	Err error
 	// Line and Column place the error in the document Parse read, both counted from 1
 	// (the column in characters): where the JSON stops being well-formed, or the
 	// offending key or value, or else the opening brace of the step. Both are 0 when the
@@ -149,8 +170,9 @@ var sentinels = []error{ErrSyntax, ErrFormat, ErrUnknownFormat, ErrUnknownKey, E
 // Unwrap returns the underlying error, so errors.Is matches its sentinel.
 func (e *StepError) Unwrap() error { return e.Err }
 
-// stepErr builds a *StepError whose Err wraps sentinel with a formatted detail.
-func stepErr(index int, rule string, sentinel error, format string, args ...any) error {
+// stepErr builds a *StepError whose Err wraps sentinel with a formatted detail, under
+// the sentinel's rule.
+func stepErr(index int, sentinel error, format string, args ...any) error {
 	detail := fmt.Sprintf(format, args...)
-	return &StepError{Index: index, Rule: rule, Err: fmt.Errorf("%w: %s", sentinel, detail)}
+	return &StepError{Index: index, Rule: RuleOf(sentinel), Err: fmt.Errorf("%w: %s", sentinel, detail)}
 }

@@ -107,8 +107,8 @@ const (
 
 // TensorError is a tensor of a ggml-alloc-trace/1 document that breaks a rule of the
 // format: its index in "tensors", its name, the rule (one of the RuleGGML* constants or
-// RuleOverflow) and an error matching one of the package's sentinels through errors.Is
-// (ErrFormat, ErrShape, ErrOverflow, ErrInvalidSize, ErrOutOfBounds).
+// RuleOf(ErrOverflow)) and an error matching one of the package's sentinels through
+// errors.Is (ErrFormat, ErrShape, ErrOverflow, ErrInvalidSize, ErrOutOfBounds).
 type TensorError struct {
 	Index int
 	Name  string
@@ -398,7 +398,7 @@ func (im *ggmlImporter) check(i int) error {
 				"(an empty tensor has no bytes to place)", k, ne)
 		}
 		if elems, ok = mulCheck(elems, ne); !ok {
-			return fail(RuleOverflow, ErrOverflow, "ne %v: the element count overflows int64", x.Ne)
+			return fail(RuleOf(ErrOverflow), ErrOverflow, "ne %v: the element count overflows int64", x.Ne)
 		}
 	}
 	for k, nb := range x.Nb {
@@ -423,7 +423,7 @@ func (im *ggmlImporter) check(i int) error {
 				prev /= ty.blck
 			}
 			if want[k], ok = mulCheck(want[k-1], prev); !ok {
-				return fail(RuleOverflow, ErrOverflow, "ne %v of %s: the byte size overflows int64", x.Ne, x.Type)
+				return fail(RuleOf(ErrOverflow), ErrOverflow, "ne %v of %s: the byte size overflows int64", x.Ne, x.Type)
 			}
 		}
 		for k := range n {
@@ -435,7 +435,7 @@ func (im *ggmlImporter) check(i int) error {
 	}
 	nbytes, ok := ggmlNbytes(x, ty)
 	if !ok {
-		return fail(RuleOverflow, ErrOverflow, "ne %v and nb %v span more bytes than int64 counts", x.Ne, x.Nb)
+		return fail(RuleOf(ErrOverflow), ErrOverflow, "ne %v and nb %v span more bytes than int64 counts", x.Ne, x.Nb)
 	}
 	if x.Nbytes != nbytes {
 		return fail(RuleGGMLNbytes, ErrInvalidSize, "nbytes = %d, but ne %v and nb %v of %s span %d bytes",

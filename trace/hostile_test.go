@@ -168,7 +168,7 @@ func TestScheduleOverflow(t *testing.T) {
 			var se *StepError
 			require.ErrorAs(t, err, &se)
 			require.Equal(t, c.index, se.Index)
-			require.Equal(t, RuleOverflow, se.Rule)
+			require.Equal(t, "arithmetic overflow", se.Rule)
 			require.Contains(t, err.Error(), "beyond int64 time")
 			// The same trace built in memory: Resolve (so Validate, and every
 			// command that reads it) rejects it at the same op.

@@ -145,7 +145,7 @@ func detectJSON(data []byte) (string, error) {
 	switch {
 	case err != nil:
 		off, _ := errorOffset(err)
-		se := at(-1, RuleSyntax, off, err)
+		se := at(-1, off, err)
 		se.Line, se.Column = lineCol(data, off)
 		return "", se
 	case !found:

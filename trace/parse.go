@@ -50,9 +50,9 @@ func locate(err error, data []byte, offs []int64) error {
 }
 
 // at returns err, an error in the document's text, as a *StepError for step index (-1:
-// the top level) under rule, placed at document offset off.
-func at(index int, rule string, off int64, err error) *StepError {
-	return &StepError{Index: index, Rule: rule, Err: err, pos: off + 1, text: true}
+// the top level) under err's rule, placed at document offset off.
+func at(index int, off int64, err error) *StepError {
+	return &StepError{Index: index, Rule: RuleOf(err), Err: err, pos: off + 1, text: true}
 }
 
 // checkSchedule runs the arithmetic of the replay's schedule (replay.Run): an op starts when
@@ -75,7 +75,7 @@ func checkSchedule(p *Program) error {
 			}
 			e, ok := addCheck(start, op.Cost)
 			if !ok {
-				return stepErr(i, RuleOverflow, ErrOverflow,
+				return stepErr(i, ErrOverflow,
 					"op %q starts at time %d and costs %d: it would end beyond int64 time", op.Name, start, op.Cost)
 			}
 			end[k], free[op.Engine] = e, e
@@ -102,62 +102,62 @@ func decode(data []byte) (*Trace, []int64, error) {
 			}
 			i += n
 		}
-		return nil, nil, at(-1, RuleSyntax, bad, fmt.Errorf("%w: invalid UTF-8", ErrSyntax))
+		return nil, nil, at(-1, bad, fmt.Errorf("%w: invalid UTF-8", ErrSyntax))
 	}
 	obj, err := readObjectAt(data, 0)
 	if err != nil {
 		off, _ := errorOffset(err)
-		return nil, nil, at(-1, RuleSyntax, off, err)
+		return nil, nil, at(-1, off, err)
 	}
 	start := skipSpace(data, 0)
-	top := func(rule string, f field, err error) error { return at(-1, rule, f.valOff, err) }
+	top := func(f field, err error) error { return at(-1, f.valOff, err) }
 	if err := onlyKeys(obj, topKeys); err != nil {
 		off, _ := errorOffset(err)
-		return nil, nil, at(-1, RuleUnknownKey, off, err)
+		return nil, nil, at(-1, off, err)
 	}
 	f, ok := obj.field("format")
 	if !ok {
-		return nil, nil, at(-1, RuleMissingKey, start, fmt.Errorf("%w: format", ErrMissingKey))
+		return nil, nil, at(-1, start, fmt.Errorf("%w: format", ErrMissingKey))
 	}
 	format, err := jsonString(f.raw)
 	if err != nil {
-		return nil, nil, top(RuleSyntax, f, err)
+		return nil, nil, top(f, err)
 	}
 	if format != Format {
-		return nil, nil, top(RuleFormat, f, fmt.Errorf("%w: %q is not %q", ErrFormat, format, Format))
+		return nil, nil, top(f, fmt.Errorf("%w: %q is not %q", ErrFormat, format, Format))
 	}
 	t := &Trace{Granule: DefaultGranule}
 	if f, ok := obj.field("name"); ok {
 		if t.Name, err = jsonString(f.raw); err != nil {
-			return nil, nil, top(RuleSyntax, f, err)
+			return nil, nil, top(f, err)
 		}
 	}
 	if f, ok := obj.field("granule"); ok {
 		if t.Granule, err = jsonInt(f.raw); err != nil {
-			return nil, nil, top(RuleSyntax, f, err)
+			return nil, nil, top(f, err)
 		}
 		if t.Granule <= 0 || t.Granule&(t.Granule-1) != 0 {
-			return nil, nil, top(RuleGranule, f, fmt.Errorf("%w: %d", ErrInvalidGranule, t.Granule))
+			return nil, nil, top(f, fmt.Errorf("%w: %d", ErrInvalidGranule, t.Granule))
 		}
 	}
 	f, ok = obj.field("engines")
 	if !ok {
-		return nil, nil, at(-1, RuleMissingKey, start, fmt.Errorf("%w: engines", ErrMissingKey))
+		return nil, nil, at(-1, start, fmt.Errorf("%w: engines", ErrMissingKey))
 	}
 	if t.Engines, err = jsonStrings(f.raw); err != nil {
-		return nil, nil, top(RuleSyntax, f, err)
+		return nil, nil, top(f, err)
 	}
 	engines := f
 	f, ok = obj.field("steps")
 	if !ok {
-		return nil, nil, at(-1, RuleMissingKey, start, fmt.Errorf("%w: steps", ErrMissingKey))
+		return nil, nil, at(-1, start, fmt.Errorf("%w: steps", ErrMissingKey))
 	}
 	steps, err := jsonListAt(f.raw, f.valOff)
 	if err != nil {
-		return nil, nil, top(RuleSyntax, f, err)
+		return nil, nil, top(f, err)
 	}
 	if len(t.Engines) == 0 {
-		return nil, nil, top(RuleEngines, engines, ErrNoEngines)
+		return nil, nil, top(engines, ErrNoEngines)
 	}
 	t.Steps = make([]Step, len(steps))
 	offs := make([]int64, len(steps))
@@ -205,13 +205,13 @@ type stepDecoder struct {
 
 // fail records the first error, placed at the value of key (at the step when the key
 // is absent).
-func (d *stepDecoder) fail(rule, key string, err error) {
+func (d *stepDecoder) fail(key string, err error) {
 	if d.err == nil {
 		off := d.off
 		if f, ok := d.obj.field(key); ok {
 			off = f.valOff
 		}
-		d.err = at(d.index, rule, off, err)
+		d.err = at(d.index, off, err)
 	}
 }
 
@@ -219,13 +219,13 @@ func (d *stepDecoder) str(key string, dst *string, required bool) {
 	raw, ok := d.obj.get(key)
 	if !ok {
 		if required {
-			d.fail(RuleMissingKey, key, fmt.Errorf("%w: %s", ErrMissingKey, key))
+			d.fail(key, fmt.Errorf("%w: %s", ErrMissingKey, key))
 		}
 		return
 	}
 	v, err := jsonString(raw)
 	if err != nil {
-		d.fail(RuleSyntax, key, prefixed(key, err))
+		d.fail(key, prefixed(key, err))
 		return
 	}
 	*dst = v
@@ -235,17 +235,13 @@ func (d *stepDecoder) num(key string, dst *int64, required bool) bool {
 	raw, ok := d.obj.get(key)
 	if !ok {
 		if required {
-			d.fail(RuleMissingKey, key, fmt.Errorf("%w: %s", ErrMissingKey, key))
+			d.fail(key, fmt.Errorf("%w: %s", ErrMissingKey, key))
 		}
 		return false
 	}
 	v, err := jsonInt(raw)
 	if err != nil {
-		rule := RuleSyntax
-		if isOverflow(err) {
-			rule = RuleOverflow
-		}
-		d.fail(rule, key, prefixed(key, err))
+		d.fail(key, prefixed(key, err))
 		return false
 	}
 	*dst = v
@@ -256,17 +252,13 @@ func (d *stepDecoder) ints(key string, dst *[]int64, required bool) bool {
 	raw, ok := d.obj.get(key)
 	if !ok {
 		if required {
-			d.fail(RuleMissingKey, key, fmt.Errorf("%w: %s", ErrMissingKey, key))
+			d.fail(key, fmt.Errorf("%w: %s", ErrMissingKey, key))
 		}
 		return false
 	}
 	v, err := jsonInts(raw)
 	if err != nil {
-		rule := RuleSyntax
-		if isOverflow(err) {
-			rule = RuleOverflow
-		}
-		d.fail(rule, key, prefixed(key, err))
+		d.fail(key, prefixed(key, err))
 		return false
 	}
 	*dst = v
@@ -280,7 +272,7 @@ func (d *stepDecoder) names(key string, dst *[]string) {
 	}
 	v, err := jsonStrings(raw)
 	if err != nil {
-		d.fail(RuleSyntax, key, prefixed(key, err))
+		d.fail(key, prefixed(key, err))
 		return
 	}
 	*dst = v
@@ -293,7 +285,7 @@ func decodeStep(index int, e element, firstEngine string) (Step, error) {
 		if !ok {
 			off = e.off
 		}
-		return Step{}, at(index, RuleSyntax, off, err)
+		return Step{}, at(index, off, err)
 	}
 	var s Step
 	for k := KindAlloc; k <= KindSync; k++ {
@@ -301,16 +293,16 @@ func decodeStep(index int, e element, firstEngine string) (Step, error) {
 			continue
 		}
 		if s.Kind != KindInvalid {
-			return Step{}, stepErr(index, RuleKind, ErrStepKind, "both %q and %q", s.Kind, k)
+			return Step{}, stepErr(index, ErrStepKind, "both %q and %q", s.Kind, k)
 		}
 		s.Kind = k
 	}
 	if s.Kind == KindInvalid {
-		return Step{}, stepErr(index, RuleKind, ErrStepKind, "none of alloc, external, view, op, release, sync")
+		return Step{}, stepErr(index, ErrStepKind, "none of alloc, external, view, op, release, sync")
 	}
 	if err := onlyKeys(obj, stepKeys[s.Kind]); err != nil {
 		off, _ := errorOffset(err)
-		return Step{}, at(index, RuleUnknownKey, off, prefixed(s.Kind.String()+" step", err))
+		return Step{}, at(index, off, prefixed(s.Kind.String()+" step", err))
 	}
 	d := &stepDecoder{index: index, off: e.off, obj: obj}
 	d.str(s.Kind.String(), &s.Name, true)
@@ -322,7 +314,7 @@ func decodeStep(index int, e element, firstEngine string) (Step, error) {
 		hasShape := d.ints("shape", &s.Shape, false)
 		hasElem := d.num("elem", &s.Elem, false)
 		if d.err == nil && hasShape != hasElem {
-			d.fail(RuleMissingKey, "", fmt.Errorf("%w: shape and elem come together", ErrMissingKey))
+			d.fail("", fmt.Errorf("%w: shape and elem come together", ErrMissingKey))
 		}
 	case KindExternal:
 		d.num("size", &s.Size, true)
@@ -343,7 +335,7 @@ func decodeStep(index int, e element, firstEngine string) (Step, error) {
 		if raw, ok := obj.get("inplace"); ok {
 			v, err := jsonBool(raw)
 			if err != nil {
-				d.fail(RuleSyntax, "inplace", prefixed("inplace", err))
+				d.fail("inplace", prefixed("inplace", err))
 			}
 			s.Inplace = v
 		}
@@ -357,73 +349,71 @@ func decodeStep(index int, e element, firstEngine string) (Step, error) {
 // checkStepLocal checks the rules a step breaks on its own: signs, lengths, empty names.
 func checkStepLocal(index int, s Step) error {
 	if s.Name == "" {
-		return stepErr(index, RuleEmptyName, ErrInvalidName, "%s step has an empty name", s.Kind)
+		return stepErr(index, ErrInvalidName, "%s step has an empty name", s.Kind)
 	}
 	for _, list := range [][]string{{s.Name, s.Engine, s.Of}, s.Reads, s.Writes, s.Waits} {
 		for _, n := range list {
 			if !utf8.ValidString(n) {
-				return stepErr(index, RuleEmptyName, ErrInvalidName, "%s step: name %q is not valid UTF-8", s.Kind, n)
+				return stepErr(index, ErrInvalidName, "%s step: name %q is not valid UTF-8", s.Kind, n)
 			}
 		}
 	}
 	switch s.Kind {
 	case KindAlloc, KindExternal:
 		if s.Size <= 0 {
-			return stepErr(index, RuleSize, ErrInvalidSize, "%q has size %d", s.Name, s.Size)
+			return stepErr(index, ErrInvalidSize, "%q has size %d", s.Name, s.Size)
 		}
 		if s.Kind == KindAlloc && s.Shape != nil {
 			if s.Elem <= 0 {
-				return stepErr(index, RuleElem, ErrInvalidElem, "%q has elem %d", s.Name, s.Elem)
+				return stepErr(index, ErrInvalidElem, "%q has elem %d", s.Name, s.Elem)
 			}
 			n := s.Elem
 			for _, dim := range s.Shape {
 				if dim < 0 {
-					return stepErr(index, RuleNegativeDim, ErrShape, "%q has dimension %d", s.Name, dim)
+					return stepErr(index, ErrNegativeDim, "%q has dimension %d", s.Name, dim)
 				}
 				var ok bool
 				if n, ok = mulCheck(n, dim); !ok {
-					return stepErr(index, RuleOverflow, ErrOverflow, "%q: shape × elem overflows", s.Name)
+					return stepErr(index, ErrOverflow, "%q: shape × elem overflows", s.Name)
 				}
 			}
 			if n != s.Size {
-				return stepErr(index, RuleAllocShape, ErrShape, "%q: shape × elem = %d, size = %d", s.Name, n, s.Size)
+				return stepErr(index, ErrAllocShape, "%q: shape × elem = %d, size = %d", s.Name, n, s.Size)
 			}
 		}
 	case KindView:
 		if s.Of == "" {
-			return stepErr(index, RuleEmptyName, ErrInvalidName, "view %q: empty \"of\"", s.Name)
+			return stepErr(index, ErrInvalidName, "view %q: empty \"of\"", s.Name)
 		}
 		if len(s.Shape) != len(s.Strides) {
-			return stepErr(index, RuleShapeStrides, ErrShape, "view %q: %d dims in shape, %d in strides",
+			return stepErr(index, ErrShapeStrides, "view %q: %d dims in shape, %d in strides",
 				s.Name, len(s.Shape), len(s.Strides))
 		}
 		if s.Elem <= 0 {
-			return stepErr(index, RuleElem, ErrInvalidElem, "view %q has elem %d", s.Name, s.Elem)
+			return stepErr(index, ErrInvalidElem, "view %q has elem %d", s.Name, s.Elem)
 		}
 		for _, dim := range s.Shape {
 			if dim < 0 {
-				return stepErr(index, RuleNegativeDim, ErrShape, "view %q has dimension %d", s.Name, dim)
+				return stepErr(index, ErrNegativeDim, "view %q has dimension %d", s.Name, dim)
 			}
 		}
 	case KindOp:
 		if s.Cost <= 0 {
-			return stepErr(index, RuleCost, ErrInvalidCost, "op %q has cost %d", s.Name, s.Cost)
+			return stepErr(index, ErrInvalidCost, "op %q has cost %d", s.Name, s.Cost)
 		}
 		for _, list := range [][]string{s.Reads, s.Writes, s.Waits} {
 			for _, n := range list {
 				if n == "" {
-					return stepErr(index, RuleEmptyName, ErrInvalidName, "op %q names an empty name", s.Name)
+					return stepErr(index, ErrInvalidName, "op %q names an empty name", s.Name)
 				}
 			}
 		}
 	}
 	if (s.Kind == KindAlloc || s.Kind == KindOp) && s.Engine == "" {
-		return stepErr(index, RuleEmptyName, ErrInvalidName, "%s %q: empty engine name", s.Kind, s.Name)
+		return stepErr(index, ErrInvalidName, "%s %q: empty engine name", s.Kind, s.Name)
 	}
 	return nil
 }
-
-func isOverflow(err error) bool { return errors.Is(err, ErrOverflow) }
 
 // mulCheck returns a*b for a, b >= 0 and whether it fits int64.
 func mulCheck(a, b int64) (int64, bool) {

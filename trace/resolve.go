@@ -2,7 +2,6 @@ package trace
 
 import (
 	"errors"
-	"fmt"
 	"unicode/utf8"
 
 	"github.com/subarena/subarena/ranges"
@@ -24,10 +23,10 @@ func (t *Trace) Validate() error {
 // error is a *StepError. t is not modified.
 func (t *Trace) Resolve() (*Program, error) {
 	if t.Granule <= 0 || t.Granule&(t.Granule-1) != 0 {
-		return nil, stepErr(-1, RuleGranule, ErrInvalidGranule, "%d", t.Granule)
+		return nil, stepErr(-1, ErrInvalidGranule, "%d", t.Granule)
 	}
 	if len(t.Engines) == 0 {
-		return nil, &StepError{Index: -1, Rule: RuleEngines, Err: ErrNoEngines}
+		return nil, &StepError{Index: -1, Rule: RuleOf(ErrNoEngines), Err: ErrNoEngines}
 	}
 	r := &resolver{t: t, p: &Program{
 		Trace:     t,
@@ -37,17 +36,17 @@ func (t *Trace) Resolve() (*Program, error) {
 		engine:    make(map[string]int, len(t.Engines)),
 	}}
 	if !utf8.ValidString(t.Name) {
-		return nil, stepErr(-1, RuleEmptyName, ErrInvalidName, "trace name %q is not valid UTF-8", t.Name)
+		return nil, stepErr(-1, ErrInvalidName, "trace name %q is not valid UTF-8", t.Name)
 	}
 	for i, e := range t.Engines {
 		if !utf8.ValidString(e) {
-			return nil, stepErr(-1, RuleEmptyName, ErrInvalidName, "engine %q is not valid UTF-8", e)
+			return nil, stepErr(-1, ErrInvalidName, "engine %q is not valid UTF-8", e)
 		}
 		if e == "" {
-			return nil, stepErr(-1, RuleEmptyName, ErrInvalidName, "engine %d has an empty name", i)
+			return nil, stepErr(-1, ErrInvalidName, "engine %d has an empty name", i)
 		}
 		if _, dup := r.p.engine[e]; dup {
-			return nil, stepErr(-1, RuleDuplicateEngine, ErrDuplicateName, "engine %q", e)
+			return nil, stepErr(-1, ErrDuplicateEngine, "engine %q", e)
 		}
 		r.p.engine[e] = i
 	}
@@ -84,7 +83,7 @@ type resolver struct {
 func (r *resolver) engineOf(i int, s Step) (int, error) {
 	e, ok := r.p.engine[s.Engine]
 	if !ok {
-		return 0, stepErr(i, RuleUnknownName, ErrUnknownName, "%s %q: engine %q", s.Kind, s.Name, s.Engine)
+		return 0, stepErr(i, ErrUnknownName, "%s %q: engine %q", s.Kind, s.Name, s.Engine)
 	}
 	return e, nil
 }
@@ -93,15 +92,15 @@ func (r *resolver) engineOf(i int, s Step) (int, error) {
 func (r *resolver) live(i int, name string) (Ref, error) {
 	ref, ok := r.p.data[name]
 	if !ok {
-		return Ref{}, stepErr(i, RuleUnknownName, ErrUnknownName, "no buffer or view %q", name)
+		return Ref{}, stepErr(i, ErrUnknownName, "no buffer or view %q", name)
 	}
 	if r.released[ref.Buffer] {
-		return Ref{}, stepErr(i, RuleUseAfterFree, ErrUseAfterRelease, "%q: buffer %q was released",
+		return Ref{}, stepErr(i, ErrUseAfterRelease, "%q: buffer %q was released",
 			name, r.p.Buffers[ref.Buffer].Name)
 	}
 	for v := ref.View; v >= 0; v = r.p.Views[v].Parent {
 		if d := r.p.Views[v].Discard; d >= 0 {
-			return Ref{}, stepErr(i, RuleUseAfterFree, ErrUseAfterRelease, "%q: view %q was discarded at step %d",
+			return Ref{}, stepErr(i, ErrUseAfterRelease, "%q: view %q was discarded at step %d",
 				name, r.p.Views[v].Name, d)
 		}
 	}
@@ -113,7 +112,7 @@ func (r *resolver) step(i int, s Step) error {
 	switch s.Kind {
 	case KindAlloc, KindExternal:
 		if _, dup := p.data[s.Name]; dup {
-			return stepErr(i, RuleDuplicateName, ErrDuplicateName, "%q", s.Name)
+			return stepErr(i, ErrDuplicateName, "%q", s.Name)
 		}
 		b := Buffer{Name: s.Name, Step: i, Size: s.Size, External: s.Kind == KindExternal, Release: -1}
 		b.Layout = strided.Bytes(0, s.Size)
@@ -138,7 +137,7 @@ func (r *resolver) step(i int, s Step) error {
 		r.discarded = append(r.discarded, ranges.Set{})
 	case KindView:
 		if _, dup := p.data[s.Name]; dup {
-			return stepErr(i, RuleDuplicateName, ErrDuplicateName, "%q", s.Name)
+			return stepErr(i, ErrDuplicateName, "%q", s.Name)
 		}
 		parent, err := r.live(i, s.Of)
 		if err != nil {
@@ -147,7 +146,7 @@ func (r *resolver) step(i int, s Step) error {
 		base := p.Layout(parent).Offset
 		off, ok := addCheck(base, s.Offset)
 		if !ok {
-			return stepErr(i, RuleOverflow, ErrOverflow, "view %q: offset %d + %d", s.Name, base, s.Offset)
+			return stepErr(i, ErrOverflow, "view %q: offset %d + %d", s.Name, base, s.Offset)
 		}
 		l := strided.Layout{Offset: off, Shape: cloneInts(s.Shape), Strides: cloneInts(s.Strides), Elem: s.Elem}
 		if err := l.Validate(p.Buffers[parent.Buffer].Size); err != nil {
@@ -166,7 +165,7 @@ func (r *resolver) step(i int, s Step) error {
 		}
 		b := &p.Buffers[ref.Buffer]
 		if b.External {
-			return stepErr(i, RuleReleaseExtern, ErrExternal, "%q is (a view of) external buffer %q", s.Name, b.Name)
+			return stepErr(i, ErrExternal, "%q is (a view of) external buffer %q", s.Name, b.Name)
 		}
 		if ref.View < 0 {
 			b.Release = i
@@ -184,9 +183,9 @@ func (r *resolver) step(i int, s Step) error {
 		op, ok := p.ops[s.Name]
 		if !ok {
 			if r.laterOps[s.Name] {
-				return stepErr(i, RuleWaitOrder, ErrWaitOrder, "sync on %q", s.Name)
+				return stepErr(i, ErrWaitOrder, "sync on %q", s.Name)
 			}
-			return stepErr(i, RuleUnknownName, ErrUnknownName, "sync on %q: no such op", s.Name)
+			return stepErr(i, ErrUnknownName, "sync on %q: no such op", s.Name)
 		}
 		p.Syncs = append(p.Syncs, Sync{Step: i, Op: op})
 		p.StepIndex[i] = op
@@ -197,7 +196,7 @@ func (r *resolver) step(i int, s Step) error {
 func (r *resolver) op(i int, s Step) error {
 	p := r.p
 	if _, dup := p.ops[s.Name]; dup {
-		return stepErr(i, RuleDuplicateName, ErrDuplicateName, "op %q", s.Name)
+		return stepErr(i, ErrDuplicateName, "op %q", s.Name)
 	}
 	e, err := r.engineOf(i, s)
 	if err != nil {
@@ -208,9 +207,9 @@ func (r *resolver) op(i int, s Step) error {
 		j, ok := p.ops[w]
 		if !ok {
 			if r.laterOps[w] {
-				return stepErr(i, RuleWaitOrder, ErrWaitOrder, "op %q waits on %q", s.Name, w)
+				return stepErr(i, ErrWaitOrder, "op %q waits on %q", s.Name, w)
 			}
-			return stepErr(i, RuleUnknownName, ErrUnknownName, "op %q waits on %q: no such op", s.Name, w)
+			return stepErr(i, ErrUnknownName, "op %q waits on %q: no such op", s.Name, w)
 		}
 		op.Waits = append(op.Waits, j)
 	}
@@ -244,7 +243,7 @@ func (r *resolver) op(i int, s Step) error {
 		if d := &r.discarded[ref.Buffer]; !d.IsEmpty() {
 			if set, exact := p.Footprint(ref); exact {
 				if hit, ok := d.OverlapsSet(&set); ok {
-					return stepErr(i, RuleUseAfterFree, ErrUseAfterRelease, "op %q: %q covers discarded bytes %v",
+					return stepErr(i, ErrUseAfterRelease, "op %q: %q covers discarded bytes %v",
 						s.Name, name, hit)
 				}
 			}
@@ -275,10 +274,10 @@ func (r *resolver) op(i int, s Step) error {
 func layoutErr(i int, name string, err error) error {
 	switch {
 	case errors.Is(err, strided.ErrOverflow):
-		return &StepError{Index: i, Rule: RuleOverflow, Err: fmt.Errorf("%w: %q: %v", ErrOverflow, name, err)}
+		return stepErr(i, ErrOverflow, "%q: %v", name, err)
 	case errors.Is(err, strided.ErrOutOfBounds):
-		return &StepError{Index: i, Rule: RuleViewBounds, Err: fmt.Errorf("%w: %q: %v", ErrOutOfBounds, name, err)}
+		return stepErr(i, ErrOutOfBounds, "%q: %v", name, err)
 	default:
-		return &StepError{Index: i, Rule: RuleShapeStrides, Err: fmt.Errorf("%w: %q: %v", ErrShape, name, err)}
+		return stepErr(i, ErrShapeStrides, "%q: %v", name, err)
 	}
 }
