@@ -110,6 +110,10 @@ type Allocator struct {
 	slabMu     stdsync.Mutex
 	viewSlab   []View
 	viewSlabs  int // slabs of Views made so far
+	// Views' shapes and strides, carved from slabs of int64s (guarded by
+	// slabMu): dimSlab is what is left of the current slab.
+	dimSlab  []int64
+	dimSlabs int
 }
 
 // firstSlab and slabSize are the number of Buffers or Views the first
@@ -150,6 +154,24 @@ func (a *Allocator) newClock() *sasync.Clock {
 	c := &a.clockSlab[0]
 	a.clockSlab = a.clockSlab[1:]
 	return c
+}
+
+// newDims returns n int64s for a view's shape and strides: from a slab
+// when they fit one (dimsPerHandle per handle of a slab of that rank),
+// else of their own.
+func (a *Allocator) newDims(n int) []int64 {
+	const dimsPerHandle = 8
+	if n > dimsPerHandle {
+		return make([]int64, n)
+	}
+	a.slabMu.Lock()
+	if len(a.dimSlab) < n {
+		a.dimSlab = make([]int64, dimsPerHandle*nextSlabLen(&a.dimSlabs))
+	}
+	d := a.dimSlab[:n:n]
+	a.dimSlab = a.dimSlab[n:]
+	a.slabMu.Unlock()
+	return d
 }
 
 // newView returns a zero View.

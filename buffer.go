@@ -107,8 +107,9 @@ func (b *Buffer) Whole() *View {
 // initWhole sets up the Whole view; called once, before b is published.
 func (b *Buffer) initWhole() {
 	b.whole = View{buf: b}
-	b.whole.dims[0], b.whole.dims[1] = b.size, 1
-	b.whole.layout = strided.Layout{Shape: b.whole.dims[0:1:1], Strides: b.whole.dims[1:2:2], Elem: 1}
+	d := b.a.newDims(2)
+	d[0], d[1] = b.size, 1
+	b.whole.layout = strided.Layout{Shape: d[0:1:1], Strides: d[1:2:2], Elem: 1}
 	b.whole.cover.Init(b.whole.coverRuns[:])
 }
 

@@ -31,15 +31,10 @@ type View struct {
 	coverOK   bool // exact
 	coverErr  error
 	cover     ranges.Set
-	// Room for the common cases without allocations of their own: a cover
-	// of one run, and the shape and strides of up to maxInlineDims
-	// dimensions of a layout given to View.
+	// Room for a cover of one run without an allocation of its own (the
+	// layout's shape and strides come from the Allocator's dims slabs).
 	coverRuns [1]ranges.Range
-	dims      [2 * maxInlineDims]int64
 }
-
-// maxInlineDims is the number of dimensions a View keeps inside itself.
-const maxInlineDims = 4
 
 // errZeroView is the error of an operation on a nil or zero View.
 var errZeroView = fmt.Errorf("%w: view no Allocator made", ErrForeign)
@@ -103,16 +98,12 @@ func (v *View) View(l strided.Layout) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The caller keeps l: copy its dimensions (into the view itself when
-	// they fit).
-	if n := len(l.Shape); n <= maxInlineDims {
-		copy(nv.dims[:n], l.Shape)
-		copy(nv.dims[maxInlineDims:maxInlineDims+n], l.Strides)
-		nv.layout.Shape = nv.dims[0:n:n]
-		nv.layout.Strides = nv.dims[maxInlineDims : maxInlineDims+n : maxInlineDims+n]
-	} else {
-		nv.layout = l.Clone()
-	}
+	// The caller keeps l: copy its dimensions.
+	n := len(l.Shape)
+	d := v.buf.a.newDims(2 * n)
+	copy(d[:n], l.Shape)
+	copy(d[n:], l.Strides)
+	nv.layout.Shape, nv.layout.Strides = d[0:n:n], d[n:2*n:2*n]
 	return nv, nil
 }
 
