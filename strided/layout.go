@@ -160,12 +160,27 @@ func (l Layout) Clone() Layout {
 // the same order at the same addresses, with fresh Shape and Strides slices.
 func (l Layout) Squeeze() Layout {
 	out := Layout{Offset: l.Offset, Elem: l.Elem}
-	for k, d := range l.Shape {
+	n := 0
+	for _, d := range l.Shape {
 		if d != 1 {
-			out.Shape = append(out.Shape, d)
-			out.Strides = append(out.Strides, l.Strides[k])
+			n++
 		}
 	}
+	if n == 0 {
+		return out
+	}
+	dims := make([]int64, 0, 2*n) // one allocation for both slices
+	for _, d := range l.Shape {
+		if d != 1 {
+			dims = append(dims, d)
+		}
+	}
+	for k, d := range l.Shape {
+		if d != 1 {
+			dims = append(dims, l.Strides[k])
+		}
+	}
+	out.Shape, out.Strides = dims[:n:n], dims[n:]
 	return out
 }
 
