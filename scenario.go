@@ -84,7 +84,7 @@ func errName(err error) string {
 		{"ErrUnknownEngine", ErrUnknownEngine}, {"ErrPending", ErrPending}, {"ErrClaimed", ErrClaimed},
 		{"ErrUnordered", ErrUnordered}, {"ErrNotDense", ErrNotDense}, {"ErrFinished", ErrFinished},
 		{"ErrInvalidSize", ErrInvalidSize}, {"ErrAlreadyCompleted", sasync.ErrAlreadyCompleted},
-		{"ErrNotExpressible", strided.ErrNotExpressible}, {"ErrOverflow", strided.ErrOverflow},
+		{"ErrInvalidConfig", ErrInvalidConfig}, {"ErrNotExpressible", strided.ErrNotExpressible}, {"ErrOverflow", strided.ErrOverflow},
 	} {
 		if errors.Is(err, e.err) {
 			if e.err == ErrNoSpace {
@@ -346,10 +346,12 @@ func (s *scenarioRun) newAllocator(c scenario.Command) (string, error) {
 			return "", err
 		}
 	}
-	pol, _ := c.Key("policy")
-	p, err := ParsePolicy(pol)
-	if err != nil {
-		return "", err
+	var p Policy // the Config zero value, SubrangeFenced, unless the command names one
+	if pol, ok := c.Key("policy"); ok {
+		var err error
+		if p, err = ParsePolicy(pol); err != nil {
+			return "", err
+		}
 	}
 	g, capacity := c.KeyInt("granule", 256), c.KeyInt("capacity", 1<<20)
 	a, err := New(Config{Capacity: capacity, Granule: g, Policy: p, Timeline: s.tl})

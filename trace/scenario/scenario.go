@@ -41,7 +41,9 @@
 //
 //	new engines=E[:KIND],... [policy=P] [granule=INT] [capacity=INT]
 //	                                     a new Allocator and Timeline; KIND is compute
-//	                                     (default), copy, network or host
+//	                                     (default), copy, network or host; the policy
+//	                                     is subrange-fenced (the Config zero value),
+//	                                     granule 256, capacity 1048576 unless given
 //	alloc BUF SIZE ENGINE                Alloc(SIZE) at the point of ENGINE
 //	view V OF offset=INT shape=INTS strides=INTS elem=INT   OF.View(layout)
 //	dense V BUF shape=INTS elem=INT [offset=INT]            a row-major view of BUF
