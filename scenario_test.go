@@ -1,9 +1,11 @@
 package subarena
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/subarena/subarena/trace/scenario"
@@ -49,5 +51,38 @@ func runScenarioFile(t *testing.T, path string) {
 		if outs[i] != b.Want || !b.HasWant {
 			t.Errorf("%s:%d: %s\n--- got\n%s\n--- want\n%s", path, b.Line, b.Cmd.Text, outs[i], b.Want)
 		}
+	}
+}
+
+// TestRunScenarioScriptErrors: a mistake in the script (not an answer of the Allocator)
+// stops the run with FILE:LINE and scenario.ErrInvalid, returning the outputs before it.
+func TestRunScenarioScriptErrors(t *testing.T) {
+	for _, tc := range []struct {
+		src, want string
+		outs      int
+	}{
+		{"alloc b 64 e", "s.txt:1: alloc: no allocator yet", 0},
+		{"new engines=e\nuse o b read", "s.txt:2: use: unknown op \"o\"", 1},
+		{"new engines=e\nsubmit o e\nuse o b read", "s.txt:3: use: unknown view \"b\"", 2},
+		{"new engines=e\ndense d b shape=4 elem=1", "s.txt:2: dense: unknown buffer \"b\"", 1},
+		{"new engines=e\ncommit c", "s.txt:2: commit: unknown claim \"c\"", 1},
+		{"new engines=e\ncancel r", "s.txt:2: cancel: unknown reservation \"r\"", 1},
+		{"new engines=e policy=nonsense\nstate", "s.txt:2: state: no allocator yet", 1},
+	} {
+		f, err := scenario.Parse("s.txt", []byte(tc.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, err := RunScenario(f)
+		if err == nil || !errors.Is(err, scenario.ErrInvalid) || !strings.HasPrefix(err.Error(), tc.want) || len(outs) != tc.outs {
+			t.Errorf("%q: %d outputs, error %v; want %d, %q", tc.src, len(outs), err, tc.outs, tc.want)
+		}
+	}
+	// The Allocator's own errors are outputs, not script errors.
+	f, _ := scenario.Parse("s.txt", []byte("new engines=e policy=nonsense\nnew engines=e capacity=256\nalloc b 512 e\nalloc c 64 x\nalloc b 64 e\nsplit p b 0 5 64"))
+	outs, err := RunScenario(f)
+	if err != nil || outs[0] != "error: ErrInvalidConfig" || !strings.HasPrefix(outs[2], "error: ErrNoSpace (") || outs[3] != "error: ErrUnknownEngine" ||
+		outs[5] != "error: ErrInvalidLayout" {
+		t.Fatalf("%v %q", err, outs)
 	}
 }
