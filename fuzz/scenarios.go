@@ -3,6 +3,8 @@ package fuzz
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace/scenario"
@@ -77,6 +79,10 @@ func FromScenario(f *scenario.File) (*Program, error) {
 		return nil, f.Errorf(nil, "no new command")
 	}
 	c.flush()
+	if len(c.claims) > 0 {
+		names := slices.Sorted(maps.Keys(c.claims))
+		return nil, f.Errorf(nil, "claim %q is never committed or abandoned", names[0])
+	}
 	p, err := c.b.Program()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", f.Errorf(nil, "not a valid program"), err)

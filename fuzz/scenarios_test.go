@@ -101,6 +101,7 @@ func TestFromScenarioErrors(t *testing.T) {
 		{"new engines=a\nalloc x 64 a\nsubmit o a\nuse o x read", "f.txt:0: not a valid program"},
 		{"new engines=a\nactivate r o", "f.txt:2: activate: activate for op \"o\" not right after its submit"},
 		{"new engines=a\ncommit c", "f.txt:2: commit: unknown claim \"c\""},
+		{"new engines=a\nalloc x 64 a\nclaim c x", "f.txt:0: claim \"c\" is never committed"},
 	} {
 		_, err := FromScenario(parseScenario(t, "f.txt", tc.src))
 		if err == nil || !errors.Is(err, scenario.ErrInvalid) || !strings.HasPrefix(err.Error(), tc.want) {

@@ -7,6 +7,14 @@
 // (subarena scenario FILE..., which runs or checks scripts). The interpreter that runs a
 // script against the real Allocator is subarena.RunScenario in the root package.
 //
+// # Where the files live
+//
+// The root package's cases are testdata/scenarios/*.txt. The fuzz seeds are
+// seeds/*.txt in this package's directory, embedded (Seeds): package fuzz, a non-test
+// package, reads them at run time, and //go:embed reaches only files under the
+// embedding package's directory. The root package's TestScenarios runs both sets, so
+// every seed's expected outputs are checked against the Allocator too.
+//
 // The package lives under trace/ because that tree holds the file formats subarena
 // reads that must not link the Allocator: like the trace packages it does not import
 // the root package, so the root package's own tests can import it without a cycle.
@@ -75,7 +83,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -237,16 +244,6 @@ var signatures = map[string]signature{
 	"activate": {args: "nn", keys: map[string]byte{"access": argAccess}},
 	"cancel":   {args: "n"},
 	"state":    {},
-}
-
-// Commands returns the names of the commands of the format, sorted.
-func Commands() []string {
-	out := make([]string, 0, len(signatures))
-	for k := range signatures {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Errorf returns an error "NAME:LINE: message" matching ErrInvalid, for a reader that
