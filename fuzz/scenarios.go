@@ -1,5 +1,15 @@
 package fuzz
 
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/subarena/subarena"
+	"github.com/subarena/subarena/trace/scenario"
+)
+
 // Scenario is a hand-written program from the design's regression set.
 // Hazard says whether it contains a premature-reuse hazard: a reader that
 // IR-order release lets a writer overtake, so the unsafe policy must be
@@ -11,158 +21,350 @@ type Scenario struct {
 	Program *Program
 }
 
-// Scenarios returns the seed scenarios: a view chain read on another
-// engine, two branches through view chains, a Q/K/V split whose V a slow
-// copy engine reads, a gate/up split, the members of a concat read on
-// another engine, and serial reuse on one queue.
+// Scenarios returns the seed scenarios, read from the scenario files of
+// package trace/scenario (Seeds: trace/scenario/seeds/*.txt, embedded in
+// that package): a view chain read on another engine, two branches through
+// view chains, a Q/K/V split whose V a slow copy engine reads, a gate/up
+// split, the members of a concat read on another engine, and serial reuse
+// on one queue. A file's "#! hazard" directive sets Hazard; its name
+// without the numeric prefix is the scenario's and the program's name.
 func Scenarios() []Scenario {
-	var out []Scenario
-	add := func(name string, hazard bool, b *Builder) {
-		p, err := b.Program()
-		if err != nil {
-			panic("fuzz: seed scenario " + name + ": " + err.Error()) // the scenarios are fixed data
-		}
-		out = append(out, Scenario{Name: name, Hazard: hazard, Program: p})
+	files, err := scenario.Seeds()
+	if err != nil {
+		panic("fuzz: seed scenarios: " + err.Error()) // the seeds are embedded, fixed data
 	}
-	add("view-chain", true, viewChain())
-	add("two-branches", true, twoBranches())
-	add("qkv-slow-copy", true, qkvSlowCopy())
-	add("gate-up-split", true, gateUpSplit())
-	add("concat-members", true, concatMembers())
-	add("serial-queue", false, serialQueue())
+	out := make([]Scenario, 0, len(files))
+	for _, f := range files {
+		p, err := FromScenario(f)
+		if err != nil {
+			panic("fuzz: seed scenario: " + err.Error())
+		}
+		out = append(out, Scenario{Name: p.Name, Hazard: f.Hazard, Program: p})
+	}
 	return out
 }
 
-// viewChain: Read A → extract region B → view C → view D → compute U on
-// another engine. IR order sees A's direct users done (the views issue no
-// command) and lets E overwrite A while U is still queued.
-func viewChain() *Builder {
-	b := NewBuilder("view-chain", 2, 128, 16)
-	a := b.Alloc(64, 0)
-	pa := b.Op(0, nil, W(b.Whole(a)))
-	region := b.Slice(b.Whole(a), 0, 16, 48, 1) // B
-	c := b.Reshape(region, 4, 8)                // C
-	d := b.Permute(c, 1, 0)                     // D
-	u := b.Alloc(32, 1)                         // U's output
-	b.Op(1, []int{pa}, R(d), W(b.Dense(u, 0, []int64{8, 4}, 1)))
-	b.Release(a)
-	e := b.Alloc(64, 0) // E: lands on A's bytes under IR order
-	b.Op(0, nil, W(b.Whole(e)))
-	b.Release(e)
-	b.Release(u)
-	return b
+// FromScenario turns a scenario file (package trace/scenario) into a
+// validated Program named scenario.SeedName(f.Name). The file must hold one
+// program: exactly one "new", first, whose engines (in order) are the
+// program's engines 0, 1, ... and whose capacity and granule it takes (the
+// policy is ignored: a program runs under any policy).
+//
+// The host steps map one to one: alloc, release, discard, sync (HostSync),
+// donate, reserve and cancel; a submit with the use and activate lines right
+// after it (views may be built in between) is one Submit step; a claim is
+// one Claim step at its commit or abandon. complete and state lines are
+// ignored: the simulator chooses the completion order itself. Views are
+// built as the lines come — dense, slice, select, reshape, permute, split
+// and chain (a chain of reshapes); a buffer's name used as a view builds a
+// new whole view of it each time, as Builder.Whole does. A "view" (a
+// layout given outright) has no Program equivalent and is refused.
+//
+// Errors say FILE:LINE and match scenario.ErrInvalid (a program that fails
+// Validate matches ErrMalformed as well).
+func FromScenario(f *scenario.File) (*Program, error) {
+	c := &fromScenario{f: f, engines: map[string]int{}, bufs: map[string]int{}, views: map[string]int{},
+		ops: map[string]int{}, claims: map[string]int{}, resv: map[string]int{}, open: -1}
+	for i := range f.Blocks {
+		blk := &f.Blocks[i]
+		if err := c.step(blk); err != nil {
+			var se *scriptErr
+			if errors.As(err, &se) {
+				return nil, f.Errorf(blk, "%s: %s", blk.Cmd.Name, se.msg)
+			}
+			return nil, err
+		}
+	}
+	if c.b == nil {
+		return nil, f.Errorf(nil, "no new command")
+	}
+	c.flush()
+	if len(c.claims) > 0 {
+		names := slices.Sorted(maps.Keys(c.claims))
+		return nil, f.Errorf(nil, "claim %q is never committed or abandoned", names[0])
+	}
+	p, err := c.b.Program()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", f.Errorf(nil, "not a valid program"), err)
+	}
+	return p, nil
 }
 
-// twoBranches: one tensor feeds two branches, each through its own view
-// chain, computed on two engines; a temporary allocated after the release
-// races the slower branch; the results are combined.
-func twoBranches() *Builder {
-	b := NewBuilder("two-branches", 2, 160, 16)
-	x := b.Alloc(64, 0)
-	px := b.Op(0, nil, W(b.Whole(x)))
-	v1 := b.Reshape(b.Slice(b.Whole(x), 0, 0, 32, 1), 2, 16)
-	v2 := b.Permute(b.Reshape(b.Slice(b.Whole(x), 0, 32, 64, 1), 4, 8), 1, 0)
-	y1 := b.Alloc(32, 1)
-	b1 := b.Op(1, []int{px}, R(v1), W(b.Whole(y1)))
-	y2 := b.Alloc(32, 0)
-	b.Op(0, nil, R(v2), W(b.Whole(y2)))
-	b.Release(x)
-	t := b.Alloc(64, 0) // a temporary on the fast engine
-	b.Op(0, nil, W(b.Whole(t)))
-	z := b.Alloc(32, 0)
-	b.Op(0, []int{b1}, R(b.Whole(y1)), R(b.Whole(y2)), R(b.Whole(t)), W(b.Whole(z)))
-	b.Release(t)
-	b.Release(y1)
-	b.Release(y2)
-	b.Release(z)
-	return b
+type scriptErr struct{ msg string }
+
+func (e *scriptErr) Error() string { return e.msg }
+
+func bad(format string, args ...any) error { return &scriptErr{msg: fmt.Sprintf(format, args...)} }
+
+// fromScenario is FromScenario's state: the Builder and the names it has
+// given out.
+type fromScenario struct {
+	f       *scenario.File
+	b       *Builder
+	engines map[string]int
+	bufs    map[string]int
+	views   map[string]int
+	ops     map[string]int
+	claims  map[string]int // claim name -> view
+	resv    map[string]int // reservation name -> index
+	resView map[int]int    // reservation -> its view
+
+	// The submit being gathered: its name, engine, waits and uses, or
+	// open < 0 when none is.
+	open     int
+	openName string
+	openEng  int
+	openWait []int
+	openUses []Use
 }
 
-// qkvSlowCopy: a fused QKV projection [T, 3D] split into Q, K and V column
-// blocks; attention reads Q and K on the compute engine while a slow copy
-// engine reads V (into a KV cache). The next layer's projection reuses the
-// bytes.
-func qkvSlowCopy() *Builder {
-	const t, d = 4, 8
-	b := NewBuilder("qkv-slow-copy", 2, 192, 16)
-	qkv := b.Alloc(t*3*d, 0)
-	whole := b.Dense(qkv, 0, []int64{t, 3 * d}, 1)
-	m := b.Op(0, nil, W(whole))
-	q := b.Split(whole, 1, 0, d, d, d)
-	k := b.Split(whole, 1, 1, d, d, d)
-	v := b.Split(whole, 1, 2, d, d, d)
-	kv := b.Alloc(t*d, 1)
-	b.Op(1, []int{m}, R(v), W(b.Whole(kv))) // the slow copy
-	out := b.Alloc(t*d, 0)
-	b.Op(0, nil, R(q), R(b.Permute(k, 1, 0)), W(b.Whole(out)))
-	b.Release(qkv)
-	next := b.Alloc(t*3*d, 0) // the next layer's QKV
-	b.Op(0, nil, R(b.Whole(out)), W(b.Whole(next)))
-	b.Release(out)
-	b.Release(next)
-	b.Release(kv)
-	return b
+// flush issues the gathered submit as one Submit step.
+func (c *fromScenario) flush() {
+	if c.open < 0 {
+		return
+	}
+	c.ops[c.openName] = c.b.Op(c.openEng, c.openWait, c.openUses...)
+	c.open, c.openName, c.openWait, c.openUses = -1, "", nil, nil
 }
 
-// gateUpSplit: a fused gate/up projection [T, 2F] split in halves; the up
-// half is read on a second compute engine, the gate half on the first; the
-// activation of the gate half then lands in a new buffer that IR order
-// places over the projection while the up half is still being read.
-func gateUpSplit() *Builder {
-	const t, f = 4, 8
-	b := NewBuilder("gate-up-split", 2, 128, 8)
-	gu := b.Alloc(t*2*f, 0)
-	whole := b.Dense(gu, 0, []int64{t, 2 * f}, 1)
-	p := b.Op(0, nil, W(whole))
-	gate := b.Split(whole, 1, 0, f, f)
-	up := b.Split(whole, 1, 1, f, f)
-	hu := b.Alloc(t*f, 1)
-	upOp := b.Op(1, []int{p}, R(up), W(b.Whole(hu)))
-	hg := b.Alloc(t*f, 0)
-	b.Op(0, nil, R(gate), W(b.Whole(hg)))
-	b.Release(gu)
-	act := b.Alloc(t*2*f, 0)
-	b.Op(0, nil, R(b.Whole(hg)), W(b.Whole(act)))
-	b.Op(0, []int{upOp}, R(b.Whole(act)), R(b.Whole(hu)), W(b.Whole(hg)))
-	b.Release(act)
-	b.Release(hu)
-	b.Release(hg)
-	return b
+func (c *fromScenario) engine(name string) (int, error) {
+	e, ok := c.engines[name]
+	if !ok {
+		return 0, bad("unknown engine %q", name)
+	}
+	return e, nil
 }
 
-// concatMembers: two producers on two engines write the halves of one
-// concat buffer (its members); a consumer on the second engine reads the
-// whole concat through a permuted view; then a writer on the first engine
-// reuses the bytes.
-func concatMembers() *Builder {
-	b := NewBuilder("concat-members", 2, 128, 16)
-	cat := b.Alloc(64, 0)
-	whole := b.Dense(cat, 0, []int64{2, 32}, 1)
-	m0 := b.Op(0, nil, W(b.Derive(whole, ViewOp{Kind: ViewSelect, Dim: 0, Index: 0})))
-	m1 := b.Op(1, nil, W(b.Derive(whole, ViewOp{Kind: ViewSelect, Dim: 0, Index: 1})))
-	out := b.Alloc(32, 1)
-	b.Op(1, []int{m0, m1}, R(b.Permute(whole, 1, 0)), W(b.Whole(out)))
-	b.Release(cat)
-	n := b.Alloc(64, 0)
-	b.Op(0, nil, W(b.Whole(n)))
-	b.Release(n)
-	b.Release(out)
-	return b
+func (c *fromScenario) buf(name string) (int, error) {
+	b, ok := c.bufs[name]
+	if !ok {
+		return 0, bad("unknown buffer %q", name)
+	}
+	return b, nil
 }
 
-// serialQueue: every op on one engine; queue order alone makes IR-order
-// reuse safe, so no policy may be flagged.
-func serialQueue() *Builder {
-	b := NewBuilder("serial-queue", 1, 96, 16)
-	a := b.Alloc(48, 0)
-	b.Op(0, nil, W(b.Whole(a)))
-	r := b.Alloc(16, 0)
-	b.Op(0, nil, R(b.Reshape(b.Whole(a), 6, 8)), W(b.Whole(r)))
-	b.Release(a)
-	c := b.Alloc(48, 0)
-	b.Op(0, nil, R(b.Whole(r)), W(b.Whole(c)))
-	b.Op(0, nil, R(b.Whole(c)), W(b.Whole(r)))
-	b.Release(c)
-	b.Release(r)
-	return b
+// view resolves a view name; a buffer's name builds a new whole view.
+func (c *fromScenario) view(name string) (int, error) {
+	if v, ok := c.views[name]; ok {
+		return v, nil
+	}
+	if b, ok := c.bufs[name]; ok {
+		return c.b.Whole(b), nil
+	}
+	return 0, bad("unknown view %q", name)
+}
+
+func (c *fromScenario) op(name string) (int, error) {
+	o, ok := c.ops[name]
+	if !ok {
+		return 0, bad("unknown op %q (or not yet submitted)", name)
+	}
+	return o, nil
+}
+
+func accessOf(word string) subarena.Access {
+	switch word {
+	case "write":
+		return subarena.Write
+	case "readwrite":
+		return subarena.ReadWrite
+	}
+	return subarena.Read
+}
+
+func (c *fromScenario) step(blk *scenario.Block) error {
+	cmd := blk.Cmd
+	a := cmd.Args
+	if cmd.Name == "new" {
+		if c.b != nil {
+			return bad("a second new: a file is one program")
+		}
+		es := cmd.Engines()
+		if len(es) > MaxEngines {
+			return bad("%d engines, at most %d", len(es), MaxEngines)
+		}
+		for i, e := range es {
+			if _, dup := c.engines[e.Name]; dup {
+				return bad("engine %q twice", e.Name)
+			}
+			c.engines[e.Name] = i
+		}
+		c.b = NewBuilder(scenario.SeedName(c.f.Name), len(es), cmd.KeyInt("capacity", 1<<20), cmd.KeyInt("granule", 256))
+		c.resView = map[int]int{}
+		return nil
+	}
+	if c.b == nil {
+		return bad("no program yet (the first command must be new)")
+	}
+	// Lines that add to the open submit, or build views, do not close it.
+	switch cmd.Name {
+	case "use":
+		if c.open < 0 || c.openName != a[0] {
+			return bad("use of op %q not right after its submit", a[0])
+		}
+		v, err := c.view(a[1])
+		if err != nil {
+			return err
+		}
+		c.openUses = append(c.openUses, Use{View: v, Access: accessOf(a[2]), Res: -1})
+		return nil
+	case "activate":
+		if c.open < 0 || c.openName != a[1] {
+			return bad("activate for op %q not right after its submit", a[1])
+		}
+		r, ok := c.resv[a[0]]
+		if !ok {
+			return bad("unknown reservation %q", a[0])
+		}
+		acc, _ := cmd.Key("access")
+		c.openUses = append(c.openUses, Reserved(Use{View: c.resView[r], Access: accessOf(acc)}, r))
+		return nil
+	case "dense":
+		b, err := c.buf(a[1])
+		if err != nil {
+			return err
+		}
+		return c.named(a[0], c.b.Dense(b, cmd.KeyInt("offset", 0), cmd.KeyInts("shape"), cmd.KeyInt("elem", 0)))
+	case "slice", "select", "reshape", "permute", "split", "chain":
+		parent, err := c.view(a[1])
+		if err != nil {
+			return err
+		}
+		return c.named(a[0], c.derive(parent, cmd))
+	case "view":
+		return bad("a layout given outright has no fuzz equivalent (use dense and the view builders)")
+	case "complete", "state":
+		return nil
+	}
+	c.flush()
+	switch cmd.Name {
+	case "alloc":
+		e, err := c.engine(a[2])
+		if err != nil {
+			return err
+		}
+		c.bufs[a[0]] = c.b.Alloc(cmd.Int(1), e)
+	case "submit":
+		e, err := c.engine(a[1])
+		if err != nil {
+			return err
+		}
+		var waits []int
+		for _, w := range cmd.KeyList("waits") {
+			o, err := c.op(w)
+			if err != nil {
+				return err
+			}
+			waits = append(waits, o)
+		}
+		if _, dup := c.ops[a[0]]; dup {
+			return bad("op %q submitted twice", a[0])
+		}
+		c.open, c.openName, c.openEng, c.openWait = len(c.b.p.Ops), a[0], e, waits
+	case "release":
+		b, err := c.buf(a[0])
+		if err != nil {
+			return err
+		}
+		c.b.Release(b)
+	case "discard":
+		v, err := c.view(a[0])
+		if err != nil {
+			return err
+		}
+		c.b.Discard(v)
+	case "sync":
+		o, err := c.op(a[0])
+		if err != nil {
+			return err
+		}
+		c.b.HostSync(o)
+	case "donate":
+		v, err := c.view(a[1])
+		if err != nil {
+			return err
+		}
+		o, err := c.op(a[2])
+		if err != nil {
+			return err
+		}
+		c.bufs[a[0]] = c.b.Donate(v, o)
+	case "claim":
+		v, err := c.view(a[1])
+		if err != nil {
+			return err
+		}
+		c.claims[a[0]] = v
+	case "commit", "abandon":
+		v, ok := c.claims[a[0]]
+		if !ok {
+			return bad("unknown claim %q", a[0])
+		}
+		delete(c.claims, a[0])
+		c.b.Claim(v, cmd.Name == "commit")
+	case "reserve":
+		v, err := c.view(a[1])
+		if err != nil {
+			return err
+		}
+		r := c.b.Reserve(v)
+		c.resv[a[0]], c.resView[r] = r, v
+	case "cancel":
+		r, ok := c.resv[a[0]]
+		if !ok {
+			return bad("unknown reservation %q", a[0])
+		}
+		c.b.Cancel(r)
+	default:
+		return bad("command %q is not a host step fuzz knows", cmd.Name)
+	}
+	return nil
+}
+
+// named records view v (or the Builder's error, v < 0) under name.
+func (c *fromScenario) named(name string, v int) error {
+	if v < 0 {
+		return bad("%v", c.b.err)
+	}
+	c.views[name] = v
+	return nil
+}
+
+// derive builds the view a view-building command makes of parent.
+func (c *fromScenario) derive(parent int, cmd scenario.Command) int {
+	switch cmd.Name {
+	case "slice":
+		return c.b.Slice(parent, int(cmd.Int(2)), cmd.Int(3), cmd.Int(4), cmd.Int(5))
+	case "select":
+		return c.b.Derive(parent, ViewOp{Kind: ViewSelect, Dim: int(cmd.Int(2)), Index: cmd.Int(3)})
+	case "reshape":
+		return c.b.Reshape(parent, cmd.Ints(2)...)
+	case "permute":
+		var perm []int
+		for _, p := range cmd.Ints(2) {
+			perm = append(perm, int(p))
+		}
+		return c.b.Permute(parent, perm...)
+	case "split":
+		return c.b.Split(parent, int(cmd.Int(2)), int(cmd.Int(3)), cmd.Ints(4)...)
+	}
+	// chain: DEPTH reshapes, alternately flat and back to the parent's shape.
+	if parent < 0 || parent >= len(c.b.p.Views) {
+		return -1
+	}
+	l := c.b.p.Views[parent].Layout
+	n, err := l.NumElems()
+	if err != nil {
+		c.b.setErr(err)
+		return -1
+	}
+	v := parent
+	for i := 0; i < int(cmd.Int(2)) && v >= 0; i++ {
+		if i%2 == 0 {
+			v = c.b.Reshape(v, n)
+		} else {
+			v = c.b.Reshape(v, l.Shape...)
+		}
+	}
+	return v
 }

@@ -1,4 +1,5 @@
-// Command subarena replays, checks, imports and plans allocation traces.
+// Command subarena replays, checks, imports and plans allocation traces, and runs
+// scenario scripts (package trace/scenario) against the Allocator.
 //
 // Every command that takes a trace FILE reads a subarena-trace/v1 JSON document, a
 // MiniMalloc CSV or a ggml graph-allocator trace, detected by content (trace.Load).
@@ -39,7 +40,7 @@ simulated engines, checks whether a plan is safe, converts between trace formats
 plans arenas offline.
 
 FILE arguments may be subarena-trace/v1 JSON, MiniMalloc CSV or ggml-alloc-trace/1 JSON;
-the format is detected by content.`,
+the format is detected by content. The scenario command reads scenario scripts instead.`,
 	SilenceUsage:  true,
 	SilenceErrors: true,
 }

@@ -1,0 +1,445 @@
+package subarena
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/subarena/subarena/liveness"
+	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/strided"
+	sasync "github.com/subarena/subarena/sync"
+	"github.com/subarena/subarena/trace/scenario"
+)
+
+// RunScenario runs the commands of a scenario file (package trace/scenario) against the
+// Allocator and returns each block's output, in order: what the command printed, or
+// "error: NAME" naming the sentinel a failing call matched. Every "new" command starts
+// a fresh Allocator and Timeline; after every command the Allocator's invariants are
+// checked.
+//
+// The returned error is about the script, not the Allocator's answers: a name that was
+// never defined, a command before the first "new", or a broken invariant. It starts
+// "FILE:LINE: " and matches scenario.ErrInvalid (a broken invariant also wraps
+// CheckInvariants' error); the outputs of the blocks before it are returned with it.
+func RunScenario(f *scenario.File) ([]string, error) {
+	s := &scenarioRun{file: f}
+	outs := make([]string, 0, len(f.Blocks))
+	for i := range f.Blocks {
+		b := &f.Blocks[i]
+		s.block = b
+		out, err := s.exec(b.Cmd)
+		if err != nil {
+			var se *scriptError
+			if errors.As(err, &se) {
+				return outs, f.Errorf(b, "%s: %s", b.Cmd.Name, se.msg)
+			}
+			out = "error: " + errName(err)
+		}
+		outs = append(outs, out)
+		if s.a != nil {
+			if err := s.a.CheckInvariants(); err != nil {
+				return outs, errors.Join(f.Errorf(b, "after %q: invariant broken", b.Cmd.Text), err)
+			}
+		}
+	}
+	return outs, nil
+}
+
+// scriptError is a mistake in the script (an unknown name), as opposed to an error the
+// Allocator returns.
+type scriptError struct{ msg string }
+
+func (e *scriptError) Error() string { return e.msg }
+
+func scriptErrorf(format string, args ...any) error {
+	return &scriptError{msg: fmt.Sprintf(format, args...)}
+}
+
+// scenarioRun is the interpreter's state: one Allocator, named buffers, views, ops,
+// claims and reservations.
+type scenarioRun struct {
+	file   *scenario.File
+	block  *scenario.Block
+	tl     *sasync.Timeline
+	a      *Allocator
+	bufs   map[string]*Buffer
+	views  map[string]*View
+	ops    map[string]sasync.Event
+	opName map[sasync.Event]string
+	claims map[string]*Claim
+	resv   map[string]*Reservation
+}
+
+// errName names the sentinel an error matches, so expected outputs do not depend on
+// message wording.
+func errName(err error) string {
+	for _, e := range []struct {
+		name string
+		err  error
+	}{
+		{"ErrNoSpace", ErrNoSpace}, {"ErrReleased", ErrReleased}, {"ErrDoubleRelease", ErrDoubleRelease},
+		{"ErrOutOfBounds", ErrOutOfBounds}, {"ErrInvalidLayout", ErrInvalidLayout}, {"ErrUnknownEvent", ErrUnknownEvent},
+		{"ErrUnknownEngine", ErrUnknownEngine}, {"ErrPending", ErrPending}, {"ErrClaimed", ErrClaimed},
+		{"ErrUnordered", ErrUnordered}, {"ErrNotDense", ErrNotDense}, {"ErrFinished", ErrFinished},
+		{"ErrInvalidSize", ErrInvalidSize}, {"ErrAlreadyCompleted", sasync.ErrAlreadyCompleted},
+		{"ErrInvalidConfig", ErrInvalidConfig}, {"ErrNotExpressible", strided.ErrNotExpressible}, {"ErrOverflow", strided.ErrOverflow},
+	} {
+		if errors.Is(err, e.err) {
+			if e.err == ErrNoSpace {
+				return e.name + " (" + err.Error() + ")"
+			}
+			return e.name
+		}
+	}
+	return "unexpected " + err.Error()
+}
+
+func (s *scenarioRun) view(name string) (*View, error) {
+	if v, ok := s.views[name]; ok {
+		return v, nil
+	}
+	if b, ok := s.bufs[name]; ok {
+		return b.Whole(), nil
+	}
+	return nil, scriptErrorf("unknown view %q", name)
+}
+
+func (s *scenarioRun) buf(name string) (*Buffer, error) {
+	if b, ok := s.bufs[name]; ok {
+		return b, nil
+	}
+	return nil, scriptErrorf("unknown buffer %q", name)
+}
+
+func (s *scenarioRun) op(name string) (sasync.Event, error) {
+	ev, ok := s.ops[name]
+	if !ok {
+		return sasync.Event{}, scriptErrorf("unknown op %q", name)
+	}
+	return ev, nil
+}
+
+func (s *scenarioRun) engine(name string) (sasync.EngineID, error) {
+	id, ok := s.tl.EngineByName(name)
+	if !ok {
+		return id, ErrUnknownEngine
+	}
+	return id, nil
+}
+
+func (s *scenarioRun) addView(name string, v *View, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	s.views[name] = v
+	cover, _, _ := v.coverLocked()
+	return fmt.Sprintf("%s covers %s", name, runsString(cover)), nil
+}
+
+func runsString(set *ranges.Set) string {
+	rs := set.Runs()
+	if len(rs) > 6 {
+		return fmt.Sprintf("%d runs in %v, %d bytes", len(rs), set.Bounds(), set.Len())
+	}
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = r.String()
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, " ")
+}
+
+func access(word string) Access {
+	switch word {
+	case "write":
+		return Write
+	case "readwrite":
+		return ReadWrite
+	}
+	return Read
+}
+
+func (s *scenarioRun) exec(c scenario.Command) (string, error) {
+	if c.Name == "new" {
+		return s.newAllocator(c)
+	}
+	if s.a == nil {
+		return "", scriptErrorf("no allocator yet (the first command must be new)")
+	}
+	pos := c.Args
+	switch c.Name {
+	case "alloc": // alloc NAME SIZE ENGINE
+		id, err := s.engine(pos[2])
+		if err != nil {
+			return "", err
+		}
+		pt, err := s.tl.Point(id)
+		if err != nil {
+			return "", err
+		}
+		b, err := s.a.Alloc(c.Int(1), pt)
+		if err != nil {
+			return "", err
+		}
+		s.bufs[pos[0]] = b
+		return fmt.Sprintf("%s at %v", pos[0], b.Range()), nil
+	case "view", "slice", "select", "reshape", "permute", "split", "chain":
+		parent, err := s.view(pos[1])
+		if err != nil {
+			return "", err
+		}
+		v, err := derive(parent, c)
+		return s.addView(pos[0], v, err)
+	case "dense": // dense NAME BUF shape= elem= [offset=]
+		b, err := s.buf(pos[1])
+		if err != nil {
+			return "", err
+		}
+		v, err := b.Dense(c.KeyInt("offset", 0), c.KeyInts("shape"), c.KeyInt("elem", 0))
+		return s.addView(pos[0], v, err)
+	case "submit": // submit OP ENGINE waits=a,b
+		id, err := s.engine(pos[1])
+		if err != nil {
+			return "", err
+		}
+		var waits []sasync.Event
+		for _, o := range c.KeyList("waits") {
+			ev, err := s.op(o)
+			if err != nil {
+				return "", err
+			}
+			waits = append(waits, ev)
+		}
+		ev, err := s.tl.Submit(id, waits...)
+		if err != nil {
+			return "", err
+		}
+		s.ops[pos[0]], s.opName[ev] = ev, pos[0]
+		return fmt.Sprintf("%s = %v", pos[0], ev), nil
+	case "use": // use OP VIEW ACCESS
+		ev, err := s.op(pos[0])
+		if err != nil {
+			return "", err
+		}
+		v, err := s.view(pos[1])
+		if err != nil {
+			return "", err
+		}
+		return "ok", s.a.Use(v, ev, access(pos[2]))
+	case "release":
+		b, err := s.buf(pos[0])
+		if err != nil {
+			return "", err
+		}
+		if err := s.a.Release(b); err != nil {
+			return "", err
+		}
+		return s.state(), nil
+	case "discard":
+		v, err := s.view(pos[0])
+		if err != nil {
+			return "", err
+		}
+		if err := s.a.Discard(v); err != nil {
+			return "", err
+		}
+		return s.state(), nil
+	case "complete", "sync":
+		ev, err := s.op(pos[0])
+		if err != nil {
+			return "", err
+		}
+		if c.Name == "sync" {
+			return "ok", s.tl.HostSync(ev)
+		}
+		if err := s.tl.Complete(ev); err != nil {
+			return "", err
+		}
+		return s.state(), nil
+	case "donate": // donate NEW VIEW OP
+		v, err := s.view(pos[1])
+		if err != nil {
+			return "", err
+		}
+		ev, err := s.op(pos[2])
+		if err != nil {
+			return "", err
+		}
+		b, err := s.a.Donate(v, ev)
+		if err != nil {
+			return "", err
+		}
+		s.bufs[pos[0]] = b
+		return fmt.Sprintf("%s at %v", pos[0], b.Range()), nil
+	case "claim", "reserve":
+		v, err := s.view(pos[1])
+		if err != nil {
+			return "", err
+		}
+		if c.Name == "reserve" {
+			r, err := s.a.Reserve(v)
+			if err != nil {
+				return "", err
+			}
+			s.resv[pos[0]] = r
+			return "reserved", nil
+		}
+		cl, err := s.a.Claim(v)
+		if err != nil {
+			return "", err
+		}
+		s.claims[pos[0]] = cl
+		return "claimed", nil
+	case "commit", "abandon":
+		cl, ok := s.claims[pos[0]]
+		if !ok {
+			return "", scriptErrorf("unknown claim %q", pos[0])
+		}
+		if c.Name == "abandon" {
+			return "ok", cl.Abandon()
+		}
+		if err := cl.Commit(); err != nil {
+			return "", err
+		}
+		return s.state(), nil
+	case "activate", "cancel": // activate NAME OP [access=]; cancel NAME
+		r, ok := s.resv[pos[0]]
+		if !ok {
+			return "", scriptErrorf("unknown reservation %q", pos[0])
+		}
+		if c.Name == "cancel" {
+			if err := r.Cancel(); err != nil {
+				return "", err
+			}
+			return s.state(), nil
+		}
+		ev, err := s.op(pos[1])
+		if err != nil {
+			return "", err
+		}
+		acc, _ := c.Key("access")
+		return "ok", r.Activate(ev, access(acc))
+	case "state":
+		return s.state(), nil
+	}
+	return "", scriptErrorf("command %q is not implemented", c.Name)
+}
+
+func (s *scenarioRun) newAllocator(c scenario.Command) (string, error) {
+	s.tl = sasync.NewTimeline()
+	s.a = nil
+	for _, e := range c.Engines() {
+		k := sasync.Compute
+		switch e.Kind {
+		case "copy":
+			k = sasync.Copy
+		case "network":
+			k = sasync.Network
+		case "host":
+			k = sasync.Host
+		}
+		if _, err := s.tl.AddEngine(e.Name, k); err != nil {
+			return "", err
+		}
+	}
+	var p Policy // the Config zero value, SubrangeFenced, unless the command names one
+	if pol, ok := c.Key("policy"); ok {
+		var err error
+		if p, err = ParsePolicy(pol); err != nil {
+			return "", err
+		}
+	}
+	g, capacity := c.KeyInt("granule", 256), c.KeyInt("capacity", 1<<20)
+	a, err := New(Config{Capacity: capacity, Granule: g, Policy: p, Timeline: s.tl})
+	if err != nil {
+		return "", err
+	}
+	s.a = a
+	s.bufs, s.views = map[string]*Buffer{}, map[string]*View{}
+	s.ops, s.opName = map[string]sasync.Event{}, map[sasync.Event]string{}
+	s.claims, s.resv = map[string]*Claim{}, map[string]*Reservation{}
+	return fmt.Sprintf("policy %v, capacity %d, granule %d", p, capacity, g), nil
+}
+
+// derive applies a view-building command to parent.
+func derive(parent *View, c scenario.Command) (*View, error) {
+	switch c.Name {
+	case "view": // view NAME OF offset= shape= strides= elem=
+		return parent.View(strided.Layout{Offset: c.KeyInt("offset", 0), Shape: c.KeyInts("shape"),
+			Strides: c.KeyInts("strides"), Elem: c.KeyInt("elem", 0)})
+	case "slice": // slice NAME OF dim start stop step
+		return parent.Slice(int(c.Int(2)), c.Int(3), c.Int(4), c.Int(5))
+	case "select": // select NAME OF dim index
+		return parent.Select(int(c.Int(2)), c.Int(3))
+	case "reshape":
+		return parent.Reshape(c.Ints(2)...)
+	case "permute":
+		var perm []int
+		for _, p := range c.Ints(2) {
+			perm = append(perm, int(p))
+		}
+		return parent.Permute(perm...)
+	case "split": // split NAME OF dim part sizes
+		parts, err := parent.Split(int(c.Int(2)), c.Ints(4)...)
+		if err != nil {
+			return nil, err
+		}
+		if i := c.Int(3); i >= 0 && i < int64(len(parts)) {
+			return parts[i], nil
+		}
+		return nil, fmt.Errorf("split part %d of %d: %w", c.Int(3), len(parts), ErrInvalidLayout)
+	}
+	// chain NAME OF DEPTH: alternate reshapes, ends at OF's shape
+	v := parent
+	shape := v.Layout().Shape
+	n, err := v.Layout().NumElems()
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < int(c.Int(2)); i++ {
+		if i%2 == 0 {
+			v, err = v.Reshape(n)
+		} else {
+			v, err = v.Reshape(shape...)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// state prints what an engineer would look at: clean regions, held bytes, pending
+// users' bytes.
+func (s *scenarioRun) state() string {
+	st := s.a.Stats()
+	free := s.a.ar.AppendFreeRegions(nil)
+	var fs ranges.Set
+	for _, b := range free {
+		fs.Add(ranges.Range{Lo: b.Offset, Hi: b.End()})
+	}
+	s.a.mu.Lock()
+	held := s.a.idx.Held().Clone()
+	var pend []string
+	seen := map[string]bool{}
+	bounds := ranges.Range{Lo: 0, Hi: st.Capacity}
+	s.a.idx.Users(bounds, func(_ liveness.UserID, ev sasync.Event, unknown bool) bool {
+		n := s.opName[ev]
+		if unknown {
+			n = "?"
+		}
+		if !seen[n] {
+			seen[n] = true
+			pend = append(pend, n)
+		}
+		return true
+	})
+	s.a.mu.Unlock()
+	sort.Strings(pend)
+	return fmt.Sprintf("clean %s | held %s | pending %d bytes by [%s] | hwm %d",
+		runsString(&fs), runsString(&held), st.Pending, strings.Join(pend, " "), st.HighWater)
+}
