@@ -163,6 +163,25 @@ func access(word string) Access {
 	return Read
 }
 
+// scenarioCommands runs each command of a script but new, by name.
+var scenarioCommands = map[string]func(s *scenarioRun, c scenario.Command) (string, error){
+	"alloc": (*scenarioRun).alloc,
+	"view":  (*scenarioRun).deriveView, "slice": (*scenarioRun).deriveView, "select": (*scenarioRun).deriveView,
+	"reshape": (*scenarioRun).deriveView, "permute": (*scenarioRun).deriveView, "split": (*scenarioRun).deriveView,
+	"chain":    (*scenarioRun).deriveView,
+	"dense":    (*scenarioRun).dense,
+	"submit":   (*scenarioRun).submit,
+	"use":      (*scenarioRun).use,
+	"release":  (*scenarioRun).release,
+	"discard":  (*scenarioRun).discard,
+	"complete": (*scenarioRun).complete, "sync": (*scenarioRun).complete,
+	"donate": (*scenarioRun).donate,
+	"claim":  (*scenarioRun).claimOrReserve, "reserve": (*scenarioRun).claimOrReserve,
+	"commit": (*scenarioRun).commitOrAbandon, "abandon": (*scenarioRun).commitOrAbandon,
+	"activate": (*scenarioRun).activateOrCancel, "cancel": (*scenarioRun).activateOrCancel,
+	"state": func(s *scenarioRun, _ scenario.Command) (string, error) { return s.state(), nil },
+}
+
 func (s *scenarioRun) exec(c scenario.Command) (string, error) {
 	if c.Name == "new" {
 		return s.newAllocator(c)
@@ -170,163 +189,201 @@ func (s *scenarioRun) exec(c scenario.Command) (string, error) {
 	if s.a == nil {
 		return "", scriptErrorf("no allocator yet (the first command must be new)")
 	}
+	run, ok := scenarioCommands[c.Name]
+	if !ok {
+		return "", scriptErrorf("command %q is not implemented", c.Name)
+	}
+	return run(s, c)
+}
+
+// alloc NAME SIZE ENGINE
+func (s *scenarioRun) alloc(c scenario.Command) (string, error) {
 	pos := c.Args
-	switch c.Name {
-	case "alloc": // alloc NAME SIZE ENGINE
-		id, err := s.engine(pos[2])
+	id, err := s.engine(pos[2])
+	if err != nil {
+		return "", err
+	}
+	pt, err := s.tl.Point(id)
+	if err != nil {
+		return "", err
+	}
+	b, err := s.a.Alloc(c.Int(1), pt)
+	if err != nil {
+		return "", err
+	}
+	s.bufs[pos[0]] = b
+	return fmt.Sprintf("%s at %v", pos[0], b.Range()), nil
+}
+
+// view, slice, select, reshape, permute, split, chain: NAME OF ...
+func (s *scenarioRun) deriveView(c scenario.Command) (string, error) {
+	parent, err := s.view(c.Args[1])
+	if err != nil {
+		return "", err
+	}
+	v, err := derive(parent, c)
+	return s.addView(c.Args[0], v, err)
+}
+
+// dense NAME BUF shape= elem= [offset=]
+func (s *scenarioRun) dense(c scenario.Command) (string, error) {
+	b, err := s.buf(c.Args[1])
+	if err != nil {
+		return "", err
+	}
+	v, err := b.Dense(c.KeyInt("offset", 0), c.KeyInts("shape"), c.KeyInt("elem", 0))
+	return s.addView(c.Args[0], v, err)
+}
+
+// submit OP ENGINE waits=a,b
+func (s *scenarioRun) submit(c scenario.Command) (string, error) {
+	pos := c.Args
+	id, err := s.engine(pos[1])
+	if err != nil {
+		return "", err
+	}
+	var waits []sasync.Event
+	for _, o := range c.KeyList("waits") {
+		ev, err := s.op(o)
 		if err != nil {
 			return "", err
 		}
-		pt, err := s.tl.Point(id)
+		waits = append(waits, ev)
+	}
+	ev, err := s.tl.Submit(id, waits...)
+	if err != nil {
+		return "", err
+	}
+	s.ops[pos[0]], s.opName[ev] = ev, pos[0]
+	return fmt.Sprintf("%s = %v", pos[0], ev), nil
+}
+
+// use OP VIEW ACCESS
+func (s *scenarioRun) use(c scenario.Command) (string, error) {
+	ev, err := s.op(c.Args[0])
+	if err != nil {
+		return "", err
+	}
+	v, err := s.view(c.Args[1])
+	if err != nil {
+		return "", err
+	}
+	return "ok", s.a.Use(v, ev, access(c.Args[2]))
+}
+
+// release BUF
+func (s *scenarioRun) release(c scenario.Command) (string, error) {
+	b, err := s.buf(c.Args[0])
+	if err != nil {
+		return "", err
+	}
+	if err := s.a.Release(b); err != nil {
+		return "", err
+	}
+	return s.state(), nil
+}
+
+// discard VIEW
+func (s *scenarioRun) discard(c scenario.Command) (string, error) {
+	v, err := s.view(c.Args[0])
+	if err != nil {
+		return "", err
+	}
+	if err := s.a.Discard(v); err != nil {
+		return "", err
+	}
+	return s.state(), nil
+}
+
+// complete OP; sync OP
+func (s *scenarioRun) complete(c scenario.Command) (string, error) {
+	ev, err := s.op(c.Args[0])
+	if err != nil {
+		return "", err
+	}
+	if c.Name == "sync" {
+		return "ok", s.tl.HostSync(ev)
+	}
+	if err := s.tl.Complete(ev); err != nil {
+		return "", err
+	}
+	return s.state(), nil
+}
+
+// donate NEW VIEW OP
+func (s *scenarioRun) donate(c scenario.Command) (string, error) {
+	pos := c.Args
+	v, err := s.view(pos[1])
+	if err != nil {
+		return "", err
+	}
+	ev, err := s.op(pos[2])
+	if err != nil {
+		return "", err
+	}
+	b, err := s.a.Donate(v, ev)
+	if err != nil {
+		return "", err
+	}
+	s.bufs[pos[0]] = b
+	return fmt.Sprintf("%s at %v", pos[0], b.Range()), nil
+}
+
+// claim NAME VIEW; reserve NAME VIEW
+func (s *scenarioRun) claimOrReserve(c scenario.Command) (string, error) {
+	v, err := s.view(c.Args[1])
+	if err != nil {
+		return "", err
+	}
+	if c.Name == "reserve" {
+		r, err := s.a.Reserve(v)
 		if err != nil {
 			return "", err
 		}
-		b, err := s.a.Alloc(c.Int(1), pt)
-		if err != nil {
+		s.resv[c.Args[0]] = r
+		return "reserved", nil
+	}
+	cl, err := s.a.Claim(v)
+	if err != nil {
+		return "", err
+	}
+	s.claims[c.Args[0]] = cl
+	return "claimed", nil
+}
+
+// commit NAME; abandon NAME
+func (s *scenarioRun) commitOrAbandon(c scenario.Command) (string, error) {
+	cl, ok := s.claims[c.Args[0]]
+	if !ok {
+		return "", scriptErrorf("unknown claim %q", c.Args[0])
+	}
+	if c.Name == "abandon" {
+		return "ok", cl.Abandon()
+	}
+	if err := cl.Commit(); err != nil {
+		return "", err
+	}
+	return s.state(), nil
+}
+
+// activate NAME OP [access=]; cancel NAME
+func (s *scenarioRun) activateOrCancel(c scenario.Command) (string, error) {
+	r, ok := s.resv[c.Args[0]]
+	if !ok {
+		return "", scriptErrorf("unknown reservation %q", c.Args[0])
+	}
+	if c.Name == "cancel" {
+		if err := r.Cancel(); err != nil {
 			return "", err
 		}
-		s.bufs[pos[0]] = b
-		return fmt.Sprintf("%s at %v", pos[0], b.Range()), nil
-	case "view", "slice", "select", "reshape", "permute", "split", "chain":
-		parent, err := s.view(pos[1])
-		if err != nil {
-			return "", err
-		}
-		v, err := derive(parent, c)
-		return s.addView(pos[0], v, err)
-	case "dense": // dense NAME BUF shape= elem= [offset=]
-		b, err := s.buf(pos[1])
-		if err != nil {
-			return "", err
-		}
-		v, err := b.Dense(c.KeyInt("offset", 0), c.KeyInts("shape"), c.KeyInt("elem", 0))
-		return s.addView(pos[0], v, err)
-	case "submit": // submit OP ENGINE waits=a,b
-		id, err := s.engine(pos[1])
-		if err != nil {
-			return "", err
-		}
-		var waits []sasync.Event
-		for _, o := range c.KeyList("waits") {
-			ev, err := s.op(o)
-			if err != nil {
-				return "", err
-			}
-			waits = append(waits, ev)
-		}
-		ev, err := s.tl.Submit(id, waits...)
-		if err != nil {
-			return "", err
-		}
-		s.ops[pos[0]], s.opName[ev] = ev, pos[0]
-		return fmt.Sprintf("%s = %v", pos[0], ev), nil
-	case "use": // use OP VIEW ACCESS
-		ev, err := s.op(pos[0])
-		if err != nil {
-			return "", err
-		}
-		v, err := s.view(pos[1])
-		if err != nil {
-			return "", err
-		}
-		return "ok", s.a.Use(v, ev, access(pos[2]))
-	case "release":
-		b, err := s.buf(pos[0])
-		if err != nil {
-			return "", err
-		}
-		if err := s.a.Release(b); err != nil {
-			return "", err
-		}
-		return s.state(), nil
-	case "discard":
-		v, err := s.view(pos[0])
-		if err != nil {
-			return "", err
-		}
-		if err := s.a.Discard(v); err != nil {
-			return "", err
-		}
-		return s.state(), nil
-	case "complete", "sync":
-		ev, err := s.op(pos[0])
-		if err != nil {
-			return "", err
-		}
-		if c.Name == "sync" {
-			return "ok", s.tl.HostSync(ev)
-		}
-		if err := s.tl.Complete(ev); err != nil {
-			return "", err
-		}
-		return s.state(), nil
-	case "donate": // donate NEW VIEW OP
-		v, err := s.view(pos[1])
-		if err != nil {
-			return "", err
-		}
-		ev, err := s.op(pos[2])
-		if err != nil {
-			return "", err
-		}
-		b, err := s.a.Donate(v, ev)
-		if err != nil {
-			return "", err
-		}
-		s.bufs[pos[0]] = b
-		return fmt.Sprintf("%s at %v", pos[0], b.Range()), nil
-	case "claim", "reserve":
-		v, err := s.view(pos[1])
-		if err != nil {
-			return "", err
-		}
-		if c.Name == "reserve" {
-			r, err := s.a.Reserve(v)
-			if err != nil {
-				return "", err
-			}
-			s.resv[pos[0]] = r
-			return "reserved", nil
-		}
-		cl, err := s.a.Claim(v)
-		if err != nil {
-			return "", err
-		}
-		s.claims[pos[0]] = cl
-		return "claimed", nil
-	case "commit", "abandon":
-		cl, ok := s.claims[pos[0]]
-		if !ok {
-			return "", scriptErrorf("unknown claim %q", pos[0])
-		}
-		if c.Name == "abandon" {
-			return "ok", cl.Abandon()
-		}
-		if err := cl.Commit(); err != nil {
-			return "", err
-		}
-		return s.state(), nil
-	case "activate", "cancel": // activate NAME OP [access=]; cancel NAME
-		r, ok := s.resv[pos[0]]
-		if !ok {
-			return "", scriptErrorf("unknown reservation %q", pos[0])
-		}
-		if c.Name == "cancel" {
-			if err := r.Cancel(); err != nil {
-				return "", err
-			}
-			return s.state(), nil
-		}
-		ev, err := s.op(pos[1])
-		if err != nil {
-			return "", err
-		}
-		acc, _ := c.Key("access")
-		return "ok", r.Activate(ev, access(acc))
-	case "state":
 		return s.state(), nil
 	}
-	return "", scriptErrorf("command %q is not implemented", c.Name)
+	ev, err := s.op(c.Args[1])
+	if err != nil {
+		return "", err
+	}
+	acc, _ := c.Key("access")
+	return "ok", r.Activate(ev, access(acc))
 }
 
 func (s *scenarioRun) newAllocator(c scenario.Command) (string, error) {

@@ -174,29 +174,48 @@ func accessOf(word string) subarena.Access {
 
 func (c *fromScenario) step(blk *scenario.Block) error {
 	cmd := blk.Cmd
-	a := cmd.Args
 	if cmd.Name == "new" {
-		if c.b != nil {
-			return bad("a second new: a file is one program")
-		}
-		es := cmd.Engines()
-		if len(es) > MaxEngines {
-			return bad("%d engines, at most %d", len(es), MaxEngines)
-		}
-		for i, e := range es {
-			if _, dup := c.engines[e.Name]; dup {
-				return bad("engine %q twice", e.Name)
-			}
-			c.engines[e.Name] = i
-		}
-		c.b = NewBuilder(scenario.SeedName(c.f.Name), len(es), cmd.KeyInt("capacity", 1<<20), cmd.KeyInt("granule", 256))
-		c.resView = map[int]int{}
-		return nil
+		return c.start(cmd)
 	}
 	if c.b == nil {
 		return bad("no program yet (the first command must be new)")
 	}
 	// Lines that add to the open submit, or build views, do not close it.
+	if inlineLines[cmd.Name] {
+		return c.inline(cmd)
+	}
+	c.flush()
+	return c.host(cmd)
+}
+
+// inlineLines are the commands inline takes.
+var inlineLines = map[string]bool{"use": true, "activate": true, "dense": true, "slice": true, "select": true,
+	"reshape": true, "permute": true, "split": true, "chain": true, "view": true, "complete": true, "state": true}
+
+// start begins the program a new line describes.
+func (c *fromScenario) start(cmd scenario.Command) error {
+	if c.b != nil {
+		return bad("a second new: a file is one program")
+	}
+	es := cmd.Engines()
+	if len(es) > MaxEngines {
+		return bad("%d engines, at most %d", len(es), MaxEngines)
+	}
+	for i, e := range es {
+		if _, dup := c.engines[e.Name]; dup {
+			return bad("engine %q twice", e.Name)
+		}
+		c.engines[e.Name] = i
+	}
+	c.b = NewBuilder(scenario.SeedName(c.f.Name), len(es), cmd.KeyInt("capacity", 1<<20), cmd.KeyInt("granule", 256))
+	c.resView = map[int]int{}
+	return nil
+}
+
+// inline takes a line that adds a use to the open submit or builds a view
+// (inlineLines): such lines do not close the open submit.
+func (c *fromScenario) inline(cmd scenario.Command) error {
+	a := cmd.Args
 	switch cmd.Name {
 	case "use":
 		if c.open < 0 || c.openName != a[0] {
@@ -233,10 +252,14 @@ func (c *fromScenario) step(blk *scenario.Block) error {
 		return c.named(a[0], c.derive(parent, cmd))
 	case "view":
 		return bad("a layout given outright has no fuzz equivalent (use dense and the view builders)")
-	case "complete", "state":
-		return nil
 	}
-	c.flush()
+	return nil // complete and state: the campaign enumerates completions itself
+}
+
+// host takes a line that is a host step of its own, after the open submit
+// is closed.
+func (c *fromScenario) host(cmd scenario.Command) error {
+	a := cmd.Args
 	switch cmd.Name {
 	case "alloc":
 		e, err := c.engine(a[2])
