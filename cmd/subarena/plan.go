@@ -122,6 +122,7 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			}
 			fmt.Fprintf(w, "method        %s\n", res.Method)
 			fmt.Fprintf(w, "in_place      %d buffers (%d placed over strided inputs)\n", res.InPlace, len(res.Relaid))
+			fmt.Fprintf(w, "first_ms      %.3f (the first valid placement, before any search)\n", float64(res.FirstPlan.Microseconds())/1000)
 			fmt.Fprintf(w, "ms            %.3f\n", res.Plan.Ms)
 			return nil
 		},

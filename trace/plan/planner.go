@@ -197,6 +197,12 @@ type Result struct {
 	// did not finish within it (matching trace.ErrStopped); the plan is
 	// then the planner's own.
 	ReplayErr error
+	// FirstPlan is the time from the start of planning to the first
+	// placement of the derived problem (the best greedy one, valid by
+	// construction; the final check runs once, on the plan returned);
+	// Elapsed is the whole planning time, search, replay comparison and
+	// check included.
+	FirstPlan time.Duration
 	Elapsed   time.Duration
 }
 
@@ -241,6 +247,7 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 		ip.decide()
 	}
 	sol, d, ok := coarseStart(ip)
+	firstPlan := time.Since(start)
 	var pre *prelude
 	if !ok {
 		d = derive(ip)
@@ -249,6 +256,7 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 			pre = newPrelude(p, opts, start)
 			so.Budget = searchBudget(opts.Budget, time.Since(start), pre.reserve)
 		}
+		solveStart := time.Since(start)
 		sol, err = Solve(d.prob, so)
 		if err != nil {
 			if pre != nil {
@@ -256,6 +264,7 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 			}
 			return Result{}, err
 		}
+		firstPlan = solveStart + sol.FirstAt
 	}
 	out := &trace.Plan{Trace: t.Name, Offsets: make(map[string]int64, len(p.Buffers)),
 		Policy: "plan", LowerBound: sol.LowerBound}
@@ -283,7 +292,7 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 		out.Size = max(out.Size, off+buf.Size)
 	}
 	res := Result{Plan: out, Trace: t, Relaid: relaid, InPlace: inPlace, LowerBound: sol.LowerBound,
-		LiveBound: sol.LiveBound, Proven: sol.Proven, Method: sol.Method}
+		LiveBound: sol.LiveBound, Proven: sol.Proven, Method: sol.Method, FirstPlan: firstPlan}
 	if err := finish(&res, p, opts, pre, start); err != nil {
 		return Result{}, err
 	}
@@ -381,6 +390,7 @@ func PlanMiniMalloc(mm *trace.MiniMalloc, name string, opts Options) (Result, er
 		pre = newPrelude(p, opts, start)
 		so.Budget = searchBudget(opts.Budget, time.Since(start), pre.reserve)
 	}
+	solveStart := time.Since(start)
 	sol, err := Solve(prob, so)
 	if err != nil {
 		if pre != nil {
@@ -393,7 +403,8 @@ func PlanMiniMalloc(mm *trace.MiniMalloc, name string, opts Options) (Result, er
 	for i, b := range mm.Buffers {
 		out.Offsets[b.ID] = sol.Offsets[i]
 	}
-	res := Result{Plan: out, Trace: t, LowerBound: sol.LowerBound, Proven: sol.Proven, Method: sol.Method}
+	res := Result{Plan: out, Trace: t, LowerBound: sol.LowerBound, LiveBound: sol.LiveBound, Proven: sol.Proven,
+		Method: sol.Method, FirstPlan: solveStart + sol.FirstAt}
 	if err := finish(&res, p, opts, pre, start); err != nil {
 		return Result{}, err
 	}

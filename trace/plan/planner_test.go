@@ -634,3 +634,19 @@ func replayCut(t *testing.T, res Result) bool {
 	}
 	return false
 }
+
+// TestFirstPlanTime: the first placement comes before the end, with and
+// without a search, on a one-engine and a multi-engine trace.
+func TestFirstPlanTime(t *testing.T) {
+	for _, tr := range []*trace.Trace{loadTrace(t, ggmlTiny), loadTrace(t, "../testdata/split-qkv.json")} {
+		for _, budget := range []time.Duration{0, 50 * time.Millisecond} {
+			res, err := Plan(tr, Options{Budget: budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.FirstPlan <= 0 || res.FirstPlan > res.Elapsed {
+				t.Errorf("%s budget %v: first plan at %v of %v", tr.Name, budget, res.FirstPlan, res.Elapsed)
+			}
+		}
+	}
+}

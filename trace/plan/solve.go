@@ -62,6 +62,9 @@ type Solution struct {
 	Proven bool
 	Nodes  int64 // search nodes visited
 	Probes int   // decision searches run
+	// FirstAt is the time Solve took to its first placement, the best
+	// greedy one (validation and compilation included).
+	FirstAt time.Duration
 }
 
 // Solve places a problem: the best of the greedy variants first, then, if
@@ -93,7 +96,7 @@ func solveCompiled(c *compiled, opts SolveOptions, start time.Time) Solution {
 	lb := alignUp(bound, c.grain) // no placement is lower
 	g := newGreedy(c)
 	offs, h, method := g.bestUntil(lb)
-	sol := Solution{Offsets: offs, Height: h, LowerBound: bound, LiveBound: live, Method: method}
+	sol := Solution{Offsets: offs, Height: h, LowerBound: bound, LiveBound: live, Method: method, FirstAt: time.Since(start)}
 	if sol.Height <= lb {
 		sol.Proven = true
 		return sol
