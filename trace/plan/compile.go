@@ -182,6 +182,7 @@ func normalizePieces(in []Piece) []Piece {
 	var (
 		out      []Piece
 		old, cur [][2]int32
+		query    [][2]int32 // the ranges the changes of one time touch, merged
 	)
 	for i := 0; i < len(evs); {
 		t := evs[i].t
@@ -191,10 +192,27 @@ func normalizePieces(in []Piece) []Piece {
 		}
 		batch := evs[i:j]
 		i = j
-		// The runs a change can touch: those meeting its range or adjacent to it.
+		// The runs a change can touch: those meeting its range or adjacent to
+		// it. The changes' ranges are merged first, so that many changes at
+		// one time over adjacent bytes (the rows of a tensor let go
+		// together) ask the tree once.
+		query = query[:0]
+		for _, e := range batch {
+			query = append(query, [2]int32{max(e.lo-1, 0), min(e.hi+1, int32(m))})
+		}
+		slices.SortFunc(query, func(a, b [2]int32) int { return int(a[0] - b[0]) })
+		merged := query[:0]
+		for _, q := range query {
+			if n := len(merged); n > 0 && q[0] <= merged[n-1][1] {
+				merged[n-1][1] = max(merged[n-1][1], q[1])
+			} else {
+				merged = append(merged, q)
+			}
+		}
+		query = merged
 		runs := func(dst [][2]int32) [][2]int32 {
-			for _, e := range batch {
-				dst = cov.runs(dst, max(e.lo-1, 0), min(e.hi+1, int32(m)))
+			for _, q := range query {
+				dst = cov.runs(dst, q[0], q[1])
 			}
 			slices.SortFunc(dst, func(a, b [2]int32) int { return int(a[0] - b[0]) })
 			return slices.Compact(dst)
