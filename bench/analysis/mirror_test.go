@@ -17,7 +17,7 @@ func testWorkloads() []bench.Workload {
 	return bench.Workloads(os.Getenv("SUBARENA_ANALYSIS_FULL") == "")
 }
 
-// TestMirror checks that the Shadow driven by Run makes exactly the
+// TestMirror checks that the shadow driven by run makes exactly the
 // Allocator's decisions under replay.Run: the same offset for every
 // buffer, the same high-water mark, the same LiveLB.
 func TestMirror(t *testing.T) {
@@ -40,7 +40,7 @@ func TestMirror(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, _, err := Run(in, Options{Mode: PolicyMode(pol == subarena.WholeFenced), Fit: fit})
+				got, _, err := run(in, Options{Mode: PolicyMode(pol == subarena.WholeFenced), Fit: fit})
 				if err != nil {
 					t.Fatalf("%s %v %v: %v", w.Name, pol, fit, err)
 				}
@@ -67,7 +67,7 @@ func TestMirror(t *testing.T) {
 
 // TestHostVariant checks that the Poll and Stall host programs are valid
 // traces with the original schedule (same LiveLB), that replay.Run and
-// the Shadow agree on them, and that the Allocator's plans for them pass
+// the shadow agree on them, and that the Allocator's plans for them pass
 // trace.Check.
 func TestHostVariant(t *testing.T) {
 	for _, w := range bench.Workloads(true) {
@@ -78,7 +78,7 @@ func TestHostVariant(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range []Completions{Poll, Stall} {
-			t2 := HostVariant(in, c)
+			t2 := hostVariant(in, c)
 			p2, err := t2.Resolve()
 			if err != nil {
 				t.Fatal(err)
@@ -90,7 +90,7 @@ func TestHostVariant(t *testing.T) {
 			if in2.LiveLB != in.LiveLB || in2.Makespan != in.Makespan {
 				t.Errorf("%s %v: schedule changed: LiveLB %d makespan %d, was %d %d", w.Name, c, in2.LiveLB, in2.Makespan, in.LiveLB, in.Makespan)
 			}
-			got, _, err := Run(in2, Options{Mode: PolicyMode(false), Fit: arena.FitLean})
+			got, _, err := run(in2, Options{Mode: PolicyMode(false), Fit: arena.FitLean})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func TestStallOnGrow(t *testing.T) {
 			if whole {
 				pol = subarena.WholeFenced
 			}
-			got, d, err := Run(in, Options{Mode: PolicyMode(whole), Fit: arena.FitLean, Completions: StallOnGrow})
+			got, d, err := run(in, Options{Mode: PolicyMode(whole), Fit: arena.FitLean, Completions: StallOnGrow})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +174,7 @@ func TestPredictWait(t *testing.T) {
 			if whole {
 				pol = subarena.WholeFenced
 			}
-			got, d, err := Run(in, Options{Mode: PolicyMode(whole), Fit: arena.FitLean, PredictWait: PredictSchedule})
+			got, d, err := run(in, Options{Mode: PolicyMode(whole), Fit: arena.FitLean, PredictWait: PredictSchedule})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,7 +19,7 @@ func TestOrderedLowerBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		olb, at := OrderedLowerBound(in)
+		olb, at := orderedLowerBound(in)
 		if olb < in.LiveLB {
 			t.Errorf("%s: bound %d below LiveLB %d", w.Name, olb, in.LiveLB)
 		}
