@@ -45,7 +45,7 @@ func BenchmarkReplay(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				frag, _, err := PeakFragmentation(p, res)
+				frag, _, err := peakFragmentation(p, res)
 				if err != nil {
 					b.Fatal(err)
 				}

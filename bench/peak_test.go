@@ -59,7 +59,7 @@ func replayAll(policies ...subarena.Policy) ([]replayed, error) {
 	return out, nil
 }
 
-// The occupancy PeakFragmentation rebuilds from the plan and the trace
+// The occupancy peakFragmentation rebuilds from the plan and the trace
 // must agree with the Allocator's own in-use count, step after step (a
 // sample of steps, and the peak), under every policy: the replay is the
 // oracle.
@@ -83,7 +83,7 @@ func TestOccupancyMatchesReplay(t *testing.T) {
 					r.p.Trace.Steps[k].Kind, r.p.Trace.Steps[k].Name, got, want)
 			}
 		}
-		frag, ok, err := PeakFragmentation(r.p, r.res)
+		frag, ok, err := peakFragmentation(r.p, r.res)
 		if err != nil || !ok || frag < 0 || frag >= 1 || math.IsNaN(frag) {
 			t.Fatalf("%s/%v: fragmentation %v ok %v err %v", r.name, r.res.Policy, frag, ok, err)
 		}
