@@ -22,12 +22,7 @@ func TestPlanReference(t *testing.T) {
 		if w.Name == "llama" {
 			continue
 		}
-		tr, _ := w.Build()
-		p, _ := tr.Resolve()
-		in, err := NewInfo(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, in := infoOf(t, w)
 		r, err := plan.PlanProgram(p, plan.Options{Budget: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
