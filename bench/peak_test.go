@@ -183,8 +183,7 @@ func TestTimelineInvariantsCatchOverlap(t *testing.T) {
 // workloads; an incomplete plan is rejected with trace.ErrPlan.
 func TestPlanTimelineAndFirstFit(t *testing.T) {
 	for _, w := range Workloads(true) {
-		tr, _ := w.Build()
-		p, _ := tr.Resolve()
+		p := workloadProgram(t, w)
 		for _, pol := range []subarena.Policy{subarena.IROrder, subarena.WholeAfterUsers} {
 			ff, err := FirstFitPlan(p, pol)
 			if err != nil {
@@ -215,7 +214,7 @@ func TestPlanTimelineAndFirstFit(t *testing.T) {
 		if _, err := FirstFitPlan(p, subarena.SubrangeFenced); err == nil {
 			t.Fatal("first-fit under a fenced policy accepted")
 		}
-		bad := &trace.Plan{Trace: tr.Name, Size: 1, Offsets: map[string]int64{}}
+		bad := &trace.Plan{Trace: p.Trace.Name, Size: 1, Offsets: map[string]int64{}}
 		if _, err := PlanTimeline(p, bad); err == nil {
 			t.Fatalf("%s: incomplete plan accepted", w.Name)
 		}
