@@ -19,11 +19,7 @@ func benchProgram(b *testing.B, rel string) *Program {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := tr.Resolve()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return p
+	return mustResolve(b, tr)
 }
 
 func BenchmarkReadGGML(b *testing.B) {
