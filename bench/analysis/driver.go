@@ -53,10 +53,14 @@ func (c Completions) String() string {
 
 // Options configure a replay through the shadow allocator (PrintBreakdown).
 type Options struct {
-	Mode        liveness.Mode
-	Fit         arena.Fit
-	placer      placer
+	// Mode is the liveness mode of the policy replayed (PolicyMode).
+	Mode liveness.Mode
+	// Fit is the arena's fit strategy.
+	Fit arena.Fit
+	// Completions is when the host learns of completed ops.
 	Completions Completions
+	// placer, if set, chooses offsets instead of the Allocator's rule.
+	placer placer
 	// observer, if set, is called around every placement (not donations).
 	observer observer
 	// PredictWait lets an alloc take held bytes whose pending users are not
