@@ -6,7 +6,7 @@ import (
 )
 
 // ErrNotFree: AllocAt was asked for a range some byte of which is already
-// allocated.
+// allocated. AllocAt's error matches it with errors.Is.
 var ErrNotFree = errors.New("arena: range not free")
 
 // AllocAt allocates exactly [off, off+size), which must be free: the

@@ -68,7 +68,7 @@ type Churn struct {
 	Fail1, Fail2 int    // failed allocations in phase 1 and phase 2
 	Pairs        int    // phase-2 pairs run so far
 	Trace        uint64 // sizes and victim indices, allocator-independent until a failure
-	OffHash      uint64 // returned offsets, FailedOffset for a failure
+	OffHash      uint64 // returned offsets, all ones for a failure
 	HighWater    int64  // max block end so far
 }
 
@@ -79,8 +79,8 @@ func NewChurn(cfg ChurnConfig, a BlockAllocator) *Churn {
 		alloc:   a,
 		rng:     NewSplitMix64(42),
 		live:    make([]arena.Block, 0, cfg.NLive+1),
-		Trace:   HashInit,
-		OffHash: HashInit,
+		Trace:   hashInit,
+		OffHash: hashInit,
 	}
 }
 
@@ -88,10 +88,10 @@ func NewChurn(cfg ChurnConfig, a BlockAllocator) *Churn {
 func (c *Churn) allocate(size int64) bool {
 	b, err := c.alloc.Alloc(size)
 	if err != nil {
-		c.OffHash = Mix(c.OffHash, FailedOffset)
+		c.OffHash = mix(c.OffHash, failedOffset)
 		return false
 	}
-	c.OffHash = Mix(c.OffHash, uint64(b.Offset))
+	c.OffHash = mix(c.OffHash, uint64(b.Offset))
 	c.live = append(c.live, arena.Block{Offset: b.Offset, Size: size})
 	c.HighWater = max(c.HighWater, b.Offset+b.Size)
 	return true
@@ -106,7 +106,7 @@ func (c *Churn) Fill() {
 	c.filled = true
 	for range c.Config.NLive {
 		size := ChurnSize(c.rng.Next())
-		c.Trace = Mix(c.Trace, uint64(size))
+		c.Trace = mix(c.Trace, uint64(size))
 		if !c.allocate(size) {
 			c.Fail1++
 		}
@@ -122,7 +122,7 @@ func (c *Churn) Step(n int) error {
 		r1, r2 := c.rng.Next(), c.rng.Next()
 		if k := len(c.live); k > 0 {
 			i := int(r1 % uint64(k))
-			c.Trace = Mix(c.Trace, uint64(i))
+			c.Trace = mix(c.Trace, uint64(i))
 			v := c.live[i]
 			if err := c.alloc.Free(v.Offset, v.Size); err != nil {
 				return err
@@ -131,7 +131,7 @@ func (c *Churn) Step(n int) error {
 			c.live = c.live[:k-1]
 		}
 		size := ChurnSize(r2)
-		c.Trace = Mix(c.Trace, uint64(size))
+		c.Trace = mix(c.Trace, uint64(size))
 		if !c.allocate(size) {
 			c.Fail2++
 		}
@@ -166,17 +166,17 @@ func (c *Churn) Result() ChurnResult {
 		Workload: c.Config.Name, Pairs: c.Pairs, Fail1: c.Fail1, Fail2: c.Fail2,
 		LiveEnd: len(c.live), HighWater: c.HighWater, Trace: c.Trace, OffHash: c.OffHash,
 	}
-	r.TotalFree, r.LargestFree, r.FreeRegions = Gaps(c.live, c.Config.Capacity)
+	r.TotalFree, r.LargestFree, r.FreeRegions = gaps(c.live, c.Config.Capacity)
 	if r.TotalFree > 0 {
 		r.Frag = 1 - float64(r.LargestFree)/float64(r.TotalFree)
 	}
 	return r
 }
 
-// Gaps returns the free space around blocks in [0, capacity): total bytes
+// gaps returns the free space around blocks in [0, capacity): total bytes
 // not covered (capacity minus the sum of sizes), the largest gap and the
 // number of non-empty gaps, edges included. blocks are not modified.
-func Gaps(blocks []arena.Block, capacity int64) (total, largest int64, regions int) {
+func gaps(blocks []arena.Block, capacity int64) (total, largest int64, regions int) {
 	s := slices.Clone(blocks)
 	slices.SortFunc(s, func(x, y arena.Block) int { return cmp.Compare(x.Offset, y.Offset) })
 	total = capacity

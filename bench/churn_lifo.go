@@ -6,10 +6,10 @@ import (
 	"github.com/subarena/subarena/arena"
 )
 
-// LIFOSizes are the 16 activation tensors of one Llama-3-8B-like decoder
+// lifoSizes are the 16 activation tensors of one Llama-3-8B-like decoder
 // layer on a 256-token prefill chunk (d = 4096, 32 query and 8 KV heads,
 // head dim 128, FFN 14336, bf16), in allocation order.
-var LIFOSizes = [16]int64{
+var lifoSizes = [16]int64{
 	2048,    // positions T·8
 	2097152, // attn_norm
 	2097152, // q
@@ -51,29 +51,29 @@ type LIFO struct {
 	Fails     int    // failed allocations
 	Pairs     int    // alloc+free pairs run (64 per step)
 	Trace     uint64 // free order, allocator-independent
-	OffHash   uint64 // every returned offset (FailedOffset for a failure)
+	OffHash   uint64 // every returned offset (all ones for a failure)
 	HighWater int64  // max block end
 }
 
 // NewLIFO prepares W2 on a with a fresh generator seeded 42.
 func NewLIFO(a BlockAllocator) *LIFO {
-	return &LIFO{alloc: a, rng: NewSplitMix64(42), Trace: HashInit, OffHash: HashInit}
+	return &LIFO{alloc: a, rng: NewSplitMix64(42), Trace: hashInit, OffHash: hashInit}
 }
 
 // Step runs one step: 64 pairs. It returns the first error a Free reports.
 func (l *LIFO) Step() error {
 	for i := range 64 {
-		size := LIFOSizes[i%16]
+		size := lifoSizes[i%16]
 		b, err := l.alloc.Alloc(size)
 		if err != nil {
 			l.Fails++
 			l.held[i] = false
-			l.OffHash = Mix(l.OffHash, FailedOffset)
+			l.OffHash = mix(l.OffHash, failedOffset)
 			continue
 		}
 		l.block[i] = arena.Block{Offset: b.Offset, Size: size}
 		l.held[i] = true
-		l.OffHash = Mix(l.OffHash, uint64(b.Offset))
+		l.OffHash = mix(l.OffHash, uint64(b.Offset))
 		l.HighWater = max(l.HighWater, b.Offset+b.Size)
 	}
 	for j := range 64 {
@@ -87,7 +87,7 @@ func (l *LIFO) Step() error {
 		}
 	}
 	for _, i := range l.order {
-		l.Trace = Mix(l.Trace, uint64(i))
+		l.Trace = mix(l.Trace, uint64(i))
 		if l.held[i] {
 			if err := l.alloc.Free(l.block[i].Offset, l.block[i].Size); err != nil {
 				return err

@@ -5,7 +5,8 @@ import (
 	"strconv"
 )
 
-// Sentinels for bad input to the workload generators and the matrix.
+// Sentinels for bad input to the workload generators and the matrix. The
+// errors returned wrap them: callers match them with errors.Is.
 var (
 	// ErrInvalidWorkload: a workload configuration is out of range.
 	ErrInvalidWorkload = errors.New("bench: invalid workload configuration")

@@ -304,19 +304,29 @@ func (g *llamaGen) layer(pass, l int, x string, n int64, attnFlops, attnBytes fl
 	return out
 }
 
+// splitQKV declares layer l's column views q, k and v of the fused QKV
+// output of n rows, and returns the row widths (all heads, Q, K or V), the
+// names' suffixer and the layer's KV cache buffers.
+func (g *llamaGen) splitQKV(l int, sfx string, n int64) (qkvW, qW, kvW int64, nm func(string) string, kc, vc string) {
+	c, b := g.c, g.b
+	e := c.Elem
+	qkvW = (c.Heads + 2*c.KVHeads) * c.HeadDim
+	qW, kvW = c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	nm = func(s string) string { return s + sfx }
+	kc, vc = fmt.Sprintf("kcache%d", l), fmt.Sprintf("vcache%d", l)
+	b.cols(nm("q"), nm("qkv"), n, qkvW, 0, qW, e)
+	b.cols(nm("k"), nm("qkv"), n, qkvW, qW, qW+kvW, e)
+	b.cols(nm("v"), nm("qkv"), n, qkvW, qW+kvW, qW+2*kvW, e)
+	return qkvW, qW, kvW, nm, kc, vc
+}
+
 // attentionInline is the single-engine attention block: Q, K and V are
 // column views of the fused QKV output (one run of each per row), RoPE runs
 // in place on Q and K, K and V go to the KV cache, attention writes ao.
 func (g *llamaGen) attentionInline(l int, sfx string, n int64, attnFlops, attnBytes float64) {
 	c, b := g.c, g.b
 	e := c.Elem
-	qkvW := (c.Heads + 2*c.KVHeads) * c.HeadDim
-	qW, kvW := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	nm := func(s string) string { return s + sfx }
-	kc, vc := fmt.Sprintf("kcache%d", l), fmt.Sprintf("vcache%d", l)
-	b.cols(nm("q"), nm("qkv"), n, qkvW, 0, qW, e)
-	b.cols(nm("k"), nm("qkv"), n, qkvW, qW, qW+kvW, e)
-	b.cols(nm("v"), nm("qkv"), n, qkvW, qW+kvW, qW+2*kvW, e)
+	_, qW, kvW, nm, kc, vc := g.splitQKV(l, sfx, n)
 	b.op(nm("rope"), engCompute, computeCost(float64(6*n*(qW+kvW)), float64(2*n*(qW+kvW)*e)),
 		opSpec{reads: []string{nm("q"), nm("k")}, writes: []string{nm("q"), nm("k")}, inplace: true})
 	b.op(nm("store_kv"), engCompute, computeCost(0, float64(4*n*kvW*e)),
@@ -339,13 +349,7 @@ func (g *llamaGen) attentionInline(l int, sfx string, n int64, attnFlops, attnBy
 func (g *llamaGen) attentionOffload(l int, sfx string, n int64, attnFlops, attnBytes float64) {
 	c, b := g.c, g.b
 	e := c.Elem
-	qkvW := (c.Heads + 2*c.KVHeads) * c.HeadDim
-	qW, kvW := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	nm := func(s string) string { return s + sfx }
-	kc, vc := fmt.Sprintf("kcache%d", l), fmt.Sprintf("vcache%d", l)
-	b.cols(nm("q"), nm("qkv"), n, qkvW, 0, qW, e)
-	b.cols(nm("k"), nm("qkv"), n, qkvW, qW, qW+kvW, e)
-	b.cols(nm("v"), nm("qkv"), n, qkvW, qW+kvW, qW+2*kvW, e)
+	qkvW, qW, kvW, nm, kc, vc := g.splitQKV(l, sfx, n)
 	b.alloc(nm("qkvt"), n*qkvW*e, engCompute)
 	b.op(nm("rope_transpose"), engCompute, computeCost(float64(6*n*(qW+kvW)), float64(2*n*qkvW*e)),
 		opSpec{reads: []string{nm("q"), nm("k"), nm("v")}, writes: []string{nm("qkvt")}})

@@ -271,7 +271,7 @@ func replayCell(workload string, p *trace.Program, pol subarena.Policy, fit aren
 		return Cell{}, fmt.Errorf("bench: %s under %v/%v: %w", workload, pol, fit, err)
 	}
 	elapsed := time.Since(start)
-	frag, _, err := PeakFragmentation(p, res)
+	frag, _, err := peakFragmentation(p, res)
 	if err != nil {
 		return Cell{}, fmt.Errorf("bench: %s under %v/%v: %w", workload, pol, fit, err)
 	}

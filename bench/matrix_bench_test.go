@@ -28,14 +28,7 @@ import (
 //	go test ./bench -run '^$' -bench Replay -benchmem -benchtime 3x
 func BenchmarkReplay(b *testing.B) {
 	for _, w := range Workloads(true) {
-		tr, err := w.Build()
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := tr.Resolve()
-		if err != nil {
-			b.Fatal(err)
-		}
+		p := workloadProgram(b, w)
 		for _, pol := range subarena.Policies() {
 			b.Run(w.Name+"/"+pol.String(), func(b *testing.B) {
 				b.ReportAllocs()
@@ -45,7 +38,7 @@ func BenchmarkReplay(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				frag, _, err := PeakFragmentation(p, res)
+				frag, _, err := peakFragmentation(p, res)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -74,14 +67,7 @@ func BenchmarkReplay(b *testing.B) {
 // pending bytes).
 func BenchmarkFirstFitPlan(b *testing.B) {
 	for _, w := range Workloads(true) {
-		tr, err := w.Build()
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := tr.Resolve()
-		if err != nil {
-			b.Fatal(err)
-		}
+		p := workloadProgram(b, w)
 		b.Run(w.Name, func(b *testing.B) {
 			b.ReportAllocs()
 			res, err := FirstFitPlan(p, subarena.WholeAfterUsers)
@@ -164,4 +150,19 @@ func BenchmarkPolicySweep(b *testing.B) {
 			})
 		}
 	}
+}
+
+// workloadProgram builds and resolves w's trace; it fails the test or
+// benchmark on error.
+func workloadProgram(tb testing.TB, w Workload) *trace.Program {
+	tb.Helper()
+	tr, err := w.Build()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := tr.Resolve()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }

@@ -20,7 +20,7 @@ func peakStep(res *replay.Result) int {
 	return -1
 }
 
-// PeakFragmentation returns the external fragmentation of the arena right
+// peakFragmentation returns the external fragmentation of the arena right
 // after the step that first reached the replay's high-water mark: 1 −
 // largest free run / total free bytes within [0, HWM).
 //
@@ -34,7 +34,7 @@ func peakStep(res *replay.Result) int {
 // rounded out to granules. The rebuilt in-use byte count must equal the
 // replay's own; when it does not (ok false), the fragmentation is unknown
 // and NaN is returned rather than a guess.
-func PeakFragmentation(p *trace.Program, res *replay.Result) (frag float64, ok bool, err error) {
+func peakFragmentation(p *trace.Program, res *replay.Result) (frag float64, ok bool, err error) {
 	k := peakStep(res)
 	if k < 0 {
 		return 0, true, nil

@@ -59,7 +59,7 @@ func replayAll(policies ...subarena.Policy) ([]replayed, error) {
 	return out, nil
 }
 
-// The occupancy PeakFragmentation rebuilds from the plan and the trace
+// The occupancy peakFragmentation rebuilds from the plan and the trace
 // must agree with the Allocator's own in-use count, step after step (a
 // sample of steps, and the peak), under every policy: the replay is the
 // oracle.
@@ -83,7 +83,7 @@ func TestOccupancyMatchesReplay(t *testing.T) {
 					r.p.Trace.Steps[k].Kind, r.p.Trace.Steps[k].Name, got, want)
 			}
 		}
-		frag, ok, err := PeakFragmentation(r.p, r.res)
+		frag, ok, err := peakFragmentation(r.p, r.res)
 		if err != nil || !ok || frag < 0 || frag >= 1 || math.IsNaN(frag) {
 			t.Fatalf("%s/%v: fragmentation %v ok %v err %v", r.name, r.res.Policy, frag, ok, err)
 		}
@@ -183,8 +183,7 @@ func TestTimelineInvariantsCatchOverlap(t *testing.T) {
 // workloads; an incomplete plan is rejected with trace.ErrPlan.
 func TestPlanTimelineAndFirstFit(t *testing.T) {
 	for _, w := range Workloads(true) {
-		tr, _ := w.Build()
-		p, _ := tr.Resolve()
+		p := workloadProgram(t, w)
 		for _, pol := range []subarena.Policy{subarena.IROrder, subarena.WholeAfterUsers} {
 			ff, err := FirstFitPlan(p, pol)
 			if err != nil {
@@ -215,7 +214,7 @@ func TestPlanTimelineAndFirstFit(t *testing.T) {
 		if _, err := FirstFitPlan(p, subarena.SubrangeFenced); err == nil {
 			t.Fatal("first-fit under a fenced policy accepted")
 		}
-		bad := &trace.Plan{Trace: tr.Name, Size: 1, Offsets: map[string]int64{}}
+		bad := &trace.Plan{Trace: p.Trace.Name, Size: 1, Offsets: map[string]int64{}}
 		if _, err := PlanTimeline(p, bad); err == nil {
 			t.Fatalf("%s: incomplete plan accepted", w.Name)
 		}

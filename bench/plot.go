@@ -15,8 +15,8 @@ import (
 	subarena "github.com/subarena/subarena"
 )
 
-// PolicyColor is the colour every chart gives a policy.
-func PolicyColor(p subarena.Policy) color.RGBA {
+// policyColor is the colour every chart gives a policy.
+func policyColor(p subarena.Policy) color.RGBA {
 	switch p {
 	case subarena.IROrder:
 		return color.RGBA{R: 0x9e, G: 0x9e, B: 0x9e, A: 0xff} // grey: unsafe baseline
@@ -77,7 +77,7 @@ func (m *Matrix) WritePeakSVG(w io.Writer, fit string) error {
 			if err != nil {
 				return err
 			}
-			bars.Color = PolicyColor(pol)
+			bars.Color = policyColor(pol)
 			bars.LineStyle.Width = 0
 			bars.Offset = off
 			target.p.Add(bars)

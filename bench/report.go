@@ -22,12 +22,12 @@ func (m *Matrix) WriteTable(w io.Writer) error {
 			fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t\t")
 		}
 		last = c.Workload
-		pending := FormatBytes(c.PendingPeak)
+		pending := formatBytes(c.PendingPeak)
 		if c.Fit == FitFirstFit {
 			pending = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, c.PolicyLabel(), c.Fit, FormatBytes(c.HWM),
-			FormatBytes(c.LiveLB), formatPercent(c.Overhead), formatRatio(c.Fragmentation), pending,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, c.PolicyLabel(), c.Fit, formatBytes(c.HWM),
+			formatBytes(c.LiveLB), formatPercent(c.Overhead), formatRatio(c.Fragmentation), pending,
 			formatRate(c.AllocsPerSec), formatRate(c.AllocatorAllocsPerSec), c.safety())
 	}
 	return tw.Flush()
@@ -76,9 +76,9 @@ func (m *Matrix) WriteJSON(w io.Writer) error {
 	return enc.Encode(m)
 }
 
-// FormatBytes renders n bytes with a binary unit: 512 B, 1.50 KiB,
+// formatBytes renders n bytes with a binary unit: 512 B, 1.50 KiB,
 // 12.00 MiB, 3.25 GiB.
-func FormatBytes(n int64) string {
+func formatBytes(n int64) string {
 	const k = 1024
 	switch {
 	case n < k && n > -k:

@@ -18,12 +18,12 @@ func (g *SplitMix64) Next() uint64 {
 	return z ^ (z >> 31)
 }
 
-// HashInit is the starting value of the trace and offset fingerprints, an
-// FNV-1a-style hash over 64-bit values: h0 = HashInit, then h = Mix(h, v).
-const HashInit uint64 = 0xCBF29CE484222325
+// hashInit is the starting value of the trace and offset fingerprints, an
+// FNV-1a-style hash over 64-bit values: h0 = hashInit, then h = mix(h, v).
+const hashInit uint64 = 0xCBF29CE484222325
 
-// Mix folds v into the fingerprint h.
-func Mix(h, v uint64) uint64 { return (h ^ v) * 0x100000001B3 }
+// mix folds v into the fingerprint h.
+func mix(h, v uint64) uint64 { return (h ^ v) * 0x100000001B3 }
 
-// FailedOffset is what an offset hash mixes for a failed allocation.
-const FailedOffset uint64 = 0xFFFFFFFFFFFFFFFF
+// failedOffset is what an offset hash mixes for a failed allocation.
+const failedOffset uint64 = 0xFFFFFFFFFFFFFFFF

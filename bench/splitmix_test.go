@@ -14,7 +14,7 @@ func TestSplitMix64FirstOutputs(t *testing.T) {
 func TestMix(t *testing.T) {
 	// FNV-1a of the single byte 'a' is 0xaf63dc4c8601ec8c: the same
 	// multiply-xor step over one 8-bit value.
-	if got := Mix(HashInit, 'a'); got != 0xaf63dc4c8601ec8c {
-		t.Fatalf("Mix = %#x", got)
+	if got := mix(hashInit, 'a'); got != 0xaf63dc4c8601ec8c {
+		t.Fatalf("mix = %#x", got)
 	}
 }

@@ -25,7 +25,8 @@ type ViewerRun struct {
 	Report *trace.Report
 }
 
-// ErrViewer is matched by the errors ViewerPage returns for runs it cannot draw.
+// ErrViewer is matched (errors.Is) by the errors ViewerPage returns for runs
+// it cannot draw.
 var ErrViewer = errors.New("bench: viewer")
 
 // ViewerPage builds the page of the interactive memory viewer (package htmlviz) for

@@ -63,19 +63,11 @@ func TestActivateUnorderedSimulated(t *testing.T) {
 	res := b.Reserve(nbAll)
 	b.Op(0, nil, Reserved(W(nbAll), res))
 	b.Release(nb)
-	p, err := b.Program()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, pol := range SafePolicies() {
-		r := Explore(p, pol, ExploreOptions{})
-		if r.Failures() > 0 {
-			t.Fatalf("%v: %d of %d interleavings fail; first:\n%s", pol, r.Failures(), r.Runs, r.First.Report())
-		}
+	exploreSafe(t, b, func(pol subarena.Policy, r ExploreResult) {
 		if pol == subarena.SubrangeFenced && r.Rejected == 0 {
 			t.Errorf("%v: the unordered activation was never rejected in %d interleavings", pol, r.Runs)
 		}
-	}
+	})
 }
 
 // TestWholeFencedTakeAcrossRuns: under whole-fenced, an allocation that
@@ -161,6 +153,17 @@ func TestRefusedDonationOutOfSpace(t *testing.T) {
 	out := b.Donate(half, op)
 	b.Release(taken)
 	b.Release(out)
+	exploreSafe(t, b, func(pol subarena.Policy, r ExploreResult) {
+		if pol == subarena.SubrangeFenced && r.Stuck == 0 {
+			t.Errorf("%v: no interleaving of %d ran out of space after the refused donation", pol, r.Runs)
+		}
+	})
+}
+
+// exploreSafe explores b's program under every safe policy, fails the test
+// if any interleaving fails, and hands each policy's result to check.
+func exploreSafe(t *testing.T, b *Builder, check func(pol subarena.Policy, r ExploreResult)) {
+	t.Helper()
 	p, err := b.Program()
 	if err != nil {
 		t.Fatal(err)
@@ -170,8 +173,6 @@ func TestRefusedDonationOutOfSpace(t *testing.T) {
 		if r.Failures() > 0 {
 			t.Fatalf("%v: %d of %d interleavings fail; first:\n%s", pol, r.Failures(), r.Runs, r.First.Report())
 		}
-		if pol == subarena.SubrangeFenced && r.Stuck == 0 {
-			t.Errorf("%v: no interleaving of %d ran out of space after the refused donation", pol, r.Runs)
-		}
+		check(pol, r)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/subarena/subarena/internal/cputime"
 )
 
 // histories are the prior-event counts every history-sensitive benchmark
@@ -50,13 +52,13 @@ type cpuClock struct{ start time.Duration }
 
 func startCPU(b *testing.B) cpuClock {
 	b.ResetTimer()
-	return cpuClock{start: cpuTime()}
+	return cpuClock{start: cputime.Process()}
 }
 
 // stop reports the CPU nanoseconds per op as "cpu-ns/op".
 func (c cpuClock) stop(b *testing.B) {
 	b.StopTimer()
-	if used := cpuTime() - c.start; used > 0 && b.N > 0 {
+	if used := cputime.Process() - c.start; used > 0 && b.N > 0 {
 		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }

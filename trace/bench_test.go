@@ -1,18 +1,15 @@
 package trace
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/subarena/subarena/trace/internal/testfiles"
 )
 
 func benchData(b *testing.B, rel string) []byte {
 	b.Helper()
-	data, err := os.ReadFile(filepath.Join(sharedData, rel))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return data
+	return testfiles.Read(b, sharedData, rel)
 }
 
 func benchProgram(b *testing.B, rel string) *Program {
@@ -22,11 +19,7 @@ func benchProgram(b *testing.B, rel string) *Program {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := tr.Resolve()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return p
+	return mustResolve(b, tr)
 }
 
 func BenchmarkReadGGML(b *testing.B) {

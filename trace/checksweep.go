@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/trace/internal/partruns"
 )
 
 // The checker's sweep over the placed buffers (groups). For a byte x shared by groups A
@@ -36,31 +37,28 @@ type fragment struct {
 }
 
 // partRun is one run of a group's piece partition.
-type partRun struct {
-	r     ranges.Range
-	piece int
-}
+type partRun = partruns.Run
 
 // splitByPieces appends to out the fragments of set (a use's bytes) within each piece of
 // the partition part (runs sorted by Lo), in piece order.
 func splitByPieces(out []fragment, g, u int, set *ranges.Set, part []partRun, scratch []partRun) ([]fragment, []partRun) {
 	tmp := scratch[:0]
 	for _, r := range set.Runs() {
-		i := sort.Search(len(part), func(i int) bool { return part[i].r.Hi > r.Lo })
-		for ; i < len(part) && part[i].r.Lo < r.Hi; i++ {
-			if x := part[i].r.Intersect(r); !x.Empty() {
-				tmp = append(tmp, partRun{x, part[i].piece})
+		i := sort.Search(len(part), func(i int) bool { return part[i].R.Hi > r.Lo })
+		for ; i < len(part) && part[i].R.Lo < r.Hi; i++ {
+			if x := part[i].R.Intersect(r); !x.Empty() {
+				tmp = append(tmp, partRun{R: x, Piece: part[i].Piece})
 			}
 		}
 	}
-	slices.SortStableFunc(tmp, func(a, b partRun) int { return cmp.Compare(a.piece, b.piece) })
+	slices.SortStableFunc(tmp, func(a, b partRun) int { return cmp.Compare(a.Piece, b.Piece) })
 	for i := 0; i < len(tmp); {
 		j := i
 		runs := make([]ranges.Range, 0, 1)
-		for ; j < len(tmp) && tmp[j].piece == tmp[i].piece; j++ {
-			runs = append(runs, tmp[j].r)
+		for ; j < len(tmp) && tmp[j].Piece == tmp[i].Piece; j++ {
+			runs = append(runs, tmp[j].R)
 		}
-		out = append(out, fragment{g: g, u: u, piece: tmp[i].piece, set: ranges.FromRanges(runs...)})
+		out = append(out, fragment{g: g, u: u, piece: tmp[i].Piece, set: ranges.FromRanges(runs...)})
 		i = j
 	}
 	return out, tmp
@@ -68,14 +66,7 @@ func splitByPieces(out []fragment, g, u int, set *ranges.Set, part []partRun, sc
 
 // partition returns the runs of pieces, sorted by Lo.
 func partition(pieces []Piece) []partRun {
-	var out []partRun
-	for i := range pieces {
-		for _, r := range pieces[i].Bytes.Runs() {
-			out = append(out, partRun{r, i})
-		}
-	}
-	slices.SortFunc(out, func(a, b partRun) int { return cmp.Compare(a.r.Lo, b.r.Lo) })
-	return out
+	return partruns.Of(len(pieces), func(i int) *ranges.Set { return &pieces[i].Bytes })
 }
 
 // meet returns a ∩ b, looking at b only within a's bounds (and the other way round).

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func mustResolve(t *testing.T, tr *Trace) *Program {
+func mustResolve(t testing.TB, tr *Trace) *Program {
 	t.Helper()
 	p, err := tr.Resolve()
 	if err != nil {

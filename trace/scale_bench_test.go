@@ -18,11 +18,7 @@ func scaleProgram(b *testing.B, gen func(int) []byte, n int) *Program {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := tr.Resolve()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return p
+	return mustResolve(b, tr)
 }
 
 func forScaleShapes(b *testing.B, run func(b *testing.B, p *Program)) {

@@ -6,54 +6,54 @@ import (
 	sasync "github.com/subarena/subarena/sync"
 )
 
-// Category is where a granule of the arena [0, HWM) stands when a buffer B
+// category is where a granule of the arena [0, HWM) stands when a buffer B
 // is placed, judged at t* = the start of B's first user in the schedule (the
 // moment LiveLB's oracle would need B's bytes).
-type Category int
+type category int
 
 const (
-	// Live: LiveLB counts the granule live at t* (B's own used bytes
+	// catLive: LiveLB counts the granule live at t* (B's own used bytes
 	// included). Everything else is what the arena holds beyond the live set.
-	Live Category = iota
-	// Frag (a): clean free bytes below the high-water mark that B did not
+	catLive category = iota
+	// catFrag (a): clean free bytes below the high-water mark that B did not
 	// fit into (external fragmentation).
-	Frag
-	// Unsafe (b): released bytes whose pending users do not happen-before
+	catFrag
+	// catUnsafe (b): released bytes whose pending users do not happen-before
 	// B's point and whose users are not over by t* either: some user still
 	// runs later (not live at t*, but needed by a later use of the previous
 	// owner's view of time: ordering, not completion knowledge).
-	Unsafe
-	// SafeUnused (c): released bytes safe for B's point that placement did
+	catUnsafe
+	// catSafeUnused (c): released bytes safe for B's point that placement did
 	// not use.
-	SafeUnused
-	// PolledLate (d1): released bytes, unsafe for B, whose every pending
+	catSafeUnused
+	// catPolledLate (d1): released bytes, unsafe for B, whose every pending
 	// user had ended by the host's current time: a non-blocking poll would
 	// have returned them.
-	PolledLate
-	// StallLate (d2): every pending user ends by the horizon (the host could
+	catPolledLate
+	// catStallLate (d2): every pending user ends by the horizon (the host could
 	// have waited that long without delaying any op).
-	StallLate
-	// OracleLate (d3): every pending user ends by t*; only waiting past the
+	catStallLate
+	// catOracleLate (d3): every pending user ends by t*; only waiting past the
 	// horizon (or foresight) would have returned them.
-	OracleLate
-	// Ahead (e1): bytes the program holds that are not yet live at t*: their
+	catOracleLate
+	// catAhead (e1): bytes the program holds that are not yet live at t*: their
 	// users start later (the host allocated ahead of the engines).
-	Ahead
-	// DeadHeld (e2): bytes the program holds whose users have all ended by
+	catAhead
+	// catDeadHeld (e2): bytes the program holds whose users have all ended by
 	// t*: released later in program order.
-	DeadHeld
-	// Unused (e3): bytes no op uses and granule rounding (B's included).
-	Unused
+	catDeadHeld
+	// catUnused (e3): bytes no op uses and granule rounding (B's included).
+	catUnused
 	numCategories
 )
 
 var categoryNames = [numCategories]string{"live@t*", "a:frag", "b:unsafe", "c:safe-unused", "d1:poll",
 	"d2:stall", "d3:oracle", "e1:ahead", "e2:dead-held", "e3:unused"}
 
-func (c Category) String() string { return categoryNames[c] }
+func (c category) String() string { return categoryNames[c] }
 
-// Snapshot is the arena's bytes by category at one placement.
-type Snapshot struct {
+// snapshot is the arena's bytes by category at one placement.
+type snapshot struct {
 	Step, Buffer int
 	Host, TStar  int64
 	HWM          int64 // after the placement
@@ -64,13 +64,13 @@ type Snapshot struct {
 	UnsafeLive int64
 }
 
-// Breakdown is an Observer that takes a Snapshot at every placement that
+// breakdown is an observer that takes a snapshot at every placement that
 // raises the high-water mark (Growth) and, if Every is set, at every
 // placement.
-type Breakdown struct {
+type breakdown struct {
 	Every  bool
-	Growth []Snapshot
-	All    []Snapshot
+	Growth []snapshot
+	All    []snapshot
 
 	pre struct {
 		hwm  int64
@@ -82,7 +82,7 @@ type Breakdown struct {
 }
 
 // Before records the state B is placed into.
-func (o *Breakdown) Before(d *Driver, i, b int, pt *sasync.Point) {
+func (o *breakdown) Before(d *driver, i, b int, pt *sasync.Point) {
 	s := d.S
 	o.pre.hwm = s.HighWater()
 	o.pre.free.Reset()
@@ -103,7 +103,7 @@ func (o *Breakdown) Before(d *Driver, i, b int, pt *sasync.Point) {
 }
 
 // After classifies [0, HWM) once B is placed.
-func (o *Breakdown) After(d *Driver, i, b int, buf *Buf) {
+func (o *breakdown) After(d *driver, i, b int, buf *shadowBuf) {
 	hwm := d.S.HighWater()
 	if hwm <= o.pre.hwm && !o.Every {
 		return
@@ -117,10 +117,10 @@ func (o *Breakdown) After(d *Driver, i, b int, buf *Buf) {
 	}
 }
 
-func (o *Breakdown) classify(d *Driver, i, b int, buf *Buf, hwm int64) Snapshot {
+func (o *breakdown) classify(d *driver, i, b int, buf *shadowBuf, hwm int64) snapshot {
 	in, g := d.In, d.S.G
 	tstar := in.FirstUse[b]
-	sn := Snapshot{Step: i, Buffer: b, Host: d.Host, TStar: tstar, HWM: hwm, Grew: max(0, hwm-o.pre.hwm)}
+	sn := snapshot{Step: i, Buffer: b, Host: d.Host, TStar: tstar, HWM: hwm, Grew: max(0, hwm-o.pre.hwm)}
 	all := ranges.FromRanges(ranges.Range{Lo: 0, Hi: hwm})
 	newB := ranges.FromRanges(ranges.Range{Lo: buf.Off, Hi: buf.Off + buf.Span})
 
@@ -150,7 +150,7 @@ func (o *Breakdown) classify(d *Driver, i, b int, buf *Buf, hwm int64) Snapshot 
 	}
 	live = live.AlignOut(g)
 	live.RetainSet(&all)
-	sn.Bytes[Live] = live.Len()
+	sn.Bytes[catLive] = live.Len()
 
 	// Allocator state, by priority: B, clean free, program-held, held.
 	free := o.pre.free.Clone()
@@ -171,9 +171,9 @@ func (o *Breakdown) classify(d *Driver, i, b int, buf *Buf, hwm int64) Snapshot 
 
 	notLive := func(s *ranges.Set) ranges.Set { x := s.Clone(); x.RemoveSet(&live); return x }
 	fr := notLive(&free)
-	sn.Bytes[Frag] = fr.Len()
+	sn.Bytes[catFrag] = fr.Len()
 	sf := notLive(&safe)
-	sn.Bytes[SafeUnused] = sf.Len()
+	sn.Bytes[catSafeUnused] = sf.Len()
 	ul := ranges.Intersect(&unsafe, &live)
 	sn.UnsafeLive = ul.Len()
 
@@ -183,9 +183,9 @@ func (o *Breakdown) classify(d *Driver, i, b int, buf *Buf, hwm int64) Snapshot 
 	pn.RemoveSet(&aheadN)
 	deadN := ranges.Intersect(&pn, &dead)
 	pn.RemoveSet(&deadN)
-	sn.Bytes[Ahead] = aheadN.Len()
-	sn.Bytes[DeadHeld] = deadN.Len()
-	sn.Bytes[Unused] = pn.Len() // unused bytes and granule rounding
+	sn.Bytes[catAhead] = aheadN.Len()
+	sn.Bytes[catDeadHeld] = deadN.Len()
+	sn.Bytes[catUnused] = pn.Len() // unused bytes and granule rounding
 	_ = unused
 
 	// Held, unsafe, not live: when do their pending users end?
@@ -201,14 +201,14 @@ func (o *Breakdown) classify(d *Driver, i, b int, buf *Buf, hwm int64) Snapshot 
 				}
 				return true
 			})
-			c := Unsafe
+			c := catUnsafe
 			switch {
 			case last <= d.Host:
-				c = PolledLate
+				c = catPolledLate
 			case last <= horizon:
-				c = StallLate
+				c = catStallLate
 			case last <= tstar:
-				c = OracleLate
+				c = catOracleLate
 			}
 			sn.Bytes[c] += gr.Len()
 		}
@@ -218,15 +218,15 @@ func (o *Breakdown) classify(d *Driver, i, b int, buf *Buf, hwm int64) Snapshot 
 
 // Peak returns the snapshot of the placement that set the final high-water
 // mark.
-func (o *Breakdown) Peak() (Snapshot, bool) {
+func (o *breakdown) Peak() (snapshot, bool) {
 	if len(o.Growth) == 0 {
-		return Snapshot{}, false
+		return snapshot{}, false
 	}
 	return o.Growth[len(o.Growth)-1], true
 }
 
 // Sum returns the total of the snapshot's categories (the high-water mark).
-func (sn *Snapshot) Sum() int64 {
+func (sn *snapshot) Sum() int64 {
 	var t int64
 	for _, v := range sn.Bytes {
 		t += v

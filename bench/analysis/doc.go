@@ -2,12 +2,17 @@
 // Allocator replays the bench workloads, and evaluates candidate changes
 // without touching the Allocator.
 //
-// Shadow is the root package's Allocator rebuilt on the public arena,
-// liveness and sync packages with its placement decision open; Run drives
-// it through replay.Run's schedule step for step. With no options the two
+// The package's API is what the analyze command uses: NewInfo prepares a
+// workload's program, PrintBreakdown, PrintIdeas and PrintSweep print the
+// measurements, and Options, Completions, Predict and Ideas name what they
+// vary. The machinery behind them is unexported.
+//
+// The shadow allocator is the root package's Allocator rebuilt on the public
+// arena, liveness and sync packages with its placement decision open; a
+// driver steps it through replay.Run's schedule. With no options the two
 // agree offset for offset on every workload, policy and fit (TestMirror).
 //
-// Breakdown classifies every granule below the high-water mark at each
+// PrintBreakdown classifies every granule below the high-water mark at each
 // placement that raises it, judged at t*, the start of the new buffer's
 // first user in the schedule: live for LiveLB then, clean but too
 // fragmented (a), released but unsafe with users still to come (b),
@@ -16,16 +21,17 @@
 // t* (d3), held by the program before its first use (e1) or after its last
 // (e2), and unused or rounding (e3).
 //
-// The candidate changes: placement policies (Placer); host programs that
-// learn of completions (HostVariant: polls, waits up to the horizon, which
-// delay no op), release at last use (EarlyRelease), or wait before growth
+// The candidate changes PrintIdeas compares: placement policies; host
+// programs that learn of completions (Completions: polls, waits up to the
+// horizon, which delay no op), release at last use, or wait before growth
 // (StallOnGrow); and wait-fenced reuse (Options.PredictWait): an alloc may
 // take held bytes whose pending users are expected to end before the
 // buffer's first op starts, and every op using the buffer then waits for
 // them. Every variant that changes the host program is written back as a
 // trace whose plan trace.Check accepts (TestHostVariant, TestStallOnGrow,
-// TestPredictWait). OrderedLowerBound is a lower bound for any safe plan of
-// a host program: LiveLB plus what the safety rule's ordering forbids.
+// TestPredictWait). The ordered lower bound is a lower bound for any safe
+// plan of a host program: LiveLB plus what the safety rule's ordering
+// forbids.
 //
 //	go run ./bench/analysis/cmd/analyze [-quick] [-workload W,..]        # breakdown
 //	go run ./bench/analysis/cmd/analyze -what ideas [-quick] [-ideas RE]  # candidate changes

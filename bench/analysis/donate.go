@@ -1,10 +1,7 @@
 package analysis
 
 import (
-	"slices"
-
 	"github.com/subarena/subarena/ranges"
-	"github.com/subarena/subarena/strided"
 	"github.com/subarena/subarena/trace"
 )
 
@@ -66,7 +63,7 @@ func donatable(p *trace.Program, usesOf [][]opUse, k, u, b int, w trace.Ref, pla
 	}
 	ext, err := l.Extent()
 	if err != nil || ext.Len() != p.Buffers[b].Size ||
-		!mapOf(p.Layout(use.Ref), 0).equal(mapOf(p.Layout(w), ext.Lo)) {
+		!p.SameElements(use.Ref, 0, w, ext.Lo) {
 		return false
 	}
 	fp, exact := p.Footprint(use.Ref)
@@ -120,44 +117,4 @@ func discardedBefore(p *trace.Program, b, step int, set *ranges.Set) bool {
 		}
 	}
 	return false
-}
-
-// elementMap is a layout reduced to what decides which element sits at which
-// byte (trace's, unexported there).
-type elementMap struct {
-	offset  int64
-	shape   []int64
-	strides []int64
-	elem    int64
-	empty   bool
-}
-
-// mapOf reduces l placed at base.
-func mapOf(l strided.Layout, base int64) elementMap {
-	m := elementMap{offset: l.Offset + base, elem: l.Elem}
-	for k, d := range l.Shape {
-		if d == 0 {
-			return elementMap{empty: true}
-		}
-		if d == 1 {
-			continue
-		}
-		m.shape = append(m.shape, d)
-		m.strides = append(m.strides, l.Strides[k])
-	}
-	for k := len(m.shape) - 2; k >= 0; k-- {
-		if m.strides[k] == m.shape[k+1]*m.strides[k+1] {
-			m.shape[k+1] *= m.shape[k]
-			m.shape = append(m.shape[:k], m.shape[k+1:]...)
-			m.strides = append(m.strides[:k], m.strides[k+1:]...)
-		}
-	}
-	return m
-}
-
-func (m elementMap) equal(o elementMap) bool {
-	if m.empty || o.empty {
-		return m.empty && o.empty
-	}
-	return m.offset == o.offset && m.elem == o.elem && slices.Equal(m.shape, o.shape) && slices.Equal(m.strides, o.strides)
 }

@@ -51,27 +51,31 @@ func (c Completions) String() string {
 	return [...]string{"sync-only", "poll", "stall", "stall-on-grow", "oracle"}[c]
 }
 
-// Options configure a Run.
+// Options configure a replay through the shadow allocator (PrintBreakdown).
 type Options struct {
-	Mode        liveness.Mode
-	Fit         arena.Fit
-	Placer      Placer
+	// Mode is the liveness mode of the policy replayed (PolicyMode).
+	Mode liveness.Mode
+	// Fit is the arena's fit strategy.
+	Fit arena.Fit
+	// Completions is when the host learns of completed ops.
 	Completions Completions
-	// Observer, if set, is called around every placement (not donations).
-	Observer Observer
+	// placer, if set, chooses offsets instead of the Allocator's rule.
+	placer placer
+	// observer, if set, is called around every placement (not donations).
+	observer observer
 	// PredictWait lets an alloc take held bytes whose pending users are not
 	// ordered before its point, when Predict accepts them; every op using
 	// the buffer then waits for those users (an event wait, as a stream
 	// waits on an event). With PredictSchedule such waits are on ops that
 	// end before the waiting op would start anyway, so the schedule and
-	// LiveLB are unchanged; other predictors may delay ops (Result.Makespan).
+	// LiveLB are unchanged; other predictors may delay ops (result.Makespan).
 	PredictWait Predict
 	// Estimate is the schedule PredictEstimate believes (nil: the true one).
 	Estimate *Info
 	// PredictOnGrowth uses PredictWait only for an alloc that would
 	// otherwise raise the high-water mark.
 	PredictOnGrowth bool
-	// WaitMatch is Shadow.WaitMatch.
+	// WaitMatch is shadow.WaitMatch.
 	WaitMatch float64
 }
 
@@ -95,28 +99,28 @@ func (p Predict) String() string {
 	return [...]string{"none", "schedule", "estimate", "any"}[p]
 }
 
-// Observer watches placements.
-type Observer interface {
+// observer watches placements.
+type observer interface {
 	// Before is called before buffer b is placed at point pt (step i).
-	Before(d *Driver, i, b int, pt *sasync.Point)
+	Before(d *driver, i, b int, pt *sasync.Point)
 	// After is called once it is placed.
-	After(d *Driver, i, b int, buf *Buf)
+	After(d *driver, i, b int, buf *shadowBuf)
 }
 
-// Driver replays a Program against a Shadow on the replay's simulated
+// driver replays a Program against a shadow on the replay's simulated
 // engines: replay.Run step for step, with the completion and placement
 // variants of Options.
-type Driver struct {
+type driver struct {
 	In   *Info
 	Opts Options
 	Tl   *sasync.Timeline
-	S    *Shadow
+	S    *shadow
 
 	Host    int64
 	events  []sasync.Event
 	opOf    map[sasync.Event]int
 	pending endHeap
-	Bufs    []*Buf
+	Bufs    []*shadowBuf
 	points  []sasync.Point
 	Donated []bool
 	Steps   []int64 // high-water mark after each step
@@ -135,7 +139,7 @@ type Driver struct {
 
 // wouldGrow reports whether no free region, clean bytes and held bytes safe
 // for pt together, holds size bytes below the high-water mark.
-func (d *Driver) wouldGrow(size int64, pt *sasync.Point) bool {
+func (d *driver) wouldGrow(size int64, pt *sasync.Point) bool {
 	s := d.S
 	n := (size + s.G - 1) &^ (s.G - 1)
 	hwm := s.HighWater()
@@ -156,8 +160,8 @@ func (d *Driver) wouldGrow(size int64, pt *sasync.Point) bool {
 	return true
 }
 
-// Result is what a Run measured.
-type Result struct {
+// result is what a run measured.
+type result struct {
 	HWM, LiveLB int64
 	// Makespan is when the last op ended; LiveLBRun is LiveLB on the schedule
 	// as it ran (LiveLB when added waits delayed nothing).
@@ -176,8 +180,8 @@ func PolicyMode(whole bool) liveness.Mode {
 	return liveness.SubrangeFenced
 }
 
-// Run replays in.P under opts.
-func Run(in *Info, opts Options) (*Result, *Driver, error) {
+// run replays in.P under opts.
+func run(in *Info, opts Options) (*result, *driver, error) {
 	p := in.P
 	tl := sasync.NewTimeline()
 	for _, e := range p.Trace.Engines {
@@ -185,15 +189,15 @@ func Run(in *Info, opts Options) (*Result, *Driver, error) {
 			return nil, nil, err
 		}
 	}
-	s, err := NewShadow(tl, p.Trace.Granule, opts.Mode, opts.Fit, opts.Placer)
+	s, err := newShadow(tl, p.Trace.Granule, opts.Mode, opts.Fit, opts.placer)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer s.Close()
 	s.WaitMatch = opts.WaitMatch
-	d := &Driver{In: in, Opts: opts, Tl: tl, S: s,
+	d := &driver{In: in, Opts: opts, Tl: tl, S: s,
 		events: make([]sasync.Event, len(p.Ops)), opOf: make(map[sasync.Event]int, len(p.Ops)),
-		Bufs: make([]*Buf, len(p.Buffers)), points: make([]sasync.Point, len(p.Buffers)),
+		Bufs: make([]*shadowBuf, len(p.Buffers)), points: make([]sasync.Point, len(p.Buffers)),
 		Donated: make([]bool, len(p.Buffers)), Steps: make([]int64, 0, len(p.Trace.Steps)),
 		start: make([]int64, len(p.Ops)), end: make([]int64, len(p.Ops)), engFree: make([]int64, len(p.Trace.Engines))}
 	for i := range p.Trace.Steps {
@@ -205,7 +209,7 @@ func Run(in *Info, opts Options) (*Result, *Driver, error) {
 		}
 		d.Steps = append(d.Steps, s.HighWater())
 	}
-	res := &Result{HWM: s.HighWater(), LiveLB: in.LiveLB, Steps: d.Steps, Offsets: make([]int64, len(p.Buffers))}
+	res := &result{HWM: s.HighWater(), LiveLB: in.LiveLB, Steps: d.Steps, Offsets: make([]int64, len(p.Buffers))}
 	for k := range p.Ops {
 		res.Makespan = max(res.Makespan, d.end[k])
 	}
@@ -229,13 +233,13 @@ func Run(in *Info, opts Options) (*Result, *Driver, error) {
 }
 
 // OpOf returns the op index of an event.
-func (d *Driver) OpOf(ev sasync.Event) (int, bool) {
+func (d *driver) OpOf(ev sasync.Event) (int, bool) {
 	k, ok := d.opOf[ev]
 	return k, ok
 }
 
 // learn completes (and host-syncs) every submitted op ending by t.
-func (d *Driver) learn(t int64) error {
+func (d *driver) learn(t int64) error {
 	for d.pending.Len() > 0 && d.pending.h[0].end <= t {
 		c := heap.Pop(&d.pending).(endItem)
 		if d.Tl.Completed(c.ev) {
@@ -259,7 +263,7 @@ func (d *Driver) learn(t int64) error {
 // for every op the host learned of there: the host program that observes
 // completions (Poll, Stall) written as a subarena-trace/v1 host program, so
 // that replay.Run and trace.Check can judge it.
-func (d *Driver) WithLearned() *trace.Trace {
+func (d *driver) WithLearned() *trace.Trace {
 	t := *d.In.P.Trace
 	t.Steps = nil
 	for i, s := range d.In.P.Trace.Steps {
@@ -271,7 +275,7 @@ func (d *Driver) WithLearned() *trace.Trace {
 	return &t
 }
 
-func (d *Driver) step(i int) error {
+func (d *driver) step(i int) error {
 	d.cur = i
 	p := d.In.P
 	s := &p.Trace.Steps[i]
@@ -318,7 +322,7 @@ func (d *Driver) step(i int) error {
 
 // place allocates buffer b at the point recorded at its alloc step, after
 // learning what Options.Completions lets the host learn.
-func (d *Driver) place(i, b int) error {
+func (d *driver) place(i, b int) error {
 	in := d.In
 	switch d.Opts.Completions {
 	case Poll:
@@ -351,10 +355,10 @@ func (d *Driver) place(i, b int) error {
 			pt.Clock[e] = max(pt.Clock[e], min(hc[e], d.narrow(b, e)))
 		}
 	}
-	h := &Hint{Buffer: b, Engine: in.P.Buffers[b].Engine, Step: i, HostTime: d.Host, DeathStep: in.DeathStep[b],
+	h := &hint{Buffer: b, Engine: in.P.Buffers[b].Engine, Step: i, HostTime: d.Host, DeathStep: in.DeathStep[b],
 		FirstUse: in.FirstUse[b], LastUse: in.LastUse[b], UserEngines: in.UserEngines[b]}
-	if d.Opts.Observer != nil {
-		d.Opts.Observer.Before(d, i, b, &pt)
+	if d.Opts.observer != nil {
+		d.Opts.observer.Before(d, i, b, &pt)
 	}
 	pred := d.Opts.PredictWait
 	if pred != PredictNone && d.Opts.PredictOnGrowth && !d.wouldGrow(in.P.Buffers[b].Size, &pt) {
@@ -382,15 +386,15 @@ func (d *Driver) place(i, b int) error {
 	buf.Index = b
 	d.Bufs[b] = buf
 	d.S.Own(buf.Off, buf.Span, b)
-	if d.Opts.Observer != nil {
-		d.Opts.Observer.After(d, i, b, buf)
+	if d.Opts.observer != nil {
+		d.Opts.observer.After(d, i, b, buf)
 	}
 	return nil
 }
 
 // narrow is the replay's narrowing of b's point on engine e: the most every
 // user of b happens-after.
-func (d *Driver) narrow(b, e int) sasync.Seq {
+func (d *driver) narrow(b, e int) sasync.Seq {
 	m := ^sasync.Seq(0)
 	for _, ou := range d.In.UsesOf[b] {
 		m = min(m, d.In.UserClocks[ou.op][e])
@@ -398,7 +402,7 @@ func (d *Driver) narrow(b, e int) sasync.Seq {
 	return m
 }
 
-func (d *Driver) op(i, k int) error {
+func (d *driver) op(i, k int) error {
 	p := d.In.P
 	op := &p.Ops[k]
 	var waits []sasync.Event
@@ -459,7 +463,7 @@ func (d *Driver) op(i, k int) error {
 // completed (the op is submitted after that) nor ordered before the op by
 // its engine, its waits or the host's syncs. Each added wait must end by
 // the op's start in the schedule (PredictWait only takes such bytes).
-func (d *Driver) fenceWaits(k int) ([]sasync.Event, error) {
+func (d *driver) fenceWaits(k int) ([]sasync.Event, error) {
 	p := d.In.P
 	op := &p.Ops[k]
 	var clk sasync.Clock
@@ -509,7 +513,7 @@ func (d *Driver) fenceWaits(k int) ([]sasync.Event, error) {
 
 // WithWaits returns the trace with the waits PredictWait added to ops (and
 // the syncs the host learned, as WithLearned).
-func (d *Driver) WithWaits() *trace.Trace {
+func (d *driver) WithWaits() *trace.Trace {
 	t := d.WithLearned()
 	steps := make([]trace.Step, len(t.Steps))
 	copy(steps, t.Steps)
@@ -531,7 +535,7 @@ func (d *Driver) WithWaits() *trace.Trace {
 	return t
 }
 
-func (d *Driver) donate(i, k, b int, dn donation, used []bool) error {
+func (d *driver) donate(i, k, b int, dn donation, used []bool) error {
 	p := d.In.P
 	op := &p.Ops[k]
 	read := op.Uses[dn.read]
@@ -585,7 +589,7 @@ func (q *endHeap) Pop() any {
 
 // Plan returns the run's placement as a trace.Plan for p (the program the
 // run implies: the original one, or WithLearned/WithWaits resolved).
-func (r *Result) Plan(in *Info) *trace.Plan {
+func (r *result) Plan(in *Info) *trace.Plan {
 	pl := &trace.Plan{Trace: in.P.Trace.Name, Size: r.HWM, Offsets: map[string]int64{}}
 	for b, off := range r.Offsets {
 		if off >= 0 {

@@ -10,14 +10,14 @@ import (
 	"github.com/subarena/subarena/trace"
 )
 
-// HostVariant returns in's trace as the host program that learns of
+// hostVariant returns in's trace as the host program that learns of
 // completions as c says (Poll or Stall), written with the syncs it adds: before
 // each alloc step, one sync per op that has ended by then (the host's time
 // for Poll; for Stall the horizon, the earliest start of any op still to be
 // submitted, so no op starts later than in the original schedule and
 // LiveLB is unchanged). Which ops these are depends on the schedule alone,
 // not on placement. For SyncOnly it returns the trace unchanged.
-func HostVariant(in *Info, c Completions) *trace.Trace {
+func hostVariant(in *Info, c Completions) *trace.Trace {
 	p := in.P
 	if c != Poll && c != Stall {
 		return p.Trace
@@ -69,12 +69,12 @@ func HostVariant(in *Info, c Completions) *trace.Trace {
 	return &t
 }
 
-// EarlyRelease returns in's trace with each released buffer released right
+// earlyRelease returns in's trace with each released buffer released right
 // after the last step that names it (an op using it or a view of it, a view
 // of it, a discard of one), when that comes before its own release: the host
 // program of an engine that knows from its graph when each buffer dies and
 // lets it go then.
-func EarlyRelease(in *Info) *trace.Trace {
+func earlyRelease(in *Info) *trace.Trace {
 	p := in.P
 	last := make([]int, len(p.Buffers))
 	for b := range last {
@@ -116,10 +116,10 @@ func EarlyRelease(in *Info) *trace.Trace {
 	return &t
 }
 
-// Estimated returns the Info of in's trace with every op's cost scaled by a
+// estimated returns the Info of in's trace with every op's cost scaled by a
 // factor drawn uniformly from [1-spread, 1+spread] (a seeded SplitMix64):
 // the schedule an engine's cost model would predict, for PredictEstimate.
-func Estimated(in *Info, spread float64, seed uint64) (*Info, error) {
+func estimated(in *Info, spread float64, seed uint64) (*Info, error) {
 	t := *in.P.Trace
 	t.Steps = slices.Clone(in.P.Trace.Steps)
 	rng := bench.NewSplitMix64(seed)

@@ -17,30 +17,71 @@ func testWorkloads() []bench.Workload {
 	return bench.Workloads(os.Getenv("SUBARENA_ANALYSIS_FULL") == "")
 }
 
-// TestMirror checks that the Shadow driven by Run makes exactly the
+// infoOf builds and resolves w's trace and returns its program and Info.
+func infoOf(t *testing.T, w bench.Workload) (*trace.Program, *Info) {
+	t.Helper()
+	tr, err := w.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := NewInfo(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, in
+}
+
+// checkWritten runs in under opts with the fenced policy whole selects,
+// resolves the host program the driver writes back (written), replays it
+// under that policy, and fails unless the driver's own plan passes
+// trace.Check against it. It returns the run, its driver, the written
+// program, its replay and the policy.
+func checkWritten(t *testing.T, name string, in *Info, whole bool, opts Options, written func(*driver) *trace.Trace) (*result, *driver, *trace.Program, *replay.Result, subarena.Policy) {
+	t.Helper()
+	pol := subarena.SubrangeFenced
+	if whole {
+		pol = subarena.WholeFenced
+	}
+	opts.Mode, opts.Fit = PolicyMode(whole), arena.FitLean
+	got, d, err := run(in, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := written(d).Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := replay.Run(p2, replay.Options{Policy: pol, Fit: arena.FitLean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := trace.Check(p2, got.Plan(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Safe {
+		t.Errorf("%s %v: unsafe: %d violations", name, pol, len(rep.Violations))
+	}
+	return got, d, p2, want, pol
+}
+
+// TestMirror checks that the shadow driven by run makes exactly the
 // Allocator's decisions under replay.Run: the same offset for every
 // buffer, the same high-water mark, the same LiveLB.
 func TestMirror(t *testing.T) {
 	for _, w := range testWorkloads() {
-		tr, err := w.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := NewInfo(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, in := infoOf(t, w)
 		for _, pol := range []subarena.Policy{subarena.SubrangeFenced, subarena.WholeFenced} {
 			for _, fit := range []arena.Fit{arena.FitFast, arena.FitLean} {
 				want, err := replay.Run(p, replay.Options{Policy: pol, Fit: fit})
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, _, err := Run(in, Options{Mode: PolicyMode(pol == subarena.WholeFenced), Fit: fit})
+				got, _, err := run(in, Options{Mode: PolicyMode(pol == subarena.WholeFenced), Fit: fit})
 				if err != nil {
 					t.Fatalf("%s %v %v: %v", w.Name, pol, fit, err)
 				}
@@ -67,18 +108,13 @@ func TestMirror(t *testing.T) {
 
 // TestHostVariant checks that the Poll and Stall host programs are valid
 // traces with the original schedule (same LiveLB), that replay.Run and
-// the Shadow agree on them, and that the Allocator's plans for them pass
+// the shadow agree on them, and that the Allocator's plans for them pass
 // trace.Check.
 func TestHostVariant(t *testing.T) {
 	for _, w := range bench.Workloads(true) {
-		tr, _ := w.Build()
-		p, _ := tr.Resolve()
-		in, err := NewInfo(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, in := infoOf(t, w)
 		for _, c := range []Completions{Poll, Stall} {
-			t2 := HostVariant(in, c)
+			t2 := hostVariant(in, c)
 			p2, err := t2.Resolve()
 			if err != nil {
 				t.Fatal(err)
@@ -90,7 +126,7 @@ func TestHostVariant(t *testing.T) {
 			if in2.LiveLB != in.LiveLB || in2.Makespan != in.Makespan {
 				t.Errorf("%s %v: schedule changed: LiveLB %d makespan %d, was %d %d", w.Name, c, in2.LiveLB, in2.Makespan, in.LiveLB, in.Makespan)
 			}
-			got, _, err := Run(in2, Options{Mode: PolicyMode(false), Fit: arena.FitLean})
+			got, _, err := run(in2, Options{Mode: PolicyMode(false), Fit: arena.FitLean})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,38 +153,11 @@ func TestHostVariant(t *testing.T) {
 // an alloc that would raise the high-water mark, and checks its trace.
 func TestStallOnGrow(t *testing.T) {
 	for _, w := range testWorkloads() {
-		tr, _ := w.Build()
-		p, _ := tr.Resolve()
-		in, err := NewInfo(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, in := infoOf(t, w)
 		for _, whole := range []bool{false, true} {
-			pol := subarena.SubrangeFenced
-			if whole {
-				pol = subarena.WholeFenced
-			}
-			got, d, err := Run(in, Options{Mode: PolicyMode(whole), Fit: arena.FitLean, Completions: StallOnGrow})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p2, err := d.WithLearned().Resolve()
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := replay.Run(p2, replay.Options{Policy: pol, Fit: arena.FitLean})
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, d, p2, want, pol := checkWritten(t, w.Name, in, whole, Options{Completions: StallOnGrow}, (*driver).WithLearned)
 			if want.LiveLB != in.LiveLB {
 				t.Errorf("%s: schedule changed", w.Name)
-			}
-			rep, err := trace.Check(p2, got.Plan(in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !rep.Safe {
-				t.Errorf("%s %v: unsafe: %d violations", w.Name, pol, len(rep.Violations))
 			}
 			nallocs := p.NumAllocs()
 			t.Logf("%-14s %-15v stalls %4d of %4d allocs, %4d syncs added: HWM/LiveLB %.3f (its trace replayed: %.3f)",
@@ -163,39 +172,12 @@ func TestStallOnGrow(t *testing.T) {
 // waits: same schedule, and replay.Run's plan for it passes trace.Check.
 func TestPredictWait(t *testing.T) {
 	for _, w := range testWorkloads() {
-		tr, _ := w.Build()
-		p, _ := tr.Resolve()
-		in, err := NewInfo(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, in := infoOf(t, w)
 		for _, whole := range []bool{false, true} {
-			pol := subarena.SubrangeFenced
-			if whole {
-				pol = subarena.WholeFenced
-			}
-			got, d, err := Run(in, Options{Mode: PolicyMode(whole), Fit: arena.FitLean, PredictWait: PredictSchedule})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p2, err := d.WithWaits().Resolve()
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := replay.Run(p2, replay.Options{Policy: pol, Fit: arena.FitLean})
-			if err != nil {
-				t.Fatal(err)
-			}
+			// The driver's own plan is checked against the trace with the waits.
+			got, d, _, want, pol := checkWritten(t, w.Name, in, whole, Options{PredictWait: PredictSchedule}, (*driver).WithWaits)
 			if want.LiveLB != in.LiveLB || want.Makespan != in.Makespan {
 				t.Errorf("%s: schedule changed", w.Name)
-			}
-			// The driver's own plan, checked against the trace with the waits.
-			rep, err := trace.Check(p2, got.Plan(in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !rep.Safe {
-				t.Errorf("%s %v: unsafe: %d violations", w.Name, pol, len(rep.Violations))
 			}
 			n := 0
 			for _, ws := range d.AddedWaits {

@@ -17,7 +17,7 @@ type oseg struct {
 	death    int
 }
 
-// OrderedLowerBound returns a lower bound on the arena of any safe plan for
+// orderedLowerBound returns a lower bound on the arena of any safe plan for
 // the schedule, online or offline, that also counts what LiveLB leaves out:
 // two bytes of different buffers may share an arena byte only if, of the
 // two, the one its buffer lets go first (release or discard step; both held
@@ -28,7 +28,7 @@ type oseg struct {
 // The clique is grown greedily from the live set at each of the schedule's
 // busiest moments, so the bound is valid but not the best possible. It
 // returns the bound and the moment whose clique gave it.
-func OrderedLowerBound(in *Info) (int64, int64) {
+func orderedLowerBound(in *Info) (int64, int64) {
 	segs, conflict := orderedSegments(in)
 	return orderedClique(in, segs, conflict)
 }

@@ -13,13 +13,8 @@ import (
 // safe plan of the host program as written).
 func TestOrderedLowerBound(t *testing.T) {
 	for _, w := range testWorkloads() {
-		tr, _ := w.Build()
-		p, _ := tr.Resolve()
-		in, err := NewInfo(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		olb, at := OrderedLowerBound(in)
+		p, in := infoOf(t, w)
+		olb, at := orderedLowerBound(in)
 		if olb < in.LiveLB {
 			t.Errorf("%s: bound %d below LiveLB %d", w.Name, olb, in.LiveLB)
 		}

@@ -18,7 +18,7 @@ type cand struct {
 
 // candidates lists every start-of-region place, and with bothEnds every
 // end-of-region place, in address order.
-func (s *Shadow) candidates(n int64, lent []ranges.Range, bothEnds bool) []cand {
+func (s *shadow) candidates(n int64, lent []ranges.Range, bothEnds bool) []cand {
 	hwm := s.HighWater()
 	var out []cand
 	over := func(lo int64) int64 {
@@ -31,7 +31,7 @@ func (s *Shadow) candidates(n int64, lent []ranges.Range, bothEnds bool) []cand 
 		return t
 	}
 	for _, r := range s.FreeRegions() {
-		if r.End() == BoundedCap {
+		if r.End() == boundedCap {
 			out = append(out, cand{off: r.Offset, regOff: r.Offset, regSize: math.MaxInt64, top: true,
 				growth: max(0, r.Offset+n-hwm), lent: over(r.Offset)})
 			continue
@@ -52,12 +52,12 @@ func (s *Shadow) candidates(n int64, lent []ranges.Range, bothEnds bool) []cand 
 type scorePlacer struct {
 	name     string
 	bothEnds bool
-	score    func(s *Shadow, c *cand, n int64, h *Hint) float64
+	score    func(s *shadow, c *cand, n int64, h *hint) float64
 }
 
 func (p *scorePlacer) Name() string { return p.name }
 
-func (p *scorePlacer) Place(s *Shadow, n int64, lent []ranges.Range, h *Hint) int64 {
+func (p *scorePlacer) Place(s *shadow, n int64, lent []ranges.Range, h *hint) int64 {
 	best, bs := cand{off: -1}, 0.0
 	for _, c := range s.candidates(n, lent, p.bothEnds) {
 		sc := p.score(s, &c, n, h)
@@ -81,26 +81,26 @@ const (
 	wKey = 1 << 40
 )
 
-// LowAddr is the Allocator's rule in the bounded model: held bytes first, at
+// lowAddr is the Allocator's rule in the bounded model: held bytes first, at
 // the lowest region start that reaches them; else the lowest clean region
 // (first fit).
-func LowAddr() Placer {
-	return &scorePlacer{name: "low-address", score: func(s *Shadow, c *cand, n int64, h *Hint) float64 {
+func lowAddr() placer {
+	return &scorePlacer{name: "low-address", score: func(s *shadow, c *cand, n int64, h *hint) float64 {
 		return b2f(c.lent == 0)*wKey*4 + float64(c.off)
 	}}
 }
 
-// BestFitHeld: held bytes first, in the smallest region that reaches them;
+// bestFitHeld: held bytes first, in the smallest region that reaches them;
 // else the smallest clean region.
-func BestFitHeld() Placer {
-	return &scorePlacer{name: "best-fit-held", score: func(s *Shadow, c *cand, n int64, h *Hint) float64 {
+func bestFitHeld() placer {
+	return &scorePlacer{name: "best-fit-held", score: func(s *shadow, c *cand, n int64, h *hint) float64 {
 		return b2f(c.lent == 0)*wKey*4 + float64(c.regSize)*2 + float64(c.off)/float64(1<<34)
 	}}
 }
 
-// BestFit: the smallest region, held or clean alike.
-func BestFit() Placer {
-	return &scorePlacer{name: "best-fit", score: func(s *Shadow, c *cand, n int64, h *Hint) float64 {
+// bestFit: the smallest region, held or clean alike.
+func bestFit() placer {
+	return &scorePlacer{name: "best-fit", score: func(s *shadow, c *cand, n int64, h *hint) float64 {
 		return float64(c.regSize)*2 + float64(c.off)/float64(1<<34)
 	}}
 }
@@ -120,7 +120,7 @@ func deathOf(in *Info, b int) float64 {
 // neighborDeath is the expected death of what lies just below (atEnd:
 // above) the candidate block: the wall at offset 0 never dies; the top
 // (growth) counts as free.
-func neighborDeath(s *Shadow, in *Info, c *cand, n int64) float64 {
+func neighborDeath(s *shadow, in *Info, c *cand, n int64) float64 {
 	if c.top {
 		if c.off == 0 {
 			return math.Inf(1)
@@ -136,12 +136,12 @@ func neighborDeath(s *Shadow, in *Info, c *cand, n int64) float64 {
 	return deathOf(in, s.Owner(c.off-1))
 }
 
-// DeathNeighbor uses the expected-death hint: among places at either end of
+// deathNeighbor uses the expected-death hint: among places at either end of
 // a free region (held or clean), the one whose neighbour dies closest to
 // the buffer, so that the two come free together and their hole coalesces;
 // ties (and equal distance) to the smaller region.
-func DeathNeighbor(in *Info) Placer {
-	return &scorePlacer{name: "death-neighbour", bothEnds: true, score: func(s *Shadow, c *cand, n int64, h *Hint) float64 {
+func deathNeighbor(in *Info) placer {
+	return &scorePlacer{name: "death-neighbour", bothEnds: true, score: func(s *shadow, c *cand, n int64, h *hint) float64 {
 		db, dn := deathOf(in, h.Buffer), neighborDeath(s, in, c, n)
 		var dist float64
 		switch {
@@ -156,10 +156,10 @@ func DeathNeighbor(in *Info) Placer {
 	}}
 }
 
-// TwoEnded uses the hint as a class: buffers that outlive the median
+// twoEnded uses the hint as a class: buffers that outlive the median
 // lifetime go to the highest place that fits (the end of the highest
-// region), the others to the lowest (held bytes first, as LowAddr).
-func TwoEnded(in *Info) Placer {
+// region), the others to the lowest (held bytes first, as lowAddr).
+func twoEnded(in *Info) placer {
 	var lives []int64
 	for b := range in.P.Buffers {
 		if !in.P.Buffers[b].External && in.FirstUse[b] >= 0 {
@@ -167,7 +167,7 @@ func TwoEnded(in *Info) Placer {
 		}
 	}
 	med := median(lives)
-	return &scorePlacer{name: "two-ended", bothEnds: true, score: func(s *Shadow, c *cand, n int64, h *Hint) float64 {
+	return &scorePlacer{name: "two-ended", bothEnds: true, score: func(s *shadow, c *cand, n int64, h *hint) float64 {
 		long := h.DeathStep == never || h.LastUse-h.FirstUse > med
 		if long {
 			if c.top {
@@ -188,14 +188,14 @@ func median(v []int64) int64 {
 	return c[len(c)/2]
 }
 
-// SizeTwoEnded segregates by size: a buffer at least frac of the largest
+// sizeTwoEnded segregates by size: a buffer at least frac of the largest
 // seen so far goes to the lowest place that fits (held bytes first, as
-// LowAddr); a smaller one to the highest (the end of the highest region
+// lowAddr); a smaller one to the highest (the end of the highest region
 // that fits), so small temporaries stay out of the holes large buffers
 // leave for the next large buffer.
-func SizeTwoEnded(frac float64) Placer {
+func sizeTwoEnded(frac float64) placer {
 	var largest int64
-	return &scorePlacer{name: "size-two-ended", bothEnds: true, score: func(s *Shadow, c *cand, n int64, h *Hint) float64 {
+	return &scorePlacer{name: "size-two-ended", bothEnds: true, score: func(s *shadow, c *cand, n int64, h *hint) float64 {
 		largest = max(largest, n)
 		if float64(n) < frac*float64(largest) {
 			if c.top {
@@ -207,13 +207,13 @@ func SizeTwoEnded(frac float64) Placer {
 	}}
 }
 
-// EngineAffinity keeps the Allocator's order (held bytes first, lowest
+// engineAffinity keeps the Allocator's order (held bytes first, lowest
 // address) but, among places that equally reuse or equally do not, prefers
 // one beside a buffer used by the same engines: bytes let go there are then
 // pinned by, and fenced-safe for, the same engines, so a later writer on
 // them finds its reusable bytes together.
-func EngineAffinity(in *Info) Placer {
-	return &scorePlacer{name: "engine-affinity", bothEnds: true, score: func(s *Shadow, c *cand, n int64, h *Hint) float64 {
+func engineAffinity(in *Info) placer {
+	return &scorePlacer{name: "engine-affinity", bothEnds: true, score: func(s *shadow, c *cand, n int64, h *hint) float64 {
 		var nb int
 		switch {
 		case c.atEnd:

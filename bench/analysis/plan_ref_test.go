@@ -22,17 +22,12 @@ func TestPlanReference(t *testing.T) {
 		if w.Name == "llama" {
 			continue
 		}
-		tr, _ := w.Build()
-		p, _ := tr.Resolve()
-		in, err := NewInfo(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, in := infoOf(t, w)
 		r, err := plan.PlanProgram(p, plan.Options{Budget: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if olb, _ := OrderedLowerBound(in); r.Plan.Size < olb {
+		if olb, _ := orderedLowerBound(in); r.Plan.Size < olb {
 			t.Errorf("%s: the planner's safe plan (%d B) is below the ordered lower bound %d", w.Name, r.Plan.Size, olb)
 		}
 		t.Logf("%-14s plan %.3f LiveLB (planner's bound %.3f, proven %v, %s)", w.Name,

@@ -290,8 +290,8 @@ func inplaceCredits(p *trace.Program) map[opUse]bool {
 			if w.Access&trace.AccessWrite == 0 {
 				continue
 			}
-			wm := mapOf(p.Layout(w.Ref), 0)
-			if wm.empty {
+			wl := p.Layout(w.Ref)
+			if slices.Contains(wl.Shape, 0) {
 				continue
 			}
 			for u, r := range op.Uses {
@@ -299,12 +299,12 @@ func inplaceCredits(p *trace.Program) map[opUse]bool {
 					p.Buffers[r.Ref.Buffer].External {
 					continue
 				}
-				rm := mapOf(p.Layout(r.Ref), 0)
-				if rm.empty {
+				rl := p.Layout(r.Ref)
+				if slices.Contains(rl.Shape, 0) {
 					continue
 				}
-				rm.offset, wm.offset = 0, 0
-				if rm.equal(wm) {
+				// Element for element alike, wherever each starts.
+				if p.SameElements(r.Ref, -rl.Offset, w.Ref, -wl.Offset) {
 					out[opUse{k, u}] = true
 					break
 				}

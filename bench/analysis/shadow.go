@@ -12,8 +12,8 @@ import (
 	sasync "github.com/subarena/subarena/sync"
 )
 
-// Buf is a buffer of the Shadow allocator.
-type Buf struct {
+// shadowBuf is a buffer of the shadow allocator.
+type shadowBuf struct {
 	Index           int // program buffer index
 	Off, Span, Size int64
 	Live            ranges.Set
@@ -22,9 +22,9 @@ type Buf struct {
 	Released        bool
 }
 
-// Hint is what a graph-driven engine could tell the allocator about a
+// hint is what a graph-driven engine could tell the allocator about a
 // buffer at Alloc: who writes it, and when it dies.
-type Hint struct {
+type hint struct {
 	Buffer    int
 	Engine    int
 	Step      int   // the alloc step
@@ -35,32 +35,32 @@ type Hint struct {
 	UserEngines       uint32
 }
 
-// Placer chooses where a block goes. In the arena, the lent runs (held bytes
+// placer chooses where a block goes. In the arena, the lent runs (held bytes
 // safe for this writer) are free for the duration of the call, coalesced
 // with the clean space beside them.
-type Placer interface {
+type placer interface {
 	Name() string
 	// Place returns the offset of a block of n bytes (a granule multiple),
-	// which must be free in s.Ar, or -1: the Shadow's default (reuseAt, then
-	// the arena's fit, over the freed lent runs). With a nil Placer the
-	// Shadow places as the Allocator does (arena.PlaceOver, nothing freed).
-	Place(s *Shadow, n int64, lent []ranges.Range, h *Hint) int64
+	// which must be free in s.Ar, or -1: the shadow's default (reuseAt, then
+	// the arena's fit, over the freed lent runs). With a nil placer the
+	// shadow places as the Allocator does (arena.PlaceOver, nothing freed).
+	Place(s *shadow, n int64, lent []ranges.Range, h *hint) int64
 }
 
-// Shadow is the root package's Allocator, reproduced on the public arena,
+// shadow is the root package's Allocator, reproduced on the public arena,
 // liveness and sync packages, single-threaded, with the placement decision
-// open to a Placer. With a nil Placer and an unbounded arena it makes
+// open to a placer. With a nil placer and an unbounded arena it makes
 // exactly the Allocator's decisions (TestMirror checks it against
 // replay.Run, offset by offset).
-type Shadow struct {
+type shadow struct {
 	G      int64
 	Ar     *arena.Arena
 	Idx    *liveness.Index
 	Tl     *sasync.Timeline
-	Placer Placer
+	Placer placer
 	// WaitOK, when set, also makes safe for a writer the held bytes whose
 	// pending users it accepts: the new owner's ops must then wait for the
-	// buffer's fence (Buf.Residual), which the driver adds to them.
+	// buffer's fence (shadowBuf.Residual), which the driver adds to them.
 	WaitOK func(ev sasync.Event) bool
 	// WaitMatch, when > 0, keeps only the runs WaitOK adds that are at most
 	// WaitMatch times the request: waited-for bytes go to buffers of about
@@ -77,17 +77,17 @@ type Shadow struct {
 	unsub                    func()
 }
 
-// BoundedCap is the capacity of the arena a Placer works in: large enough
+// boundedCap is the capacity of the arena a placer works in: large enough
 // never to run out, so that the high-water mark is the measure.
-const BoundedCap = 1 << 32
+const boundedCap = 1 << 32
 
-// NewShadow returns a Shadow with the given policy mode over tl. With a
-// Placer the arena is bounded at BoundedCap (a Placer needs every offset
+// newShadow returns a shadow with the given policy mode over tl. With a
+// placer the arena is bounded at boundedCap (a placer needs every offset
 // addressable); without, it is unbounded, as in replay.Run.
-func NewShadow(tl *sasync.Timeline, g int64, mode liveness.Mode, fit arena.Fit, pl Placer) (*Shadow, error) {
+func newShadow(tl *sasync.Timeline, g int64, mode liveness.Mode, fit arena.Fit, pl placer) (*shadow, error) {
 	cfg := arena.Config{Granule: g, Unbounded: true, Fit: fit}
 	if pl != nil {
-		cfg = arena.Config{Granule: g, Capacity: BoundedCap, Fit: fit}
+		cfg = arena.Config{Granule: g, Capacity: boundedCap, Fit: fit}
 	}
 	ar, err := arena.New(cfg)
 	if err != nil {
@@ -97,14 +97,14 @@ func NewShadow(tl *sasync.Timeline, g int64, mode liveness.Mode, fit arena.Fit, 
 	if err != nil {
 		return nil, err
 	}
-	s := &Shadow{G: g, Ar: ar, Idx: idx, Tl: tl, Placer: pl, fenced: mode.Fenced()}
+	s := &shadow{G: g, Ar: ar, Idx: idx, Tl: tl, Placer: pl, fenced: mode.Fenced()}
 	s.free = func(r ranges.Range) { s.check(s.Ar.Free(r.Lo, r.Len())) }
 	s.unsub = tl.Subscribe(func(c sasync.Clock) { s.Idx.Complete(&c, s.free) })
 	return s, nil
 }
 
 // Own records buffer b as the owner of [off, off+n).
-func (s *Shadow) Own(off, n int64, b int) {
+func (s *shadow) Own(off, n int64, b int) {
 	lo, hi := off/s.G, (off+n+s.G-1)/s.G
 	for int64(len(s.owner)) < hi {
 		s.owner = append(s.owner, -1)
@@ -115,7 +115,7 @@ func (s *Shadow) Own(off, n int64, b int) {
 }
 
 // Owner returns the buffer last placed over the granule at off, or -1.
-func (s *Shadow) Owner(off int64) int {
+func (s *shadow) Owner(off int64) int {
 	g := off / s.G
 	if off < 0 || g >= int64(len(s.owner)) {
 		return -1
@@ -124,24 +124,24 @@ func (s *Shadow) Owner(off int64) int {
 }
 
 // Close unsubscribes from the Timeline.
-func (s *Shadow) Close() { s.unsub() }
+func (s *shadow) Close() { s.unsub() }
 
 // Err returns the first internal failure.
-func (s *Shadow) Err() error { return s.err }
+func (s *shadow) Err() error { return s.err }
 
-func (s *Shadow) check(err error) {
+func (s *shadow) check(err error) {
 	if err != nil && s.err == nil {
 		s.err = fmt.Errorf("shadow: internal: %w", err)
 	}
 }
 
-func (s *Shadow) safeFn(ev sasync.Event) bool {
+func (s *shadow) safeFn(ev sasync.Event) bool {
 	return ev.Seq <= s.safePoint[ev.Engine] || ev.Seq <= s.safeCompleted[ev.Engine] ||
 		(s.WaitOK != nil && s.WaitOK(ev))
 }
 
 // SafeRuns returns the held runs safe for a writer at pt now.
-func (s *Shadow) SafeRuns(pt *sasync.Point) []ranges.Range {
+func (s *shadow) SafeRuns(pt *sasync.Point) []ranges.Range {
 	if !s.fenced {
 		return nil
 	}
@@ -150,16 +150,16 @@ func (s *Shadow) SafeRuns(pt *sasync.Point) []ranges.Range {
 }
 
 // HighWater is the arena's high-water mark.
-func (s *Shadow) HighWater() int64 { return s.Ar.Stats().HighWater }
+func (s *shadow) HighWater() int64 { return s.Ar.Stats().HighWater }
 
 // Alloc is Allocator.Alloc.
-func (s *Shadow) Alloc(size int64, at sasync.Point, h *Hint) (*Buf, error) {
+func (s *shadow) Alloc(size int64, at sasync.Point, h *hint) (*shadowBuf, error) {
 	completed := s.Tl.CompletedClock()
 	blk, fence, err := s.place(size, &at, &completed, h)
 	if err != nil {
 		return nil, err
 	}
-	b := &Buf{Off: blk.Offset, Span: blk.Size, Size: size}
+	b := &shadowBuf{Off: blk.Offset, Span: blk.Size, Size: size}
 	for e := range fence {
 		if fence[e] > completed[e] {
 			b.Residual[e] = fence[e]
@@ -170,7 +170,7 @@ func (s *Shadow) Alloc(size int64, at sasync.Point, h *Hint) (*Buf, error) {
 	return b, nil
 }
 
-func (s *Shadow) place(size int64, at *sasync.Point, completed *sasync.Clock, h *Hint) (arena.Block, sasync.Clock, error) {
+func (s *shadow) place(size int64, at *sasync.Point, completed *sasync.Clock, h *hint) (arena.Block, sasync.Clock, error) {
 	var fence sasync.Clock
 	s.lent = s.lent[:0]
 	n := (size + s.G - 1) &^ (s.G - 1)
@@ -222,11 +222,11 @@ func (s *Shadow) place(size int64, at *sasync.Point, completed *sasync.Clock, h 
 	return blk, fence, nil
 }
 
-// placeOver is the Allocator's placement with no Placer: the arena's
+// placeOver is the Allocator's placement with no placer: the arena's
 // PlaceOver answers over the clean space and the lent runs (not freed),
 // and the commit takes the clean parts with AllocAt and the lent parts
 // with TakeRanges.
-func (s *Shadow) placeOver(size int64) (arena.Block, sasync.Clock, error) {
+func (s *shadow) placeOver(size int64) (arena.Block, sasync.Clock, error) {
 	var fence sasync.Clock
 	slices.SortFunc(s.lent, func(x, y ranges.Range) int { return cmp.Compare(x.Lo, y.Lo) })
 	s.extra = s.extra[:0]
@@ -269,7 +269,7 @@ func (s *Shadow) placeOver(size int64) (arena.Block, sasync.Clock, error) {
 
 // matchWaited drops from lent the parts that only WaitOK made safe when
 // they lie in a run longer than WaitMatch × n.
-func (s *Shadow) matchWaited(lent []ranges.Range, n int64) []ranges.Range {
+func (s *shadow) matchWaited(lent []ranges.Range, n int64) []ranges.Range {
 	w := s.WaitOK
 	s.WaitOK = nil
 	ordered := s.Idx.SafeRuns(nil, s.safeFn)
@@ -291,9 +291,9 @@ func (s *Shadow) matchWaited(lent []ranges.Range, n int64) []ranges.Range {
 	return append(lent[:0], keep.Runs()...)
 }
 
-// choose allocates the block in the arena: the Placer's offset, else
+// choose allocates the block in the arena: the placer's offset, else
 // reuseAt over the lent runs, else the arena's fit.
-func (s *Shadow) choose(size, n int64, h *Hint) (arena.Block, error) {
+func (s *shadow) choose(size, n int64, h *hint) (arena.Block, error) {
 	if s.Placer != nil {
 		if off := s.Placer.Place(s, n, s.lent, h); off >= 0 {
 			if err := s.Ar.AllocAt(off, n); err != nil {
@@ -312,7 +312,7 @@ func (s *Shadow) choose(size, n int64, h *Hint) (arena.Block, error) {
 
 // ReuseAtOffset is the Allocator's reuseAt decision without allocating: the
 // lowest free region start whose first n bytes reach a lent run, or -1.
-func (s *Shadow) ReuseAtOffset(n int64, lent []ranges.Range) int64 {
+func (s *shadow) ReuseAtOffset(n int64, lent []ranges.Range) int64 {
 	best := int64(-1)
 	for _, r := range lent {
 		reg, ok := s.Ar.FreeRegionAt(r.Lo)
@@ -326,7 +326,7 @@ func (s *Shadow) ReuseAtOffset(n int64, lent []ranges.Range) int64 {
 	return best
 }
 
-func (s *Shadow) reuseAt(n int64, lent []ranges.Range) (arena.Block, bool) {
+func (s *shadow) reuseAt(n int64, lent []ranges.Range) (arena.Block, bool) {
 	off := s.ReuseAtOffset(n, lent)
 	if off < 0 {
 		return arena.Block{}, false
@@ -340,13 +340,13 @@ func (s *Shadow) reuseAt(n int64, lent []ranges.Range) (arena.Block, bool) {
 
 // FreeRegions returns the arena's free regions in address order (the
 // shared slice is overwritten by the next call).
-func (s *Shadow) FreeRegions() []arena.Block {
+func (s *shadow) FreeRegions() []arena.Block {
 	s.regions = s.Ar.AppendFreeRegions(s.regions[:0])
 	return s.regions
 }
 
 // Use is Allocator.Use of the buffer-relative bytes cover.
-func (s *Shadow) Use(b *Buf, cover *ranges.Set, ev sasync.Event) error {
+func (s *shadow) Use(b *shadowBuf, cover *ranges.Set, ev sasync.Event) error {
 	done := !ev.IsZero() && s.Tl.Completed(ev)
 	if b.HasResidual {
 		ok, err := s.Tl.OrderedAfter(&b.Residual, ev)
@@ -374,7 +374,7 @@ func (s *Shadow) Use(b *Buf, cover *ranges.Set, ev sasync.Event) error {
 }
 
 // Release is Allocator.Release (a no-op on a retired buffer).
-func (s *Shadow) Release(b *Buf) error {
+func (s *shadow) Release(b *shadowBuf) error {
 	if b.Released {
 		return nil
 	}
@@ -389,7 +389,7 @@ func (s *Shadow) Release(b *Buf) error {
 // Discard is Allocator.Discard of buffer-relative bytes (skipped, as the
 // replay skips the Allocator's refusal, when the cover is not exact or
 // nothing of it is held).
-func (s *Shadow) Discard(b *Buf, cover *ranges.Set, exact bool) error {
+func (s *shadow) Discard(b *shadowBuf, cover *ranges.Set, exact bool) error {
 	if b.Released || !exact {
 		return nil
 	}
@@ -414,7 +414,7 @@ func (s *Shadow) Discard(b *Buf, cover *ranges.Set, exact bool) error {
 	return nil
 }
 
-func (s *Shadow) takesLastRequested(b *Buf, bytes *ranges.Set) bool {
+func (s *shadow) takesLastRequested(b *shadowBuf, bytes *ranges.Set) bool {
 	end := b.Off + b.Size
 	for _, r := range b.Live.Runs() {
 		r.Hi = min(r.Hi, end)
@@ -429,7 +429,7 @@ func (s *Shadow) takesLastRequested(b *Buf, bytes *ranges.Set) bool {
 var errRefused = errors.New("shadow: donation refused")
 
 // Donate is Allocator.Donate of the buffer-relative dense run cover of b.
-func (s *Shadow) Donate(b *Buf, cover *ranges.Set, exact bool, ev sasync.Event) (*Buf, error) {
+func (s *shadow) Donate(b *shadowBuf, cover *ranges.Set, exact bool, ev sasync.Event) (*shadowBuf, error) {
 	if b.Released || !exact || cover.NumRuns() != 1 {
 		return nil, errRefused
 	}
@@ -453,7 +453,7 @@ func (s *Shadow) Donate(b *Buf, cover *ranges.Set, exact bool, ev sasync.Event) 
 	if !ok {
 		return nil, errRefused
 	}
-	nb := &Buf{Off: r.Lo, Size: r.Len(), Span: r.Len()}
+	nb := &shadowBuf{Off: r.Lo, Size: r.Len(), Span: r.Len()}
 	nb.Live.Add(r)
 	b.Live.Remove(r)
 	if b.Live.IsEmpty() {

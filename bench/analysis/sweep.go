@@ -9,16 +9,16 @@ import (
 	"github.com/subarena/subarena/trace"
 )
 
-// Generator builds one workload from a seed.
-type Generator struct {
+// generator builds one workload from a seed.
+type generator struct {
 	Name string
 	Gen  func(seed uint64) (*trace.Trace, error)
 }
 
-// SweepGenerators are BenchmarkPolicySweep's generators (the quick settings
+// sweepGenerators are BenchmarkPolicySweep's generators (the quick settings
 // of bench.Workloads, and the CNN at Inception-v3's width over two frames),
 // rebuilt from the exported configurations.
-func SweepGenerators() []Generator {
+func sweepGenerators() []generator {
 	llama := bench.LlamaSmall
 	llama.Batch, llama.Prompt, llama.Chunk, llama.Decode = 16, 16, 16, 4
 	batching := bench.BatchingSmall
@@ -27,7 +27,7 @@ func SweepGenerators() []Generator {
 	cnn.Frames, cnn.Blocks = 2, 2
 	random := bench.RandomSmall
 	random.Programs, random.Ops = 2, 100
-	return []Generator{
+	return []generator{
 		{"llama-engines", func(s uint64) (*trace.Trace, error) { c := llama; c.Seed = s; return bench.LlamaEngines(c) }},
 		{"batching", func(s uint64) (*trace.Trace, error) { c := batching; c.Seed = s; return bench.Batching(c) }},
 		{"cnn-concat", func(s uint64) (*trace.Trace, error) { c := cnn; c.Seed = s; return bench.CNN(c) }},
@@ -46,7 +46,7 @@ func SweepGenerators() []Generator {
 // HWM/LiveLB under subrange-fenced, and the (seed, fit) cells where
 // subrange-fenced needs more than whole-fenced.
 func PrintSweep(w io.Writer, ideas []Idea, seeds int) error {
-	gens := SweepGenerators()
+	gens := sweepGenerators()
 	fmt.Fprintf(w, "seeds 1-%d; per generator: mean / worst HWM/LiveLB (subrange-fenced), cells with sub > whole\n", seeds)
 	fmt.Fprintf(w, "%-28s", "idea")
 	for _, g := range gens {
@@ -54,7 +54,7 @@ func PrintSweep(w io.Writer, ideas []Idea, seeds int) error {
 	}
 	fmt.Fprintln(w)
 	type cell struct {
-		hosts []Host
+		hosts []host
 	}
 	cache := make([][]cell, len(gens))
 	for gi, g := range gens {
@@ -71,7 +71,7 @@ func PrintSweep(w io.Writer, ideas []Idea, seeds int) error {
 			if err != nil {
 				return err
 			}
-			h, err := HostVariants(in)
+			h, err := hostVariants(in)
 			if err != nil {
 				return err
 			}
@@ -84,19 +84,19 @@ func PrintSweep(w io.Writer, ideas []Idea, seeds int) error {
 			var sum, worst float64
 			var n, bad, cells int
 			for _, c := range cache[gi] {
-				fits := []*NamedPlacer{id.Placer}
-				if id.Placer.New == nil {
-					pl := Placers()
-					fits = []*NamedPlacer{&pl[0], &pl[1]} // lean, fast
+				fits := []*namedPlacer{id.placer}
+				if id.placer.New == nil {
+					pl := placers()
+					fits = []*namedPlacer{&pl[0], &pl[1]} // lean, fast
 				}
 				for _, f := range fits {
 					v := id
-					v.Placer = f
-					sub, err := RunIdea(c.hosts, v, false)
+					v.placer = f
+					sub, err := runIdea(c.hosts, v, false)
 					if err != nil {
 						return fmt.Errorf("%s on %s: %w", id.Name, gens[gi].Name, err)
 					}
-					whole, err := RunIdea(c.hosts, v, true)
+					whole, err := runIdea(c.hosts, v, true)
 					if err != nil {
 						return fmt.Errorf("%s on %s: %w", id.Name, gens[gi].Name, err)
 					}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 	"github.com/subarena/subarena/trace"
 )
@@ -19,21 +17,7 @@ import (
 // (flag values live in package variables and outlast one Execute).
 func runClean(t *testing.T, args ...string) result {
 	t.Helper()
-	var reset func(c *cobra.Command)
-	reset = func(c *cobra.Command) {
-		c.Flags().VisitAll(func(f *pflag.Flag) {
-			if sv, ok := f.Value.(pflag.SliceValue); ok {
-				_ = sv.Replace(nil)
-			} else {
-				_ = f.Value.Set(f.DefValue)
-			}
-			f.Changed = false
-		})
-		for _, sub := range c.Commands() {
-			reset(sub)
-		}
-	}
-	reset(rootCmd)
+	resetFlags()
 	var r result
 	require.NotPanics(t, func() { r = runStreams(args...) }, "subarena %s", strings.Join(args, " "))
 	return r

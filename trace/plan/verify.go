@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/subarena/subarena/internal/minheap"
 )
 
 // Verify checks a placement of a valid problem: one offset per item, each
@@ -71,10 +73,10 @@ func Verify(p *Problem, offsets []int64) (int64, error) {
 	}
 	tree := newTop2Tree(len(spans))
 	live := make([]bool, len(spans))
-	ends := endHeap{spans: spans}
+	ends := minheap.New(func(i, j int32) bool { return spans[i].end < spans[j].end }) // span indices by end
 	for i, r := range spans {
-		for ends.len() > 0 && spans[ends.min()].end <= r.start {
-			j := ends.pop()
+		for ends.Len() > 0 && spans[ends.Min()].end <= r.start {
+			j := ends.Pop()
 			live[j] = false
 			tree.set(int(leaf[j]), noSpans)
 		}
@@ -95,7 +97,7 @@ func Verify(p *Problem, offsets []int64) (int64, error) {
 			}
 		}
 		live[i] = true
-		ends.push(int32(i))
+		ends.Push(int32(i))
 		tree.set(int(leaf[i]), top2{hi1: r.hi, item1: r.item, hi2: noHi})
 	}
 	at := func(pr PieceRef) placedSpan {
@@ -184,49 +186,4 @@ func (t *top2Tree) prefix(n int) top2 {
 		}
 	}
 	return out
-}
-
-// endHeap is a min-heap of span indices by end.
-type endHeap struct {
-	spans []placedSpan
-	h     []int32
-}
-
-func (q *endHeap) len() int   { return len(q.h) }
-func (q *endHeap) min() int32 { return q.h[0] }
-
-func (q *endHeap) less(i, j int) bool { return q.spans[q.h[i]].end < q.spans[q.h[j]].end }
-
-func (q *endHeap) push(x int32) {
-	q.h = append(q.h, x)
-	for i := len(q.h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !q.less(i, p) {
-			break
-		}
-		q.h[i], q.h[p] = q.h[p], q.h[i]
-		i = p
-	}
-}
-
-func (q *endHeap) pop() int32 {
-	top := q.h[0]
-	last := len(q.h) - 1
-	q.h[0] = q.h[last]
-	q.h = q.h[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(q.h) && q.less(l, m) {
-			m = l
-		}
-		if r < len(q.h) && q.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		q.h[i], q.h[m] = q.h[m], q.h[i]
-		i = m
-	}
-	return top
 }

@@ -10,24 +10,14 @@ import (
 	"github.com/subarena/subarena/trace/replay"
 )
 
-const splitQKV = `{"format": "subarena-trace/v1", "name": "split-qkv", "engines": ["compute", "copy"], "steps": [
-	{"alloc": "qkv", "size": 24576, "engine": "compute"},
-	{"op": "proj", "engine": "compute", "writes": ["qkv"], "cost": 4},
-	{"view": "q", "of": "qkv", "offset": 0, "shape": [16, 128], "strides": [1536, 4], "elem": 4},
-	{"view": "k", "of": "qkv", "offset": 512, "shape": [16, 128], "strides": [1536, 4], "elem": 4},
-	{"view": "v", "of": "qkv", "offset": 1024, "shape": [16, 128], "strides": [1536, 4], "elem": 4},
-	{"view": "kt", "of": "k", "offset": 0, "shape": [128, 16], "strides": [4, 1536], "elem": 4},
-	{"op": "scores", "engine": "compute", "reads": ["q", "kt"], "cost": 2},
-	{"op": "offload_v", "engine": "copy", "waits": ["proj"], "reads": ["v"], "cost": 20},
-	{"release": "qkv"},
-	{"alloc": "tmp", "size": 8192, "engine": "compute"},
-	{"op": "use_tmp", "engine": "compute", "writes": ["tmp"], "cost": 1},
-	{"release": "tmp"}]}`
+// splitQKV is the split-QKV trace of package trace's examples: a fused QKV
+// projection split into strided views, v offloaded by the copy engine.
+const splitQKV = "../testdata/split-qkv.json"
 
 // Replay the trace under the unsafe ir-order baseline and check the plan it produces: the
 // copy engine still reads v, through the view chain v -> qkv, when tmp is written over it.
 func ExampleRun_irOrder() {
-	t, _ := trace.Parse([]byte(splitQKV))
+	t, _ := trace.Load(splitQKV)
 	p, _ := t.Resolve()
 	res, err := replay.Run(p, replay.Options{Policy: subarena.IROrder})
 	if err != nil {
@@ -47,7 +37,7 @@ func ExampleRun_irOrder() {
 
 // Replay under the default policy and write the plan.
 func ExampleRun() {
-	t, _ := trace.Parse([]byte(splitQKV))
+	t, _ := trace.Load(splitQKV)
 	p, _ := t.Resolve()
 	res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 	if err != nil {

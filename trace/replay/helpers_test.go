@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracegen"
 )
 
@@ -17,18 +17,10 @@ import (
 // relative to this package.
 const sharedData = "../../testdata"
 
-// sharedFiles returns the files matching pattern under sharedData; it fails the test when
-// none match. Under the race detector it returns the first and last only.
+// sharedFiles returns the files matching pattern under sharedData (testfiles.Glob).
 func sharedFiles(t *testing.T, pattern string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(sharedData, pattern))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no files match %s under %s", pattern, sharedData)
-	}
-	if raceEnabled && len(files) > 2 {
-		files = []string{files[0], files[len(files)-1]}
-	}
-	return files
+	return testfiles.Glob(t, sharedData, pattern)
 }
 
 func mustLoad(t *testing.T, path string) *trace.Trace {
@@ -40,7 +32,7 @@ func mustLoad(t *testing.T, path string) *trace.Trace {
 	return tr
 }
 
-func mustResolve(t *testing.T, tr *trace.Trace) *trace.Program {
+func mustResolve(t testing.TB, tr *trace.Trace) *trace.Program {
 	t.Helper()
 	p, err := tr.Resolve()
 	if err != nil {
@@ -60,19 +52,11 @@ func randomTrace(rng *rand.Rand, steps int) *trace.Trace {
 
 func benchProgram(b *testing.B, rel string) *trace.Program {
 	b.Helper()
-	data, err := os.ReadFile(filepath.Join(sharedData, rel))
+	tr, err := trace.Read(bytes.NewReader(testfiles.Read(b, sharedData, rel)), filepath.Base(rel))
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr, err := trace.Read(bytes.NewReader(data), filepath.Base(rel))
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := tr.Resolve()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return p
+	return mustResolve(b, tr)
 }
 
 // forScaleShapes runs run on every generated shape at the sizes of trace's scale

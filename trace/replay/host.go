@@ -229,7 +229,7 @@ func (r *replayer) op(k int) error {
 	}
 	r.submit[k], r.start[k], r.end[k] = r.host, start, end
 	r.engineFree[op.Engine] = end
-	r.pending.push(completion{end: end, ev: ev})
+	r.pending.Push(completion{end: end, ev: ev})
 	r.log = append(r.log, replayEvent{op: k, buf: -1})
 
 	// Donations this op carries out: pin the read first, then hand its bytes over.
@@ -298,11 +298,11 @@ func (r *replayer) donate(k, b int, d donation, used []bool) error {
 
 // drain completes, in time order, every op not yet completed that ends at or before t.
 func (r *replayer) drain(t int64) error {
-	for r.pending.len() > 0 && r.pending.min().end <= t {
+	for r.pending.Len() > 0 && r.pending.Min().end <= t {
 		if r.stopped() {
 			return trace.ErrStopped
 		}
-		c := r.pending.pop()
+		c := r.pending.Pop()
 		t0 := r.clock()
 		done := r.tl.Completed(c.ev)
 		var err error
@@ -338,46 +338,6 @@ func (c completion) less(o completion) bool {
 		return c.ev.Engine < o.ev.Engine
 	}
 	return c.ev.Seq < o.ev.Seq
-}
-
-// completionHeap is a binary min-heap of completions.
-type completionHeap struct{ h []completion }
-
-func (q *completionHeap) len() int        { return len(q.h) }
-func (q *completionHeap) min() completion { return q.h[0] }
-
-func (q *completionHeap) push(c completion) {
-	q.h = append(q.h, c)
-	for i := len(q.h) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !q.h[i].less(q.h[parent]) {
-			break
-		}
-		q.h[i], q.h[parent] = q.h[parent], q.h[i]
-		i = parent
-	}
-}
-
-func (q *completionHeap) pop() completion {
-	top := q.h[0]
-	last := len(q.h) - 1
-	q.h[0] = q.h[last]
-	q.h = q.h[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(q.h) && q.h[l].less(q.h[m]) {
-			m = l
-		}
-		if r < len(q.h) && q.h[r].less(q.h[m]) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		q.h[i], q.h[m] = q.h[m], q.h[i]
-		i = m
-	}
-	return top
 }
 
 // newTimeline returns a Timeline with one engine per trace engine, in trace order.

@@ -8,6 +8,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/internal/minheap"
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 	"github.com/subarena/subarena/trace"
@@ -213,7 +214,7 @@ type replayer struct {
 	submit     []int64
 	start      []int64
 	end        []int64
-	pending    completionHeap
+	pending    minheap.Heap[completion] // ordered by completion.less
 
 	bufs       []*subarena.Buffer
 	views      []*subarena.View
@@ -264,7 +265,7 @@ func newReplayer(p *trace.Program, opts Options) (*replayer, error) {
 		return nil, fmt.Errorf("%w: %w", trace.ErrReplay, err)
 	}
 	n := len(p.Ops)
-	r := &replayer{p: p, opts: opts, tl: tl, alloc: a,
+	r := &replayer{p: p, opts: opts, tl: tl, alloc: a, pending: minheap.New(completion.less),
 		engineFree: make([]int64, len(p.Trace.Engines)),
 		events:     make([]sasync.Event, n), submit: make([]int64, n), start: make([]int64, n), end: make([]int64, n),
 		bufs: make([]*subarena.Buffer, len(p.Buffers)), views: make([]*subarena.View, len(p.Views)),

@@ -239,14 +239,7 @@ func TestReplayAllDiscarded(t *testing.T) {
 // TestReplayAllocatorTime: the time inside the Allocator's calls is measured only when
 // asked, and the measurement changes nothing else the replay reports.
 func TestReplayAllocatorTime(t *testing.T) {
-	data, err := os.ReadFile("../testdata/split-qkv.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := trace.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := mustLoad(t, "../testdata/split-qkv.json")
 	p := mustResolve(t, tr)
 	plain, err := Run(p, Options{})
 	if err != nil {
@@ -267,14 +260,7 @@ func TestReplayAllocatorTime(t *testing.T) {
 
 // TestReplayStop: a closed Stop ends the replay with trace.ErrStopped.
 func TestReplayStop(t *testing.T) {
-	data, err := os.ReadFile("../testdata/split-qkv.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := trace.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := mustLoad(t, "../testdata/split-qkv.json")
 	stop := make(chan struct{})
 	close(stop)
 	if _, err := Run(mustResolve(t, tr), Options{Stop: stop}); !errors.Is(err, trace.ErrStopped) {

@@ -1,13 +1,13 @@
 package replay
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"sort"
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/partruns"
 	"github.com/subarena/subarena/trace/internal/rangetags"
 )
 
@@ -122,8 +122,8 @@ func (r *replayer) useSpans(b int, pieces []trace.Piece) []useSpan {
 	for _, ou := range r.usesOf[b] {
 		fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
 		for _, run := range fp.Runs() {
-			lo := sort.Search(len(part), func(i int) bool { return part[i].r.Hi > run.Lo })
-			hi := sort.Search(len(part), func(i int) bool { return part[i].r.Lo >= run.Hi })
+			lo := sort.Search(len(part), func(i int) bool { return part[i].R.Hi > run.Lo })
+			hi := sort.Search(len(part), func(i int) bool { return part[i].R.Lo >= run.Hi })
 			if lo < hi {
 				tags.Fold(lo, hi, useSpan{r.start[ou.op], r.end[ou.op]})
 			}
@@ -132,7 +132,7 @@ func (r *replayer) useSpans(b int, pieces []trace.Piece) []useSpan {
 	spans, used := tags.Slots(len(part))
 	for i, pr := range part {
 		if used[i] {
-			merge(&out[pr.piece], spans[i].first, spans[i].last)
+			merge(&out[pr.Piece], spans[i].first, spans[i].last)
 		}
 	}
 	return out
@@ -283,22 +283,9 @@ func (ix *maxIndex) max(r ranges.Range) int64 {
 // piece; above it, it folds the uses over the runs of the pieces' partition.
 const scanPiecesUpTo = 8
 
-// partRun is one run of a piece of a buffer's partition.
-type partRun struct {
-	r     ranges.Range
-	piece int
-}
-
 // partition returns the runs of pieces, sorted by Lo.
-func partition(pieces []trace.Piece) []partRun {
-	var out []partRun
-	for i := range pieces {
-		for _, r := range pieces[i].Bytes.Runs() {
-			out = append(out, partRun{r, i})
-		}
-	}
-	slices.SortFunc(out, func(a, b partRun) int { return cmp.Compare(a.r.Lo, b.r.Lo) })
-	return out
+func partition(pieces []trace.Piece) []partruns.Run {
+	return partruns.Of(len(pieces), func(i int) *ranges.Set { return &pieces[i].Bytes })
 }
 
 // translated returns a copy of s moved by d (s is not modified); on overflow it returns

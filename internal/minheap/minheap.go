@@ -1,0 +1,59 @@
+// Package minheap is a binary min-heap over a slice, ordered by a less
+// function. Elements that compare equal leave in an order fixed by the
+// sequence of pushes and pops, the same on every run.
+package minheap
+
+// Heap is a binary min-heap. Make one with New; the zero value has no
+// order and must not be used.
+type Heap[T any] struct {
+	h    []T
+	less func(a, b T) bool
+}
+
+// New returns an empty heap ordered by less.
+func New[T any](less func(a, b T) bool) Heap[T] {
+	return Heap[T]{less: less}
+}
+
+// Len returns the number of elements.
+func (q *Heap[T]) Len() int { return len(q.h) }
+
+// Min returns the least element without removing it. The heap must not be
+// empty.
+func (q *Heap[T]) Min() T { return q.h[0] }
+
+// Push adds x.
+func (q *Heap[T]) Push(x T) {
+	q.h = append(q.h, x)
+	for i := len(q.h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(q.h[i], q.h[p]) {
+			break
+		}
+		q.h[i], q.h[p] = q.h[p], q.h[i]
+		i = p
+	}
+}
+
+// Pop removes and returns the least element. The heap must not be empty.
+func (q *Heap[T]) Pop() T {
+	top := q.h[0]
+	last := len(q.h) - 1
+	q.h[0] = q.h[last]
+	q.h = q.h[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(q.h) && q.less(q.h[l], q.h[m]) {
+			m = l
+		}
+		if r < len(q.h) && q.less(q.h[r], q.h[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q.h[i], q.h[m] = q.h[m], q.h[i]
+		i = m
+	}
+	return top
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package testfiles
+
+const raceEnabled = false

@@ -1,0 +1,35 @@
+// Package testfiles finds and reads the repository's third-party test data
+// (testdata/README.md) for the tests of the trace packages. Each caller
+// passes the data's directory relative to its own package.
+package testfiles
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Glob returns the files matching pattern under dir; it fails the test when
+// none match. Under the race detector it returns the first and last only.
+func Glob(tb testing.TB, dir, pattern string) []string {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no files match %s under %s", pattern, dir)
+	}
+	if raceEnabled && len(files) > 2 {
+		files = []string{files[0], files[len(files)-1]}
+	}
+	return files
+}
+
+// Read returns the contents of the file rel under dir; it fails the test
+// when the file cannot be read.
+func Read(tb testing.TB, dir, rel string) []byte {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, rel))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}
