@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/subarena/subarena/internal/minheap"
+	"github.com/subarena/subarena/trace/internal/minheap"
 )
 
 // Verify checks a placement of a valid problem: one offset per item, each

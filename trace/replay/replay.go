@@ -8,10 +8,10 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
-	"github.com/subarena/subarena/internal/minheap"
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/minheap"
 )
 
 // Options configure Run.
