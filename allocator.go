@@ -93,31 +93,21 @@ type Allocator struct {
 	internalErr error // first failure of the arena to take bytes back
 	unsubscribe func()
 
-	// Buffers and Views are carved from slabs: one heap allocation per
-	// slab of handles instead of one each. The first slab holds
-	// firstSlab handles and each next one twice its predecessor's, up to
-	// slabSize, so that an Allocator that makes few buffers pays for few.
-	// A handle is never reused for another buffer or view (a stale handle
-	// cannot alias a later one); a slab is freed when none of its handles
-	// is referenced any more. bufSlab and bufSlabs are guarded by mu,
-	// viewSlab and viewSlabs by slabMu (views are made without mu).
-	bufSlab  []Buffer
-	bufSlabs int // slabs of Buffers made so far
-	// Residual fences, carved the same way (guarded by mu): a buffer
-	// holds one only when it took bytes whose users had not completed.
-	clockSlab  []sasync.Clock
-	clockSlabs int
-	slabMu     stdsync.Mutex
-	viewSlab   []View
-	viewSlabs  int // slabs of Views made so far
-	// Views' shapes and strides, carved from slabs of int64s (guarded by
-	// slabMu): dimSlab is what is left of the current slab.
-	dimSlab  []int64
-	dimSlabs int
+	// Buffers, Views, residual fences and views' shapes and strides are
+	// carved from slabs (see slab). A handle is never reused for another
+	// buffer or view (a stale handle cannot alias a later one); a slab is
+	// freed when nothing carved from it is referenced any more. bufs and
+	// clocks are guarded by mu, views and dims by slabMu (views are made
+	// without mu).
+	bufs   slab[Buffer]
+	clocks slab[sasync.Clock] // a buffer holds one only when it took bytes whose users had not completed
+	slabMu stdsync.Mutex
+	views  slab[View]
+	dims   slab[int64]
 }
 
-// firstSlab and slabSize are the number of Buffers or Views the first
-// slab and, at most, any later slab hold.
+// firstSlab and slabSize are the number of things the first slab and, at
+// most, any later slab hold.
 const (
 	firstSlab = 2
 	slabSize  = 32
@@ -134,56 +124,60 @@ func nextSlabLen(made *int) int {
 	return n
 }
 
+// slab carves values of type T from arrays: one heap allocation per array
+// instead of one per value. The first array holds firstSlab units and each
+// next one twice its predecessor's, up to slabSize, so that an Allocator
+// that makes few buffers pays for few. The zero value is ready to use; the
+// caller serializes access.
+type slab[T any] struct {
+	free []T // what is left of the current array
+	made int // arrays made so far
+}
+
+// take returns n consecutive values, from an array of per·nextSlabLen
+// values when n ≤ per, else of their own.
+func (s *slab[T]) take(n, per int) []T {
+	if n > per {
+		return make([]T, n)
+	}
+	if len(s.free) < n {
+		s.free = make([]T, per*nextSlabLen(&s.made))
+	}
+	out := s.free[:n:n]
+	s.free = s.free[n:]
+	return out
+}
+
+// next returns one zero value.
+func (s *slab[T]) next() *T { return &s.take(1, 1)[0] }
+
+// dimsPerView is the room a slab of dims keeps per view: shape and
+// strides of up to four dimensions.
+const dimsPerView = 8
+
 // newBuffer returns a zero Buffer of a. Caller holds mu.
 func (a *Allocator) newBuffer() *Buffer {
-	if len(a.bufSlab) == 0 {
-		a.bufSlab = make([]Buffer, nextSlabLen(&a.bufSlabs))
-	}
-	b := &a.bufSlab[0]
-	a.bufSlab = a.bufSlab[1:]
+	b := a.bufs.next()
 	b.a = a
 	return b
 }
 
 // newClock returns a zero Clock for a buffer's residual fence. Caller
 // holds mu.
-func (a *Allocator) newClock() *sasync.Clock {
-	if len(a.clockSlab) == 0 {
-		a.clockSlab = make([]sasync.Clock, nextSlabLen(&a.clockSlabs))
-	}
-	c := &a.clockSlab[0]
-	a.clockSlab = a.clockSlab[1:]
-	return c
-}
+func (a *Allocator) newClock() *sasync.Clock { return a.clocks.next() }
 
-// newDims returns n int64s for a view's shape and strides: from a slab
-// when they fit one (dimsPerHandle per handle of a slab of that rank),
-// else of their own.
+// newDims returns n int64s for a view's shape and strides.
 func (a *Allocator) newDims(n int) []int64 {
-	const dimsPerHandle = 8
-	if n > dimsPerHandle {
-		return make([]int64, n)
-	}
 	a.slabMu.Lock()
-	if len(a.dimSlab) < n {
-		a.dimSlab = make([]int64, dimsPerHandle*nextSlabLen(&a.dimSlabs))
-	}
-	d := a.dimSlab[:n:n]
-	a.dimSlab = a.dimSlab[n:]
-	a.slabMu.Unlock()
-	return d
+	defer a.slabMu.Unlock()
+	return a.dims.take(n, dimsPerView)
 }
 
 // newView returns a zero View.
 func (a *Allocator) newView() *View {
 	a.slabMu.Lock()
-	if len(a.viewSlab) == 0 {
-		a.viewSlab = make([]View, nextSlabLen(&a.viewSlabs))
-	}
-	v := &a.viewSlab[0]
-	a.viewSlab = a.viewSlab[1:]
-	a.slabMu.Unlock()
-	return v
+	defer a.slabMu.Unlock()
+	return a.views.next()
 }
 
 // New returns an Allocator over a fresh arena.

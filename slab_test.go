@@ -76,3 +76,33 @@ func TestLifecycleAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestSlabTake: values carved from a slab are zero, distinct and capped (a
+// caller appending to one cannot write over the next); a request larger
+// than a unit gets an array of its own.
+func TestSlabTake(t *testing.T) {
+	var s slab[int64]
+	a, b := s.take(3, 8), s.take(5, 8)
+	if len(a) != 3 || cap(a) != 3 || len(b) != 5 || cap(b) != 5 {
+		t.Fatalf("lengths %d/%d and %d/%d", len(a), cap(a), len(b), cap(b))
+	}
+	for i := range a {
+		a[i] = 7
+	}
+	_ = append(a, 9) // must reallocate, not touch b
+	for _, v := range b {
+		if v != 0 {
+			t.Fatalf("b = %v after writing a", b)
+		}
+	}
+	if s.made != 1 {
+		t.Fatalf("%d arrays for 8 values of a 16-value first array", s.made)
+	}
+	if big := s.take(9, 8); len(big) != 9 || s.made != 1 {
+		t.Fatalf("a request above the unit took %d values, %d arrays made", len(big), s.made)
+	}
+	p, q := s.next(), s.next()
+	if p == q {
+		t.Fatal("next returned the same value twice")
+	}
+}

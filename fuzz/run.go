@@ -117,7 +117,6 @@ type simBuf struct {
 	// residueOps are the ops whose pending uses it was handed over with
 	// (RunOptions.MayWait: every op using the buffer waits for them).
 	residueOps []int
-	views      []*subarena.View
 }
 
 // readCheck is one read use of an op: the bytes it reads and who must have

@@ -2,7 +2,6 @@ package strided
 
 import (
 	"math/rand/v2"
-	"slices"
 
 	"github.com/bits-and-blooms/bitset"
 	"github.com/subarena/subarena/ranges"
@@ -121,5 +120,3 @@ func randLayoutIn(rng *rand.Rand, size int64) (Layout, bool) {
 	}
 	return Layout{}, false
 }
-
-func cloneShape(s []int64) []int64 { return slices.Clone(s) }

@@ -14,14 +14,14 @@ import (
 
 // oracleView is a data name's layout relative to its buffer.
 type oracleView struct {
-	buf                  string
-	off                  int64
-	shape, strides       []int64
-	elem                 int64
-	bytes                []bool
-	addrs                []int64 // first byte of each element, row-major
-	natural              bool    // a buffer's own name
-	discardStep, relStep int
+	buf            string
+	off            int64
+	shape, strides []int64
+	elem           int64
+	bytes          []bool
+	addrs          []int64 // first byte of each element, row-major
+	natural        bool    // a buffer's own name
+	discardStep    int
 }
 
 type oracleOp struct {
@@ -29,7 +29,6 @@ type oracleOp struct {
 	step         int
 	inplace      bool
 	uses         []oracleUse
-	start, end   int64
 }
 
 type oracleUse struct {
@@ -330,21 +329,9 @@ func bruteLiveLB(m *oracleModel, start, end []int64, makespan int64) int64 {
 }
 
 // enumerate returns the bytes of a buffer of size bytes that a layout covers, by walking
-// every element.
+// every element (strided/stridedtest).
 func enumerate(off int64, shape, strides []int64, elem, size int64) []bool {
 	cov := make([]bool, size)
-	var rec func(d int, base int64)
-	rec = func(d int, base int64) {
-		if d == len(shape) {
-			for b := base; b < base+elem; b++ {
-				cov[b] = true
-			}
-			return
-		}
-		for i := int64(0); i < shape[d]; i++ {
-			rec(d+1, base+i*strides[d])
-		}
-	}
-	rec(0, off)
+	stridedtest.Bytes(off, shape, strides, elem, func(b int64) { cov[b] = true })
 	return cov
 }

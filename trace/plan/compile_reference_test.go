@@ -130,12 +130,6 @@ func (sc *refSpanScratch) appendSpans(out []span, pieces []Piece, sec func(Time)
 	return out
 }
 
-// refItemSpans turns normalized pieces into per-section live bytes.
-func refItemSpans(pieces []Piece, sec func(Time) int32) []span {
-	var sc refSpanScratch
-	return sc.appendSpans(nil, pieces, sec)
-}
-
 // TestNormalizeAgainstReference: on random problems (pieces of one item may overlap) and
 // on the planner's problems of the generated shapes, normalizePieces covers exactly the
 // bytes the reference covers at every time, in run form (the pieces live at a time are

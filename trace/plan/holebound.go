@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 )
@@ -62,12 +63,12 @@ func (c *compiled) holeBound() int64 {
 		return 0
 	}
 	var (
-		best  int64
-		work  int
-		runs  []holeRun // the live runs of the section, item by item, by offset
-		lens  []int64   // run lengths, longest first
-		sums  []int64   // sums[k]: total of lens[:k]
-		fresh []int32   // the section's items with two live runs or more
+		best    int64
+		work    int
+		runs    []holeRun // the live runs of the section, item by item, by offset
+		lens    []int64   // run lengths, longest first
+		sums    []int64   // sums[k]: total of lens[:k]
+		holedAt []int32   // where in runs each item with two live runs or more starts
 	)
 	for k := range c.nsec {
 		items := c.secItems[k]
@@ -75,7 +76,7 @@ func (c *compiled) holeBound() int64 {
 			continue
 		}
 		t := c.times[k]
-		runs, fresh = runs[:0], fresh[:0]
+		runs, holedAt = runs[:0], holedAt[:0]
 		for _, i := range items {
 			from := len(runs)
 			for _, pc := range c.pieces[i] {
@@ -86,21 +87,21 @@ func (c *compiled) holeBound() int64 {
 			work += len(c.pieces[i])
 			own := runs[from:]
 			if len(own) >= 2 {
-				sort.Slice(own, func(a, b int) bool { return own[a].lo < own[b].lo })
-				fresh = append(fresh, int32(from))
+				slices.SortFunc(own, func(a, b holeRun) int { return cmp.Compare(a.lo, b.lo) })
+				holedAt = append(holedAt, int32(from))
 			}
 		}
-		if len(fresh) > 0 {
+		if len(holedAt) > 0 {
 			lens = lens[:0]
 			for _, r := range runs {
 				lens = append(lens, r.hi-r.lo)
 			}
-			slices.SortFunc(lens, func(a, b int64) int { return cmpDesc(a, b) })
+			slices.SortFunc(lens, func(a, b int64) int { return cmp.Compare(b, a) })
 			sums = append(sums[:0], 0)
 			for _, l := range lens {
 				sums = append(sums, sums[len(sums)-1]+l)
 			}
-			for _, from := range fresh {
+			for _, from := range holedAt {
 				best = max(best, boundAround(runs, int(from), lens, sums))
 			}
 		}
@@ -134,14 +135,4 @@ func boundAround(runs []holeRun, from int, lens, sums []int64) int64 {
 		}
 	}
 	return own[len(own)-1].hi - own[0].lo + outside
-}
-
-func cmpDesc(a, b int64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
 }

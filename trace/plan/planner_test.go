@@ -181,12 +181,10 @@ func genTrace(rng *rand.Rand, strided bool) *trace.Trace {
 	engines := []string{"compute", "copy", "net"}[:1+rng.IntN(3)]
 	tr := &trace.Trace{Name: "gen", Granule: []int64{1, 4, 16}[rng.IntN(3)], Engines: engines}
 	type data struct {
-		name   string
-		buf    string
-		shape  []int64
-		steps  int // number of the step that made it
-		live   bool
-		strict bool // a view of a live buffer
+		name  string
+		buf   string
+		shape []int64
+		live  bool
 	}
 	var names []*data
 	bufOf := map[string]*data{}

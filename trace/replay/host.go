@@ -147,9 +147,7 @@ func (r *replayer) residueWaits(k int) []int {
 	var out []int
 	var evs []sasync.Event
 	for _, use := range r.p.Ops[k].Uses {
-		if b := r.bufs[use.Ref.Buffer]; b != nil {
-			evs = b.AppendWaits(evs[:0])
-		}
+		evs = r.bufs[use.Ref.Buffer].AppendWaits(evs[:0]) // nil for externals: none
 		for _, ev := range evs {
 			if w := r.opOf(ev); w >= 0 && !r.order.HappensBefore(w, k) && !slices.Contains(out, w) {
 				out = append(out, w)

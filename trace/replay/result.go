@@ -146,10 +146,6 @@ func (r *replayer) useSpans(b int, pieces []trace.Piece) []useSpan {
 // each allocation costs a query instead of a scan of the buffers placed before it.
 func (r *replayer) countWaited() int {
 	p := r.p
-	type reach struct {
-		set ranges.Set
-		end int64
-	}
 	// Arena bytes of use u of op k, once both are known.
 	arena := func(k, u int) ranges.Set {
 		ref := p.Ops[k].Uses[u].Ref

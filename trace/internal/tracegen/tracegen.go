@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/subarena/subarena/strided/stridedtest"
 )
 
 // kind is a step's kind, named as the document's key.
@@ -274,22 +276,10 @@ func (g *genState) view() {
 }
 
 // enumerate returns the bytes of a buffer of size bytes that a layout covers, by walking
-// every element.
+// every element (strided/stridedtest).
 func enumerate(off int64, shape, strides []int64, elem, size int64) []bool {
 	cov := make([]bool, size)
-	var rec func(d int, base int64)
-	rec = func(d int, base int64) {
-		if d == len(shape) {
-			for b := base; b < base+elem; b++ {
-				cov[b] = true
-			}
-			return
-		}
-		for i := int64(0); i < shape[d]; i++ {
-			rec(d+1, base+i*strides[d])
-		}
-	}
-	rec(0, off)
+	stridedtest.Bytes(off, shape, strides, elem, func(b int64) { cov[b] = true })
 	return cov
 }
 
