@@ -23,7 +23,9 @@
 //
 // Five generators build subarena-trace/v1 traces in memory, each from a
 // configuration and a seed (Workloads lists the built-in settings; quick
-// ones for CI, full ones with the Llama-3-8B and Inception-v3 shapes):
+// ones for CI, full ones with the Llama-3-8B and Inception-v3 shapes, whose
+// configurations are the presets Llama8B, Batching8B, CNNInceptionV3 and
+// RandomLarge):
 //
 //   - Llama: LLaMA prefill and decode on one compute engine — fused QKV and
 //     gate/up projections split into column views, RoPE, attention,
@@ -44,8 +46,9 @@
 // simulated engines) under every release policy and arena fit strategy,
 // and places it with the FirstFit baseline, which cannot back the
 // Allocator and is driven by whole-buffer lifetimes derived from the trace
-// instead (FirstFitPlan). Each Cell reports the measures, defined once
-// here and used by the CLI and the Go benchmarks alike:
+// instead (FirstFitPlan); its rows carry the Fit FitFirstFit. Each Cell
+// reports the measures, defined once here and used by the CLI and the Go
+// benchmarks alike:
 //
 //   - HWM: the highest end offset ever allocated, the arena a run needs;
 //   - LiveLB: the most bytes some pending or future op still needs at one

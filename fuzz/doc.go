@@ -52,6 +52,17 @@
 // must; forgotten orders must then be rejected by the Allocator with
 // ErrUnordered, never turned into corruption.
 //
+// # Entry points
+//
+// Run (RunWith with RunOptions) runs one program under one policy and one
+// Scheduler; NewSim prepares a run a caller steps itself. Generate draws a
+// program from a GenConfig and a Source — NewRand for a seeded generator,
+// NewByteSource for a fuzzer's bytes — with the shapes DefaultConfig,
+// SmallConfig (exhaustive mode) and StressConfig (goroutine engines).
+// Builder's uses are R, W and RW, and Reserved for a use registered by a
+// reservation. Campaign and Explore run many programs under SafePolicies,
+// the four policies that must never fail, and ir-order.
+//
 // # What a run checks
 //
 // Run builds a fresh Timeline and Allocator over a []byte backing with a

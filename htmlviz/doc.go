@@ -38,7 +38,7 @@
 //
 // # The data: subarena-viewer/v1
 //
-// The page embeds its data as the JSON encoding of Page in
+// The page embeds its data (Page.Schema is Schema) as the JSON encoding of Page in
 // <script type="application/json" id="subarena-data">. Indices are positions in the
 // arrays named; steps index the trace's steps, and a step equal to "steps" is the end
 // of the trace.

@@ -10,7 +10,7 @@
 // live, held, fenced and pending (also per engine), the free bytes, the largest free
 // run and the number of free runs, the external fragmentation, the high-water mark and
 // the peak of bytes in use, the buffers held and the pending users. Every metric has
-// the label allocator.
+// the label allocator and a name beginning with Namespace, subarena_.
 //
 // The Allocator does not publish its errors, so the caller hands them to Observe: each
 // NoSpaceError is counted (subarena_no_space_errors_total) and its diagnosis kept, the

@@ -88,7 +88,8 @@
 // bytes must fit), by dominance (never leave a gap an unplaced item fits
 // in) and by hatless items (an item no unplaced one conflicts with fits
 // anywhere later), split at section boundaries no unplaced item crosses,
-// and restarted round-robin over six preorders with doubling node limits.
+// and restarted round-robin over six preorders (DefaultHeuristics) with
+// doubling node limits.
 // Two searches share the budget: one asks for the lower bound itself
 // (perfect packings are rigid, and section inference finds them fast); the
 // other bisects between the lower bound and the best height, widening its

@@ -24,7 +24,8 @@
 // Allocator made (every alloc buffer's offset), LiveLB, the overhead HWM / LiveLB - 1,
 // the peak of pending bytes, how many allocations were handed bytes whose previous users
 // had not completed (fenced hand-overs), the donations, the makespan, and per-step,
-// per-op and per-buffer records for timelines and for Perfetto (WritePerfetto). LiveLB
+// per-op and per-buffer records for timelines and for Perfetto (WritePerfetto, one
+// simulated cost unit drawn as PerfettoUnit trace microseconds). LiveLB
 // (trace.LiveLowerBound) is computed on the schedule the replay simulated: no safe
 // allocator, online or offline, needs a smaller arena for it. The buffers' lifetimes are
 // cut where trace.Program.LetGo cuts them: each piece is the bytes one release or discard

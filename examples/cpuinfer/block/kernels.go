@@ -16,8 +16,8 @@ import (
 // rmsEps is the RMSNorm epsilon.
 const rmsEps float32 = 1e-5
 
-// Embed writes row tokens[i] of table ([V, D], dense) into out[i].
-func Embed(out Tensor, table []float32, tokens []int) error {
+// embed writes row tokens[i] of table ([V, D], dense) into out[i].
+func embed(out Tensor, table []float32, tokens []int) error {
 	if len(out.Shape) != 2 {
 		return fmt.Errorf("%w: embed output shape %v", ErrLayout, out.Shape)
 	}
@@ -71,10 +71,10 @@ func RMSNorm(out, in Tensor, w []float32) error {
 	return nil
 }
 
-// MatMul writes out = in · w for in [n, K], w [K, M] dense and out [n, M].
+// matMul writes out = in · w for in [n, K], w [K, M] dense and out [n, M].
 // out must not overlap in. Each out[i][j] is Σ_k in[i][k]·w[k][j] summed in
 // order of k.
-func MatMul(out, in Tensor, w []float32) error {
+func matMul(out, in Tensor, w []float32) error {
 	if len(in.Shape) != 2 || len(out.Shape) != 2 {
 		return fmt.Errorf("%w: matmul shapes %v, %v", ErrLayout, in.Shape, out.Shape)
 	}
@@ -108,9 +108,9 @@ func MatMul(out, in Tensor, w []float32) error {
 	return nil
 }
 
-// Rope rotates, in place, each pair (2p, 2p+1) of every head of x [n, H,
+// rope rotates, in place, each pair (2p, 2p+1) of every head of x [n, H,
 // Dh] by the angle of its position p0+i (tables [positions, Dh/2]).
-func Rope(x Tensor, p0 int, cos, sin []float32) error {
+func rope(x Tensor, p0 int, cos, sin []float32) error {
 	if len(x.Shape) != 3 {
 		return fmt.Errorf("%w: rope shape %v", ErrLayout, x.Shape)
 	}
@@ -222,14 +222,14 @@ func Attention(out, q Tensor, p0 int, kv []Segment) error {
 	return nil
 }
 
-// Add writes out = a + b elementwise for [n, D] tensors (out may be a).
-func Add(out, a, b Tensor) error {
+// add writes out = a + b elementwise for [n, D] tensors (out may be a).
+func add(out, a, b Tensor) error {
 	return zip2("add", out, a, b, func(x, y float32) float32 { return x + y })
 }
 
-// SiLUMul writes out = silu(g) · u elementwise, silu(v) = v·σ(v), for
+// siluMul writes out = silu(g) · u elementwise, silu(v) = v·σ(v), for
 // [n, F] tensors (out may be g): the gated feed-forward activation.
-func SiLUMul(out, g, u Tensor) error {
+func siluMul(out, g, u Tensor) error {
 	return zip2("silu·up", out, g, u, func(x, y float32) float32 {
 		sig := float32(1 / (1 + math.Exp(-float64(x))))
 		return float32(float32(x*sig) * y)
@@ -255,9 +255,9 @@ func zip2(name string, out, a, b Tensor, f func(x, y float32) float32) error {
 	return nil
 }
 
-// Copy copies src into dst, elementwise, for tensors of the same shape and
+// copyInto copies src into dst, elementwise, for tensors of the same shape and
 // rank 1 to 3.
-func Copy(dst, src Tensor) error {
+func copyInto(dst, src Tensor) error {
 	r := len(src.Shape)
 	if r < 1 || r > 3 {
 		return fmt.Errorf("%w: copy of rank %d", ErrLayout, r)
@@ -284,8 +284,8 @@ func Copy(dst, src Tensor) error {
 	return nil
 }
 
-// Argmax returns the index of the first largest element of a 1-D tensor.
-func Argmax(t Tensor) (int, error) {
+// argmax returns the index of the first largest element of a 1-D tensor.
+func argmax(t Tensor) (int, error) {
 	if len(t.Shape) != 1 || t.Shape[0] == 0 {
 		return 0, fmt.Errorf("%w: argmax of shape %v", ErrLayout, t.Shape)
 	}

@@ -41,7 +41,7 @@ func each(shape []int, f func(idx ...int)) {
 }
 
 func randomDense(rng *rand.Rand, shape ...int) Tensor {
-	t := NewDense(shape...)
+	t := newDense(shape...)
 	for i := range t.Data {
 		t.Data[i] = float32(2*rng.Float64() - 1)
 	}
@@ -111,12 +111,12 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 		// MatMul.
 		in := randomDense(rng, n, d)
 		wt := randomDense(rng, d, m).Data
-		out := NewDense(n, m)
+		out := newDense(n, m)
 		sout := restride(rng, out)
-		if err := MatMul(out, in, wt); err != nil {
+		if err := matMul(out, in, wt); err != nil {
 			t.Fatal(err)
 		}
-		if err := MatMul(sout, restride(rng, in), wt); err != nil {
+		if err := matMul(sout, restride(rng, in), wt); err != nil {
 			t.Fatal(err)
 		}
 		sameBits(t, "matmul", sout, out)
@@ -131,8 +131,8 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 
 		// RMSNorm.
 		scale := randomDense(rng, d).Data
-		out = NewDense(n, d)
-		sout = restride(rng, NewDense(n, d))
+		out = newDense(n, d)
+		sout = restride(rng, newDense(n, d))
 		if err := RMSNorm(out, in, scale); err != nil {
 			t.Fatal(err)
 		}
@@ -154,10 +154,10 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 		cos, sin := ropeTables(p0+n, dh)
 		orig := Tensor{Data: append([]float32(nil), x.Data...), Shape: x.Shape, Strides: x.Strides}
 		sx := restride(rng, x)
-		if err := Rope(x, p0, cos, sin); err != nil {
+		if err := rope(x, p0, cos, sin); err != nil {
 			t.Fatal(err)
 		}
-		if err := Rope(sx, p0, cos, sin); err != nil {
+		if err := rope(sx, p0, cos, sin); err != nil {
 			t.Fatal(err)
 		}
 		sameBits(t, "rope", sx, x)
@@ -183,8 +183,8 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 			ssegs = append(ssegs, Segment{Lo: lo, K: restride(rng, kc.Rows(lo, hi)), V: restride(rng, vc.Rows(lo, hi))})
 			lo = hi
 		}
-		out = NewDense(n, h, dh)
-		sout = restride(rng, NewDense(n, h, dh))
+		out = newDense(n, h, dh)
+		sout = restride(rng, newDense(n, h, dh))
 		if err := Attention(out, q, p0, []Segment{{Lo: 0, K: kc, V: vc}}); err != nil {
 			t.Fatal(err)
 		}
@@ -219,10 +219,10 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 		g, u := randomDense(rng, n, m), randomDense(rng, n, m)
 		g0 := Tensor{Data: append([]float32(nil), g.Data...), Shape: g.Shape, Strides: g.Strides}
 		sg, su := restride(rng, g), restride(rng, u)
-		if err := SiLUMul(g, g, u); err != nil {
+		if err := siluMul(g, g, u); err != nil {
 			t.Fatal(err)
 		}
-		if err := SiLUMul(sg, sg, su); err != nil {
+		if err := siluMul(sg, sg, su); err != nil {
 			t.Fatal(err)
 		}
 		sameBits(t, "silu·up", sg, g)
@@ -231,25 +231,25 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 			return v / (1 + math.Exp(-v)) * f64(u, idx...), 2
 		})
 		a, b := randomDense(rng, n, m), randomDense(rng, n, m)
-		sum := NewDense(n, m)
-		if err := Add(sum, a, b); err != nil {
+		sum := newDense(n, m)
+		if err := add(sum, a, b); err != nil {
 			t.Fatal(err)
 		}
 		sa := restride(rng, a)
-		if err := Add(sa, sa, restride(rng, b)); err != nil {
+		if err := add(sa, sa, restride(rng, b)); err != nil {
 			t.Fatal(err)
 		}
 		sameBits(t, "add", sa, sum)
 		near(t, "add", sum, func(idx ...int) (float64, float64) { return f64(a, idx...) + f64(b, idx...), 2 })
 
 		// Copy and Argmax.
-		cp := restride(rng, NewDense(n, h, dh))
-		if err := Copy(cp, q); err != nil {
+		cp := restride(rng, newDense(n, h, dh))
+		if err := copyInto(cp, q); err != nil {
 			t.Fatal(err)
 		}
 		sameBits(t, "copy", cp, q)
 		row := restride(rng, randomDense(rng, 1+rng.IntN(9)))
-		got, err := Argmax(row)
+		got, err := argmax(row)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,31 +276,31 @@ func ropeTables(positions, dh int) (cos, sin []float32) {
 // TestKernelsRejectBadShapes: every kernel refuses mismatched shapes and
 // tensors that address outside their data, with ErrLayout, writing nothing.
 func TestKernelsRejectBadShapes(t *testing.T) {
-	a := NewDense(2, 4)
+	a := newDense(2, 4)
 	short := Tensor{Data: make([]float32, 7), Shape: []int{2, 4}, Strides: []int{4, 1}}
 	neg := Tensor{Data: make([]float32, 8), Shape: []int{2, 4}, Strides: []int{-4, 1}}
 	cases := map[string]error{
-		"matmul k":        MatMul(NewDense(2, 3), a, make([]float32, 4*2)),
-		"matmul short":    MatMul(NewDense(2, 3), short, make([]float32, 4*3)),
+		"matmul k":        matMul(newDense(2, 3), a, make([]float32, 4*2)),
+		"matmul short":    matMul(newDense(2, 3), short, make([]float32, 4*3)),
 		"rmsnorm scale":   RMSNorm(a, a, make([]float32, 3)),
 		"rmsnorm neg":     RMSNorm(a, neg, make([]float32, 4)),
-		"add shapes":      Add(a, a, NewDense(2, 3)),
-		"silu rank":       SiLUMul(NewDense(8), NewDense(8), NewDense(8)),
-		"rope odd":        Rope(NewDense(1, 1, 3), 0, make([]float32, 8), make([]float32, 8)),
-		"rope positions":  Rope(NewDense(2, 1, 4), 3, make([]float32, 8), make([]float32, 8)),
-		"embed token":     Embed(a, make([]float32, 4*3), []int{0, 3}),
-		"embed count":     Embed(a, make([]float32, 4*3), []int{0}),
-		"copy rank":       Copy(NewDense(1, 1, 1, 1), NewDense(1, 1, 1, 1)),
-		"copy shape":      Copy(NewDense(2, 3), a),
-		"attention short": Attention(NewDense(2, 1, 2), NewDense(2, 1, 2), 1, []Segment{{Lo: 0, K: NewDense(2, 1, 2), V: NewDense(2, 1, 2)}}),
-		"attention gap":   Attention(NewDense(1, 1, 2), NewDense(1, 1, 2), 0, []Segment{{Lo: 1, K: NewDense(1, 1, 2), V: NewDense(1, 1, 2)}}),
+		"add shapes":      add(a, a, newDense(2, 3)),
+		"silu rank":       siluMul(newDense(8), newDense(8), newDense(8)),
+		"rope odd":        rope(newDense(1, 1, 3), 0, make([]float32, 8), make([]float32, 8)),
+		"rope positions":  rope(newDense(2, 1, 4), 3, make([]float32, 8), make([]float32, 8)),
+		"embed token":     embed(a, make([]float32, 4*3), []int{0, 3}),
+		"embed count":     embed(a, make([]float32, 4*3), []int{0}),
+		"copy rank":       copyInto(newDense(1, 1, 1, 1), newDense(1, 1, 1, 1)),
+		"copy shape":      copyInto(newDense(2, 3), a),
+		"attention short": Attention(newDense(2, 1, 2), newDense(2, 1, 2), 1, []Segment{{Lo: 0, K: newDense(2, 1, 2), V: newDense(2, 1, 2)}}),
+		"attention gap":   Attention(newDense(1, 1, 2), newDense(1, 1, 2), 0, []Segment{{Lo: 1, K: newDense(1, 1, 2), V: newDense(1, 1, 2)}}),
 	}
 	for name, err := range cases {
 		if !errors.Is(err, ErrLayout) {
 			t.Errorf("%s: %v, want ErrLayout", name, err)
 		}
 	}
-	if _, err := Argmax(NewDense(0)); !errors.Is(err, ErrLayout) {
+	if _, err := argmax(newDense(0)); !errors.Is(err, ErrLayout) {
 		t.Errorf("argmax of nothing: %v", err)
 	}
 	for i, v := range a.Data {

@@ -56,10 +56,10 @@ func (r *runner) writeCache(l, n, p0 int, rope sasync.Event, kv, vv *subarena.Vi
 	}
 	write := func() error {
 		for _, p := range pieces {
-			if err := Copy(p.dk, p.sk); err != nil {
+			if err := copyInto(p.dk, p.sk); err != nil {
 				return err
 			}
-			if err := Copy(p.dv, p.sv); err != nil {
+			if err := copyInto(p.dv, p.sv); err != nil {
 				return err
 			}
 		}
@@ -126,13 +126,13 @@ func (r *runner) offload(l int, ch *chunk, rows int) error {
 		return err
 	}
 	lo, hi := ch.lo*c.Dim, (ch.lo+rows)*c.Dim
-	hk := Dense(r.res.K[l][lo:hi], rows, c.Heads, c.HeadDim())
-	hv := Dense(r.res.V[l][lo:hi], rows, c.Heads, c.HeadDim())
+	hk := rowMajor(r.res.K[l][lo:hi], rows, c.Heads, c.HeadDim())
+	hv := rowMajor(r.res.V[l][lo:hi], rows, c.Heads, c.HeadDim())
 	offload := func() error {
-		if err := Copy(hk, ts[0]); err != nil {
+		if err := copyInto(hk, ts[0]); err != nil {
 			return err
 		}
-		return Copy(hv, ts[1])
+		return copyInto(hv, ts[1])
 	}
 	if _, err := r.submit(r.copier, nil, offload, use{sk, subarena.Read}, use{sv, subarena.Read}); err != nil {
 		return err
@@ -180,8 +180,8 @@ func (r *runner) segments(l, end int) ([]Segment, []use, error) {
 	if host > 0 {
 		hs := Segment{
 			Lo: 0,
-			K:  Dense(r.res.K[l][:host*c.Dim], host, c.Heads, c.HeadDim()),
-			V:  Dense(r.res.V[l][:host*c.Dim], host, c.Heads, c.HeadDim()),
+			K:  rowMajor(r.res.K[l][:host*c.Dim], host, c.Heads, c.HeadDim()),
+			V:  rowMajor(r.res.V[l][:host*c.Dim], host, c.Heads, c.HeadDim()),
 		}
 		segs = append([]Segment{hs}, segs...)
 	}

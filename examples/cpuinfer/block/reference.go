@@ -23,7 +23,7 @@ func Reference(w *Weights) (*Result, ReferenceStats, error) {
 	}
 	var st ReferenceStats
 	alloc := func(shape ...int) Tensor {
-		t := NewDense(shape...)
+		t := newDense(shape...)
 		st.Tensors++
 		st.TotalBytes += t.Bytes()
 		return t
@@ -40,7 +40,7 @@ func Reference(w *Weights) (*Result, ReferenceStats, error) {
 	for s := 0; s <= c.Steps; s++ {
 		n, p0 := c.stepTokens(s)
 		x := alloc(n, d)
-		if err := Embed(x, w.Embed, res.Tokens[p0:p0+n]); err != nil {
+		if err := embed(x, w.Embed, res.Tokens[p0:p0+n]); err != nil {
 			return nil, st, err
 		}
 		for l, lw := range w.Layers {
@@ -58,27 +58,27 @@ func Reference(w *Weights) (*Result, ReferenceStats, error) {
 			x2 := alloc(n, d)
 			steps := []func() error{
 				func() error { return RMSNorm(hn, x, lw.Norm1) },
-				func() error { return MatMul(qkv, hn, lw.QKV) },
-				func() error { return Copy(q, columns(qkv, 0, d).Reshape3(h, dh)) },
-				func() error { return Copy(k, columns(qkv, d, d).Reshape3(h, dh)) },
-				func() error { return Copy(v, columns(qkv, 2*d, d).Reshape3(h, dh)) },
-				func() error { return Rope(q, p0, w.Cos, w.Sin) },
-				func() error { return Rope(k, p0, w.Cos, w.Sin) },
-				func() error { return Copy(kc[l].Rows(p0, p0+n), k) },
-				func() error { return Copy(vc[l].Rows(p0, p0+n), v) },
+				func() error { return matMul(qkv, hn, lw.QKV) },
+				func() error { return copyInto(q, columns(qkv, 0, d).Reshape3(h, dh)) },
+				func() error { return copyInto(k, columns(qkv, d, d).Reshape3(h, dh)) },
+				func() error { return copyInto(v, columns(qkv, 2*d, d).Reshape3(h, dh)) },
+				func() error { return rope(q, p0, w.Cos, w.Sin) },
+				func() error { return rope(k, p0, w.Cos, w.Sin) },
+				func() error { return copyInto(kc[l].Rows(p0, p0+n), k) },
+				func() error { return copyInto(vc[l].Rows(p0, p0+n), v) },
 				func() error {
 					seg := Segment{Lo: 0, K: kc[l].Rows(0, p0+n), V: vc[l].Rows(0, p0+n)}
 					return Attention(attn, q, p0, []Segment{seg})
 				},
-				func() error { return MatMul(o, Dense(attn.Data, n, d), lw.Out) },
-				func() error { return Add(x1, x, o) },
+				func() error { return matMul(o, rowMajor(attn.Data, n, d), lw.Out) },
+				func() error { return add(x1, x, o) },
 				func() error { return RMSNorm(hn2, x1, lw.Norm2) },
-				func() error { return MatMul(gu, hn2, lw.GateUp) },
-				func() error { return Copy(gate, columns(gu, 0, f)) },
-				func() error { return Copy(up, columns(gu, f, f)) },
-				func() error { return SiLUMul(act, gate, up) },
-				func() error { return MatMul(down, act, lw.Down) },
-				func() error { return Add(x2, x1, down) },
+				func() error { return matMul(gu, hn2, lw.GateUp) },
+				func() error { return copyInto(gate, columns(gu, 0, f)) },
+				func() error { return copyInto(up, columns(gu, f, f)) },
+				func() error { return siluMul(act, gate, up) },
+				func() error { return matMul(down, act, lw.Down) },
+				func() error { return add(x2, x1, down) },
 			}
 			for i, op := range steps {
 				if err := op(); err != nil {
@@ -92,14 +92,14 @@ func Reference(w *Weights) (*Result, ReferenceStats, error) {
 		if err := RMSNorm(hf, x, w.Norm); err != nil {
 			return nil, st, err
 		}
-		if err := MatMul(logits, hf, w.Head); err != nil {
+		if err := matMul(logits, hf, w.Head); err != nil {
 			return nil, st, err
 		}
 		last := logits.Row(n - 1)
-		if err := Copy(Dense(res.Logits[s], c.Vocab), last); err != nil {
+		if err := copyInto(rowMajor(res.Logits[s], c.Vocab), last); err != nil {
 			return nil, st, err
 		}
-		next, err := Argmax(last)
+		next, err := argmax(last)
 		if err != nil {
 			return nil, st, err
 		}

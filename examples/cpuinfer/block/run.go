@@ -54,9 +54,9 @@ type RunStats struct {
 
 // Engine names on the run's Timeline.
 const (
-	EngineCompute  = "compute"
-	EngineCopy     = "copy"
-	EngineConsumer = "consumer"
+	engineCompute  = "compute"
+	engineCopy     = "copy"
+	engineConsumer = "consumer"
 )
 
 // runner is one arena run: the Timeline with its three engines, the
@@ -126,20 +126,20 @@ func run(w *Weights, opt Options, hk hooks) (*Result, RunStats, error) {
 	r := &runner{w: w, c: c, opt: opt, tl: sasync.NewTimeline(), res: newResult(c), hooks: hk}
 	r.st.Policy, r.st.Capacity = opt.Policy, opt.Capacity
 	var err error
-	if r.compute, err = r.tl.AddEngine(EngineCompute, sasync.Compute); err != nil {
+	if r.compute, err = r.tl.AddEngine(engineCompute, sasync.Compute); err != nil {
 		return nil, r.st, err
 	}
-	if r.copier, err = r.tl.AddEngine(EngineCopy, sasync.Copy); err != nil {
+	if r.copier, err = r.tl.AddEngine(engineCopy, sasync.Copy); err != nil {
 		return nil, r.st, err
 	}
-	if r.consumer, err = r.tl.AddEngine(EngineConsumer, sasync.Host); err != nil {
+	if r.consumer, err = r.tl.AddEngine(engineConsumer, sasync.Host); err != nil {
 		return nil, r.st, err
 	}
 	r.a, err = subarena.New(subarena.Config{
 		Capacity: opt.Capacity,
 		Granule:  opt.Granule,
 		Policy:   opt.Policy,
-		Backing:  Backing(opt.Capacity),
+		Backing:  backing(opt.Capacity),
 		Timeline: r.tl,
 	})
 	if err != nil {

@@ -262,7 +262,7 @@ func TestBadInput(t *testing.T) {
 
 	tl := sasync.NewTimeline()
 	e, _ := tl.AddEngine("compute", sasync.Compute)
-	a, err := subarena.New(subarena.Config{Capacity: 4096, Timeline: tl, Backing: Backing(4096)})
+	a, err := subarena.New(subarena.Config{Capacity: 4096, Timeline: tl, Backing: backing(4096)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestBadInput(t *testing.T) {
 	if _, err := FromView(v); !errors.Is(err, ErrLayout) {
 		t.Errorf("view without backing: %v", err)
 	}
-	if _, err := Floats(make([]byte, 6)); !errors.Is(err, ErrLayout) {
+	if _, err := floats(make([]byte, 6)); !errors.Is(err, ErrLayout) {
 		t.Errorf("6 bytes as float32s: %v", err)
 	}
 }
@@ -313,7 +313,7 @@ func TestBadInput(t *testing.T) {
 func TestFromViewReadsThroughStrides(t *testing.T) {
 	tl := sasync.NewTimeline()
 	e, _ := tl.AddEngine("compute", sasync.Compute)
-	a, err := subarena.New(subarena.Config{Capacity: 8192, Timeline: tl, Backing: Backing(8192)})
+	a, err := subarena.New(subarena.Config{Capacity: 8192, Timeline: tl, Backing: backing(8192)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestFromViewReadsThroughStrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := Floats(b.Bytes())
+	f, err := floats(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func (r *runner) step(s int) error {
 		waits = []sasync.Event{r.lastConsumer} // the token comes from the consumer
 	}
 	tokens := r.res.Tokens[p0 : p0+n]
-	if _, err := r.submit(r.compute, waits, func() error { return Embed(xt, w.Embed, tokens) }, use{xv, subarena.Write}); err != nil {
+	if _, err := r.submit(r.compute, waits, func() error { return embed(xt, w.Embed, tokens) }, use{xv, subarena.Write}); err != nil {
 		return err
 	}
 	for l := range c.Layers {
@@ -62,7 +62,7 @@ func (r *runner) step(s int) error {
 	if err := r.releaseBuf(xb); err != nil {
 		return err
 	}
-	head, err := r.submit(r.compute, nil, func() error { return MatMul(lt, ht, w.Head) },
+	head, err := r.submit(r.compute, nil, func() error { return matMul(lt, ht, w.Head) },
 		use{hv, subarena.Read}, use{lv, subarena.Write})
 	if err != nil {
 		return err
@@ -71,15 +71,15 @@ func (r *runner) step(s int) error {
 		return err
 	}
 
-	row := Dense(r.res.Logits[s], c.Vocab)
+	row := rowMajor(r.res.Logits[s], c.Vocab)
 	consume := func() error {
 		if r.gate != nil {
 			<-r.gate
 		}
-		if err := Copy(row, lastT); err != nil {
+		if err := copyInto(row, lastT); err != nil {
 			return err
 		}
-		next, err := Argmax(row)
+		next, err := argmax(row)
 		if err != nil {
 			return err
 		}
@@ -136,17 +136,17 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 	if _, err := r.submit(r.compute, nil, func() error { return RMSNorm(ht, xt, lw.Norm1) }, use{xv, rd}, use{hv, wr}); err != nil {
 		return err
 	}
-	if _, err := r.submit(r.compute, nil, func() error { return MatMul(qkvt, ht, lw.QKV) }, use{hv, rd}, use{qkvv, wr}); err != nil {
+	if _, err := r.submit(r.compute, nil, func() error { return matMul(qkvt, ht, lw.QKV) }, use{hv, rd}, use{qkvv, wr}); err != nil {
 		return err
 	}
 	if err := r.releaseBuf(hb); err != nil {
 		return err
 	}
 	rope, err := r.submit(r.compute, nil, func() error {
-		if err := Rope(qt, p0, r.w.Cos, r.w.Sin); err != nil {
+		if err := rope(qt, p0, r.w.Cos, r.w.Sin); err != nil {
 			return err
 		}
-		return Rope(kt, p0, r.w.Cos, r.w.Sin)
+		return rope(kt, p0, r.w.Cos, r.w.Sin)
 	}, use{qv, rw}, use{kv, rw})
 	if err != nil {
 		return err
@@ -199,13 +199,13 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 		return err
 	}
 	ot := ts[0]
-	if _, err := r.submit(r.compute, nil, func() error { return MatMul(ot, at, lw.Out) }, use{av, rd}, use{ov, wr}); err != nil {
+	if _, err := r.submit(r.compute, nil, func() error { return matMul(ot, at, lw.Out) }, use{av, rd}, use{ov, wr}); err != nil {
 		return err
 	}
 	if err := r.releaseBuf(ab); err != nil {
 		return err
 	}
-	if _, err := r.submit(r.compute, nil, func() error { return Add(xt, xt, ot) }, use{xv, rw}, use{ov, rd}); err != nil {
+	if _, err := r.submit(r.compute, nil, func() error { return add(xt, xt, ot) }, use{xv, rw}, use{ov, rd}); err != nil {
 		return err
 	}
 	if err := r.releaseBuf(ob); err != nil {
@@ -247,13 +247,13 @@ func (r *runner) feedForward(l, n int, xv *subarena.View, xt Tensor) error {
 	if _, err := r.submit(r.compute, nil, func() error { return RMSNorm(h2t, xt, lw.Norm2) }, use{xv, rd}, use{h2v, wr}); err != nil {
 		return err
 	}
-	if _, err := r.submit(r.compute, nil, func() error { return MatMul(gut, h2t, lw.GateUp) }, use{h2v, rd}, use{guv, wr}); err != nil {
+	if _, err := r.submit(r.compute, nil, func() error { return matMul(gut, h2t, lw.GateUp) }, use{h2v, rd}, use{guv, wr}); err != nil {
 		return err
 	}
 	if err := r.releaseBuf(h2b); err != nil {
 		return err
 	}
-	if _, err := r.submit(r.compute, nil, func() error { return SiLUMul(gatet, gatet, upt) }, use{gate, rw}, use{up, rd}); err != nil {
+	if _, err := r.submit(r.compute, nil, func() error { return siluMul(gatet, gatet, upt) }, use{gate, rw}, use{up, rd}); err != nil {
 		return err
 	}
 	if err := r.discard(up); err != nil {
@@ -268,13 +268,13 @@ func (r *runner) feedForward(l, n int, xv *subarena.View, xt Tensor) error {
 		return err
 	}
 	dt := ts[0]
-	if _, err := r.submit(r.compute, nil, func() error { return MatMul(dt, gatet, lw.Down) }, use{gate, rd}, use{dv, wr}); err != nil {
+	if _, err := r.submit(r.compute, nil, func() error { return matMul(dt, gatet, lw.Down) }, use{gate, rd}, use{dv, wr}); err != nil {
 		return err
 	}
 	if err := r.releaseBuf(gub); err != nil {
 		return err
 	}
-	if _, err := r.submit(r.compute, nil, func() error { return Add(xt, xt, dt) }, use{xv, rw}, use{dv, rd}); err != nil {
+	if _, err := r.submit(r.compute, nil, func() error { return add(xt, xt, dt) }, use{xv, rw}, use{dv, rd}); err != nil {
 		return err
 	}
 	return r.releaseBuf(db)

@@ -19,8 +19,8 @@ type Tensor struct {
 	Strides []int
 }
 
-// Dense returns the row-major tensor of shape over data[0:Π shape].
-func Dense(data []float32, shape ...int) Tensor {
+// rowMajor returns the row-major tensor of shape over data[0:Π shape].
+func rowMajor(data []float32, shape ...int) Tensor {
 	t := Tensor{Data: data, Shape: shape, Strides: make([]int, len(shape))}
 	s := 1
 	for k := len(shape) - 1; k >= 0; k-- {
@@ -30,13 +30,13 @@ func Dense(data []float32, shape ...int) Tensor {
 	return t
 }
 
-// NewDense allocates a zeroed row-major tensor of shape: its own Go slice.
-func NewDense(shape ...int) Tensor {
+// newDense allocates a zeroed row-major tensor of shape: its own Go slice.
+func newDense(shape ...int) Tensor {
 	n := 1
 	for _, d := range shape {
 		n *= d
 	}
-	return Dense(make([]float32, n), shape...)
+	return rowMajor(make([]float32, n), shape...)
 }
 
 // Elems returns the number of elements, Π Shape.
@@ -106,7 +106,7 @@ func FromView(v *subarena.View) (Tensor, error) {
 	if l.Elem != 4 || l.Offset%4 != 0 {
 		return Tensor{}, fmt.Errorf("%w: view %v: element %d at byte %d", ErrLayout, l, l.Elem, l.Offset)
 	}
-	data, err := Floats(v.Buffer().Bytes())
+	data, err := floats(v.Buffer().Bytes())
 	if err != nil {
 		return Tensor{}, fmt.Errorf("view %v: %w", l, err)
 	}
@@ -120,11 +120,11 @@ func FromView(v *subarena.View) (Tensor, error) {
 	return t, nil
 }
 
-// Floats reinterprets b as float32s in the machine's byte order. It is the
+// floats reinterprets b as float32s in the machine's byte order. It is the
 // one unsafe conversion of the package, and it checks what makes it sound:
 // b is non-empty, 4-byte aligned, and a whole number of float32s. The
 // result aliases b.
-func Floats(b []byte) ([]float32, error) {
+func floats(b []byte) ([]float32, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("%w: no backing bytes (the arena needs Backing)", ErrLayout)
 	}
@@ -135,9 +135,9 @@ func Floats(b []byte) ([]float32, error) {
 	return unsafe.Slice((*float32)(p), len(b)/4), nil
 }
 
-// Backing returns n bytes (a multiple of 4) whose first byte is aligned for
-// float32, for an arena's Config.Backing: they are allocated as float32s.
-func Backing(n int64) []byte {
+// backing returns n bytes (a multiple of 4) whose first byte is aligned for
+// float32, for an arena's Config.backing: they are allocated as float32s.
+func backing(n int64) []byte {
 	f := make([]float32, (n+3)/4)
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), len(f)*4)
 }
