@@ -235,11 +235,8 @@ func (a *Allocator) safeForPoint(ev sasync.Event) bool {
 
 func (a *Allocator) onComplete(c sasync.Clock) {
 	a.mu.Lock()
+	defer a.unlockChecked()
 	a.idx.Complete(&c, a.freeFn)
-	if invariants {
-		a.verifyLocked()
-	}
-	a.mu.Unlock()
 }
 
 // Alloc returns a buffer of size bytes that a writer at point at may use:
@@ -283,10 +280,7 @@ func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*
 		return nil, err
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if invariants {
-		defer a.verifyLocked()
-	}
+	defer a.unlockChecked()
 	completed := a.tl.CompletedClock()
 	a.mayWait = opts.MayWait
 	blk, fence, err := a.place(size, &at, &completed)
@@ -489,10 +483,7 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 		return fmt.Errorf("%w: %d", ErrInvalidAccess, acc)
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if invariants {
-		defer a.verifyLocked()
-	}
+	defer a.unlockChecked()
 	cover, err := a.heldCover(v)
 	if err != nil {
 		return err
@@ -585,10 +576,7 @@ func (a *Allocator) Release(b *Buffer) error {
 		return fmt.Errorf("%w: release", ErrForeign)
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if invariants {
-		defer a.verifyLocked()
-	}
+	defer a.unlockChecked()
 	if b.released {
 		return fmt.Errorf("%w: buffer %d", ErrDoubleRelease, b.id)
 	}
@@ -632,10 +620,7 @@ func (a *Allocator) releaseLocked(b *Buffer, bytes *ranges.Set) error {
 // whose bytes are still held is ErrDoubleRelease.
 func (a *Allocator) Discard(v *View) error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if invariants {
-		defer a.verifyLocked()
-	}
+	defer a.unlockChecked()
 	cover, err := a.checkView(v)
 	if err != nil {
 		if v != nil && v.buf != nil && v.buf.a == a && v.buf.released {
@@ -665,10 +650,7 @@ func (a *Allocator) Discard(v *View) error {
 // op then overwrites bytes nobody else will read.
 func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if invariants {
-		defer a.verifyLocked()
-	}
+	defer a.unlockChecked()
 	cover, err := a.heldCover(v)
 	if err != nil {
 		return nil, err

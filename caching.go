@@ -197,10 +197,7 @@ func (c *Caching) Free(b *Buffer) error {
 // and unclaimed; on any error nothing has changed.
 func (a *Allocator) pinForFree(b *Buffer, lasts []sasync.Event) (wait sasync.Clock, err error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if invariants {
-		defer a.verifyLocked()
-	}
+	defer a.unlockChecked()
 	if err := a.checkWhollyHeldLocked(b); err != nil {
 		return wait, err
 	}

@@ -25,10 +25,7 @@ type Claim struct {
 // the program no longer holds them.
 func (a *Allocator) Claim(v *View) (*Claim, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if invariants {
-		defer a.verifyLocked()
-	}
+	defer a.unlockChecked()
 	cover, err := a.heldCover(v)
 	if err != nil {
 		return nil, err
@@ -78,10 +75,7 @@ func (c *Claim) Commit() error {
 	}
 	a := c.a
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if invariants {
-		defer a.verifyLocked()
-	}
+	defer a.unlockChecked()
 	if err := c.finish(); err != nil {
 		return err
 	}
@@ -99,10 +93,7 @@ func (c *Claim) Abandon() error {
 		return errZeroClaim
 	}
 	c.a.mu.Lock()
-	defer c.a.mu.Unlock()
-	if invariants {
-		defer c.a.verifyLocked()
-	}
+	defer c.a.unlockChecked()
 	return c.finish()
 }
 
@@ -121,10 +112,7 @@ type Reservation struct {
 // Reserve pins v's bytes for an op to be submitted later.
 func (a *Allocator) Reserve(v *View) (*Reservation, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if invariants {
-		defer a.verifyLocked()
-	}
+	defer a.unlockChecked()
 	cover, err := a.heldCover(v)
 	if err != nil {
 		return nil, err
@@ -148,10 +136,7 @@ func (r *Reservation) Activate(ev sasync.Event, acc Access) error {
 	}
 	a := r.a
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if invariants {
-		defer a.verifyLocked()
-	}
+	defer a.unlockChecked()
 	if r.done {
 		return fmt.Errorf("%w: reservation", ErrFinished)
 	}
@@ -176,10 +161,7 @@ func (r *Reservation) Cancel() error {
 	}
 	a := r.a
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if invariants {
-		defer a.verifyLocked()
-	}
+	defer a.unlockChecked()
 	if r.done {
 		return fmt.Errorf("%w: reservation", ErrFinished)
 	}

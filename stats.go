@@ -76,10 +76,22 @@ func (a *Allocator) CheckInvariants() error {
 	return a.checkLocked()
 }
 
+// unlockChecked unlocks a after a mutator; under the invariants build tag
+// it first checks every invariant (and unlocks even when that panics).
+// Mutators lock a.mu and defer it.
+func (a *Allocator) unlockChecked() {
+	if invariants {
+		defer a.mu.Unlock()
+		a.verifyLocked()
+		return
+	}
+	a.mu.Unlock()
+}
+
 // verifyLocked panics with the first broken invariant. In builds with the
-// invariants tag every mutator defers it (Pebble's way): a test then fails
-// at the call that broke something, not at the next check. Caller holds
-// mu.
+// invariants tag every mutator runs it before unlocking (unlockChecked,
+// Pebble's way): a test then fails at the call that broke something, not
+// at the next check. Caller holds mu.
 func (a *Allocator) verifyLocked() {
 	if err := a.checkLocked(); err != nil {
 		panic(err)
