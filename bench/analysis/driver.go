@@ -11,6 +11,7 @@ import (
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // Completions says when the host learns that ops have completed.
@@ -293,7 +294,7 @@ func (d *driver) step(i int) error {
 			}
 		}
 		d.points[b] = pt
-		if d.In.Donations[b].op >= 0 {
+		if d.In.Donations[b].Op >= 0 {
 			return nil
 		}
 		return d.place(i, b)
@@ -436,7 +437,7 @@ func (d *driver) op(i, k int) error {
 			continue
 		}
 		dn := d.In.Donations[b]
-		if dn.op != k {
+		if dn.Op != k {
 			return fmt.Errorf("buffer %q is not placed", p.Buffers[b].Name)
 		}
 		if err := d.donate(i, k, b, dn, used); err != nil {
@@ -535,17 +536,17 @@ func (d *driver) WithWaits() *trace.Trace {
 	return t
 }
 
-func (d *driver) donate(i, k, b int, dn donation, used []bool) error {
+func (d *driver) donate(i, k, b int, dn replay.Donation, used []bool) error {
 	p := d.In.P
 	op := &p.Ops[k]
-	read := op.Uses[dn.read]
+	read := op.Uses[dn.Read]
 	src := d.Bufs[read.Ref.Buffer]
 	fp, exact := p.Footprint(read.Ref)
-	if !used[dn.read] {
+	if !used[dn.Read] {
 		if err := d.S.Use(src, &fp, d.events[k]); err != nil {
 			return err
 		}
-		used[dn.read] = true
+		used[dn.Read] = true
 	}
 	nb, err := d.S.Donate(src, &fp, exact, d.events[k])
 	if errors.Is(err, errRefused) {

@@ -8,6 +8,7 @@ import (
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/replay"
 )
 
 // never is the death step of bytes held to the end of the trace.
@@ -39,7 +40,7 @@ type Info struct {
 	UsesOf [][]opUse
 	// UserClocks[k] is everything that happens-before op k (itself included).
 	UserClocks []sasync.Clock
-	Donations  []donation
+	Donations  []replay.Donation
 
 	// The schedule of the replay: per op submit, start and end; per step the
 	// host time when the step is issued; Horizon[i] is the latest time the
@@ -83,7 +84,7 @@ func NewInfo(p *trace.Program) (*Info, error) {
 			return nil, err
 		}
 	}
-	in.Donations = planDonations(p, in.UsesOf, order)
+	in.Donations = replay.Donations(p, order)
 	in.schedule()
 	in.LiveLB = trace.LiveLowerBound(p, trace.Schedule{Start: in.Start, End: in.End, Makespan: in.Makespan})
 	credited := inplaceCredits(p)

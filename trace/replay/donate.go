@@ -23,6 +23,24 @@ func usesByBuffer(p *trace.Program) [][]opUse {
 // op's use read (an index into its Uses). op is -1 when the buffer is not donated to.
 type donation struct{ op, read int }
 
+// Donation is an in-place placement Run makes (unless Options.NoDonate): the buffer
+// takes, at its alloc, the bytes of use Read (an index into the Uses of op Op) — a read
+// of another buffer whose last user is that op. Op is -1 for a buffer Run places
+// anywhere else.
+type Donation struct{ Op, Read int }
+
+// Donations returns, per buffer of p, the in-place placement Run plans for it, order
+// being p's happens-before relation (trace.NewOrder). Analyses that mirror a replay use
+// it to make the same placements.
+func Donations(p *trace.Program, order *trace.Order) []Donation {
+	ds := planDonations(p, usesByBuffer(p), order, false)
+	out := make([]Donation, len(ds))
+	for i, d := range ds {
+		out[i] = Donation{Op: d.op, Read: d.read}
+	}
+	return out
+}
+
 // planDonations decides, per alloc buffer, whether replay donates to it (see Run).
 // A buffer is donated to only when every later op using it happens-after the donating
 // op: bytes handed over in place carry the read view's users, and an op that could run
