@@ -24,30 +24,36 @@ func benchSets(n int) (a, b Set) {
 
 var benchSizes = []int{100, 1000, 10000, 100000}
 
+// benchSetOp times a set operation at every size of benchSizes: fresh
+// returns x op y as a new set, inPlace applies op y to s, a copy of x. The
+// answer is checked once (valid, wantRuns(n) runs) before timing.
+func benchSetOp(b *testing.B, name string, n int, x, y *Set, wantRuns int, fresh func(x, y *Set) Set, inPlace func(s, y *Set)) {
+	b.Helper()
+	if got := fresh(x, y); got.CheckInvariants() != nil || got.NumRuns() != wantRuns {
+		b.Fatalf("%s: %v, %d runs, want %d", name, got.CheckInvariants(), got.NumRuns(), wantRuns)
+	}
+	b.Run(fmt.Sprintf("runs=%d/new", n), func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = fresh(x, y)
+		}
+	})
+	b.Run(fmt.Sprintf("runs=%d/inplace", n), func(b *testing.B) {
+		b.ReportAllocs()
+		var s Set
+		s.runs = make([]Range, 0, 2*n)
+		for b.Loop() {
+			s.Reset()
+			s.runs = append(s.runs, x.runs...)
+			inPlace(&s, y)
+		}
+	})
+}
+
 func BenchmarkUnion(b *testing.B) {
 	for _, n := range benchSizes {
 		x, y := benchSets(n)
-		// Check the answer once before timing.
-		u := Union(&x, &y)
-		if err := u.CheckInvariants(); err != nil || u.NumRuns() != n+n/2 {
-			b.Fatalf("union: %v, %d runs", err, u.NumRuns())
-		}
-		b.Run(fmt.Sprintf("runs=%d/new", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = Union(&x, &y)
-			}
-		})
-		b.Run(fmt.Sprintf("runs=%d/inplace", n), func(b *testing.B) {
-			b.ReportAllocs()
-			var s Set
-			s.runs = make([]Range, 0, 2*n)
-			for b.Loop() {
-				s.Reset()
-				s.runs = append(s.runs, x.runs...)
-				s.AddSet(&y)
-			}
-		})
+		benchSetOp(b, "union", n, &x, &y, n+n/2, Union, (*Set).AddSet)
 		// Baseline: the same union by one Add per run of y (quadratic: half of them insert
 		// in the middle), so only for the small sizes.
 		if n > 1000 {
@@ -71,26 +77,7 @@ func BenchmarkUnion(b *testing.B) {
 func BenchmarkSubtract(b *testing.B) {
 	for _, n := range benchSizes {
 		x, y := benchSets(n)
-		d := Subtract(&x, &y)
-		if err := d.CheckInvariants(); err != nil || d.NumRuns() != n {
-			b.Fatalf("subtract: %v, %d runs", err, d.NumRuns())
-		}
-		b.Run(fmt.Sprintf("runs=%d/new", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = Subtract(&x, &y)
-			}
-		})
-		b.Run(fmt.Sprintf("runs=%d/inplace", n), func(b *testing.B) {
-			b.ReportAllocs()
-			var s Set
-			s.runs = make([]Range, 0, 2*n)
-			for b.Loop() {
-				s.Reset()
-				s.runs = append(s.runs, x.runs...)
-				s.RemoveSet(&y)
-			}
-		})
+		benchSetOp(b, "subtract", n, &x, &y, n, Subtract, (*Set).RemoveSet)
 	}
 }
 

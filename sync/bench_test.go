@@ -69,6 +69,19 @@ func settle() { runtime.GC() }
 
 func historyName(n int) string { return fmt.Sprintf("history=%.0e", float64(n)) }
 
+// submitRing submits op i on engine i mod 4, waiting for the latest op
+// of the next engine (last holds each engine's latest sequence number).
+func submitRing(b *testing.B, tl *Timeline, last *[4]Seq, i int) Event {
+	e := EngineID(i & 3)
+	next := (e + 1) & 3
+	ev, err := tl.Submit(e, Event{next, last[next]})
+	if err != nil {
+		b.Fatal(err)
+	}
+	last[e] = ev.Seq
+	return ev
+}
+
 func BenchmarkSubmit(b *testing.B) {
 	for _, n := range histories {
 		b.Run(historyName(n), func(b *testing.B) {
@@ -81,14 +94,7 @@ func BenchmarkSubmit(b *testing.B) {
 			b.ReportAllocs()
 			clk := startCPU(b)
 			for i := 0; i < b.N; i++ {
-				// Each op waits for the latest op of the next engine.
-				e := EngineID(i & 3)
-				next := (e + 1) & 3
-				ev, err := tl.Submit(e, Event{next, last[next]})
-				if err != nil {
-					b.Fatal(err)
-				}
-				last[e] = ev.Seq
+				submitRing(b, tl, &last, i)
 			}
 			clk.stop(b)
 		})
@@ -106,13 +112,7 @@ func BenchmarkSubmitForget(b *testing.B) {
 	b.ReportAllocs()
 	clk := startCPU(b)
 	for i := 0; i < b.N; i++ {
-		e := EngineID(i & 3)
-		next := (e + 1) & 3
-		ev, err := tl.Submit(e, Event{next, last[next]})
-		if err != nil {
-			b.Fatal(err)
-		}
-		last[e] = ev.Seq
+		ev := submitRing(b, tl, &last, i)
 		if i&chunkMask == chunkMask {
 			if err := tl.Complete(ev); err != nil {
 				b.Fatal(err)
