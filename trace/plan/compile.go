@@ -579,7 +579,7 @@ func (c *compiled) liveBound() int64 {
 // LowerBound returns a height no placement of a valid problem can beat:
 // the larger of the most bytes live at any one time (or the largest item)
 // and the hole bound, which counts the span an item with holes pins
-// together with the live runs too long to fit in its holes (see
+// together with the live runs that cannot hide in its holes (see
 // Solution.LowerBound).
 func LowerBound(p *Problem) (int64, error) {
 	if err := p.Validate(); err != nil {

@@ -179,7 +179,7 @@ type Result struct {
 	// placements is below (Solution.LowerBound): the most bytes live at
 	// once under the planner's liveness and in-place choices (LiveBound),
 	// or, when larger, the hole bound, which counts the span an item with
-	// holes pins at some time with the live runs too long to fit in its
+	// holes pins at some time with the live runs that cannot hide in its
 	// holes. Proven says Plan.Size reaches it or the search showed nothing
 	// lower exists.
 	LowerBound int64

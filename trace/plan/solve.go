@@ -50,8 +50,9 @@ type Solution struct {
 	// LiveBound and the hole bound. An item whose live bytes at some time
 	// are runs with holes between them pins its whole span then, but for
 	// what fits in its holes: a live run of another item longer than its
-	// largest hole lies outside that span, so the span plus all such runs
-	// is a bound (fused Q/K/V projections whose K and V died make it
+	// largest hole, or one that no hole can take at an offset the pair's
+	// conflicts allow, lies outside that span, so the span plus all such
+	// runs is a bound (fused Q/K/V projections whose K and V died make it
 	// larger than the live bytes).
 	LowerBound int64
 	// LiveBound is the most bytes live at once (or the largest item).
