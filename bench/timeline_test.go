@@ -9,6 +9,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/plan"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -50,7 +51,7 @@ func TestPlanTimelinePlacements(t *testing.T) {
 	}
 	for _, d := range []int64{0, 3 * tr.Granule} {
 		pl := shiftPlan(res.Plan, d)
-		if rep, err := trace.Check(p, pl); err != nil || !rep.Safe {
+		if rep, err := check.Plan(p, pl); err != nil || !rep.Safe {
 			t.Fatalf("shift %d: plan unsafe: %v %+v", d, err, rep)
 		}
 		tl, err := PlanTimeline(p, pl)

@@ -8,6 +8,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -40,7 +41,7 @@ func TestViewerPageSplitQKV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := trace.Check(p, bad.Plan)
+	rep, err := check.Plan(p, bad.Plan)
 	if err != nil || rep.Safe {
 		t.Fatalf("ir-order: %v, %+v", err, rep)
 	}

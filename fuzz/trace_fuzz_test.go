@@ -7,6 +7,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -88,7 +89,7 @@ func FuzzTraceParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("replay of a valid trace failed: %v\n%s", err, out)
 		}
-		rep, err := trace.Check(p, res.Plan)
+		rep, err := check.Plan(p, res.Plan)
 		if err != nil {
 			t.Fatalf("check: %v", err)
 		}

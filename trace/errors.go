@@ -71,7 +71,7 @@ var (
 	// ErrPlan: a plan does not fit its trace (missing or unknown buffers, offsets < 0 or
 	// beyond the plan's size).
 	ErrPlan = errors.New("trace: plan does not fit the trace")
-	// ErrUnsafe: a plan is not safe for its trace (Check found violations).
+	// ErrUnsafe: a plan is not safe for its trace (check.Plan found violations).
 	ErrUnsafe = errors.New("trace: plan is unsafe")
 	// ErrReplay: a trace could not be run on a sync.Timeline (NewOrder), or the replay
 	// (package trace/replay) could not drive the Allocator: a timeline or allocator error

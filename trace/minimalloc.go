@@ -369,7 +369,7 @@ func ImportMiniMalloc(data []byte, name string) (*Trace, error) {
 // submission order: a buffer lives over [first op using it, last op using it + 1); a
 // buffer no op uses lives over [k, k+1) for the k-th op submitted after its alloc. This is
 // program order: on a multi-engine trace it is an interval approximation of the
-// happens-before lifetimes that Check uses. Externals are not exported.
+// happens-before lifetimes that check.Plan uses. Externals are not exported.
 func WriteMiniMalloc(w io.Writer, p *Program, plan *Plan) error {
 	lower := make([]int64, len(p.Buffers))
 	upper := make([]int64, len(p.Buffers))

@@ -15,6 +15,15 @@ func mustResolve(t testing.TB, tr *Trace) *Program {
 	return p
 }
 
+func parseProgram(t *testing.T, doc string) *Program {
+	t.Helper()
+	tr, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mustResolve(t, tr)
+}
+
 func mustLoad(t *testing.T, path string) *Trace {
 	t.Helper()
 	tr, err := Load(path)

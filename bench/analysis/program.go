@@ -8,6 +8,7 @@ import (
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 )
 
 // never is the death step of bytes held to the end of the trace.
@@ -85,7 +86,7 @@ func NewInfo(p *trace.Program) (*Info, error) {
 	}
 	in.Donations = planDonations(p, in.UsesOf, order)
 	in.schedule()
-	in.LiveLB = trace.LiveLowerBound(p, trace.Schedule{Start: in.Start, End: in.End, Makespan: in.Makespan})
+	in.LiveLB = check.LiveLowerBound(p, check.Schedule{Start: in.Start, End: in.End, Makespan: in.Makespan})
 	credited := inplaceCredits(p)
 	n := len(p.Buffers)
 	in.Pieces = make([][]piece, n)

@@ -14,6 +14,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/bench"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/plan"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -38,13 +39,13 @@ func program(t *testing.T, path string) *trace.Program {
 }
 
 // checkedReplay replays p under pol and checks the plan it made.
-func checkedReplay(t *testing.T, p *trace.Program, pol subarena.Policy) (*replay.Result, *trace.Report) {
+func checkedReplay(t *testing.T, p *trace.Program, pol subarena.Policy) (*replay.Result, *check.Report) {
 	t.Helper()
 	res, err := replay.Run(p, replay.Options{Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := trace.Check(p, res.Plan)
+	rep, err := check.Plan(p, res.Plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func TestViewerGGMLPlanVsReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	planRep, err := trace.Check(p, pr.Plan)
+	planRep, err := check.Plan(p, pr.Plan)
 	if err != nil || !planRep.Safe {
 		t.Fatalf("the plan: %v %+v", err, planRep)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/subarena/subarena/integrations/ggml/internal/ggmltest"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/plan"
 )
 
@@ -152,7 +153,7 @@ func TestReadMatchesImport(t *testing.T) {
 					t.Fatal(err)
 				}
 				prog, _ := got.Resolve()
-				rep, err := trace.Check(prog, res.Plan)
+				rep, err := check.Plan(prog, res.Plan)
 				if err != nil || !rep.Safe {
 					t.Fatalf("plan rejected: %v %+v", err, rep)
 				}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/subarena/subarena/trace"
+
+	"github.com/subarena/subarena/trace/check"
 )
 
 // DefaultBudget is the budget the CLI gives Plan when none is named.
@@ -210,7 +212,7 @@ type Result struct {
 // derives subrange lifetimes and in-place placements from the trace, solves
 // the placement problem (greedy, then search within opts.Budget), and
 // returns the lower of that plan and the online replay's. The plan passes
-// trace.Check for t (unless opts.NoCheck).
+// check.Plan for t (unless opts.NoCheck).
 func Plan(t *trace.Trace, opts Options) (Result, error) {
 	start := time.Now()
 	if t == nil {
@@ -415,7 +417,7 @@ func PlanMiniMalloc(mm *trace.MiniMalloc, name string, opts Options) (Result, er
 
 // mustBeSafe runs the trace package's checker on a plan the planner made.
 func mustBeSafe(p *trace.Program, pl *trace.Plan) error {
-	rep, err := trace.Check(p, pl)
+	rep, err := check.Plan(p, pl)
 	if err != nil {
 		return fmt.Errorf("internal: plan does not fit its trace: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/subarena/subarena/trace"
+
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -58,7 +60,7 @@ func checkSafe(t testing.TB, res Result) {
 	if err != nil {
 		t.Fatalf("result trace: %v", err)
 	}
-	rep, err := trace.Check(p, res.Plan)
+	rep, err := check.Plan(p, res.Plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +71,7 @@ func checkSafe(t testing.TB, res Result) {
 		t.Fatalf("%d placements for relaid %v", len(res.Plan.Placements), res.Relaid)
 	}
 	back, _ := readBack(t, res)
-	if rep, err := trace.Check(p, back); err != nil || !rep.Safe {
+	if rep, err := check.Plan(p, back); err != nil || !rep.Safe {
 		t.Fatalf("plan read back from JSON: %v %+v", err, rep)
 	}
 	t2, flat, err := trace.ViewPlacements(p, res.Plan)
@@ -80,7 +82,7 @@ func checkSafe(t testing.TB, res Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := trace.Check(p2, flat); err != nil || !rep.Safe {
+	if rep, err := check.Plan(p2, flat); err != nil || !rep.Safe {
 		t.Fatalf("offsets on the rewritten trace: %v %+v", err, rep)
 	}
 	var size int64
@@ -385,7 +387,7 @@ func checkReplay(t *testing.T, iter int, tr *trace.Trace) int {
 	if err != nil {
 		t.Fatalf("iter %d: replay: %v\n%s", iter, err, trace.Marshal(tr))
 	}
-	rep, err := trace.Check(p, rr.Plan)
+	rep, err := check.Plan(p, rr.Plan)
 	if err != nil {
 		t.Fatalf("iter %d: check of the replay plan: %v", iter, err)
 	}
@@ -494,7 +496,7 @@ func ExamplePlan() {
 	fmt.Println("gate_silu-0 is laid over", pl.Of, "at", pl.Offset, "with strides", pl.Strides)
 	// The plan checks against the trace as it is.
 	p, _ := tr.Resolve()
-	rep, err := trace.Check(p, res.Plan)
+	rep, err := check.Plan(p, res.Plan)
 	fmt.Println("safe:", err == nil && rep.Safe)
 	// Output:
 	// arena 241792 bytes; lower bound 241792
@@ -611,7 +613,7 @@ func TestBudgetBoundsReplay(t *testing.T) {
 	if elapsed > budget+2*time.Second {
 		t.Fatalf("Plan took %v on a %v budget", elapsed, budget)
 	}
-	if rep, err := trace.Check(p, res.Plan); err != nil || !rep.Safe {
+	if rep, err := check.Plan(p, res.Plan); err != nil || !rep.Safe {
 		t.Fatalf("check: %v %+v", err, rep)
 	}
 	beforeReplay = nil

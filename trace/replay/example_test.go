@@ -7,6 +7,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -24,7 +25,7 @@ func ExampleRun_irOrder() {
 		fmt.Println(err)
 		return
 	}
-	rep, _ := trace.Check(p, res.Plan)
+	rep, _ := check.Plan(p, res.Plan)
 	fmt.Println("safe:", rep.Safe)
 	for _, v := range rep.Violations {
 		fmt.Println(v.Earlier.Op, "on", v.Earlier.Engine, "via", strings.Join(v.Earlier.Chain, " -> "),
@@ -44,7 +45,7 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
-	rep, _ := trace.Check(p, res.Plan)
+	rep, _ := check.Plan(p, res.Plan)
 	fmt.Println("buffers", res.Buffers, "ops", res.Ops, "live_lb", res.LiveLB, "safe", rep.Safe)
 	_ = trace.WritePlan(os.Stdout, &trace.Plan{Trace: res.Trace, Size: res.HWM, Offsets: res.Plan.Offsets})
 	// Output:

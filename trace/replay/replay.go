@@ -143,7 +143,7 @@ type PieceLifetime struct {
 // the Allocator (through the Timeline) only as the host observes them: a sync completes
 // the synced op and everything that happens-before it, and the end of the trace
 // completes the rest. So every reuse the Allocator makes rests on docs/TRACE.md's
-// happens-before, which is what trace.Check verifies. Each alloc takes bytes at its
+// happens-before, which is what check.Plan verifies. Each alloc takes bytes at its
 // allocation point (sasync.Timeline.Point of its engine); each op's uses pin exactly
 // their views' bytes until it completes; releases and discards hand bytes back under the
 // policy.

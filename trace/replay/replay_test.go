@@ -10,6 +10,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 )
 
 // TestSharedDataReplayAndCheck: every MiniMalloc instance and the ggml trace import,
@@ -23,7 +24,7 @@ func TestSharedDataReplayAndCheck(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %v: %v", f, pol, err)
 			}
-			rep, err := trace.Check(p, res.Plan)
+			rep, err := check.Plan(p, res.Plan)
 			if err != nil {
 				t.Fatalf("%s %v: check: %v", f, pol, err)
 			}
@@ -117,7 +118,7 @@ func TestIROrderCounterexample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := trace.Check(p, res.Plan)
+	rep, err := check.Plan(p, res.Plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestIROrderCounterexample(t *testing.T) {
 	v := rep.Violations[0]
 	if v.Earlier.Op != "offload_v" || v.Earlier.Engine != "copy" || strings.Join(v.Earlier.Chain, ">") != "v>qkv" ||
 		v.Later.Op != "use_tmp" || v.Later.Buffer != "tmp" || v.MissingEdge() != "offload_v -> use_tmp" ||
-		v.Rule != trace.ViolationUnordered {
+		v.Rule != check.ViolationUnordered {
 		t.Fatalf("unexpected counterexample: %s", v.String())
 	}
 	// v covers bytes [1024, 1536) of every 1536-byte row; tmp (8192 bytes at qkv's
@@ -143,7 +144,7 @@ func TestIROrderCounterexample(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep, err := trace.Check(p, res.Plan); err != nil || !rep.Safe {
+		if rep, err := check.Plan(p, res.Plan); err != nil || !rep.Safe {
 			t.Fatalf("%v: %v %+v", pol, err, rep)
 		}
 	}
@@ -223,7 +224,7 @@ func TestReplayAllDiscarded(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", pol, err)
 		}
-		rep, err := trace.Check(p, res.Plan)
+		rep, err := check.Plan(p, res.Plan)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package trace_test
+package check_test
 
 // The checker, LiveLowerBound and LetGo on the plans and schedules the replay makes:
 // these benchmarks drive the Allocator through package trace/replay, which imports trace, so
@@ -9,19 +9,20 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
 )
 
 func benchCheck(b *testing.B, rel string) {
-	p := trace.BenchProgram(b, rel)
+	p := check.BenchProgram(b, rel)
 	res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	var rep *trace.Report
+	var rep *check.Report
 	for b.Loop() {
-		if rep, err = trace.Check(p, res.Plan); err != nil || !rep.Safe {
+		if rep, err = check.Plan(p, res.Plan); err != nil || !rep.Safe {
 			b.Fatal(err, rep)
 		}
 	}
@@ -32,14 +33,14 @@ func BenchmarkCheckGGML(b *testing.B)        { benchCheck(b, "ggml/ggml-tiny.jso
 func BenchmarkCheckMiniMallocK(b *testing.B) { benchCheck(b, "minimalloc/K.1048576.csv") }
 
 func BenchmarkScaleCheck(b *testing.B) {
-	trace.ForScaleShapes(b, func(b *testing.B, p *trace.Program) {
+	check.ForScaleShapes(b, func(b *testing.B, p *trace.Program) {
 		res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
 		for b.Loop() {
-			rep, err := trace.Check(p, res.Plan)
+			rep, err := check.Plan(p, res.Plan)
 			if err != nil || !rep.Safe {
 				b.Fatal(err, rep)
 			}
@@ -48,18 +49,18 @@ func BenchmarkScaleCheck(b *testing.B) {
 }
 
 func BenchmarkScaleLiveLB(b *testing.B) {
-	trace.ForScaleShapes(b, func(b *testing.B, p *trace.Program) {
+	check.ForScaleShapes(b, func(b *testing.B, p *trace.Program) {
 		res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 		if err != nil {
 			b.Fatal(err)
 		}
-		s := trace.Schedule{Start: make([]int64, len(res.OpTimes)), End: make([]int64, len(res.OpTimes)), Makespan: res.Makespan}
+		s := check.Schedule{Start: make([]int64, len(res.OpTimes)), End: make([]int64, len(res.OpTimes)), Makespan: res.Makespan}
 		for k, o := range res.OpTimes {
 			s.Start[k], s.End[k] = o.Start, o.End
 		}
 		b.ResetTimer()
 		for b.Loop() {
-			if lb := trace.LiveLowerBound(p, s); lb != res.LiveLB {
+			if lb := check.LiveLowerBound(p, s); lb != res.LiveLB {
 				b.Fatal(lb, res.LiveLB)
 			}
 		}

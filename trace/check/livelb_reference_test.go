@@ -1,4 +1,4 @@
-package trace
+package check
 
 import (
 	"reflect"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/trace"
 )
 
 // The segments of LiveLB as they were computed before the sweep: every segment against
@@ -16,7 +17,7 @@ import (
 // or until the end of the schedule if the host still holds it then; an inplace op whose
 // output may take over a dying read (inplaceCredits) ends that read's bytes at its start
 // instead. Bytes no op uses are never live.
-func refLiveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[opUse]bool) []liveSegment {
+func refLiveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited map[opUse]bool) []liveSegment {
 	type user struct {
 		ou  opUse
 		set ranges.Set
@@ -63,7 +64,7 @@ func refLiveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[o
 		to := lastEnd
 		held := false
 		for _, pc := range pieces {
-			if pc.Step == Never && pc.Bytes.Contains(lo) {
+			if pc.Step == trace.Never && pc.Bytes.Contains(lo) {
 				held = true
 			}
 		}
@@ -91,13 +92,13 @@ func refCompactInts(v []int64) []int64 {
 
 // compareLiveSegments fails t unless LetGo and liveSegments give, for every buffer of p
 // on schedule s, exactly what the old loops gave.
-func compareLiveSegments(t *testing.T, what string, p *Program, s Schedule) {
+func compareLiveSegments(t *testing.T, what string, p *trace.Program, s Schedule) {
 	t.Helper()
 	credited := inplaceCredits(p)
 	usesOf := usesByBuffer(p)
 	for b := range p.Buffers {
 		if got, want := p.LetGo(b, 7), refDeathPieces(p, b, 7); !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s: buffer %d: pieces %v, reference %v\n%s", what, b, got, want, Marshal(p.Trace))
+			t.Fatalf("%s: buffer %d: pieces %v, reference %v\n%s", what, b, got, want, trace.Marshal(p.Trace))
 		}
 		if p.Buffers[b].External {
 			continue
@@ -105,7 +106,7 @@ func compareLiveSegments(t *testing.T, what string, p *Program, s Schedule) {
 		got := liveSegments(p, b, usesOf[b], s, credited)
 		want := refLiveSegments(p, b, usesOf[b], s, credited)
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s: buffer %d: segments %v, reference %v\n%s", what, b, got, want, Marshal(p.Trace))
+			t.Fatalf("%s: buffer %d: segments %v, reference %v\n%s", what, b, got, want, trace.Marshal(p.Trace))
 		}
 	}
 }

@@ -1,12 +1,12 @@
-package trace
+package check
 
 import (
 	"cmp"
-	"container/heap"
 	"slices"
 	"sort"
 
 	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/internal/partruns"
 )
 
@@ -18,7 +18,7 @@ import (
 // order, every use reaching a piece's bytes is checked against the uses of the pieces
 // visited before it that reach the same bytes, and then joins them. Op a happens-before
 // op b exactly when a != b and a's seq on its engine is at most what b has seen of that
-// engine (Order.seen), so the earlier uses that break the rule for a later op are those
+// engine (trace.Order.Seen), so the earlier uses that break the rule for a later op are those
 // whose seq exceeds a threshold per engine: the useIndex finds exactly them, and a plan
 // without violations costs O(R log R) for R runs of use footprints, whatever the number
 // of buffers sharing each byte.
@@ -30,7 +30,7 @@ import (
 
 // fragment is the bytes one use of a group reaches within one piece of the group.
 type fragment struct {
-	g     int // the group's position in Check's sorted list
+	g     int // the group's position in Plan's sorted list
 	u     int // the use's index in the group's uses
 	piece int // the piece's index in the group's pieces
 	set   ranges.Set
@@ -65,7 +65,7 @@ func splitByPieces(out []fragment, g, u int, set *ranges.Set, part []partRun, sc
 }
 
 // partition returns the runs of pieces, sorted by Lo.
-func partition(pieces []Piece) []partRun {
+func partition(pieces []trace.Piece) []partRun {
 	return partruns.Of(len(pieces), func(i int) *ranges.Set { return &pieces[i].Bytes })
 }
 
@@ -91,7 +91,7 @@ func meet(a, b *ranges.Set) ranges.Set {
 	return ranges.Intersect(a, b)
 }
 
-// sweep reports every violation between groups (Check's rule for two buffers with
+// sweep reports every violation between groups (Plan's rule for two buffers with
 // offsets).
 func (c *checker) sweep(bufs []placed) {
 	p := c.p
@@ -144,7 +144,7 @@ func (c *checker) sweep(bufs []placed) {
 	ne := len(p.Trace.Engines)
 	held := ne // the class of uses of pieces held to the end
 	ix := newUseIndex(compactCoords(coords), ne+1)
-	q := newQuerier(len(frags))
+	q := newQuerier(len(frags), len(c.p.Trace.Engines))
 	use := func(f *fragment) *placedUse { return &bufs[f.g].uses[f.u] }
 	for i := 0; i < len(order); {
 		j := i
@@ -152,7 +152,7 @@ func (c *checker) sweep(bufs []placed) {
 		for j < len(order) && frags[order[j]].g == fi.g && frags[order[j]].piece == fi.piece {
 			j++
 		}
-		heldToEnd := bufs[fi.g].pieces[fi.piece].Step == Never
+		heldToEnd := bufs[fi.g].pieces[fi.piece].Step == trace.Never
 		for _, id := range order[i:j] {
 			f := &frags[id]
 			b := use(f)
@@ -166,7 +166,7 @@ func (c *checker) sweep(bufs []placed) {
 				}
 				var rule string
 				switch {
-				case heldToEnd && bufs[e.g].pieces[e.piece].Step == Never:
+				case heldToEnd && bufs[e.g].pieces[e.piece].Step == trace.Never:
 					rule = ViolationHeld
 				case a.op == b.op:
 					rule = c.sameOpRule(a, b)
@@ -198,19 +198,20 @@ func (c *checker) sweep(bufs []placed) {
 
 // querier collects the distinct entries a query of a useIndex reports.
 type querier struct {
-	stamp []int32
-	n     int32
-	out   []int32
+	engines int // the trace's engines: the classes of the useIndex below the all class
+	stamp   []int32
+	n       int32
+	out     []int32
 }
 
-func newQuerier(n int) *querier {
-	return &querier{stamp: make([]int32, n)}
+func newQuerier(n, engines int) *querier {
+	return &querier{engines: engines, stamp: make([]int32, n)}
 }
 
 // ask returns the entries of ix that break the ordering rule for a later use of op k
 // reaching set: on every engine, the uses op k is not ordered after, and op k's own uses;
 // with all too, every entry of class all.
-func (q *querier) ask(ix *useIndex, o *Order, k int, all bool, allClass int, set *ranges.Set) []int32 {
+func (q *querier) ask(ix *useIndex, o *trace.Order, k int, all bool, allClass int, set *ranges.Set) []int32 {
 	q.n++
 	q.out = q.out[:0]
 	visit := func(id int32) {
@@ -223,8 +224,8 @@ func (q *querier) ask(ix *useIndex, o *Order, k int, all bool, allClass int, set
 		ix.query(allClass, 0, set, visit)
 	}
 	own := o.Events[k].Engine
-	for e := range o.engines {
-		above := uint64(o.seen(k, e))
+	for e := range q.engines {
+		above := uint64(o.Seen(k, e))
 		if e == int(own) {
 			above-- // op k itself: its seq is its own clock component
 		}
@@ -232,81 +233,4 @@ func (q *querier) ask(ix *useIndex, o *Order, k int, all bool, allClass int, set
 	}
 	slices.Sort(q.out)
 	return q.out
-}
-
-// intHeap is a min-heap of ints.
-type intHeap []int
-
-func (h intHeap) Len() int           { return len(h) }
-func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
-func (h *intHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// paint partitions [lo, hi) by the first of sets covering each byte: taken[i] holds the
-// bytes of [lo, hi) that sets[i] covers and no earlier set does; rest holds the bytes none
-// covers. It is the loop "take each set's bytes not taken before" in O(R log R) for R
-// runs in all.
-func paint(lo, hi int64, sets []ranges.Set) (taken []ranges.Set, rest ranges.Set) {
-	type edge struct {
-		x   int64
-		set int
-		in  bool
-	}
-	var edges []edge
-	for i := range sets {
-		for _, r := range sets[i].Runs() {
-			r = r.Intersect(ranges.Range{Lo: lo, Hi: hi})
-			if !r.Empty() {
-				edges = append(edges, edge{r.Lo, i, true}, edge{r.Hi, i, false})
-			}
-		}
-	}
-	slices.SortFunc(edges, func(a, b edge) int { return cmp.Compare(a.x, b.x) })
-	runs := make([][]ranges.Range, len(sets)+1) // the last: rest
-	add := func(owner int, r ranges.Range) {
-		if r.Empty() {
-			return
-		}
-		rs := runs[owner]
-		if n := len(rs); n > 0 && rs[n-1].Hi == r.Lo {
-			rs[n-1].Hi = r.Hi
-		} else {
-			rs = append(rs, r)
-		}
-		runs[owner] = rs
-	}
-	active := make([]bool, len(sets))
-	var h intHeap
-	x := lo
-	for i := 0; i < len(edges); {
-		at := edges[i].x
-		owner := len(sets)
-		for h.Len() > 0 && !active[h[0]] {
-			heap.Pop(&h)
-		}
-		if h.Len() > 0 {
-			owner = h[0]
-		}
-		add(owner, ranges.Range{Lo: x, Hi: at})
-		x = at
-		for ; i < len(edges) && edges[i].x == at; i++ {
-			e := edges[i]
-			active[e.set] = e.in
-			if e.in {
-				heap.Push(&h, e.set)
-			}
-		}
-	}
-	add(len(sets), ranges.Range{Lo: x, Hi: hi})
-	taken = make([]ranges.Set, len(sets))
-	for i := range sets {
-		taken[i] = ranges.FromRanges(runs[i]...)
-	}
-	return taken, ranges.FromRanges(runs[len(sets)]...)
 }

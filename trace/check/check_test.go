@@ -1,4 +1,4 @@
-package trace
+package check
 
 import (
 	"errors"
@@ -6,25 +6,17 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/trace"
 )
 
-func parseProgram(t *testing.T, doc string) *Program {
+func checkOffsets(t *testing.T, p *trace.Program, offsets map[string]int64) *Report {
 	t.Helper()
-	tr, err := Parse([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mustResolve(t, tr)
-}
-
-func checkOffsets(t *testing.T, p *Program, offsets map[string]int64) *Report {
-	t.Helper()
-	plan := &Plan{Trace: p.Trace.Name, Offsets: offsets}
+	plan := &trace.Plan{Trace: p.Trace.Name, Offsets: offsets}
 	for n, off := range offsets {
 		r, _ := p.Lookup(n)
 		plan.Size = max(plan.Size, off+p.Buffers[r.Buffer].Size)
 	}
-	rep, err := Check(p, plan)
+	rep, err := Plan(p, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +37,7 @@ const inplaceDoc = `{"format": "subarena-trace/v1", "engines": ["c"], "steps": [
 // element i over element i; a transposed read, a shifted placement or a non-inplace op
 // may not.
 func TestCheckInplace(t *testing.T) {
-	doc := func(read, inplace string) *Program {
+	doc := func(read, inplace string) *trace.Program {
 		return parseProgram(t, strings.NewReplacer("READ", read, "INPLACE", inplace).Replace(inplaceDoc))
 	}
 	if rep := checkOffsets(t, doc("a", "true"), map[string]int64{"a": 0, "b": 0}); !rep.Safe {
@@ -120,8 +112,8 @@ func TestCheckHeldAndDiscard(t *testing.T) {
 }
 
 func TestCheckPlanErrors(t *testing.T) {
-	p := mustResolve(t, mustLoad(t, "testdata/split-qkv.json"))
-	cases := map[string]*Plan{
+	p := mustResolve(t, mustLoad(t, "../testdata/split-qkv.json"))
+	cases := map[string]*trace.Plan{
 		"missing":  {Size: 1 << 20, Offsets: map[string]int64{"qkv": 0}},
 		"negative": {Size: 1 << 20, Offsets: map[string]int64{"qkv": 0, "tmp": -256}},
 		"beyond":   {Size: 24576, Offsets: map[string]int64{"qkv": 0, "tmp": 24576}},
@@ -130,39 +122,8 @@ func TestCheckPlanErrors(t *testing.T) {
 		"overflow": {Size: 1 << 62, Offsets: map[string]int64{"qkv": 0, "tmp": 1<<63 - 100}},
 	}
 	for name, plan := range cases {
-		if _, err := Check(p, plan); !errors.Is(err, ErrPlan) {
+		if _, err := Plan(p, plan); !errors.Is(err, trace.ErrPlan) {
 			t.Errorf("%s: %v", name, err)
-		}
-	}
-}
-
-func TestPlanRoundTrip(t *testing.T) {
-	in := `{"format": "subarena-plan/v1", "trace": "t", "size": 512, "offsets": {"b": 256, "a": 0},
-		"policy": "whole-fenced", "lower_bound": 256, "ms": 1.5, "extra": {"ignored": [1, 2]}}`
-	p, err := ParsePlan([]byte(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Size != 512 || p.Offsets["b"] != 256 || p.Policy != "whole-fenced" || p.LowerBound != 256 || p.Ms != 1.5 {
-		t.Fatalf("%+v", p)
-	}
-	var b strings.Builder
-	if err := WritePlan(&b, p); err != nil {
-		t.Fatal(err)
-	}
-	again, err := ParsePlan([]byte(b.String()))
-	if err != nil || !again.Equal(p) {
-		t.Fatalf("round trip: %v\n%s", err, b.String())
-	}
-	for _, bad := range []string{
-		`{"trace": "t", "size": 1, "offsets": {}}`,
-		`{"format": "subarena-plan/v2", "trace": "t", "size": 1, "offsets": {}}`,
-		`{"format": "subarena-plan/v1", "trace": "t", "size": 1.5, "offsets": {}}`,
-		`{"format": "subarena-plan/v1", "trace": "t", "size": 1, "offsets": {"a": "0"}}`,
-		`{"format": "subarena-plan/v1", "trace": "t", "size": 1, "offsets": {"a": 0, "a": 1}}`,
-	} {
-		if _, err := ParsePlan([]byte(bad)); err == nil {
-			t.Errorf("accepted %s", bad)
 		}
 	}
 }

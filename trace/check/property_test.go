@@ -1,4 +1,4 @@
-package trace
+package check
 
 // checkKeys aggregates a Report the way bruteCheck keys its answer.
 func checkKeys(rep *Report) map[oracleKey]int64 {

@@ -1,4 +1,4 @@
-package trace
+package check
 
 import (
 	"math"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
+	"github.com/subarena/subarena/trace"
 )
 
 // The checker as it was before its sweep: every pair of placed buffers whose ranges
@@ -16,31 +17,32 @@ import (
 var _ = math.MaxInt
 
 // refHappensBefore asks the Timeline itself, not the Order's copy of its clocks.
-func refHappensBefore(o *Order, a, b int) bool {
+func refHappensBefore(o *trace.Order, a, b int) bool {
 	hb, err := o.Timeline.HappensBefore(o.Events[a], o.Events[b])
 	return err == nil && hb
 }
 
 // refChecker carries what Check needs across pairs and aggregates violations.
 type refChecker struct {
-	p     *Program
-	order *Order
-	ps    *placements // nil for a plan of offsets only
-	agg   map[refViolationKey]*Violation
-	keys  []refViolationKey
+	p       *trace.Program
+	order   *trace.Order
+	frame   *trace.Frame
+	members map[int][]int // per host, the buffers placed over it
+	agg     map[refViolationKey]*Violation
+	keys    []refViolationKey
 }
 
 // referenceCheck is Check as it was: pair by pair.
-func referenceCheck(p *Program, plan *Plan) (*Report, error) {
-	ps, err := fitPlan(p, plan)
+func referenceCheck(p *trace.Program, plan *trace.Plan) (*Report, error) {
+	frame, err := trace.NewFrame(p, plan)
 	if err != nil {
 		return nil, err
 	}
-	order, err := NewOrder(p)
+	order, err := trace.NewOrder(p)
 	if err != nil {
 		return nil, err
 	}
-	c := &refChecker{p: p, order: order, ps: ps, agg: map[refViolationKey]*Violation{}}
+	c := &refChecker{p: p, order: order, frame: frame, members: membersOf(p, frame), agg: map[refViolationKey]*Violation{}}
 	bufs := c.refPlaceBuffers(plan)
 	sort.Slice(bufs, func(i, j int) bool { return bufs[i].off < bufs[j].off })
 	rep := &Report{Trace: p.Trace.Name}
@@ -49,7 +51,7 @@ func referenceCheck(p *Program, plan *Plan) (*Report, error) {
 			rep.Pairs++
 			c.refCheckPair(&bufs[i], &bufs[j])
 		}
-		if ps != nil && len(ps.members[bufs[i].buf]) > 0 {
+		if len(c.members[bufs[i].buf]) > 0 {
 			rep.Pairs += c.refCheckGroup(&bufs[i])
 		}
 	}
@@ -118,8 +120,8 @@ func (c *refChecker) refNewViolation(k refViolationKey) *Violation {
 		o := &p.Ops[op]
 		u := o.Uses[use]
 		chain := p.Chain(u.Ref)
-		if c.ps.placed(buf) {
-			chain = append(chain, p.Buffers[c.ps.host[buf]].Name)
+		if h := c.frame.Host(buf); h >= 0 {
+			chain = append(chain, p.Buffers[h].Name)
 		}
 		return Party{Buffer: p.Buffers[buf].Name, Op: o.Name, Engine: p.Trace.Engines[o.Engine],
 			Access: u.Access.String(), Chain: chain}
@@ -129,14 +131,14 @@ func (c *refChecker) refNewViolation(k refViolationKey) *Violation {
 
 // refPlaceBuffers gathers, for every buffer with an offset, the uses of its group and the
 // group's death pieces in arena bytes.
-func (c *refChecker) refPlaceBuffers(plan *Plan) []placed {
+func (c *refChecker) refPlaceBuffers(plan *trace.Plan) []placed {
 	p := c.p
 	index := make([]int, len(p.Buffers))
 	var bufs []placed
 	for i := range p.Buffers {
 		b := &p.Buffers[i]
 		index[i] = -1
-		if b.External || c.ps.placed(i) {
+		if b.External || c.frame.Host(i) >= 0 {
 			continue
 		}
 		off := plan.Offsets[b.Name]
@@ -144,8 +146,8 @@ func (c *refChecker) refPlaceBuffers(plan *Plan) []placed {
 		bufs = append(bufs, placed{buf: i, off: off, end: off + b.Size, pieces: c.refGroupPieces(i, off)})
 	}
 	for i := range p.Buffers {
-		if c.ps.placed(i) {
-			index[i] = index[c.ps.host[i]]
+		if h := c.frame.Host(i); h >= 0 {
+			index[i] = index[h]
 		}
 	}
 	for k := range p.Ops {
@@ -163,17 +165,17 @@ func (c *refChecker) refPlaceBuffers(plan *Plan) []placed {
 
 // arena returns the arena bytes and layout of r, whose group's host sits at off.
 // CheckPlan bounded off + size, so nothing overflows.
-func (c *refChecker) refArena(r Ref, off int64) (ranges.Set, strided.Layout) {
-	if !c.ps.placed(r.Buffer) {
+func (c *refChecker) refArena(r trace.Ref, off int64) (ranges.Set, strided.Layout) {
+	if c.frame.Host(r.Buffer) < 0 {
 		fp, _ := c.p.Footprint(r)
 		set, _ := translated(&fp, off)
 		l := c.p.Layout(r)
 		l.Offset += off
 		return set, l
 	}
-	set := c.ps.hostFootprint(c.p, r)
+	set, _ := c.frame.Footprint(r)
 	_ = set.Translate(off)
-	l := c.ps.hostLayout(c.p, r)
+	l := c.frame.Layout(r)
 	l.Offset += off
 	return set, l
 }
@@ -209,7 +211,7 @@ func (c *refChecker) refCheckPair(a, b *placed) {
 						fu, su = ub, ua
 					}
 					rule := ViolationHeld
-					if pa.Step != Never || pb.Step != Never {
+					if pa.Step != trace.Never || pb.Step != trace.Never {
 						rule = c.refOrderRule(fu, su)
 					}
 					if rule != "" {
@@ -228,24 +230,21 @@ func (c *refChecker) refCheckPair(a, b *placed) {
 // step order, takes the bytes of its view not taken before; the rest go at the last
 // release of the group, or never when any of them is held to the end. For a host with
 // nothing placed over it these are its own death pieces.
-func (c *refChecker) refGroupPieces(h int, off int64) []Piece {
+func (c *refChecker) refGroupPieces(h int, off int64) []trace.Piece {
 	p := c.p
-	var members []int
-	if c.ps != nil {
-		members = c.ps.members[h]
-	}
+	members := c.members[h]
 	if len(members) == 0 {
 		return refDeathPieces(p, h, off)
 	}
 	type discard struct {
 		step int
-		ref  Ref
+		ref  trace.Ref
 	}
 	var ds []discard
 	final := p.Buffers[h].Release
 	for _, b := range append([]int{h}, members...) {
 		for _, v := range p.Buffers[b].Discards {
-			ds = append(ds, discard{p.Views[v].Discard, Ref{Buffer: b, View: v}})
+			ds = append(ds, discard{p.Views[v].Discard, trace.Ref{Buffer: b, View: v}})
 		}
 		if rel := p.Buffers[b].Release; rel < 0 || final < 0 {
 			final = -1
@@ -255,23 +254,23 @@ func (c *refChecker) refGroupPieces(h int, off int64) []Piece {
 	}
 	slices.SortFunc(ds, func(a, b discard) int { return a.step - b.step })
 	rest := ranges.FromRanges(ranges.Range{Lo: off, Hi: off + p.Buffers[h].Size})
-	var out []Piece
+	var out []trace.Piece
 	for _, d := range ds {
-		fp := c.ps.hostFootprint(p, d.ref)
+		fp, _ := c.frame.Footprint(d.ref)
 		_ = fp.Translate(off)
 		got := ranges.Intersect(&rest, &fp)
 		if got.IsEmpty() {
 			continue
 		}
 		rest.RemoveSet(&got)
-		out = append(out, Piece{Bytes: got, Step: d.step})
+		out = append(out, trace.Piece{Bytes: got, Step: d.step})
 	}
 	if !rest.IsEmpty() {
-		death := Never
+		death := trace.Never
 		if final >= 0 {
 			death = final
 		}
-		out = append(out, Piece{Bytes: rest, Step: death})
+		out = append(out, trace.Piece{Bytes: rest, Step: death})
 	}
 	return out
 }
@@ -293,18 +292,18 @@ type refOwner struct {
 // end may not be used through a later one.
 func (c *refChecker) refCheckGroup(g *placed) int {
 	p := c.p
-	bufs := append([]int{g.buf}, c.ps.members[g.buf]...)
+	bufs := append([]int{g.buf}, c.members[g.buf]...)
 	owners := make([]refOwner, len(bufs))
 	at := make(map[int]int, len(bufs))
 	for i, b := range bufs {
 		at[b] = i
 		o := &owners[i]
 		o.buf, o.first = b, len(p.Ops)
-		o.cover, _ = c.refArena(Ref{Buffer: b, View: -1}, g.off)
+		o.cover, _ = c.refArena(trace.Ref{Buffer: b, View: -1}, g.off)
 		if p.Buffers[b].Release < 0 {
 			o.held = o.cover.Clone()
 			for _, v := range p.Buffers[b].Discards {
-				fp, _ := c.refArena(Ref{Buffer: b, View: v}, g.off)
+				fp, _ := c.refArena(trace.Ref{Buffer: b, View: v}, g.off)
 				o.held.RemoveSet(&fp)
 			}
 		}
@@ -360,27 +359,27 @@ func (c *refChecker) refCheckGroup(g *placed) int {
 // refDeathPieces partitions buffer b's bytes (placed at off) by the step that lets them go:
 // each discard takes the bytes of its view not discarded before; the rest go at the
 // buffer's release, or never.
-func refDeathPieces(p *Program, b int, off int64) []Piece {
+func refDeathPieces(p *trace.Program, b int, off int64) []trace.Piece {
 	buf := &p.Buffers[b]
 	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: buf.Size})
-	var out []Piece
+	var out []trace.Piece
 	for _, v := range buf.Discards {
-		fp, _ := p.Footprint(Ref{Buffer: b, View: v})
+		fp, _ := p.Footprint(trace.Ref{Buffer: b, View: v})
 		got := ranges.Intersect(&rest, &fp)
 		if got.IsEmpty() {
 			continue
 		}
 		rest.RemoveSet(&got)
 		_ = got.Translate(off)
-		out = append(out, Piece{Bytes: got, Step: p.Views[v].Discard})
+		out = append(out, trace.Piece{Bytes: got, Step: p.Views[v].Discard})
 	}
 	if !rest.IsEmpty() {
-		death := Never
+		death := trace.Never
 		if buf.Release >= 0 {
 			death = buf.Release
 		}
 		_ = rest.Translate(off)
-		out = append(out, Piece{Bytes: rest, Step: death})
+		out = append(out, trace.Piece{Bytes: rest, Step: death})
 	}
 	return out
 }

@@ -1,14 +1,15 @@
-package trace
+package check
 
 import (
 	"slices"
 	"sort"
 
 	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/internal/rangetags"
 )
 
-// Schedule is a simulated run of a Program: when each op ran ([Start[k], End[k])) and
+// Schedule is a simulated run of a trace.Program: when each op ran ([Start[k], End[k])) and
 // when the last op ends.
 type Schedule struct {
 	Start, End []int64
@@ -19,7 +20,7 @@ type Schedule struct {
 // that some pending or future op still needs, counted per granule (see the package doc for
 // the precise definition). No safe allocator, online or offline, needs a smaller arena for
 // this schedule.
-func LiveLowerBound(p *Program, s Schedule) int64 {
+func LiveLowerBound(p *trace.Program, s Schedule) int64 {
 	g := p.Trace.Granule
 	credited := inplaceCredits(p)
 	usesOf := usesByBuffer(p)
@@ -121,7 +122,7 @@ func sweepLive(events []liveEvent, g int64) int64 {
 // may take over: for each write of an inplace op, the first read of another buffer with
 // the same element layout up to offset (same shape, strides and elem once size-1 and
 // contiguous dimensions are folded).
-func inplaceCredits(p *Program) map[opUse]bool {
+func inplaceCredits(p *trace.Program) map[opUse]bool {
 	out := map[opUse]bool{}
 	var maps []elementMap // per use of the op: its element map with offset 0
 	for k := range p.Ops {
@@ -136,11 +137,11 @@ func inplaceCredits(p *Program) map[opUse]bool {
 			maps = append(maps, m)
 		}
 		for wi, w := range op.Uses {
-			if w.Access&AccessWrite == 0 || maps[wi].empty {
+			if w.Access&trace.AccessWrite == 0 || maps[wi].empty {
 				continue
 			}
 			for u, r := range op.Uses {
-				if r.Access&AccessRead == 0 || r.Ref.Buffer == w.Ref.Buffer || out[opUse{k, u}] ||
+				if r.Access&trace.AccessRead == 0 || r.Ref.Buffer == w.Ref.Buffer || out[opUse{k, u}] ||
 					p.Buffers[r.Ref.Buffer].External || maps[u].empty {
 					continue
 				}
@@ -164,7 +165,7 @@ func inplaceCredits(p *Program) map[opUse]bool {
 // pieces; each use folds its start, end and rank into the segments its runs span (the
 // last user of a segment is the one ending last, the first in use order among those), so
 // the cost is O((R + S) log S) for R runs and S segments.
-func liveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[opUse]bool) []liveSegment {
+func liveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited map[opUse]bool) []liveSegment {
 	if len(uses) == 0 {
 		return nil
 	}
@@ -208,7 +209,7 @@ func liveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[opUs
 	}
 	held := make([]int, nseg+1)
 	for _, pc := range pieces {
-		if pc.Step != Never {
+		if pc.Step != trace.Never {
 			continue
 		}
 		for _, r := range pc.Bytes.Runs() {
@@ -242,7 +243,7 @@ func liveSegments(p *Program, b int, uses []opUse, s Schedule, credited map[opUs
 type opUse struct{ op, use int }
 
 // usesByBuffer lists, per buffer, the uses of it in op order.
-func usesByBuffer(p *Program) [][]opUse {
+func usesByBuffer(p *trace.Program) [][]opUse {
 	out := make([][]opUse, len(p.Buffers))
 	for k := range p.Ops {
 		for u, use := range p.Ops[k].Uses {

@@ -1,4 +1,4 @@
-package trace
+package check
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/strided/stridedtest"
+	"github.com/subarena/subarena/trace"
 )
 
 // bruteCheckPlaced is bruteCheck for a plan with placements, byte by byte from the
@@ -17,7 +18,7 @@ import (
 // covering them or at the group's last release; groups are checked against each other as
 // buffers are, and within a group every earlier buffer (the host, then by first op) against
 // every later one.
-func bruteCheckPlaced(m *oracleModel, plan *Plan) map[oracleKey]int64 {
+func bruteCheckPlaced(m *oracleModel, plan *trace.Plan) map[oracleKey]int64 {
 	host := map[string]string{}
 	foot := map[string][]int64{}
 	for name, pl := range plan.Placements {
@@ -215,8 +216,8 @@ func bruteCheckPlaced(m *oracleModel, plan *Plan) map[oracleKey]int64 {
 // randomPlacements gives some alloc buffers of p a random one-dimensional footprint (its
 // stride a multiple of its element, possibly negative, at times a two-dimensional one)
 // over an earlier buffer, and every other one a random offset.
-func randomPlacements(rng *rand.Rand, p *Program) *Plan {
-	plan := &Plan{Trace: p.Trace.Name, Offsets: map[string]int64{}, Placements: map[string]Placement{}}
+func randomPlacements(rng *rand.Rand, p *trace.Program) *trace.Plan {
+	plan := &trace.Plan{Trace: p.Trace.Name, Offsets: map[string]int64{}, Placements: map[string]trace.Placement{}}
 	hosts := map[int]bool{}
 	for b := range p.Buffers {
 		buf := &p.Buffers[b]
@@ -240,7 +241,7 @@ func randomPlacements(rng *rand.Rand, p *Program) *Plan {
 				if s < 0 {
 					off += ext - e
 				}
-				pl := Placement{Of: H.Name, Offset: off, Shape: []int64{n}, Strides: []int64{s}, Elem: e}
+				pl := trace.Placement{Of: H.Name, Offset: off, Shape: []int64{n}, Strides: []int64{s}, Elem: e}
 				if n%2 == 0 && rng.IntN(5) == 0 {
 					pl.Shape, pl.Strides = []int64{2, n / 2}, []int64{s * (n / 2), s}
 				}
@@ -283,9 +284,9 @@ func TestCheckPlacementsAgainstOracle(t *testing.T) {
 		m := buildOracle(tr)
 		for j := 0; j < 3; j++ {
 			plan := randomPlacements(rng, p)
-			rep, err := Check(p, plan)
+			rep, err := Plan(p, plan)
 			if err != nil {
-				if !errors.Is(err, ErrPlacement) || !errors.Is(err, ErrPlan) {
+				if !errors.Is(err, trace.ErrPlacement) || !errors.Is(err, trace.ErrPlan) {
 					t.Fatalf("trace %d: %v", i, err)
 				}
 				rejected++
@@ -295,7 +296,7 @@ func TestCheckPlacementsAgainstOracle(t *testing.T) {
 			placed += len(plan.Placements)
 			if got, want := checkKeys(rep), bruteCheckPlaced(m, plan); !equalKeys(got, want) {
 				t.Fatalf("trace %d: plan %v %v: check disagrees with the oracle\ngot  %v\nwant %v\n%s",
-					i, plan.Offsets, plan.Placements, got, want, Marshal(tr))
+					i, plan.Offsets, plan.Placements, got, want, trace.Marshal(tr))
 			}
 			for _, v := range rep.Violations {
 				rules[v.Rule]++

@@ -1,4 +1,4 @@
-package trace_test
+package check_test
 
 // The checker, LiveLowerBound and LetGo on the plans and schedules the replay makes:
 // these tests drive the Allocator through package trace/replay, which imports trace, so
@@ -11,6 +11,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -20,14 +21,14 @@ import (
 // plan of a safe policy must be safe and at least LiveLB.
 func TestReplayCheckAgainstOracles(t *testing.T) {
 	n := 150
-	if testing.Short() || trace.RaceEnabled {
+	if testing.Short() || check.RaceEnabled {
 		n = 30
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	unsafeSeen := 0
 	rules := map[string]int{}
 	for i := 0; i < n; i++ {
-		tr := trace.RandomTrace(rng, 10+rng.IntN(40))
+		tr := check.RandomTrace(rng, 10+rng.IntN(40))
 		p, err := tr.Resolve()
 		if err != nil {
 			t.Fatalf("trace %d: generated trace invalid: %v\n%s", i, err, trace.Marshal(tr))
@@ -39,7 +40,7 @@ func TestReplayCheckAgainstOracles(t *testing.T) {
 		if err := p.CheckInvariants(); err != nil {
 			t.Fatalf("trace %d: %v", i, err)
 		}
-		m := trace.BuildOracle(tr)
+		m := check.BuildOracle(tr)
 		// Random plans (overlapping freely) reach every rule of the checker.
 		for j := 0; j < 3; j++ {
 			plan := &trace.Plan{Trace: tr.Name, Offsets: map[string]int64{}}
@@ -50,11 +51,11 @@ func TestReplayCheckAgainstOracles(t *testing.T) {
 					plan.Size = max(plan.Size, off+b.Size)
 				}
 			}
-			rep, err := trace.Check(p, plan)
+			rep, err := check.Plan(p, plan)
 			if err != nil {
 				t.Fatalf("trace %d: check of a random plan: %v", i, err)
 			}
-			if got, want := trace.CheckKeys(rep), trace.BruteCheck(m, plan); !trace.EqualKeys(got, want) {
+			if got, want := check.CheckKeys(rep), check.BruteCheck(m, plan); !check.EqualKeys(got, want) {
 				t.Fatalf("trace %d: random plan %v: check disagrees with the oracle\ngot  %v\nwant %v\n%s",
 					i, plan.Offsets, got, want, trace.Marshal(tr))
 			}
@@ -67,12 +68,12 @@ func TestReplayCheckAgainstOracles(t *testing.T) {
 			if err != nil {
 				t.Fatalf("trace %d %v: replay: %v\n%s", i, pol, err, trace.Marshal(tr))
 			}
-			rep, err := trace.Check(p, res.Plan)
+			rep, err := check.Plan(p, res.Plan)
 			if err != nil {
 				t.Fatalf("trace %d %v: check: %v", i, pol, err)
 			}
-			want := trace.BruteCheck(m, res.Plan)
-			if got := trace.CheckKeys(rep); !trace.EqualKeys(got, want) {
+			want := check.BruteCheck(m, res.Plan)
+			if got := check.CheckKeys(rep); !check.EqualKeys(got, want) {
 				t.Fatalf("trace %d %v: check disagrees with the oracle\ngot  %v\nwant %v\n%s", i, pol, got, want, trace.Marshal(tr))
 			}
 			if pol.Safe() && !rep.Safe {
@@ -86,7 +87,7 @@ func TestReplayCheckAgainstOracles(t *testing.T) {
 			for k, o := range res.OpTimes {
 				start[k], end[k] = o.Start, o.End
 			}
-			if lb := trace.BruteLiveLB(m, start, end, res.Makespan); lb != res.LiveLB {
+			if lb := check.BruteLiveLB(m, start, end, res.Makespan); lb != res.LiveLB {
 				t.Fatalf("trace %d %v: LiveLB %d, oracle %d\n%s", i, pol, res.LiveLB, lb, trace.Marshal(tr))
 			}
 			if err := p.CheckInvariants(); err != nil {
@@ -100,7 +101,7 @@ func TestReplayCheckAgainstOracles(t *testing.T) {
 			}
 		}
 	}
-	for _, r := range []string{trace.ViolationUnordered, trace.ViolationSameOp, trace.ViolationHeld} {
+	for _, r := range []string{check.ViolationUnordered, check.ViolationSameOp, check.ViolationHeld} {
 		if rules[r] == 0 {
 			t.Fatalf("no %q violation seen: the generator does not exercise that rule", r)
 		}
@@ -116,14 +117,14 @@ func TestReplayCheckAgainstOracles(t *testing.T) {
 // checker reports.
 func TestCheckSweepMatchesPairwise(t *testing.T) {
 	n := 400
-	if testing.Short() || trace.RaceEnabled {
+	if testing.Short() || check.RaceEnabled {
 		n = 60
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	rules := map[string]int{}
 	plans := 0
 	for i := 0; i < n; i++ {
-		tr := trace.RandomTrace(rng, 10+rng.IntN(120))
+		tr := check.RandomTrace(rng, 10+rng.IntN(120))
 		p, err := tr.Resolve()
 		if err != nil {
 			t.Fatal(err)
@@ -132,13 +133,13 @@ func TestCheckSweepMatchesPairwise(t *testing.T) {
 			var plan *trace.Plan
 			switch j {
 			case 0:
-				plan = trace.DenseOffsets(rng, p, 16)
+				plan = check.DenseOffsets(rng, p, 16)
 			case 1:
-				plan = trace.DenseOffsets(rng, p, 64)
+				plan = check.DenseOffsets(rng, p, 64)
 			default:
-				plan = trace.RandomPlacements(rng, p)
+				plan = check.RandomPlacements(rng, p)
 			}
-			rep := trace.SameReport(t, fmt.Sprintf("trace %d plan %d", i, j), p, plan)
+			rep := check.SameReport(t, fmt.Sprintf("trace %d plan %d", i, j), p, plan)
 			if rep != nil {
 				plans++
 				for _, v := range rep.Violations {
@@ -151,10 +152,10 @@ func TestCheckSweepMatchesPairwise(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			trace.SameReport(t, fmt.Sprintf("trace %d %v", i, pol), p, res.Plan)
+			check.SameReport(t, fmt.Sprintf("trace %d %v", i, pol), p, res.Plan)
 		}
 	}
-	for _, r := range []string{trace.ViolationUnordered, trace.ViolationSameOp, trace.ViolationHeld, trace.ViolationTakenOver} {
+	for _, r := range []string{check.ViolationUnordered, check.ViolationSameOp, check.ViolationHeld, check.ViolationTakenOver} {
 		if rules[r] == 0 {
 			t.Fatalf("no %q violation among %d plans: %v", r, plans, rules)
 		}
@@ -181,9 +182,9 @@ func TestCheckSweepMatchesPairwiseScaleShapes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				trace.SameReport(t, fmt.Sprintf("%s %d %v", sh.Name, n, pol), p, res.Plan)
+				check.SameReport(t, fmt.Sprintf("%s %d %v", sh.Name, n, pol), p, res.Plan)
 			}
-			trace.SameReport(t, fmt.Sprintf("%s %d piled", sh.Name, n), p, trace.DenseOffsets(rng, p, 2048))
+			check.SameReport(t, fmt.Sprintf("%s %d piled", sh.Name, n), p, check.DenseOffsets(rng, p, 2048))
 		}
 	}
 }
@@ -193,7 +194,7 @@ func TestCheckSweepMatchesPairwiseScaleShapes(t *testing.T) {
 // lower than LiveLB, and LiveLB agrees with its pairwise segments.
 func TestScaleShapes(t *testing.T) {
 	n := 1000
-	if testing.Short() || trace.RaceEnabled {
+	if testing.Short() || check.RaceEnabled {
 		n = 300
 	}
 	for _, sh := range scalegen.Shapes {
@@ -211,7 +212,7 @@ func TestScaleShapes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %v: %v", sh.Name, pol, err)
 			}
-			rep := trace.SameReport(t, fmt.Sprintf("%s %v", sh.Name, pol), p, res.Plan)
+			rep := check.SameReport(t, fmt.Sprintf("%s %v", sh.Name, pol), p, res.Plan)
 			if pol.Safe() && (!rep.Safe || res.LiveLB > res.HWM || res.LiveLB <= 0) {
 				t.Fatalf("%s %v: safe %v, LiveLB %d, HWM %d", sh.Name, pol, rep.Safe, res.LiveLB, res.HWM)
 			}
@@ -229,8 +230,8 @@ func TestScaleShapes(t *testing.T) {
 // exactly what the old loops gave.
 func TestLiveSegmentsMatchReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	randomSchedule := func(p *trace.Program) trace.Schedule {
-		s := trace.Schedule{Start: make([]int64, len(p.Ops)), End: make([]int64, len(p.Ops))}
+	randomSchedule := func(p *trace.Program) check.Schedule {
+		s := check.Schedule{Start: make([]int64, len(p.Ops)), End: make([]int64, len(p.Ops))}
 		for k := range p.Ops {
 			s.Start[k] = rng.Int64N(20)
 			s.End[k] = s.Start[k] + 1 + rng.Int64N(4) // ties in ends are frequent
@@ -239,25 +240,25 @@ func TestLiveSegmentsMatchReference(t *testing.T) {
 		return s
 	}
 	n := 300
-	if testing.Short() || trace.RaceEnabled {
+	if testing.Short() || check.RaceEnabled {
 		n = 60
 	}
 	for i := 0; i < n; i++ {
-		tr := trace.RandomTrace(rng, 10+rng.IntN(100))
+		tr := check.RandomTrace(rng, 10+rng.IntN(100))
 		p, err := tr.Resolve()
 		if err != nil {
 			t.Fatal(err)
 		}
-		trace.CompareLiveSegments(t, fmt.Sprintf("trace %d random schedule", i), p, randomSchedule(p))
+		check.CompareLiveSegments(t, fmt.Sprintf("trace %d random schedule", i), p, randomSchedule(p))
 		res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := trace.Schedule{Start: make([]int64, len(res.OpTimes)), End: make([]int64, len(res.OpTimes)), Makespan: res.Makespan}
+		s := check.Schedule{Start: make([]int64, len(res.OpTimes)), End: make([]int64, len(res.OpTimes)), Makespan: res.Makespan}
 		for k, o := range res.OpTimes {
 			s.Start[k], s.End[k] = o.Start, o.End
 		}
-		trace.CompareLiveSegments(t, fmt.Sprintf("trace %d replay", i), p, s)
+		check.CompareLiveSegments(t, fmt.Sprintf("trace %d replay", i), p, s)
 	}
 	for _, sh := range scalegen.Shapes {
 		tr, err := trace.Parse(sh.Gen(200))
@@ -268,7 +269,7 @@ func TestLiveSegmentsMatchReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		trace.CompareLiveSegments(t, sh.Name, p, randomSchedule(p))
+		check.CompareLiveSegments(t, sh.Name, p, randomSchedule(p))
 	}
 }
 
@@ -305,10 +306,10 @@ func TestDonationFollowsReleaseOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := trace.MustResolve(t, tr)
+	p := check.MustResolve(t, tr)
 	// The plan donation would make: b exactly over a.
 	over := &trace.Plan{Trace: tr.Name, Size: 16, Offsets: map[string]int64{"a": 0, "b": 0}}
-	rep, err := trace.Check(p, over)
+	rep, err := check.Plan(p, over)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,14 +317,14 @@ func TestDonationFollowsReleaseOrder(t *testing.T) {
 		rep.Violations[0].Bytes != 8 {
 		t.Fatalf("b over a: %+v", rep)
 	}
-	if want := trace.BruteCheck(trace.BuildOracle(tr), over); !trace.EqualKeys(trace.CheckKeys(rep), want) {
-		t.Fatalf("b over a: check %v, oracle %v", trace.CheckKeys(rep), want)
+	if want := check.BruteCheck(check.BuildOracle(tr), over); !check.EqualKeys(check.CheckKeys(rep), want) {
+		t.Fatalf("b over a: check %v, oracle %v", check.CheckKeys(rep), want)
 	}
 	res, err := replay.Run(p, replay.Options{CheckInvariants: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := trace.Check(p, res.Plan); err != nil || !rep.Safe {
+	if rep, err := check.Plan(p, res.Plan); err != nil || !rep.Safe {
 		t.Fatalf("replay plan %v: %v %+v", res.Plan.Offsets, err, rep)
 	}
 	if res.Donated != 0 || res.Plan.Offsets["b"] == res.Plan.Offsets["a"] {
@@ -335,8 +336,8 @@ func TestDonationFollowsReleaseOrder(t *testing.T) {
 	late := &trace.Trace{Name: tr.Name, Granule: tr.Granule, Engines: tr.Engines}
 	late.Steps = append(late.Steps, steps[:6]...)
 	late.Steps = append(late.Steps, steps[8], steps[6], steps[7], steps[9])
-	p = trace.MustResolve(t, late)
-	if rep, err := trace.Check(p, over); err != nil || !rep.Safe {
+	p = check.MustResolve(t, late)
+	if rep, err := check.Plan(p, over); err != nil || !rep.Safe {
 		t.Fatalf("b over a with a released first: %v %+v", err, rep)
 	}
 	res, err = replay.Run(p, replay.Options{CheckInvariants: true})
@@ -346,7 +347,7 @@ func TestDonationFollowsReleaseOrder(t *testing.T) {
 	if res.Donated != 1 || res.Plan.Offsets["b"] != res.Plan.Offsets["a"] {
 		t.Fatalf("no donation with a released first: %d donations, plan %v", res.Donated, res.Plan.Offsets)
 	}
-	if rep, err := trace.Check(p, res.Plan); err != nil || !rep.Safe {
+	if rep, err := check.Plan(p, res.Plan); err != nil || !rep.Safe {
 		t.Fatalf("replay plan %v: %v %+v", res.Plan.Offsets, err, rep)
 	}
 }

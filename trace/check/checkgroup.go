@@ -1,4 +1,4 @@
-package trace
+package check
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
+	"github.com/subarena/subarena/trace"
 )
 
 // The checker's side of placements: a host and the buffers placed over it form one group.
@@ -19,17 +20,17 @@ func sameMap(a, b strided.Layout) bool {
 // groupPieces partitions the bytes of host h (at arena offset off) and of the buffers
 // placed over it by the step that lets them go (LetGoGroup). For a host with nothing
 // placed over it these are its own pieces (LetGo).
-func (c *checker) groupPieces(h int, off int64) []Piece {
+func (c *checker) groupPieces(h int, off int64) []trace.Piece {
 	p := c.p
-	var members []int
-	if c.ps != nil {
-		members = c.ps.members[h]
-	}
+	members := c.members[h]
 	if len(members) == 0 {
 		return p.LetGo(h, off)
 	}
 	group := append([]int{h}, members...)
-	return p.LetGoGroup(group, off, func(r Ref) ranges.Set { return c.ps.hostFootprint(p, r) })
+	return p.LetGoGroup(group, off, func(r trace.Ref) ranges.Set {
+		set, _ := c.frame.Footprint(r)
+		return set
+	})
 }
 
 // owner is one buffer of a group as the group check sees it.
@@ -42,7 +43,7 @@ type owner struct {
 }
 
 // checkGroup reports every violation among the buffers of group g (a host with buffers
-// placed over it, at position gpos of Check's sorted list) and returns how many pairs of
+// placed over it, at position gpos of Plan's sorted list) and returns how many pairs of
 // them share bytes. The host goes first, then the placed buffers by first op (then by
 // allocation): every op using a byte through an earlier buffer must happen-before every
 // op using it through a later one, except one inplace op putting element i over element
@@ -53,18 +54,18 @@ type owner struct {
 // a class that reports every use, the others by engine and seq.
 func (c *checker) checkGroup(gpos int, g *placed) int {
 	p := c.p
-	bufs := append([]int{g.buf}, c.ps.members[g.buf]...)
+	bufs := append([]int{g.buf}, c.members[g.buf]...)
 	owners := make([]owner, len(bufs))
 	at := make(map[int]int, len(bufs))
 	for i, b := range bufs {
 		at[b] = i
 		o := &owners[i]
 		o.buf, o.first = b, len(p.Ops)
-		o.cover, _ = c.arena(Ref{Buffer: b, View: -1}, g.off)
+		o.cover, _ = c.arena(trace.Ref{Buffer: b, View: -1}, g.off)
 		if p.Buffers[b].Release < 0 {
 			var gone []ranges.Range
 			for _, v := range p.Buffers[b].Discards {
-				fp, _ := c.arena(Ref{Buffer: b, View: v}, g.off)
+				fp, _ := c.arena(trace.Ref{Buffer: b, View: v}, g.off)
 				gone = append(gone, fp.Runs()...)
 			}
 			discarded := ranges.FromRanges(gone...)
@@ -129,7 +130,7 @@ func (c *checker) checkGroup(gpos int, g *placed) int {
 	ne := len(p.Trace.Engines)
 	held := ne
 	ix := newUseIndex(compactCoords(coords), ne+1)
-	q := newQuerier(len(parts))
+	q := newQuerier(len(parts), len(c.p.Trace.Engines))
 	next := 0 // parts[:next] are in the index
 	for i := range owners {
 		y := &owners[i]

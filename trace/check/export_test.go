@@ -1,6 +1,6 @@
-package trace
+package check
 
-// The tests that check the checker, LiveLowerBound and LetGo on the plans and schedules
+// The tests that check the checker, LiveLowerBound and trace.LetGo on the plans and schedules
 // of the replay (package trace/replay, which imports this one) are external:
 // replayed_test.go. These are the test helpers they share with the tests inside.
 var (

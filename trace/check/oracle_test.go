@@ -1,10 +1,11 @@
-package trace
+package check
 
 import (
 	"math"
 	"sort"
 
 	"github.com/subarena/subarena/strided/stridedtest"
+	"github.com/subarena/subarena/trace"
 )
 
 // The oracles below re-derive everything from the trace's steps, byte by byte and element
@@ -33,11 +34,11 @@ type oracleOp struct {
 
 type oracleUse struct {
 	name   string
-	access Access
+	access trace.Access
 }
 
 type oracleModel struct {
-	t        *Trace
+	t        *trace.Trace
 	views    map[string]*oracleView
 	bufOrder []string
 	size     map[string]int64
@@ -49,14 +50,14 @@ type oracleModel struct {
 	hb       [][]bool
 }
 
-func buildOracle(t *Trace) *oracleModel {
+func buildOracle(t *trace.Trace) *oracleModel {
 	m := &oracleModel{t: t, views: map[string]*oracleView{}, size: map[string]int64{}, external: map[string]bool{},
 		allocAt: map[string]int{}, release: map[string]int{}, opIndex: map[string]int{}}
 	var synced [][]int // ops synced before each op's submission: indices
 	var syncedSoFar []int
 	for i, s := range t.Steps {
 		switch s.Kind {
-		case KindAlloc, KindExternal:
+		case trace.KindAlloc, trace.KindExternal:
 			v := &oracleView{buf: s.Name, natural: true, elem: 1, shape: []int64{s.Size}, strides: []int64{1}, discardStep: -1}
 			if s.Shape != nil {
 				v.shape, v.elem = s.Shape, s.Elem
@@ -71,28 +72,28 @@ func buildOracle(t *Trace) *oracleModel {
 			v.addrs = stridedtest.ElementAddrs(0, v.shape, v.strides)
 			m.views[s.Name] = v
 			m.size[s.Name] = s.Size
-			m.external[s.Name] = s.Kind == KindExternal
+			m.external[s.Name] = s.Kind == trace.KindExternal
 			m.allocAt[s.Name] = i
 			m.bufOrder = append(m.bufOrder, s.Name)
-		case KindView:
+		case trace.KindView:
 			parent := m.views[s.Of]
 			off := parent.off + s.Offset
 			v := &oracleView{buf: parent.buf, off: off, shape: s.Shape, strides: s.Strides, elem: s.Elem, discardStep: -1}
 			v.bytes = enumerate(off, s.Shape, s.Strides, s.Elem, m.size[parent.buf])
 			v.addrs = stridedtest.ElementAddrs(off, s.Shape, s.Strides)
 			m.views[s.Name] = v
-		case KindRelease:
+		case trace.KindRelease:
 			v := m.views[s.Name]
 			if v.natural {
 				m.release[s.Name] = i
 			} else {
 				v.discardStep = i
 			}
-		case KindSync:
+		case trace.KindSync:
 			syncedSoFar = append(syncedSoFar, m.opIndex[s.Name])
-		case KindOp:
+		case trace.KindOp:
 			o := oracleOp{name: s.Name, engine: s.Engine, step: i, inplace: s.Inplace}
-			add := func(n string, a Access) {
+			add := func(n string, a trace.Access) {
 				for k := range o.uses {
 					if o.uses[k].name == n {
 						o.uses[k].access |= a
@@ -102,10 +103,10 @@ func buildOracle(t *Trace) *oracleModel {
 				o.uses = append(o.uses, oracleUse{n, a})
 			}
 			for _, n := range s.Reads {
-				add(n, AccessRead)
+				add(n, trace.AccessRead)
 			}
 			for _, n := range s.Writes {
-				add(n, AccessWrite)
+				add(n, trace.AccessWrite)
 			}
 			m.opIndex[s.Name] = len(m.ops)
 			m.ops = append(m.ops, o)
@@ -162,7 +163,7 @@ type oracleKey struct {
 }
 
 // bruteCheck returns, per violation key, the number of violating arena bytes.
-func bruteCheck(m *oracleModel, plan *Plan) map[oracleKey]int64 {
+func bruteCheck(m *oracleModel, plan *trace.Plan) map[oracleKey]int64 {
 	out := map[oracleKey]int64{}
 	var bufs []string
 	for _, b := range m.bufOrder {
@@ -259,12 +260,12 @@ func bruteLiveLB(m *oracleModel, start, end []int64, makespan int64) int64 {
 			continue
 		}
 		for _, w := range o.uses {
-			if w.access&AccessWrite == 0 || len(m.views[w.name].addrs) == 0 {
+			if w.access&trace.AccessWrite == 0 || len(m.views[w.name].addrs) == 0 {
 				continue
 			}
 			for u, r := range o.uses {
 				rv, wv := m.views[r.name], m.views[w.name]
-				if len(rv.addrs) == 0 || r.access&AccessRead == 0 || rv.buf == wv.buf || credited[[2]int{k, u}] || m.external[rv.buf] {
+				if len(rv.addrs) == 0 || r.access&trace.AccessRead == 0 || rv.buf == wv.buf || credited[[2]int{k, u}] || m.external[rv.buf] {
 					continue
 				}
 				if sameRelAddrs(rv, wv) {

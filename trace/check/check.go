@@ -1,4 +1,4 @@
-package trace
+package check
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
+	"github.com/subarena/subarena/trace"
 )
 
 // Violation rules.
@@ -105,7 +106,7 @@ func sumLen(rs []ranges.Range) int64 {
 	return n
 }
 
-// Report is Check's answer.
+// Report is Plan's answer: whether the plan is safe and, when not, every violation.
 type Report struct {
 	Trace string `json:"trace"`
 	Safe  bool   `json:"safe"`
@@ -124,7 +125,7 @@ type placed struct {
 	off    int64
 	end    int64
 	uses   []placedUse
-	pieces []Piece
+	pieces []trace.Piece
 }
 
 // placedUse is one op's use of a buffer of a group, in arena coordinates.
@@ -136,15 +137,17 @@ type placedUse struct {
 	layout strided.Layout
 }
 
-// checker carries what Check needs and aggregates violations.
+// checker carries what Plan needs and aggregates violations.
 type checker struct {
-	p     *Program
-	order *Order
-	ps    *placements // nil for a plan of offsets only
-	agg   map[violationKey]*found
+	p     *trace.Program
+	order *trace.Order
+	frame *trace.Frame
+	// members[h] lists the buffers placed over host h, in buffer order (Plan.Placements).
+	members map[int][]int
+	agg     map[violationKey]*found
 	// onHost caches the footprint and layout in host coordinates of the refs of placed
 	// buffers (each costs a Relayout and a Cover).
-	onHost map[Ref]hostRef
+	onHost map[trace.Ref]hostRef
 }
 
 type hostRef struct {
@@ -153,14 +156,14 @@ type hostRef struct {
 }
 
 // found is one violation being aggregated: its byte runs so far and the position at which
-// the pairwise enumeration Check's definition describes would first meet it (see enumPos).
+// the pairwise enumeration Plan's definition describes would first meet it (see enumPos).
 type found struct {
 	v  *Violation
 	at enumPos
 }
 
 // enumPos orders violations by where the pairwise enumeration meets them first: placed
-// buffers by offset (their position in Check's sorted list), for each the pairs with the
+// buffers by offset (their position in Plan's sorted list), for each the pairs with the
 // later ones and then its group, and within a pair the uses and pieces in order. Reports
 // list violations in this order among those sorting equal by bytes and op names.
 type enumPos [7]int
@@ -174,7 +177,7 @@ func (a enumPos) less(b enumPos) bool {
 	return false
 }
 
-// Check decides whether plan is safe for p: for every byte x shared by two buffers A and
+// Plan decides whether plan is safe for p: for every byte x shared by two buffers A and
 // B, where A lets x go first (by the step that releases A or discards a view covering x;
 // bytes held to the end go last), every op using x through A (via any view chain) must
 // happen-before every op using x through B. An op using x through both is allowed only
@@ -182,7 +185,7 @@ func (a enumPos) less(b enumPos) bool {
 // still hold at the end of the trace may not be shared at all. Bytes no op uses may be
 // shared freely.
 //
-// A buffer with a placement (Plan.Placements) is checked as a view of its host laid out
+// A buffer with a placement (trace.Plan.Placements) is checked as a view of its host laid out
 // over the footprint: the host and the buffers placed over it form one group, whose bytes
 // go at the discards of its views and at the last release of the group (never, if any of
 // them is held to the end), and the rule above applies between groups. Within a group,
@@ -192,24 +195,24 @@ func (a enumPos) less(b enumPos) bool {
 // in-place exemption), and a byte an earlier buffer holds to the end may not be taken
 // over at all.
 //
-// A plan that does not fit p (CheckPlan) is an error matching ErrPlan; an unsafe plan is
+// A plan that does not fit p (trace.CheckPlan) is an error matching trace.ErrPlan; an unsafe plan is
 // not an error: the Report lists every violation.
 //
-// Check does not visit pairs of buffers. It sweeps the pieces of all buffers in the order
+// Plan does not visit pairs of buffers. It sweeps the pieces of all buffers in the order
 // in which they let their bytes go, keeping the bytes each earlier use reached in an
 // index by the use's engine and seq: a later use is unordered after an earlier one
 // exactly when the earlier op's seq on its engine exceeds what the later op has seen of
 // that engine, so the index reports only the uses in violation (see useIndex).
-func Check(p *Program, plan *Plan) (*Report, error) {
-	ps, err := fitPlan(p, plan)
+func Plan(p *trace.Program, plan *trace.Plan) (*Report, error) {
+	frame, err := trace.NewFrame(p, plan)
 	if err != nil {
 		return nil, err
 	}
-	order, err := NewOrder(p)
+	order, err := trace.NewOrder(p)
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{p: p, order: order, ps: ps, agg: map[violationKey]*found{}}
+	c := &checker{p: p, order: order, frame: frame, members: membersOf(p, frame), agg: map[violationKey]*found{}}
 	bufs := c.placeBuffers(plan)
 	sort.Slice(bufs, func(i, j int) bool { return bufs[i].off < bufs[j].off })
 	rep := &Report{Trace: p.Trace.Name}
@@ -219,7 +222,7 @@ func Check(p *Program, plan *Plan) (*Report, error) {
 	}
 	c.sweep(bufs)
 	for i := range bufs {
-		if ps != nil && len(ps.members[bufs[i].buf]) > 0 {
+		if len(c.members[bufs[i].buf]) > 0 {
 			rep.Pairs += c.checkGroup(i, &bufs[i])
 		}
 	}
@@ -296,8 +299,8 @@ func (c *checker) newViolation(k violationKey) *Violation {
 		o := &p.Ops[op]
 		u := o.Uses[use]
 		chain := p.Chain(u.Ref)
-		if c.ps.placed(buf) {
-			chain = append(chain, p.Buffers[c.ps.host[buf]].Name)
+		if h := c.frame.Host(buf); h >= 0 {
+			chain = append(chain, p.Buffers[h].Name)
 		}
 		return Party{Buffer: p.Buffers[buf].Name, Op: o.Name, Engine: p.Trace.Engines[o.Engine],
 			Access: u.Access.String(), Chain: chain}
@@ -307,14 +310,14 @@ func (c *checker) newViolation(k violationKey) *Violation {
 
 // placeBuffers gathers, for every buffer with an offset, the uses of its group and the
 // group's death pieces in arena bytes.
-func (c *checker) placeBuffers(plan *Plan) []placed {
+func (c *checker) placeBuffers(plan *trace.Plan) []placed {
 	p := c.p
 	index := make([]int, len(p.Buffers))
 	var bufs []placed
 	for i := range p.Buffers {
 		b := &p.Buffers[i]
 		index[i] = -1
-		if b.External || c.ps.placed(i) {
+		if b.External || c.frame.Host(i) >= 0 {
 			continue
 		}
 		off := plan.Offsets[b.Name]
@@ -322,8 +325,8 @@ func (c *checker) placeBuffers(plan *Plan) []placed {
 		bufs = append(bufs, placed{buf: i, off: off, end: off + b.Size, pieces: c.groupPieces(i, off)})
 	}
 	for i := range p.Buffers {
-		if c.ps.placed(i) {
-			index[i] = index[c.ps.host[i]]
+		if h := c.frame.Host(i); h >= 0 {
+			index[i] = index[h]
 		}
 	}
 	for k := range p.Ops {
@@ -341,8 +344,8 @@ func (c *checker) placeBuffers(plan *Plan) []placed {
 
 // arena returns the arena bytes and layout of r, whose group's host sits at off.
 // CheckPlan bounded off + size, so nothing overflows.
-func (c *checker) arena(r Ref, off int64) (ranges.Set, strided.Layout) {
-	if !c.ps.placed(r.Buffer) {
+func (c *checker) arena(r trace.Ref, off int64) (ranges.Set, strided.Layout) {
+	if c.frame.Host(r.Buffer) < 0 {
 		fp, _ := c.p.Footprint(r)
 		set, _ := translated(&fp, off)
 		l := c.p.Layout(r)
@@ -351,9 +354,10 @@ func (c *checker) arena(r Ref, off int64) (ranges.Set, strided.Layout) {
 	}
 	h, ok := c.onHost[r]
 	if !ok {
-		h = hostRef{set: c.ps.hostFootprint(c.p, r), layout: c.ps.hostLayout(c.p, r)}
+		set, _ := c.frame.Footprint(r)
+		h = hostRef{set: set, layout: c.frame.Layout(r)}
 		if c.onHost == nil {
-			c.onHost = map[Ref]hostRef{}
+			c.onHost = map[trace.Ref]hostRef{}
 		}
 		c.onHost[r] = h
 	}
@@ -361,4 +365,29 @@ func (c *checker) arena(r Ref, off int64) (ranges.Set, strided.Layout) {
 	l := h.layout.Clone()
 	l.Offset += off
 	return set, l
+}
+
+// membersOf lists, per host, the buffers frame lays over it, in buffer order (nil for a
+// plan of offsets only).
+func membersOf(p *trace.Program, frame *trace.Frame) map[int][]int {
+	var members map[int][]int
+	for b := range p.Buffers {
+		if h := frame.Host(b); h >= 0 {
+			if members == nil {
+				members = map[int][]int{}
+			}
+			members[h] = append(members[h], b)
+		}
+	}
+	return members
+}
+
+// translated returns a copy of s moved by d (s is not modified); on overflow it returns
+// the copy unmoved and false.
+func translated(s *ranges.Set, d int64) (ranges.Set, bool) {
+	c := s.Clone()
+	if err := c.Translate(d); err != nil {
+		return c, false
+	}
+	return c, true
 }
