@@ -10,13 +10,14 @@ import (
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 const splitQKV = "../trace/testdata/split-qkv.json"
 
 func loadProgram(t *testing.T, path string) *trace.Program {
 	t.Helper()
-	tr, err := trace.Load(path)
+	tr, err := tracefile.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,11 @@
-// Package trace is subarena's one interchange format and everything that reads it: the
-// subarena-trace/v1 model, its parser and writer, importers (MiniMalloc CSV, ggml
-// graph-allocator traces) and exporters (MiniMalloc CSV with offsets, Chrome trace /
-// Perfetto JSON, in package trace/replay), and the subarena-plan/v1 plan format. The
-// packages built on it: the checker that decides whether a plan is safe and computes
-// LiveLB is package trace/check; the replay of a trace against the real Allocator is
-// package trace/replay; the planner is package trace/plan. This package imports none of
-// them.
+// Package trace is subarena's one interchange format: the subarena-trace/v1 model, its
+// parser and writer, the resolved Program that every tool works on, and the
+// subarena-plan/v1 plan format. The packages built on it: package trace/tracefile reads a
+// trace or plan of any format, telling it by content; packages trace/ggmltrace and
+// trace/minimalloc import ggml graph-allocator traces and MiniMalloc CSVs (and export
+// the latter); package trace/check decides whether a plan is safe and computes LiveLB;
+// package trace/replay runs a trace against the real Allocator (and exports Chrome trace
+// / Perfetto JSON); package trace/plan is the planner. This package imports none of them.
 //
 // # What a trace is
 //
@@ -76,20 +76,14 @@
 // accounts for arena bytes: each buffer's bytes (and each view's) relative to the offset
 // of the buffer anchoring it, its own or its host's, so a placed buffer is its footprint.
 //
-// # Importers
+// # Other formats
 //
-// Read detects the format by content (Detect): a JSON object by its "format" key, a
-// MiniMalloc CSV by its header row. Any other input is rejected with an error matching
-// ErrUnknownFormat that says what the input looks like, and a "format" naming another
-// format or version with one matching ErrFormat too. A MiniMalloc CSV (ImportMiniMalloc)
-// becomes one engine with one op per distinct lower time; a buffer is allocated before
-// the op at its lower time, written by it, read by the op at the last lower time below
-// its upper time, and released after that op, so two buffers overlap in op time exactly
-// when their half-open lifetimes intersect. Gaps are read and ignored (conservative); the
-// granule is the largest power of two up to 256 dividing every size, raised to the
-// largest alignment. A ggml-alloc-trace/1 document (ImportGGML) becomes one engine
-// following ggml-alloc's walk, after every tensor is checked against ggml's rules (a
-// *TensorError names the tensor and the rule); see ImportGGML for the mapping.
+// Parse reads subarena-trace/v1 only. Package trace/tracefile's Read and Load take any
+// format by content (a JSON object by its "format" key, FormatKey; a MiniMalloc CSV by
+// its header row) and hand ggml traces to package trace/ggmltrace and MiniMalloc CSVs to
+// package trace/minimalloc; an importer builds a Trace and validates it as Parse does, so
+// every reader accepts the same traces and rejects the rest with this package's
+// sentinels (ErrUnknownFormat for input of no known format).
 //
 // # Checking a plan
 //
@@ -116,7 +110,7 @@
 // few passes; both then Resolve, which is O(N + U) plus one Cover per view (cached); an
 // op naming one buffer twice is found through an index, and a use of a buffer with
 // discarded views is tested against the discarded bytes in O(r log D) for its r runs and
-// D discarded runs. LoadProgram and ReadProgram return the Program that validation built.
+// D discarded runs. ParseProgram returns the Program that validation built.
 // NewOrder costs O(ops × engines). LetGo costs O(R log R) for a buffer's R discarded
 // runs (the checker's costs are in package trace/check's doc). None of this
 // is a hot path: the allocation fast path lives in the root package; these are planning

@@ -17,6 +17,7 @@ import (
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/plan"
 	"github.com/subarena/subarena/trace/replay"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 const (
@@ -27,7 +28,7 @@ const (
 // program loads and resolves a trace file.
 func program(t *testing.T, path string) *trace.Program {
 	t.Helper()
-	tr, err := trace.Load(path)
+	tr, err := tracefile.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestViewerIROrderViolation(t *testing.T) {
 // subrange-fenced replay: the page loads, each panel's piece count matches its
 // timeline, and a placed buffer's piece names its host.
 func TestViewerGGMLPlanVsReplay(t *testing.T) {
-	tr, err := trace.Load(ggmlTiny)
+	tr, err := tracefile.Load(ggmlTiny)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/subarena/subarena/trace"
 
+	"github.com/subarena/subarena/trace/minimalloc"
+
 	"github.com/subarena/subarena/trace/check"
 )
 
@@ -366,7 +368,7 @@ func finish(res *Result, p *trace.Program, opts Options, pre *prelude, start tim
 // axis: the search's preorders weigh lifetimes by their length in the
 // CSV's time units, which importing compresses away. Gaps are ignored, as
 // the importer ignores them (a plan safe without them is safe with them).
-func PlanMiniMalloc(mm *trace.MiniMalloc, name string, opts Options) (Result, error) {
+func PlanMiniMalloc(mm *minimalloc.CSV, name string, opts Options) (Result, error) {
 	start := time.Now()
 	if mm == nil {
 		return Result{}, fmt.Errorf("nil problem: %w", ErrInvalidTrace)

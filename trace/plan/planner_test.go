@@ -14,6 +14,10 @@ import (
 
 	"github.com/subarena/subarena/trace"
 
+	"github.com/subarena/subarena/trace/minimalloc"
+
+	"github.com/subarena/subarena/trace/tracefile"
+
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/replay"
@@ -43,7 +47,7 @@ func ggmlBound(t testing.TB, path string) int64 {
 
 func loadTrace(t testing.TB, path string) *trace.Trace {
 	t.Helper()
-	tr, err := trace.Load(path)
+	tr, err := tracefile.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +483,7 @@ func checkInplacer(t *testing.T, tr *trace.Trace) {
 }
 
 func ExamplePlan() {
-	tr, err := trace.Load("../../testdata/ggml/ggml-tiny.json")
+	tr, err := tracefile.Load("../../testdata/ggml/ggml-tiny.json")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -515,7 +519,7 @@ func TestPlanMiniMallocCSV(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mm, err := trace.ParseMiniMalloc(data)
+		mm, err := minimalloc.Parse(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -531,7 +535,7 @@ func TestPlanMiniMallocCSV(t *testing.T) {
 	if _, err := PlanMiniMalloc(nil, "x", Options{Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) {
 		t.Errorf("nil problem: %v", err)
 	}
-	if _, err := PlanMiniMalloc(&trace.MiniMalloc{}, "x", Options{Budget: -1, Replay: replay.Online}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := PlanMiniMalloc(&minimalloc.CSV{}, "x", Options{Budget: -1, Replay: replay.Online}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("negative budget: %v", err)
 	}
 }

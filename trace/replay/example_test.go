@@ -9,6 +9,7 @@ import (
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 // splitQKV is the split-QKV trace of package trace's examples: a fused QKV
@@ -18,7 +19,7 @@ const splitQKV = "../testdata/split-qkv.json"
 // Replay the trace under the unsafe ir-order baseline and check the plan it produces: the
 // copy engine still reads v, through the view chain v -> qkv, when tmp is written over it.
 func ExampleRun_irOrder() {
-	t, _ := trace.Load(splitQKV)
+	t, _ := tracefile.Load(splitQKV)
 	p, _ := t.Resolve()
 	res, err := replay.Run(p, replay.Options{Policy: subarena.IROrder})
 	if err != nil {
@@ -38,7 +39,7 @@ func ExampleRun_irOrder() {
 
 // Replay under the default policy and write the plan.
 func ExampleRun() {
-	t, _ := trace.Load(splitQKV)
+	t, _ := tracefile.Load(splitQKV)
 	p, _ := t.Resolve()
 	res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
+	"github.com/subarena/subarena/trace/minimalloc"
 )
 
 // TestSharedDataReplayAndCheck: every MiniMalloc instance and the ggml trace import,
@@ -49,7 +50,7 @@ func TestMiniMallocConflicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mm, err := trace.ParseMiniMalloc(data)
+		mm, err := minimalloc.Parse(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +85,7 @@ func TestMiniMallocConflicts(t *testing.T) {
 func TestMiniMallocLowerBound(t *testing.T) {
 	for _, f := range sharedFiles(t, "minimalloc/*.csv") {
 		data, _ := os.ReadFile(f)
-		mm, err := trace.ParseMiniMalloc(data)
+		mm, err := minimalloc.Parse(data)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,19 +1,23 @@
-package trace
+package ggmltrace
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/textpos"
 )
 
-// GGMLFormat is the "format" of a ggml graph-allocator trace.
-const GGMLFormat = "ggml-alloc-trace/1"
+// Format is the "format" of a ggml graph-allocator trace.
+const Format = "ggml-alloc-trace/1"
 
-// GGMLEngine is the one engine of a trace imported from ggml.
-const GGMLEngine = "compute"
+// Engine is the one engine of a trace imported from ggml.
+const Engine = "compute"
 
 // ggmlTrace holds the fields of a ggml-alloc-trace/1 document the importer needs; the
 // format's other fields (analysis, notes, timings) are ignored.
@@ -80,61 +84,6 @@ func ggmlTypeNames() string {
 	return strings.Join(names, ", ")
 }
 
-// The rules of a ggml-alloc-trace/1 tensor, named by TensorError.Rule.
-const (
-	// RuleGGMLType: the type is one of ggml's (by ggml_type_name).
-	RuleGGMLType = "known ggml type"
-	// RuleGGMLDims: ne and nb have the same length, 1 to 4 (GGML_MAX_DIMS).
-	RuleGGMLDims = "ne and nb of 1 to 4 dimensions"
-	// RuleGGMLNe: every ne is at least 1.
-	RuleGGMLNe = "ne >= 1"
-	// RuleGGMLBlock: a quantized type's ne[0] is a multiple of its block size.
-	RuleGGMLBlock = "ne[0] a multiple of the block size"
-	// RuleGGMLNb: every nb is >= 0, a quantized type's nb[0] is its block's byte size,
-	// and a tensor that is not a view has ggml's dense strides.
-	RuleGGMLNb = "nb consistent with ne and type"
-	// RuleGGMLNbytes: nbytes is ggml_nbytes of ne, nb and type.
-	RuleGGMLNbytes = "nbytes = ggml_nbytes(ne, nb, type)"
-	// RuleGGMLAllocSize: a tensor that is not a view has alloc_size >= nbytes (or null).
-	RuleGGMLAllocSize = "alloc_size >= nbytes"
-	// RuleGGMLViewSrc: a view's view_src names a tensor that is not itself a view (ggml
-	// collapses views of views onto their base).
-	RuleGGMLViewSrc = "view_src is a base tensor"
-	// RuleGGMLViewBounds: a view's bytes [view_offs, view_offs + nbytes) lie inside its
-	// base's.
-	RuleGGMLViewBounds = "view inside its base"
-)
-
-// TensorError is a tensor of a ggml-alloc-trace/1 document that breaks a rule of the
-// format: its index in "tensors", its name, the rule (one of the RuleGGML* constants or
-// RuleOf(ErrOverflow)) and an error matching one of the package's sentinels through
-// errors.Is (ErrFormat, ErrShape, ErrOverflow, ErrInvalidSize, ErrOutOfBounds).
-type TensorError struct {
-	Index int
-	Name  string
-	Rule  string
-	Err   error
-}
-
-// Error formats the error as "ggml: tensor I "NAME": rule: detail" (the sentinel's own
-// text left out, as in StepError).
-func (e *TensorError) Error() string {
-	msg := "<nil>"
-	if e.Err != nil {
-		msg = e.Err.Error()
-	}
-	for _, s := range sentinels {
-		if prefix := s.Error() + ": "; errors.Is(e.Err, s) && strings.HasPrefix(msg, prefix) {
-			msg = msg[len(prefix):]
-			break
-		}
-	}
-	return fmt.Sprintf("ggml: tensor %d %s: %s: %s", e.Index, quote(e.Name), e.Rule, msg)
-}
-
-// Unwrap returns the underlying error, so errors.Is matches its sentinel.
-func (e *TensorError) Unwrap() error { return e.Err }
-
 // ggmlTensor kinds, as the importer maps them.
 const (
 	ggmlAlloc    = iota // own compute-buffer tensor: an alloc step
@@ -142,7 +91,7 @@ const (
 	ggmlView            // VIEW/RESHAPE/PERMUTE/TRANSPOSE, or a node written through a view
 )
 
-// ImportGGML turns a ggml-alloc-trace/1 document into a one-engine trace, as docs/TRACE.md's
+// Import turns a ggml-alloc-trace/1 document into a one-engine trace, as docs/TRACE.md's
 // importer section says: granule = alignment; ne/nb (innermost first) become shape and
 // strides reversed, with quantized types counted in blocks; tensors of the weights or
 // kv_cache buffers become externals; compute leafs and inputs are allocated before the
@@ -162,40 +111,44 @@ const (
 // nbytes for a tensor that is not a view, and a view's view_src a tensor that is not a
 // view, with the view's bytes inside it. A tensor that breaks a rule is reported as a
 // *TensorError. JSON errors carry their line and column.
-func ImportGGML(data []byte, name string) (*Trace, error) {
-	t, _, err := importGGML(data, name)
-	return t, err
+func Import(data []byte, name string) (*trace.Trace, error) {
+	p, err := ImportProgram(data, name)
+	if err != nil {
+		return nil, err
+	}
+	return p.Trace, nil
 }
 
-// importGGML is ImportGGML returning the Program its validation resolved too.
-func importGGML(data []byte, name string) (*Trace, *Program, error) {
+// ImportProgram is Import followed by Resolve, at the cost of Import alone: validating
+// the trace resolves it, and the Program that validation built is the one returned.
+func ImportProgram(data []byte, name string) (*trace.Program, error) {
 	var g ggmlTrace
 	if !utf8.Valid(data) {
-		return nil, nil, fmt.Errorf("ggml: %w: invalid UTF-8", ErrSyntax)
+		return nil, fmt.Errorf("ggml: %w: invalid UTF-8", trace.ErrSyntax)
 	}
 	if err := json.Unmarshal(data, &g); err != nil {
-		return nil, nil, ggmlJSONError(data, err)
+		return nil, ggmlJSONError(data, err)
 	}
-	if g.Format != GGMLFormat {
-		return nil, nil, &formatError{msg: fmt.Sprintf("ggml: unsupported format %q; this reader knows %s", g.Format, knownFormats),
-			is: []error{ErrFormat, ErrUnknownFormat}}
+	if g.Format != Format {
+		return nil, &formatError{msg: fmt.Sprintf("ggml: unsupported format %q; this reader knows %s", g.Format,
+			trace.Format+" and "+Format)}
 	}
 	if g.Alignment <= 0 || g.Alignment&(g.Alignment-1) != 0 {
-		return nil, nil, fmt.Errorf("ggml: %w: alignment %d", ErrInvalidGranule, g.Alignment)
+		return nil, fmt.Errorf("ggml: %w: alignment %d", trace.ErrInvalidGranule, g.Alignment)
 	}
 	if name == "" {
 		name = "ggml-" + g.Config
 	}
-	im := &ggmlImporter{g: &g, t: &Trace{Name: name, Granule: g.Alignment, Engines: []string{GGMLEngine}},
+	im := &ggmlImporter{g: &g, t: &trace.Trace{Name: name, Granule: g.Alignment, Engines: []string{Engine}},
 		byName: make(map[string]int, len(g.Tensors))}
 	if err := im.run(); err != nil {
-		return nil, nil, fmt.Errorf("ggml: %w", err)
+		return nil, fmt.Errorf("ggml: %w", err)
 	}
 	p, err := im.t.Resolve()
 	if err != nil {
-		return nil, nil, fmt.Errorf("ggml: %w", err)
+		return nil, fmt.Errorf("ggml: %w", err)
 	}
-	return im.t, p, nil
+	return p, nil
 }
 
 // ggmlJSONError places a json.Unmarshal error on data at its line and column.
@@ -206,25 +159,25 @@ func ggmlJSONError(data []byte, err error) error {
 	)
 	switch {
 	case errors.As(err, &se):
-		off, _ := syntaxOffset(data)
-		line, col := lineCol(data, off)
-		return prefixed(fmt.Sprintf("ggml: line %d, column %d", line, col), fmt.Errorf("%w: %s", ErrSyntax, se.Error()))
+		off, _ := textpos.SyntaxOffset(data)
+		line, col := textpos.LineCol(data, off)
+		return fmt.Errorf("%w: ggml: line %d, column %d: %s", trace.ErrSyntax, line, col, se.Error())
 	case errors.As(err, &te):
 		// Offset is where the value ends; point at its last byte.
-		line, col := lineCol(data, te.Offset-1)
+		line, col := textpos.LineCol(data, te.Offset-1)
 		what := te.Field
 		if what == "" {
 			what = "the document"
 		}
-		return prefixed(fmt.Sprintf("ggml: line %d, column %d", line, col),
-			fmt.Errorf("%w: %s: %s where %s is required", ErrSyntax, what, te.Value, te.Type))
+		return fmt.Errorf("%w: ggml: line %d, column %d: %s: %s where %s is required", trace.ErrSyntax, line, col,
+			what, te.Value, te.Type)
 	}
-	return fmt.Errorf("ggml: %w: %v", ErrSyntax, err)
+	return fmt.Errorf("ggml: %w: %v", trace.ErrSyntax, err)
 }
 
 type ggmlImporter struct {
 	g      *ggmlTrace
-	t      *Trace
+	t      *trace.Trace
 	byName map[string]int
 	kind   []int
 	base   []int // index of the buffer tensor a tensor's bytes belong to
@@ -234,10 +187,10 @@ func (im *ggmlImporter) run() error {
 	ts := im.g.Tensors
 	for i := range ts {
 		if ts[i].Name == "" {
-			return fmt.Errorf("%w: tensor %d has no name", ErrInvalidName, i)
+			return fmt.Errorf("%w: tensor %d has no name", trace.ErrInvalidName, i)
 		}
 		if _, dup := im.byName[ts[i].Name]; dup {
-			return fmt.Errorf("%w: tensor %q", ErrDuplicateName, ts[i].Name)
+			return fmt.Errorf("%w: tensor %q", trace.ErrDuplicateName, ts[i].Name)
 		}
 		im.byName[ts[i].Name] = i
 	}
@@ -280,7 +233,7 @@ func (im *ggmlImporter) run() error {
 			}
 			j, ok := im.byName[*s]
 			if !ok {
-				return fmt.Errorf("%w: %q reads unknown tensor %q", ErrUnknownName, ts[i].Name, *s)
+				return fmt.Errorf("%w: %q reads unknown tensor %q", trace.ErrUnknownName, ts[i].Name, *s)
 			}
 			lastUse[im.base[j]] = pos
 		}
@@ -322,7 +275,7 @@ func (im *ggmlImporter) run() error {
 			return err
 		}
 		if isOp(i) {
-			op := Step{Kind: KindOp, Name: ts[i].Name, Engine: GGMLEngine, Cost: DefaultCost,
+			op := trace.Step{Kind: trace.KindOp, Name: ts[i].Name, Engine: Engine, Cost: trace.DefaultCost,
 				Writes: []string{ts[i].Name}, Inplace: ggmlInplaceOps[ts[i].Op]}
 			for _, s := range ts[i].Src {
 				if s != nil && !contains(op.Reads, *s) {
@@ -347,7 +300,7 @@ func (im *ggmlImporter) allocPos(i int, order []int) int {
 
 func (im *ggmlImporter) release(bufs []int) {
 	for _, b := range bufs {
-		im.t.Steps = append(im.t.Steps, Step{Kind: KindRelease, Name: im.g.Tensors[b].Name})
+		im.t.Steps = append(im.t.Steps, trace.Step{Kind: trace.KindRelease, Name: im.g.Tensors[b].Name})
 	}
 }
 
@@ -358,11 +311,11 @@ func (im *ggmlImporter) classify(i int) error {
 	switch {
 	case ggmlViewOps[x.Op] || x.ViewSrc != nil:
 		if x.ViewSrc == nil {
-			return fmt.Errorf("%w: view %q has no view_src", ErrMissingKey, x.Name)
+			return fmt.Errorf("%w: view %q has no view_src", trace.ErrMissingKey, x.Name)
 		}
 		j, ok := im.byName[*x.ViewSrc]
 		if !ok || j == i {
-			return fmt.Errorf("%w: %q views unknown tensor %q", ErrUnknownName, x.Name, *x.ViewSrc)
+			return fmt.Errorf("%w: %q views unknown tensor %q", trace.ErrUnknownName, x.Name, *x.ViewSrc)
 		}
 		im.kind[i] = ggmlView
 		im.base[i] = im.base[j]
@@ -374,133 +327,6 @@ func (im *ggmlImporter) classify(i int) error {
 		im.base[i] = i
 	}
 	return nil
-}
-
-// check validates tensor i against ggml's rules (see ImportGGML).
-func (im *ggmlImporter) check(i int) error {
-	x := &im.g.Tensors[i]
-	fail := func(rule string, sentinel error, format string, args ...any) error {
-		return &TensorError{Index: i, Name: x.Name, Rule: rule,
-			Err: fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))}
-	}
-	ty, ok := ggmlTypes[x.Type]
-	if !ok {
-		return fail(RuleGGMLType, ErrFormat, "type %s is not one of ggml's (%s)", quote(x.Type), ggmlTypeNames())
-	}
-	n := len(x.Ne)
-	if n != len(x.Nb) || n == 0 || n > 4 {
-		return fail(RuleGGMLDims, ErrShape, "%d ne and %d nb", len(x.Ne), len(x.Nb))
-	}
-	elems := int64(1)
-	for k, ne := range x.Ne {
-		if ne < 1 {
-			return fail(RuleGGMLNe, ErrShape, "ne[%d] = %d: every dimension has at least one element "+
-				"(an empty tensor has no bytes to place)", k, ne)
-		}
-		if elems, ok = mulCheck(elems, ne); !ok {
-			return fail(RuleOf(ErrOverflow), ErrOverflow, "ne %v: the element count overflows int64", x.Ne)
-		}
-	}
-	for k, nb := range x.Nb {
-		if nb < 0 {
-			return fail(RuleGGMLNb, ErrShape, "nb[%d] = %d is negative", k, nb)
-		}
-	}
-	if x.Ne[0]%ty.blck != 0 {
-		return fail(RuleGGMLBlock, ErrShape, "ne[0] = %d is not a multiple of %s's block of %d elements",
-			x.Ne[0], x.Type, ty.blck)
-	}
-	if ty.blck > 1 && x.Nb[0] != ty.size {
-		return fail(RuleGGMLNb, ErrShape, "nb[0] = %d, but a %s block takes %d bytes", x.Nb[0], x.Type, ty.size)
-	}
-	view := ggmlViewOps[x.Op] || x.ViewSrc != nil
-	if !view {
-		want := make([]int64, n)
-		want[0] = ty.size
-		for k := 1; k < n; k++ {
-			prev := x.Ne[k-1]
-			if k == 1 {
-				prev /= ty.blck
-			}
-			if want[k], ok = mulCheck(want[k-1], prev); !ok {
-				return fail(RuleOf(ErrOverflow), ErrOverflow, "ne %v of %s: the byte size overflows int64", x.Ne, x.Type)
-			}
-		}
-		for k := range n {
-			if x.Nb[k] != want[k] && x.Ne[k] != 1 {
-				return fail(RuleGGMLNb, ErrShape, "nb %v is not the dense layout %v of ne %v of %s "+
-					"(a tensor that is not a view is dense)", x.Nb, want, x.Ne, x.Type)
-			}
-		}
-	}
-	nbytes, ok := ggmlNbytes(x, ty)
-	if !ok {
-		return fail(RuleOf(ErrOverflow), ErrOverflow, "ne %v and nb %v span more bytes than int64 counts", x.Ne, x.Nb)
-	}
-	if x.Nbytes != nbytes {
-		return fail(RuleGGMLNbytes, ErrInvalidSize, "nbytes = %d, but ne %v and nb %v of %s span %d bytes",
-			x.Nbytes, x.Ne, x.Nb, x.Type, nbytes)
-	}
-	if !view {
-		if x.AllocSize != nil && *x.AllocSize < nbytes {
-			return fail(RuleGGMLAllocSize, ErrInvalidSize, "alloc_size = %d is less than nbytes = %d", *x.AllocSize, nbytes)
-		}
-		return nil
-	}
-	if x.ViewSrc == nil {
-		return nil // classify reports the missing view_src
-	}
-	j, ok := im.byName[*x.ViewSrc]
-	if !ok || j == i {
-		return nil // classify reports the unknown view_src
-	}
-	base := &im.g.Tensors[j]
-	if base.ViewSrc != nil || ggmlViewOps[base.Op] {
-		return fail(RuleGGMLViewSrc, ErrShape, "view_src %s is itself a view (of %s); ggml collapses views of views onto their base",
-			quote(base.Name), viewSrcName(base))
-	}
-	size := base.Nbytes
-	if base.AllocSize != nil && *base.AllocSize > size {
-		size = *base.AllocSize
-	}
-	end, ok := addCheck(x.ViewOffs, nbytes)
-	if x.ViewOffs < 0 || !ok || end > size {
-		return fail(RuleGGMLViewBounds, ErrOutOfBounds, "bytes [%d, %d+%d) outside view_src %s of %d bytes",
-			x.ViewOffs, x.ViewOffs, nbytes, quote(base.Name), size)
-	}
-	return nil
-}
-
-func viewSrcName(x *ggmlTensor) string {
-	if x.ViewSrc == nil {
-		return "nothing"
-	}
-	return quote(*x.ViewSrc)
-}
-
-// ggmlNbytes is ggml_nbytes: the bytes from a tensor's first element to one past its
-// last, for ne >= 1 and nb >= 0; false on int64 overflow.
-func ggmlNbytes(x *ggmlTensor, ty ggmlType) (int64, bool) {
-	var n int64
-	var ok bool
-	if ty.blck == 1 {
-		n = ty.size
-	} else if n, ok = mulCheck(x.Ne[0]/ty.blck, x.Nb[0]); !ok {
-		return 0, false
-	}
-	for k := range x.Ne {
-		if k == 0 && ty.blck > 1 {
-			continue
-		}
-		d, ok := mulCheck(x.Ne[k]-1, x.Nb[k])
-		if !ok {
-			return 0, false
-		}
-		if n, ok = addCheck(n, d); !ok {
-			return 0, false
-		}
-	}
-	return n, true
 }
 
 // emitData emits the step that brings tensor i's data into being, once.
@@ -516,13 +342,13 @@ func (im *ggmlImporter) emitData(i int, emitted []bool) error {
 		if x.AllocSize != nil && *x.AllocSize > size {
 			size = *x.AllocSize
 		}
-		im.t.Steps = append(im.t.Steps, Step{Kind: KindExternal, Name: x.Name, Size: size})
+		im.t.Steps = append(im.t.Steps, trace.Step{Kind: trace.KindExternal, Name: x.Name, Size: size})
 	case ggmlAlloc:
 		size := x.Nbytes
 		if x.AllocSize != nil && *x.AllocSize > 0 {
 			size = *x.AllocSize
 		}
-		s := Step{Kind: KindAlloc, Name: x.Name, Size: size, Engine: GGMLEngine}
+		s := trace.Step{Kind: trace.KindAlloc, Name: x.Name, Size: size, Engine: Engine}
 		if shape, _, elem, err := ggmlLayout(x); err == nil && ggmlDense(x) {
 			if n, ok := product(shape, elem); ok && n == size {
 				s.Shape, s.Elem = shape, elem
@@ -538,7 +364,7 @@ func (im *ggmlImporter) emitData(i int, emitted []bool) error {
 		if err != nil {
 			return err
 		}
-		im.t.Steps = append(im.t.Steps, Step{Kind: KindView, Name: x.Name, Of: *x.ViewSrc,
+		im.t.Steps = append(im.t.Steps, trace.Step{Kind: trace.KindView, Name: x.Name, Of: *x.ViewSrc,
 			Offset: x.ViewOffs, Shape: shape, Strides: strides, Elem: elem})
 	}
 	return nil
@@ -549,10 +375,10 @@ func (im *ggmlImporter) emitData(i int, emitted []bool) error {
 func ggmlLayout(x *ggmlTensor) (shape, strides []int64, elem int64, err error) {
 	ty, ok := ggmlTypes[x.Type]
 	if !ok {
-		return nil, nil, 0, fmt.Errorf("%w: tensor %q has unknown ggml type %q", ErrFormat, x.Name, x.Type)
+		return nil, nil, 0, fmt.Errorf("%w: tensor %q has unknown ggml type %q", trace.ErrFormat, x.Name, x.Type)
 	}
 	if len(x.Ne) != len(x.Nb) || len(x.Ne) == 0 {
-		return nil, nil, 0, fmt.Errorf("%w: tensor %q has %d ne and %d nb", ErrShape, x.Name, len(x.Ne), len(x.Nb))
+		return nil, nil, 0, fmt.Errorf("%w: tensor %q has %d ne and %d nb", trace.ErrShape, x.Name, len(x.Ne), len(x.Nb))
 	}
 	n := len(x.Ne)
 	shape = make([]int64, n)
@@ -563,36 +389,11 @@ func ggmlLayout(x *ggmlTensor) (shape, strides []int64, elem int64, err error) {
 	if ty.blck > 1 {
 		if x.Ne[0]%ty.blck != 0 {
 			return nil, nil, 0, fmt.Errorf("%w: tensor %q: ne[0] %d is not a multiple of %s's block %d",
-				ErrShape, x.Name, x.Ne[0], x.Type, ty.blck)
+				trace.ErrShape, x.Name, x.Ne[0], x.Type, ty.blck)
 		}
 		shape[n-1] /= ty.blck
 	}
 	return shape, strides, ty.size, nil
-}
-
-// ggmlDense reports whether nb is the dense row-major stride vector of ne.
-func ggmlDense(x *ggmlTensor) bool {
-	ty, ok := ggmlTypes[x.Type]
-	if !ok || len(x.Ne) != len(x.Nb) || len(x.Ne) == 0 || x.Nb[0] != ty.size {
-		return false
-	}
-	want := ty.size
-	for k := range x.Ne {
-		if k > 0 {
-			prev := x.Ne[k-1]
-			if k == 1 {
-				prev /= ty.blck
-			}
-			var ok bool
-			if want, ok = mulCheck(want, prev); !ok {
-				return false
-			}
-			if x.Nb[k] != want && x.Ne[k] != 1 {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 func product(shape []int64, elem int64) (int64, bool) {
@@ -616,4 +417,20 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// formatError is a document naming another format than Format: its text; it matches
+// trace.ErrFormat and trace.ErrUnknownFormat.
+type formatError struct{ msg string }
+
+func (e *formatError) Error() string   { return e.msg }
+func (e *formatError) Unwrap() []error { return []error{trace.ErrFormat, trace.ErrUnknownFormat} }
+
+// quote renders s as a JSON string without HTML escaping.
+func quote(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a Go string always encodes
+	return string(bytes.TrimRight(b.Bytes(), "\n"))
 }

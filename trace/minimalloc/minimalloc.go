@@ -1,4 +1,4 @@
-package trace
+package minimalloc
 
 import (
 	"bufio"
@@ -10,43 +10,45 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/subarena/subarena/trace"
 )
 
-// MiniMalloc is a MiniMalloc problem (github.com/google/minimalloc) as its CSV reader sees
+// CSV is a MiniMalloc problem (github.com/google/minimalloc) as its CSV reader sees
 // it: a header row naming the columns, then one row per buffer. Columns id, lower, upper
 // and size are required; alignment, gaps and offset are understood; other columns (hint,
 // ...) are accepted and ignored, as MiniMalloc does. Legacy headers map as MiniMalloc maps
 // them: buffer and buffer_id to id, start and begin to lower, end to upper, where an end
 // column is inclusive and gets 1 added (to gap ends too). A blank line ends the input.
-type MiniMalloc struct {
-	Buffers []MiniMallocBuffer
+type CSV struct {
+	Buffers []Buffer
 	// HasOffsets: the CSV has an offset column (it is a solution).
 	HasOffsets bool
 }
 
-// MiniMallocBuffer is one row: a buffer live over the half-open time interval
+// Buffer is one row: a buffer live over the half-open time interval
 // [Lower, Upper).
-type MiniMallocBuffer struct {
+type Buffer struct {
 	ID           string
 	Lower, Upper int64
 	Size         int64
 	Alignment    int64 // 1 when the CSV has no alignment column
-	Gaps         []MiniMallocGap
-	Offset       int64 // meaningful when MiniMalloc.HasOffsets
+	Gaps         []Gap
+	Offset       int64 // meaningful when CSV.HasOffsets
 }
 
-// MiniMallocGap is a time window [Lower, Upper) in which the buffer is inactive, or, when
+// Gap is a time window [Lower, Upper) in which the buffer is inactive, or, when
 // Window is set, uses only bytes [WindowLo, WindowHi) of itself.
-type MiniMallocGap struct {
+type Gap struct {
 	Lower, Upper       int64
 	Window             bool
 	WindowLo, WindowHi int64
 }
 
-// ParseMiniMalloc reads a MiniMalloc CSV. Errors match ErrSyntax (malformed rows,
-// integers), ErrMissingKey (a required column), ErrDuplicateName, ErrInvalidSize (size
-// <= 0, empty lifetime, alignment <= 0) or ErrOverflow.
-func ParseMiniMalloc(data []byte) (*MiniMalloc, error) {
+// Parse reads a MiniMalloc CSV. Errors match trace.ErrSyntax (malformed rows, integers),
+// trace.ErrMissingKey (a required column), trace.ErrDuplicateName, trace.ErrInvalidSize
+// (size <= 0, empty lifetime, alignment <= 0) or trace.ErrOverflow.
+func Parse(data []byte) (*CSV, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if !utf8.Valid(data) {
 		n := 1
@@ -60,9 +62,9 @@ func ParseMiniMalloc(data []byte) (*MiniMalloc, error) {
 			}
 			i += size
 		}
-		return nil, prefixed(fmt.Sprintf("minimalloc: line %d", n), fmt.Errorf("%w: invalid UTF-8", ErrSyntax))
+		return nil, fmt.Errorf("%w: minimalloc: line %d: invalid UTF-8", trace.ErrSyntax, n)
 	}
-	m := &MiniMalloc{}
+	m := &CSV{}
 	col := map[string]int{}
 	ncols := 0
 	addend := int64(0)
@@ -85,7 +87,7 @@ func ParseMiniMalloc(data []byte) (*MiniMalloc, error) {
 			names, end := miniMallocColumns(fields)
 			for i, name := range names {
 				if _, dup := col[name]; dup {
-					return nil, fmt.Errorf("minimalloc: %w: duplicate column %q", ErrSyntax, name)
+					return nil, fmt.Errorf("minimalloc: %w: duplicate column %q", trace.ErrSyntax, name)
 				}
 				col[name] = i
 			}
@@ -94,7 +96,7 @@ func ParseMiniMalloc(data []byte) (*MiniMalloc, error) {
 			}
 			for _, req := range miniMallocRequired {
 				if _, ok := col[req]; !ok {
-					return nil, fmt.Errorf("minimalloc: %w: column %q", ErrMissingKey, req)
+					return nil, fmt.Errorf("minimalloc: %w: column %q", trace.ErrMissingKey, req)
 				}
 			}
 			ncols = len(fields)
@@ -102,20 +104,20 @@ func ParseMiniMalloc(data []byte) (*MiniMalloc, error) {
 			continue
 		}
 		if len(fields) != ncols {
-			return nil, fmt.Errorf("minimalloc: line %d: %w: %d fields, header has %d", line, ErrSyntax, len(fields), ncols)
+			return nil, fmt.Errorf("minimalloc: line %d: %w: %d fields, header has %d", line, trace.ErrSyntax, len(fields), ncols)
 		}
 		b, err := parseMiniMallocRow(fields, col, addend)
 		if err != nil {
 			return nil, fmt.Errorf("minimalloc: line %d: %w", line, err)
 		}
 		if seen[b.ID] {
-			return nil, fmt.Errorf("minimalloc: line %d: %w: id %q", line, ErrDuplicateName, b.ID)
+			return nil, fmt.Errorf("minimalloc: line %d: %w: id %q", line, trace.ErrDuplicateName, b.ID)
 		}
 		seen[b.ID] = true
 		m.Buffers = append(m.Buffers, b)
 	}
 	if ncols == 0 {
-		return nil, fmt.Errorf("minimalloc: %w: no header row", ErrSyntax)
+		return nil, fmt.Errorf("minimalloc: %w: no header row", trace.ErrSyntax)
 	}
 	return m, nil
 }
@@ -144,9 +146,10 @@ func miniMallocColumns(fields []string) (names []string, end bool) {
 	return names, end
 }
 
-// miniMallocHeader reads line as a MiniMalloc header: how many columns it has and which
-// required ones it lacks (none: it is a MiniMalloc header).
-func miniMallocHeader(line string) (cols int, missing []string) {
+// Header reads line, the first line of a text, as a MiniMalloc header: how many columns
+// it has and which required ones it lacks (none: it is a MiniMalloc header). A reader that
+// detects formats by content (package trace/tracefile) tells a MiniMalloc CSV by it.
+func Header(line string) (cols int, missing []string) {
 	names, _ := miniMallocColumns(strings.Split(line, ","))
 	for _, req := range miniMallocRequired {
 		if !slices.Contains(names, req) {
@@ -160,15 +163,15 @@ func parseInt(s string) (int64, error) {
 	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return 0, fmt.Errorf("%w: %q", ErrOverflow, s)
+			return 0, fmt.Errorf("%w: %q", trace.ErrOverflow, s)
 		}
-		return 0, fmt.Errorf("%w: improperly formed integer %q", ErrSyntax, s)
+		return 0, fmt.Errorf("%w: improperly formed integer %q", trace.ErrSyntax, s)
 	}
 	return v, nil
 }
 
-func parseMiniMallocRow(fields []string, col map[string]int, addend int64) (MiniMallocBuffer, error) {
-	b := MiniMallocBuffer{ID: strings.TrimSpace(fields[col["id"]]), Alignment: 1}
+func parseMiniMallocRow(fields []string, col map[string]int, addend int64) (Buffer, error) {
+	b := Buffer{ID: strings.TrimSpace(fields[col["id"]]), Alignment: 1}
 	var err error
 	if b.Lower, err = parseInt(fields[col["lower"]]); err != nil {
 		return b, err
@@ -181,23 +184,23 @@ func parseMiniMallocRow(fields []string, col map[string]int, addend int64) (Mini
 	}
 	var ok bool
 	if b.Upper, ok = addCheck(b.Upper, addend); !ok {
-		return b, fmt.Errorf("%w: upper", ErrOverflow)
+		return b, fmt.Errorf("%w: upper", trace.ErrOverflow)
 	}
 	if b.ID == "" {
-		return b, fmt.Errorf("%w: empty id", ErrInvalidName)
+		return b, fmt.Errorf("%w: empty id", trace.ErrInvalidName)
 	}
 	if b.Size <= 0 {
-		return b, fmt.Errorf("%w: buffer %q has size %d", ErrInvalidSize, b.ID, b.Size)
+		return b, fmt.Errorf("%w: buffer %q has size %d", trace.ErrInvalidSize, b.ID, b.Size)
 	}
 	if b.Lower >= b.Upper {
-		return b, fmt.Errorf("%w: buffer %q has the empty lifetime [%d, %d)", ErrInvalidSize, b.ID, b.Lower, b.Upper)
+		return b, fmt.Errorf("%w: buffer %q has the empty lifetime [%d, %d)", trace.ErrInvalidSize, b.ID, b.Lower, b.Upper)
 	}
 	if i, ok := col["alignment"]; ok {
 		if b.Alignment, err = parseInt(fields[i]); err != nil {
 			return b, err
 		}
 		if b.Alignment <= 0 {
-			return b, fmt.Errorf("%w: buffer %q has alignment %d", ErrInvalidSize, b.ID, b.Alignment)
+			return b, fmt.Errorf("%w: buffer %q has alignment %d", trace.ErrInvalidSize, b.ID, b.Alignment)
 		}
 	}
 	if i, ok := col["gaps"]; ok {
@@ -214,15 +217,15 @@ func parseMiniMallocRow(fields []string, col map[string]int, addend int64) (Mini
 }
 
 // parseGaps reads "a-b a-b@x:y ...".
-func parseGaps(s string, addend int64) ([]MiniMallocGap, error) {
-	var gaps []MiniMallocGap
+func parseGaps(s string, addend int64) ([]Gap, error) {
+	var gaps []Gap
 	for _, g := range strings.Fields(s) {
 		at := strings.Split(g, "@")
 		pair := strings.Split(at[0], "-")
 		if len(pair) != 2 || len(at) > 2 {
-			return nil, fmt.Errorf("%w: improperly formed gap %q", ErrSyntax, g)
+			return nil, fmt.Errorf("%w: improperly formed gap %q", trace.ErrSyntax, g)
 		}
-		var gap MiniMallocGap
+		var gap Gap
 		var err error
 		if gap.Lower, err = parseInt(pair[0]); err != nil {
 			return nil, err
@@ -232,12 +235,12 @@ func parseGaps(s string, addend int64) ([]MiniMallocGap, error) {
 		}
 		var ok bool
 		if gap.Upper, ok = addCheck(gap.Upper, addend); !ok {
-			return nil, fmt.Errorf("%w: gap %q", ErrOverflow, g)
+			return nil, fmt.Errorf("%w: gap %q", trace.ErrOverflow, g)
 		}
 		if len(at) == 2 {
 			w := strings.Split(at[1], ":")
 			if len(w) != 2 {
-				return nil, fmt.Errorf("%w: improperly formed gap %q", ErrSyntax, g)
+				return nil, fmt.Errorf("%w: improperly formed gap %q", trace.ErrSyntax, g)
 			}
 			gap.Window = true
 			if gap.WindowLo, err = parseInt(w[0]); err != nil {
@@ -252,8 +255,11 @@ func parseGaps(s string, addend int64) ([]MiniMallocGap, error) {
 	return gaps, nil
 }
 
-// MiniMallocEngine is the one engine of a trace imported from a MiniMalloc CSV.
-const MiniMallocEngine = "compute"
+// Format is the name tracefile.Detect gives a MiniMalloc CSV.
+const Format = "minimalloc-csv"
+
+// Engine is the one engine of a trace imported from a MiniMalloc CSV.
+const Engine = "compute"
 
 // Trace turns the problem into a one-engine trace, as docs/TRACE.md's importer section says:
 // one op per distinct lower value, in time order (times are compressed to those values;
@@ -266,13 +272,17 @@ const MiniMallocEngine = "compute"
 // raised to the largest alignment (which must then be a power of two), so sizes lose
 // nothing to rounding. Gaps are ignored: the buffer is treated as live through them,
 // which is conservative (a plan safe without gaps is safe with them).
-func (m *MiniMalloc) Trace(name string) (*Trace, error) {
-	t, _, err := m.program(name)
-	return t, err
+func (m *CSV) Trace(name string) (*trace.Trace, error) {
+	p, err := m.Program(name)
+	if err != nil {
+		return nil, err
+	}
+	return p.Trace, nil
 }
 
-// program is Trace returning the Program its validation resolved too.
-func (m *MiniMalloc) program(name string) (*Trace, *Program, error) {
+// Program is Trace followed by Resolve, at the cost of Trace alone: validating the trace
+// resolves it, and the Program that validation built is the one returned.
+func (m *CSV) Program(name string) (*trace.Program, error) {
 	times := make([]int64, 0, len(m.Buffers))
 	for _, b := range m.Buffers {
 		times = append(times, b.Lower)
@@ -287,15 +297,15 @@ func (m *MiniMalloc) program(name string) (*Trace, *Program, error) {
 		first[lo] = append(first[lo], i)
 		last[hi] = append(last[hi], i)
 	}
-	t := &Trace{Name: name, Granule: m.granule(), Engines: []string{MiniMallocEngine}}
+	t := &trace.Trace{Name: name, Granule: m.granule(), Engines: []string{Engine}}
 	if t.Granule <= 0 {
-		return nil, nil, fmt.Errorf("minimalloc: %w: alignments must be powers of two", ErrInvalidGranule)
+		return nil, fmt.Errorf("minimalloc: %w: alignments must be powers of two", trace.ErrInvalidGranule)
 	}
 	for k, time := range times {
-		op := Step{Kind: KindOp, Name: "t" + strconv.FormatInt(time, 10), Engine: MiniMallocEngine, Cost: DefaultCost}
+		op := trace.Step{Kind: trace.KindOp, Name: "t" + strconv.FormatInt(time, 10), Engine: Engine, Cost: trace.DefaultCost}
 		for _, i := range first[k] {
 			b := m.Buffers[i]
-			t.Steps = append(t.Steps, Step{Kind: KindAlloc, Name: b.ID, Size: b.Size, Engine: MiniMallocEngine})
+			t.Steps = append(t.Steps, trace.Step{Kind: trace.KindAlloc, Name: b.ID, Size: b.Size, Engine: Engine})
 			op.Writes = append(op.Writes, b.ID)
 		}
 		for _, i := range last[k] {
@@ -303,18 +313,18 @@ func (m *MiniMalloc) program(name string) (*Trace, *Program, error) {
 		}
 		t.Steps = append(t.Steps, op)
 		for _, i := range last[k] {
-			t.Steps = append(t.Steps, Step{Kind: KindRelease, Name: m.Buffers[i].ID})
+			t.Steps = append(t.Steps, trace.Step{Kind: trace.KindRelease, Name: m.Buffers[i].ID})
 		}
 	}
 	p, err := t.Resolve()
 	if err != nil {
-		return nil, nil, fmt.Errorf("minimalloc: %w", err)
+		return nil, fmt.Errorf("minimalloc: %w", err)
 	}
-	return t, p, nil
+	return p, nil
 }
 
-func (m *MiniMalloc) granule() int64 {
-	g := int64(DefaultGranule)
+func (m *CSV) granule() int64 {
+	g := int64(trace.DefaultGranule)
 	for _, b := range m.Buffers {
 		for b.Size%g != 0 {
 			g >>= 1
@@ -329,6 +339,15 @@ func (m *MiniMalloc) granule() int64 {
 	return g
 }
 
+// addCheck returns a+b and whether it fits int64.
+func addCheck(a, b int64) (int64, bool) {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		return 0, false
+	}
+	return s, true
+}
+
 func compactInts(v []int64) []int64 {
 	out := v[:0]
 	for i, x := range v {
@@ -341,11 +360,11 @@ func compactInts(v []int64) []int64 {
 
 // Plan returns the solution carried by an offset column, if the CSV has one; its size
 // is the highest end offset.
-func (m *MiniMalloc) Plan(traceName string) (*Plan, bool) {
+func (m *CSV) Plan(traceName string) (*trace.Plan, bool) {
 	if !m.HasOffsets {
 		return nil, false
 	}
-	p := &Plan{Trace: traceName, Offsets: make(map[string]int64, len(m.Buffers))}
+	p := &trace.Plan{Trace: traceName, Offsets: make(map[string]int64, len(m.Buffers))}
 	for _, b := range m.Buffers {
 		p.Offsets[b.ID] = b.Offset
 		if end, ok := addCheck(b.Offset, b.Size); ok && end > p.Size {
@@ -355,22 +374,22 @@ func (m *MiniMalloc) Plan(traceName string) (*Plan, bool) {
 	return p, true
 }
 
-// ImportMiniMalloc parses a MiniMalloc CSV and turns it into a trace (MiniMalloc.Trace).
-func ImportMiniMalloc(data []byte, name string) (*Trace, error) {
-	m, err := ParseMiniMalloc(data)
+// Import parses a MiniMalloc CSV and turns it into a trace (CSV.Trace).
+func Import(data []byte, name string) (*trace.Trace, error) {
+	m, err := Parse(data)
 	if err != nil {
 		return nil, err
 	}
 	return m.Trace(name)
 }
 
-// WriteMiniMalloc exports the buffers of p as a MiniMalloc CSV, with an offset column when
+// Write exports the buffers of p as a MiniMalloc CSV, with an offset column when
 // plan is not nil (the form of a MiniMalloc solution). Time is the op's position in
 // submission order: a buffer lives over [first op using it, last op using it + 1); a
 // buffer no op uses lives over [k, k+1) for the k-th op submitted after its alloc. This is
 // program order: on a multi-engine trace it is an interval approximation of the
 // happens-before lifetimes that check.Plan uses. Externals are not exported.
-func WriteMiniMalloc(w io.Writer, p *Program, plan *Plan) error {
+func Write(w io.Writer, p *trace.Program, plan *trace.Plan) error {
 	lower := make([]int64, len(p.Buffers))
 	upper := make([]int64, len(p.Buffers))
 	for i := range lower {
@@ -397,7 +416,7 @@ func WriteMiniMalloc(w io.Writer, p *Program, plan *Plan) error {
 			continue
 		}
 		if strings.ContainsAny(b.Name, ",\n\r") {
-			return fmt.Errorf("minimalloc: %w: buffer name %q cannot be written to a CSV", ErrInvalidName, b.Name)
+			return fmt.Errorf("minimalloc: %w: buffer name %q cannot be written to a CSV", trace.ErrInvalidName, b.Name)
 		}
 		if lower[i] < 0 {
 			k := int64(sort.Search(len(p.Ops), func(j int) bool { return p.Ops[j].Step > b.Step }))
@@ -407,7 +426,7 @@ func WriteMiniMalloc(w io.Writer, p *Program, plan *Plan) error {
 		if plan != nil {
 			off, ok := plan.Offsets[b.Name]
 			if !ok {
-				return fmt.Errorf("minimalloc: %w: buffer %q has no offset", ErrPlan, b.Name)
+				return fmt.Errorf("minimalloc: %w: buffer %q has no offset", trace.ErrPlan, b.Name)
 			}
 			fmt.Fprintf(bw, ",%d", off)
 		}

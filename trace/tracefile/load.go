@@ -1,4 +1,4 @@
-package trace
+package tracefile
 
 import (
 	"bytes"
@@ -10,23 +10,27 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/ggmltrace"
+	"github.com/subarena/subarena/trace/minimalloc"
 )
 
 // Load reads the trace file at path in any format Read understands; the trace of a CSV
 // or ggml file is named after the file (its base name without extension).
-func Load(path string) (*Trace, error) {
+func Load(path string) (*trace.Trace, error) {
 	t, _, err := load(path)
 	return t, err
 }
 
 // LoadProgram is Load followed by Resolve, at the cost of Load alone: validating a
 // trace resolves it, and the Program that validation built is the one returned.
-func LoadProgram(path string) (*Program, error) {
+func LoadProgram(path string) (*trace.Program, error) {
 	_, p, err := load(path)
 	return p, err
 }
 
-func load(path string) (*Trace, *Program, error) {
+func load(path string) (*trace.Trace, *trace.Program, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -35,32 +39,29 @@ func load(path string) (*Trace, *Program, error) {
 	return read(f, baseName(path))
 }
 
-// MiniMallocFormat is the name Detect gives a MiniMalloc CSV.
-const MiniMallocFormat = "minimalloc-csv"
-
 // Read reads one trace and detects its format by content, not by name (see Detect):
 //
-//   - a JSON object whose "format" is "subarena-trace/v1": parsed as is (Parse);
+//   - a JSON object whose "format" is "subarena-trace/v1": parsed as is (trace.Parse);
 //   - a JSON object whose "format" is "ggml-alloc-trace/1": a ggml graph-allocator trace
-//     (ImportGGML);
+//     (ggmltrace.Import);
 //   - text whose first line is a MiniMalloc CSV header (columns id, lower, upper and
-//     size, or their legacy names): a MiniMalloc CSV (ImportMiniMalloc).
+//     size, or their legacy names): a MiniMalloc CSV (minimalloc.Import).
 //
-// Anything else is rejected with an error matching ErrUnknownFormat that says what the
+// Anything else is rejected with an error matching trace.ErrUnknownFormat that says what the
 // input looks like instead. name names the imported trace (a subarena trace keeps its own
 // name). Every result is validated and normalized.
-func Read(r io.Reader, name string) (*Trace, error) {
+func Read(r io.Reader, name string) (*trace.Trace, error) {
 	t, _, err := read(r, name)
 	return t, err
 }
 
 // ReadProgram is Read followed by Resolve, at the cost of Read alone (see LoadProgram).
-func ReadProgram(r io.Reader, name string) (*Program, error) {
+func ReadProgram(r io.Reader, name string) (*trace.Program, error) {
 	_, p, err := read(r, name)
 	return p, err
 }
 
-func read(r io.Reader, name string) (*Trace, *Program, error) {
+func read(r io.Reader, name string) (*trace.Trace, *trace.Program, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("trace %s: %w", name, err)
@@ -70,37 +71,41 @@ func read(r io.Reader, name string) (*Trace, *Program, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	var p *trace.Program
 	switch format {
-	case GGMLFormat:
-		return importGGML(data, name)
-	case MiniMallocFormat:
-		m, err := ParseMiniMalloc(data)
-		if err != nil {
-			return nil, nil, err
+	case ggmltrace.Format:
+		p, err = ggmltrace.ImportProgram(data, name)
+	case minimalloc.Format:
+		var m *minimalloc.CSV
+		if m, err = minimalloc.Parse(data); err == nil {
+			p, err = m.Program(name)
 		}
-		return m.program(name)
 	default:
-		return parse(data)
+		p, err = trace.ParseProgram(data)
 	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.Trace, p, nil
 }
 
-// Detect tells which format data is in, by content: Format (subarena-trace/v1),
-// GGMLFormat (ggml-alloc-trace/1) or MiniMallocFormat, as Read describes them; a leading
+// Detect tells which format data is in, by content: trace.Format (subarena-trace/v1),
+// ggmltrace.Format (ggml-alloc-trace/1) or minimalloc.Format, as Read describes them; a leading
 // UTF-8 byte order mark is skipped. It reads no further than it needs: a JSON object up
 // to its "format" key, a CSV up to the end of its header.
 //
-// Input of no format Read understands gets an error matching ErrUnknownFormat that says
-// what the input looks like: empty, white space only, binary, a JSON array, text that is
-// no MiniMalloc header, a JSON object without a "format" key (also ErrMissingKey). A JSON
-// object whose "format" names another format or version gets one matching both
-// ErrUnknownFormat and ErrFormat, naming the formats this package reads. A JSON object
-// that is malformed before its "format" key gets the *StepError Parse would give
-// (ErrSyntax, with its line and column).
+// Input of no format Read understands gets an error matching trace.ErrUnknownFormat that
+// says what the input looks like: empty, white space only, binary, a JSON array, text
+// that is no MiniMalloc header, a JSON object without a "format" key (also
+// trace.ErrMissingKey). A JSON object whose "format" names another format or version gets
+// one matching both trace.ErrUnknownFormat and trace.ErrFormat, naming the formats this
+// package reads. A JSON object that is malformed before its "format" key gets the
+// *trace.StepError trace.Parse would give (trace.ErrSyntax, with its line and column).
 func Detect(data []byte) (string, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	first, _, _ := bytes.Cut(data, []byte("\n"))
-	_, missing := miniMallocHeader(string(bytes.TrimSuffix(first, []byte("\r"))))
+	_, missing := minimalloc.Header(string(bytes.TrimSuffix(first, []byte("\r"))))
 	switch {
 	case len(data) == 0:
 		return "", unknownFormat("the input is empty")
@@ -109,7 +114,7 @@ func Detect(data []byte) (string, error) {
 	case trimmed[0] == '{':
 		return detectJSON(data)
 	case len(missing) == 0:
-		return MiniMallocFormat, nil
+		return minimalloc.Format, nil
 	case looksBinary(data):
 		return "", unknownFormat(fmt.Sprintf("binary data (%d bytes, not text)", len(data)))
 	case trimmed[0] == '[':
@@ -122,9 +127,10 @@ func Detect(data []byte) (string, error) {
 }
 
 // knownFormats is what the errors of Detect name as the formats Read understands.
-var knownFormats = Format + " and " + GGMLFormat
+var knownFormats = trace.Format + " and " + ggmltrace.Format
 
-// formatError is an error of Detect: its text, and the sentinels it matches.
+// formatError is an error of Detect: its text, and the sentinels it matches (trace's
+// FormatKey has its own for the errors it returns).
 type formatError struct {
 	msg string
 	is  []error
@@ -136,61 +142,24 @@ func (e *formatError) Unwrap() []error { return e.is }
 // unknownFormat says what input of no known format looks like; also lists further
 // sentinels the error matches.
 func unknownFormat(what string, also ...error) error {
-	return &formatError{msg: ErrUnknownFormat.Error() + ": " + what, is: append([]error{ErrUnknownFormat}, also...)}
+	return &formatError{msg: trace.ErrUnknownFormat.Error() + ": " + what, is: append([]error{trace.ErrUnknownFormat}, also...)}
 }
 
-// detectJSON finds the "format" of a JSON object.
+// detectJSON finds the "format" of a JSON object (trace.FormatKey) and tells whether it
+// is one this package reads.
 func detectJSON(data []byte) (string, error) {
-	format, raw, found, err := sniffFormat(data)
+	format, err := trace.FormatKey(data)
 	switch {
 	case err != nil:
-		off, _ := errorOffset(err)
-		se := at(-1, off, err)
-		se.Line, se.Column = lineCol(data, off)
-		return "", se
-	case !found:
-		return "", unknownFormat("a JSON object without a \"format\" key (a trace starts {\"format\": \""+Format+
-			"\", ...)", ErrMissingKey)
-	case raw != nil:
-		return "", unknownFormat(fmt.Sprintf("a JSON object whose \"format\" is %s, not a string", kindOf(raw)), ErrFormat)
-	case format == Format || format == GGMLFormat:
+		return "", err
+	case format == trace.Format || format == ggmltrace.Format:
 		return format, nil
-	case format == PlanFormat:
+	case format == trace.PlanFormat:
 		return "", &formatError{msg: fmt.Sprintf("trace: unsupported format %q: a plan, not a trace; this reader knows %s",
-			format, knownFormats), is: []error{ErrUnknownFormat, ErrFormat}}
+			format, knownFormats), is: []error{trace.ErrUnknownFormat, trace.ErrFormat}}
 	}
 	return "", &formatError{msg: fmt.Sprintf("trace: unsupported format %q; this reader knows %s", format, knownFormats),
-		is: []error{ErrUnknownFormat, ErrFormat}}
-}
-
-// sniffFormat reads the keys of the JSON object data up to "format": its value if it
-// is a string, else its raw value; found is false when the object has no such key. err
-// is a *posError matching ErrSyntax when the object is malformed before that key.
-func sniffFormat(data []byte) (format string, notString json.RawMessage, found bool, err error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.Token(); err != nil { // the opening brace
-		return "", nil, false, jsonSyntax(data, 0, err)
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", nil, false, jsonSyntax(data, 0, err)
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return "", nil, false, jsonSyntax(data, 0, err)
-		}
-		if key, _ := tok.(string); key == "format" {
-			if s, err := jsonString(v); err == nil {
-				return s, nil, true, nil
-			}
-			return "", v, true, nil
-		}
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return "", nil, false, jsonSyntax(data, 0, err)
-	}
-	return "", nil, false, nil
+		is: []error{trace.ErrUnknownFormat, trace.ErrFormat}}
 }
 
 // detectCSV accepts text whose first line is a MiniMalloc header.
@@ -200,14 +169,14 @@ func detectCSV(data []byte) (string, error) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		rest := bytes.TrimLeft(data, " \t\r\n")
 		next, _, _ := bytes.Cut(rest, []byte("\n"))
-		if _, missing := miniMallocHeader(string(bytes.TrimSuffix(next, []byte("\r")))); len(missing) == 0 {
+		if _, missing := minimalloc.Header(string(bytes.TrimSuffix(next, []byte("\r")))); len(missing) == 0 {
 			return "", unknownFormat("a MiniMalloc CSV header after blank lines (the header must be the first line)")
 		}
 		return "", unknownFormat(fmt.Sprintf("text starting with a blank line, then %s", firstLine(rest)))
 	}
-	if cols, missing := miniMallocHeader(string(line)); cols > 1 {
+	if cols, missing := minimalloc.Header(string(line)); cols > 1 {
 		return "", unknownFormat(fmt.Sprintf("a CSV whose header %s lacks MiniMalloc's column%s %s",
-			firstLine(line), plural(len(missing)), strings.Join(missing, ", ")), ErrMissingKey)
+			firstLine(line), plural(len(missing)), strings.Join(missing, ", ")), trace.ErrMissingKey)
 	}
 	return "", unknownFormat(fmt.Sprintf("text starting with %s", firstLine(data)))
 }

@@ -1,4 +1,4 @@
-package trace_test
+package minimalloc_test
 
 // Tests of the MiniMalloc importer that check its plans: external, since the checker
 // (package trace/check) imports this package.
@@ -7,8 +7,8 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
+	"github.com/subarena/subarena/trace/minimalloc"
 )
 
 func TestMiniMallocLegacyAndColumns(t *testing.T) {
@@ -18,7 +18,7 @@ func TestMiniMallocLegacyAndColumns(t *testing.T) {
 		"x,0,3,1024,512,1-1@0:512,7,0\r\n" +
 		"y,4,5,2048,1,,,1024\r\n" +
 		"\r\nignored,after,a,blank line\r\n"
-	mm, err := trace.ParseMiniMalloc([]byte(csv))
+	mm, err := minimalloc.Parse([]byte(csv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,10 +48,10 @@ func TestMiniMallocLegacyAndColumns(t *testing.T) {
 	}
 	// Export and read back: same conflicts, offsets kept.
 	var b bytes.Buffer
-	if err := trace.WriteMiniMalloc(&b, p, plan); err != nil {
+	if err := minimalloc.Write(&b, p, plan); err != nil {
 		t.Fatal(err)
 	}
-	back, err := trace.ParseMiniMalloc(b.Bytes())
+	back, err := minimalloc.Parse(b.Bytes())
 	if err != nil || !back.HasOffsets || len(back.Buffers) != 2 || back.Buffers[1].Offset != 0 ||
 		back.Buffers[0].Upper > back.Buffers[1].Lower {
 		t.Fatalf("%v %+v\n%s", err, back, b.String())
