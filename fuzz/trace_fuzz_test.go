@@ -49,7 +49,7 @@ var traceSeeds = []string{
 // MiniMalloc CSV and ggml traces). No input may panic; an accepted trace must survive
 // write → parse unchanged and write the same bytes twice; a rejected subarena document
 // must say which step and rule it broke; and a small accepted trace must replay under a
-// safe policy to a plan that Check accepts.
+// safe policy to a plan that check.Plan accepts.
 func FuzzTraceParse(f *testing.F) {
 	for _, s := range traceSeeds {
 		f.Add([]byte(s))

@@ -22,7 +22,7 @@ func refHappensBefore(o *trace.Order, a, b int) bool {
 	return err == nil && hb
 }
 
-// refChecker carries what Check needs across pairs and aggregates violations.
+// refChecker carries what Plan needs across pairs and aggregates violations.
 type refChecker struct {
 	p       *trace.Program
 	order   *trace.Order
@@ -32,7 +32,7 @@ type refChecker struct {
 	keys    []refViolationKey
 }
 
-// referenceCheck is Check as it was: pair by pair.
+// referenceCheck is Plan as it was: pair by pair.
 func referenceCheck(p *trace.Program, plan *trace.Plan) (*Report, error) {
 	frame, err := trace.NewFrame(p, plan)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/subarena/subarena/trace"
 )
 
-// sameReport fails t unless Check and referenceCheck (the pairwise checker) give
+// sameReport fails t unless Plan and referenceCheck (the pairwise checker) give
 // identical reports for plan, violation by violation and in the same order.
 func sameReport(t *testing.T, what string, p *trace.Program, plan *trace.Plan) *Report {
 	t.Helper()

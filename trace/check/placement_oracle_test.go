@@ -12,7 +12,7 @@ import (
 )
 
 // bruteCheckPlaced is bruteCheck for a plan with placements, byte by byte from the
-// definition in Check's doc: every name's bytes and elements are mapped into the arena
+// definition in Plan's doc: every name's bytes and elements are mapped into the arena
 // (a placed buffer's byte x is byte x mod elem of its footprint's element x / elem); a host
 // and the buffers placed over it are one group, whose bytes go at the first discard
 // covering them or at the group's last release; groups are checked against each other as
@@ -264,7 +264,7 @@ func abs64(x int64) int64 {
 	return x
 }
 
-// TestCheckPlacementsAgainstOracle: on random traces with random placements, Check agrees
+// TestCheckPlacementsAgainstOracle: on random traces with random placements, Plan agrees
 // with bruteCheckPlaced violation by violation and byte by byte, and a placement CheckPlan
 // rejects matches ErrPlacement.
 func TestCheckPlacementsAgainstOracle(t *testing.T) {

@@ -235,7 +235,7 @@ func TestCheckPlanPlacementsBad(t *testing.T) {
 }
 
 // FuzzCheckPlan reads arbitrary plan documents against the gate/up trace: ParsePlan and
-// Check never panic, a plan that does not fit is an ErrPlan error, and a parsed plan
+// Plan never panic, a plan that does not fit is an ErrPlan error, and a parsed plan
 // survives write → parse.
 func FuzzCheckPlan(f *testing.F) {
 	var buf bytes.Buffer

@@ -1,7 +1,7 @@
 package check_test
 
-// The checker, LiveLowerBound and LetGo on the plans and schedules the replay makes:
-// these benchmarks drive the Allocator through package trace/replay, which imports trace, so
+// The checker, LiveLowerBound and trace.LetGo on the plans and schedules the replay makes:
+// these benchmarks drive the Allocator through package trace/replay, which imports this one, so
 // they are external and reach the package's own test helpers through export_test.go.
 
 import (

@@ -1,7 +1,7 @@
 package check_test
 
-// The checker, LiveLowerBound and LetGo on the plans and schedules the replay makes:
-// these tests drive the Allocator through package trace/replay, which imports trace, so
+// The checker, LiveLowerBound and trace.LetGo on the plans and schedules the replay makes:
+// these tests drive the Allocator through package trace/replay, which imports this one, so
 // they are external and reach the package's own test helpers through export_test.go.
 
 import (
@@ -17,7 +17,7 @@ import (
 )
 
 // TestReplayCheckAgainstOracles replays random traces under every policy and compares
-// Check with a byte-by-byte checker and LiveLowerBound with a granule-by-granule one; every
+// Plan with a byte-by-byte checker and LiveLowerBound with a granule-by-granule one; every
 // plan of a safe policy must be safe and at least LiveLB.
 func TestReplayCheckAgainstOracles(t *testing.T) {
 	n := 150
@@ -113,7 +113,7 @@ func TestReplayCheckAgainstOracles(t *testing.T) {
 }
 
 // TestCheckSweepMatchesPairwise: on random traces, with random offsets, random
-// placements and every policy's replay plan, Check reports exactly what the pairwise
+// placements and every policy's replay plan, Plan reports exactly what the pairwise
 // checker reports.
 func TestCheckSweepMatchesPairwise(t *testing.T) {
 	n := 400
@@ -279,7 +279,7 @@ func TestLiveSegmentsMatchReference(t *testing.T) {
 // before it releases a. For the bytes of lo, b lets them go first (at the discard) and a
 // last (at its release), so the rule requires every use through b (neg) to happen-before
 // every use through a (fill, neg): fill -> neg is the only order there is, and neg ->
-// fill is missing. Donating b over a would make a plan Check rejects.
+// fill is missing. Donating b over a would make a plan check.Plan rejects.
 const discardBeforeDonor = `{
   "format": "subarena-trace/v1", "name": "discard-before-donor", "granule": 4,
   "engines": ["e"],
@@ -299,7 +299,7 @@ const discardBeforeDonor = `{
 
 // TestDonationFollowsReleaseOrder: replay does not donate a buffer's bytes to an output
 // that lets some of them go (here by a discard) before the buffer does; the plan that
-// donation would make is unsafe by Check and by the byte-by-byte oracle alike. With the
+// donation would make is unsafe by check.Plan and by the byte-by-byte oracle alike. With the
 // discard moved after a's release, a goes first for every byte and the donation stands.
 func TestDonationFollowsReleaseOrder(t *testing.T) {
 	tr, err := trace.Parse([]byte(discardBeforeDonor))

@@ -33,8 +33,8 @@
 // # The replay and the checker
 //
 // The replay makes reuse decisions; the checker (check.Plan) judges them. Every reuse the
-// Allocator makes rests on docs/TRACE.md's happens-before, which is what Check verifies,
-// so the plan of a safe policy passes Check and the ir-order baseline's plans show what
+// Allocator makes rests on docs/TRACE.md's happens-before, which is what check.Plan verifies,
+// so the plan of a safe policy passes check.Plan and the ir-order baseline's plans show what
 // an unsafe allocator gets wrong. Donation follows the checker's own rule: of two buffers
 // sharing a byte, the one that lets it go first (trace.Program.LetGo) must be used first,
 // and the output placed over its input must put element i over element i

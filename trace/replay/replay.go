@@ -153,7 +153,7 @@ type PieceLifetime struct {
 // B's written view, R's bytes are used by no later step, every later op using B
 // happens-after that op, and R's buffer lets each of R's bytes go (by its release or a
 // discard covering it) before B lets the byte over it go, B's allocation is deferred to
-// that op and B is placed over R (Allocator.Donate). The last condition is Check's: for a
+// that op and B is placed over R (Allocator.Donate). The last condition is check.Plan's: for a
 // byte two buffers share, the one that lets it go first must be used first, so an output
 // that discards part of what it was handed (or is released) before its donor would be
 // ordered ahead of the donor's users. If the Allocator refuses (another user of R's bytes

@@ -15,7 +15,7 @@ import (
 )
 
 // TestSharedDataReplayAndCheck: every MiniMalloc instance and the ggml trace import,
-// replay under every policy, and pass Check with the replayed plan under every safe one.
+// replay under every policy, and pass check.Plan with the replayed plan under every safe one.
 func TestSharedDataReplayAndCheck(t *testing.T) {
 	files := append(sharedFiles(t, "minimalloc/*.csv"), sharedFiles(t, "ggml/*.json")...)
 	for _, f := range files {
@@ -111,7 +111,7 @@ func TestMiniMallocLowerBound(t *testing.T) {
 }
 
 // TestIROrderCounterexample: on a two-engine trace whose copy engine reads through a view
-// chain, the ir-order plan hands the read bytes to a compute writer; Check names the
+// chain, the ir-order plan hands the read bytes to a compute writer; check.Plan names the
 // reader, its view chain and the missing edge. Every safe policy's plan passes.
 func TestIROrderCounterexample(t *testing.T) {
 	p := mustResolve(t, mustLoad(t, "../testdata/split-qkv.json"))
