@@ -343,7 +343,7 @@ func (c *checker) placeBuffers(plan *trace.Plan) []placed {
 }
 
 // arena returns the arena bytes and layout of r, whose group's host sits at off.
-// CheckPlan bounded off + size, so nothing overflows.
+// trace.CheckPlan bounded off + size, so nothing overflows.
 func (c *checker) arena(r trace.Ref, off int64) (ranges.Set, strided.Layout) {
 	if c.frame.Host(r.Buffer) < 0 {
 		fp, _ := c.p.Footprint(r)

@@ -18,8 +18,8 @@ func sameMap(a, b strided.Layout) bool {
 }
 
 // groupPieces partitions the bytes of host h (at arena offset off) and of the buffers
-// placed over it by the step that lets them go (LetGoGroup). For a host with nothing
-// placed over it these are its own pieces (LetGo).
+// placed over it by the step that lets them go (trace.Program.LetGoGroup). For a host
+// with nothing placed over it these are its own pieces (trace.Program.LetGo).
 func (c *checker) groupPieces(h int, off int64) []trace.Piece {
 	p := c.p
 	members := c.members[h]

@@ -47,7 +47,7 @@ type TensorError struct {
 }
 
 // Error formats the error as "ggml: tensor I "NAME": rule: detail" (the sentinel's own
-// text left out, as in StepError).
+// text left out, as in trace.StepError).
 func (e *TensorError) Error() string {
 	return fmt.Sprintf("ggml: tensor %d %s: %s: %s", e.Index, quote(e.Name), e.Rule, trace.Detail(e.Err))
 }

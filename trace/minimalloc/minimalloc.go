@@ -268,9 +268,9 @@ const Engine = "compute"
 // that op. Two buffers then share an op interval exactly when their half-open lifetimes
 // intersect, as in MiniMalloc.
 //
-// The granule is the largest power of two, at most DefaultGranule, dividing every size,
-// raised to the largest alignment (which must then be a power of two), so sizes lose
-// nothing to rounding. Gaps are ignored: the buffer is treated as live through them,
+// The granule is the largest power of two, at most trace.DefaultGranule, dividing every
+// size, raised to the largest alignment (which must then be a power of two), so sizes
+// lose nothing to rounding. Gaps are ignored: the buffer is treated as live through them,
 // which is conservative (a plan safe without gaps is safe with them).
 func (m *CSV) Trace(name string) (*trace.Trace, error) {
 	p, err := m.Program(name)

@@ -47,9 +47,9 @@ func load(path string) (*trace.Trace, *trace.Program, error) {
 //   - text whose first line is a MiniMalloc CSV header (columns id, lower, upper and
 //     size, or their legacy names): a MiniMalloc CSV (minimalloc.Import).
 //
-// Anything else is rejected with an error matching trace.ErrUnknownFormat that says what the
-// input looks like instead. name names the imported trace (a subarena trace keeps its own
-// name). Every result is validated and normalized.
+// Anything else is rejected with an error matching trace.ErrUnknownFormat that says what
+// the input looks like instead. name names the imported trace (a subarena trace keeps its
+// own name). Every result is validated and normalized.
 func Read(r io.Reader, name string) (*trace.Trace, error) {
 	t, _, err := read(r, name)
 	return t, err
@@ -90,9 +90,9 @@ func read(r io.Reader, name string) (*trace.Trace, *trace.Program, error) {
 }
 
 // Detect tells which format data is in, by content: trace.Format (subarena-trace/v1),
-// ggmltrace.Format (ggml-alloc-trace/1) or minimalloc.Format, as Read describes them; a leading
-// UTF-8 byte order mark is skipped. It reads no further than it needs: a JSON object up
-// to its "format" key, a CSV up to the end of its header.
+// ggmltrace.Format (ggml-alloc-trace/1) or minimalloc.Format, as Read describes them; a
+// leading UTF-8 byte order mark is skipped. It reads no further than it needs: a JSON
+// object up to its "format" key, a CSV up to the end of its header.
 //
 // Input of no format Read understands gets an error matching trace.ErrUnknownFormat that
 // says what the input looks like: empty, white space only, binary, a JSON array, text
