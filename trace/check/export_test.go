@@ -14,9 +14,7 @@ var (
 	CheckKeys           = checkKeys
 	EqualKeys           = equalKeys
 	CompareLiveSegments = compareLiveSegments
-	MustLoad            = mustLoad
 	MustResolve         = mustResolve
-	SharedFiles         = sharedFiles
 	BenchProgram        = benchProgram
 	ForScaleShapes      = forScaleShapes
 )

@@ -22,12 +22,6 @@ import (
 // relative to this package.
 const sharedData = "../../testdata"
 
-// sharedFiles returns the files matching pattern under sharedData (testfiles.Glob).
-func sharedFiles(t *testing.T, pattern string) []string {
-	t.Helper()
-	return testfiles.Glob(t, sharedData, pattern)
-}
-
 func mustResolve(t testing.TB, tr *trace.Trace) *trace.Program {
 	t.Helper()
 	p, err := tr.Resolve()
