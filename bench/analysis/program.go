@@ -210,7 +210,7 @@ func deathPieces(p *trace.Program, b int) []piece {
 	return out
 }
 
-// liveSegments is trace's liveSegments: buffer b cut into byte segments with
+// liveSegments is trace/check's liveSegments: buffer b cut into byte segments with
 // one live interval each.
 func (in *Info) liveSegments(b int, credited map[opUse]bool) []segment {
 	p := in.P
@@ -278,7 +278,7 @@ func (in *Info) liveSegments(b int, credited map[opUse]bool) []segment {
 	return segs
 }
 
-// inplaceCredits is trace's: per op, the read uses whose dying bytes an
+// inplaceCredits is trace/check's: per op, the read uses whose dying bytes an
 // inplace op's output may take over.
 func inplaceCredits(p *trace.Program) map[opUse]bool {
 	out := map[opUse]bool{}

@@ -121,5 +121,5 @@
 // scratch state have CheckInvariants methods that recompute their
 // incremental state from scratch; the property tests run them after every
 // step and compare the solver with brute-force optima, the byte-time grid
-// oracle and the trace package's checker.
+// oracle and the checker (package trace/check).
 package plan

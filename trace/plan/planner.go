@@ -417,7 +417,7 @@ func PlanMiniMalloc(mm *minimalloc.CSV, name string, opts Options) (Result, erro
 	return res, nil
 }
 
-// mustBeSafe runs the trace package's checker on a plan the planner made.
+// mustBeSafe runs the checker (package trace/check) on a plan the planner made.
 func mustBeSafe(p *trace.Program, pl *trace.Plan) error {
 	rep, err := check.Plan(p, pl)
 	if err != nil {

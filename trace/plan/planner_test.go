@@ -54,7 +54,7 @@ func loadTrace(t testing.TB, path string) *trace.Trace {
 	return tr
 }
 
-// checkSafe runs the trace package's checker on a result, independently of
+// checkSafe runs the checker (package trace/check) on a result, independently of
 // the check Plan already ran: the plan, placements included, against the
 // input trace; the plan read back from its JSON; and the plan's offsets
 // against the trace rewritten with every placed buffer a view of its host.
@@ -322,7 +322,7 @@ func randomIters() int {
 }
 
 // TestPlanRandomTraces plans random traces and checks every plan with the
-// trace package's checker, against the replay, and against the bounds.
+// checker (package trace/check), against the replay, and against the bounds.
 func TestPlanRandomTraces(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	iters := randomIters()
