@@ -52,7 +52,7 @@
 //
 //   - HWM: the highest end offset ever allocated, the arena a run needs;
 //   - LiveLB: the most bytes some pending or future op still needs at one
-//     moment of the same schedule (trace.LiveLowerBound), which no safe
+//     moment of the same schedule (check.LiveLowerBound), which no safe
 //     allocator beats; overhead = HWM / LiveLB − 1;
 //   - external fragmentation at the peak: 1 − largest free run / total
 //     free bytes within [0, HWM), right after the step that first reached

@@ -12,6 +12,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -264,7 +265,7 @@ func RunMatrix(opts MatrixOptions) (*Matrix, error) {
 
 // replayCell replays p under one policy and fit (with wait-fenced reuse
 // when wait) and measures it.
-func replayCell(workload string, p *trace.Program, pol subarena.Policy, fit arena.Fit, wait, check bool) (Cell, error) {
+func replayCell(workload string, p *trace.Program, pol subarena.Policy, fit arena.Fit, wait, checkPlan bool) (Cell, error) {
 	start := time.Now()
 	res, err := replay.Run(p, replay.Options{Policy: pol, Fit: fit, TimeAllocator: true, WaitReuse: wait})
 	if err != nil {
@@ -280,14 +281,14 @@ func replayCell(workload string, p *trace.Program, pol subarena.Policy, fit aren
 		AllocsPerSec: perSecond(res.Buffers, elapsed), RunSeconds: elapsed.Seconds(),
 		AllocatorSeconds: res.AllocatorTime.Seconds(), AllocatorAllocsPerSec: perSecond(res.Buffers, res.AllocatorTime),
 		Safe: pol.Safe(), WaitReuse: wait}
-	if check {
+	if checkPlan {
 		checked := p
 		if wait {
 			if checked, err = res.WithWaits(p).Resolve(); err != nil {
 				return Cell{}, fmt.Errorf("bench: %s under %v/%v with its waits: %w", workload, pol, fit, err)
 			}
 		}
-		rep, err := trace.Check(checked, res.Plan)
+		rep, err := check.Plan(checked, res.Plan)
 		if err != nil {
 			return Cell{}, fmt.Errorf("bench: checking %s under %v/%v: %w", workload, pol, fit, err)
 		}
@@ -306,7 +307,7 @@ func firstFitCell(workload string, p *trace.Program, pol subarena.Policy) (Cell,
 		return Cell{}, err
 	}
 	elapsed := time.Since(start)
-	rep, err := trace.Check(p, ff.Plan)
+	rep, err := check.Plan(p, ff.Plan)
 	if err != nil {
 		return Cell{}, fmt.Errorf("bench: checking %s first-fit/%v: %w", workload, pol, err)
 	}

@@ -9,8 +9,10 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/plan"
 	"github.com/subarena/subarena/trace/replay"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 const ggmlTiny = "../testdata/ggml/ggml-tiny.json"
@@ -33,7 +35,7 @@ func shiftPlan(pl *trace.Plan, d int64) *trace.Plan {
 // host's footprint starts there), its segments name the host, and no two buffers hold a
 // byte at once. The plan is drawn as planned and moved up so that no host sits at 0.
 func TestPlanTimelinePlacements(t *testing.T) {
-	tr, err := trace.Load(ggmlTiny)
+	tr, err := tracefile.Load(ggmlTiny)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func TestPlanTimelinePlacements(t *testing.T) {
 	}
 	for _, d := range []int64{0, 3 * tr.Granule} {
 		pl := shiftPlan(res.Plan, d)
-		if rep, err := trace.Check(p, pl); err != nil || !rep.Safe {
+		if rep, err := check.Plan(p, pl); err != nil || !rep.Safe {
 			t.Fatalf("shift %d: plan unsafe: %v %+v", d, err, rep)
 		}
 		tl, err := PlanTimeline(p, pl)
@@ -108,7 +110,7 @@ func TestPlanTimelinePlacements(t *testing.T) {
 // TestPlanTimelineLabel: a plan's picture is labelled as a plan, with the
 // policy its file names, never as the policy its lifetimes are drawn with.
 func TestPlanTimelineLabel(t *testing.T) {
-	tr, err := trace.Load(ggmlTiny)
+	tr, err := tracefile.Load(ggmlTiny)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/subarena/subarena/htmlviz"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -20,9 +21,9 @@ type ViewerRun struct {
 	Label  string
 	Replay *replay.Result
 	Plan   *trace.Plan
-	// Report is trace.Check's report on the run's plan (for a replay, its Plan); nil
+	// Report is check.Plan's report on the run's plan (for a replay, its Plan); nil
 	// when the run was not checked.
-	Report *trace.Report
+	Report *check.Report
 }
 
 // ErrViewer is matched (errors.Is) by the errors ViewerPage returns for runs

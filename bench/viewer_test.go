@@ -8,14 +8,16 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 const splitQKV = "../trace/testdata/split-qkv.json"
 
 func loadProgram(t *testing.T, path string) *trace.Program {
 	t.Helper()
-	tr, err := trace.Load(path)
+	tr, err := tracefile.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +42,7 @@ func TestViewerPageSplitQKV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := trace.Check(p, bad.Plan)
+	rep, err := check.Plan(p, bad.Plan)
 	if err != nil || rep.Safe {
 		t.Fatalf("ir-order: %v, %+v", err, rep)
 	}

@@ -7,10 +7,12 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
-// traceSeeds are small documents of every format trace.Read understands, plus broken ones.
+// traceSeeds are small documents of every format tracefile.Read understands, plus broken ones.
 var traceSeeds = []string{
 	`{"format": "subarena-trace/v1", "name": "split", "granule": 256, "engines": ["compute", "copy"], "steps": [
 		{"alloc": "qkv", "size": 3072, "engine": "compute"},
@@ -43,17 +45,17 @@ var traceSeeds = []string{
 	`not a trace`,
 }
 
-// FuzzTraceParse feeds arbitrary bytes to trace.Read (which detects subarena JSON,
+// FuzzTraceParse feeds arbitrary bytes to tracefile.Read (which detects subarena JSON,
 // MiniMalloc CSV and ggml traces). No input may panic; an accepted trace must survive
 // write → parse unchanged and write the same bytes twice; a rejected subarena document
 // must say which step and rule it broke; and a small accepted trace must replay under a
-// safe policy to a plan that Check accepts.
+// safe policy to a plan that check.Plan accepts.
 func FuzzTraceParse(f *testing.F) {
 	for _, s := range traceSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tr, err := trace.Read(bytes.NewReader(data), "fuzz")
+		tr, err := tracefile.Read(bytes.NewReader(data), "fuzz")
 		if err != nil {
 			var se *trace.StepError
 			if bytes.HasPrefix(bytes.TrimSpace(data), []byte(`{"format": "subarena-trace/v1"`)) && !errors.As(err, &se) {
@@ -88,7 +90,7 @@ func FuzzTraceParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("replay of a valid trace failed: %v\n%s", err, out)
 		}
-		rep, err := trace.Check(p, res.Plan)
+		rep, err := check.Plan(p, res.Plan)
 		if err != nil {
 			t.Fatalf("check: %v", err)
 		}

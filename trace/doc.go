@@ -1,9 +1,11 @@
-// Package trace is subarena's one interchange format and everything that reads it: the
-// subarena-trace/v1 model, its parser and writer, importers (MiniMalloc CSV, ggml
-// graph-allocator traces) and exporters (MiniMalloc CSV with offsets, Chrome trace /
-// Perfetto JSON, in package trace/replay), the subarena-plan/v1 plan format, and a
-// checker that decides whether a plan is safe. The replay of a trace against the real
-// Allocator is package trace/replay; the planner is package trace/plan.
+// Package trace is subarena's one interchange format: the subarena-trace/v1 model, its
+// parser and writer, the resolved Program that every tool works on, and the
+// subarena-plan/v1 plan format. The packages built on it: package trace/tracefile reads a
+// trace or plan of any format, telling it by content; packages trace/ggmltrace and
+// trace/minimalloc import ggml graph-allocator traces and MiniMalloc CSVs (and export
+// the latter); package trace/check decides whether a plan is safe and computes LiveLB;
+// package trace/replay runs a trace against the real Allocator (and exports Chrome trace
+// / Perfetto JSON); package trace/plan is the planner. This package imports none of them.
 //
 // # What a trace is
 //
@@ -46,7 +48,8 @@
 // byte, the parent's layout Offset), each op's reads and writes merged per name, releases
 // and discards recorded on their buffers. Footprints (exact covered bytes) come from
 // strided.Layout.Cover with CoverBudget runs; a view needing more is represented by a
-// superset, which keeps the checker and the lower bound conservative.
+// superset, which keeps the checker and the lower bound (package trace/check)
+// conservative.
 //
 // # Plans
 //
@@ -73,67 +76,29 @@
 // accounts for arena bytes: each buffer's bytes (and each view's) relative to the offset
 // of the buffer anchoring it, its own or its host's, so a placed buffer is its footprint.
 //
-// # Importers
+// # Other formats
 //
-// Read detects the format by content (Detect): a JSON object by its "format" key, a
-// MiniMalloc CSV by its header row. Any other input is rejected with an error matching
-// ErrUnknownFormat that says what the input looks like, and a "format" naming another
-// format or version with one matching ErrFormat too. A MiniMalloc CSV (ImportMiniMalloc)
-// becomes one engine with one op per distinct lower time; a buffer is allocated before
-// the op at its lower time, written by it, read by the op at the last lower time below
-// its upper time, and released after that op, so two buffers overlap in op time exactly
-// when their half-open lifetimes intersect. Gaps are read and ignored (conservative); the
-// granule is the largest power of two up to 256 dividing every size, raised to the
-// largest alignment. A ggml-alloc-trace/1 document (ImportGGML) becomes one engine
-// following ggml-alloc's walk, after every tensor is checked against ggml's rules (a
-// *TensorError names the tensor and the rule); see ImportGGML for the mapping.
+// Parse reads subarena-trace/v1 only. Package trace/tracefile's Read and Load take any
+// format by content (a JSON object by its "format" key, FormatKey; a MiniMalloc CSV by
+// its header row) and hand ggml traces to package trace/ggmltrace and MiniMalloc CSVs to
+// package trace/minimalloc; an importer builds a Trace and validates it as Parse does, so
+// every reader accepts the same traces and rejects the rest with this package's
+// sentinels (ErrUnknownFormat for input of no known format).
 //
 // # Checking a plan
 //
-// Check decides whether a plan is safe. For every byte x shared by two placed buffers A
-// and B, the buffer that lets x go first is found from the step that releases it or
-// discards a view covering x (bytes held to the end go last; if both hold x to the end
-// the plan is unsafe outright). Say A lets x go first. Then every op using x through A, by
-// any view chain, must happen-before every op using x through B, where happens-before
-// is docs/TRACE.md's relation computed on a sasync.Timeline (Order). One op using x
-// through both is allowed only when it is inplace and its two views put element i over
-// element i (same element size and the same address for every element in row-major
-// order). Bytes no op uses are never in conflict. Each violation names the byte runs,
-// both ops and their engines, the view chain through which each reaches the bytes, and
-// the missing edge earlier op -> later op.
-//
-// A placed buffer is checked as the view of its host it stands for: its uses and its
-// views' uses are mapped onto the footprint (Relayout), and the host with the buffers
-// placed over it forms one group whose bytes go at the discards of its views and at the
-// group's last release (never, if any of them is held), against other buffers exactly as
-// above. Within a group no release orders the buffers: each takes its bytes over from the
-// ones used before it. So the host comes first and the others follow by first op, and for
-// every byte two of them share, every op using it through the earlier one must
-// happen-before every op using it through the later one (one inplace op putting element i
-// over element i excepted), and bytes the earlier one holds to the end may not be taken
-// over at all (ViolationTakenOver).
+// Whether a plan is safe is decided by package trace/check (check.Plan), which also
+// computes LiveLB, the lower bound on any safe arena for a schedule; see its package doc
+// for both definitions. This package gives them what they share with the replay and the
+// planner: the happens-before relation of a Program's ops (Order, NewOrder), the rule by
+// which a buffer lets its bytes go (LetGo, LetGoGroup) and a plan resolved against its
+// program (NewFrame), placed buffers laid over their footprints.
 //
 // # Replay
 //
 // The replay, which runs a trace's host program against the real Allocator on simulated
 // engines, is package trace/replay: this package, the checker and the planner do not link
-// the Allocator. It measures its runs against LiveLB (below) and its plans pass Check.
-//
-// # LiveLB
-//
-// LiveLB is the lower bound the overhead is measured against. Fix the schedule the replay
-// simulated (each op k runs over [start_k, end_k), which no placement changes). A byte x
-// of an alloc buffer B is live over [first, last): first is the earliest start of an op
-// using x through B (any view), last the latest end of one; if the host still holds x at
-// the end of the trace, last is the end of the schedule; and if the last user is an
-// inplace op whose output may take over that read (same element layout up to offset, as
-// docs/TRACE.md's inplace allows), last is that op's start instead. Bytes no op uses are
-// never live. A granule of B is live at t when any of its bytes is, and LiveLB is the
-// maximum over t of the live granules times the granule size, summed over buffers. In a
-// safe plan with granule-aligned offsets, two granules live at the same time cannot share
-// arena bytes (their users would have to be ordered, so one interval would end before the
-// other starts), hence no safe allocator needs less than LiveLB on this schedule. It is
-// computed per buffer from elementary byte segments and one sweep over time.
+// the Allocator.
 //
 // # Costs
 //
@@ -145,11 +110,9 @@
 // few passes; both then Resolve, which is O(N + U) plus one Cover per view (cached); an
 // op naming one buffer twice is found through an index, and a use of a buffer with
 // discarded views is tested against the discarded bytes in O(r log D) for its r runs and
-// D discarded runs. LoadProgram and ReadProgram return the Program that validation built.
-// NewOrder costs O(ops × engines). Check sweeps the pieces of the placed buffers in death
-// order against an index of earlier uses by engine and seq: O(R log R), plus one entry
-// per violation; a plan with placements adds one Relayout and one Cover per use of a
-// placed buffer. LetGo costs O(R log R) for a buffer's R discarded runs. None of this
+// D discarded runs. ParseProgram returns the Program that validation built.
+// NewOrder costs O(ops × engines). LetGo costs O(R log R) for a buffer's R discarded
+// runs (the checker's costs are in package trace/check's doc). None of this
 // is a hot path: the allocation fast path lives in the root package; these are planning
 // and reporting tools.
 package trace

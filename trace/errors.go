@@ -16,10 +16,10 @@ var (
 	ErrSyntax = newSentinel("trace: malformed document", "syntax")
 	// ErrFormat: the document is not of a format this package reads.
 	ErrFormat = newSentinel("trace: unsupported format", "format")
-	// ErrUnknownFormat: Read (or Detect) could not tell the input as any format it
-	// reads: empty or binary input, text that is neither a JSON object nor a MiniMalloc
-	// CSV, a JSON object without a "format" key or naming a format (or version) this
-	// package does not read. The error says what the input looks like.
+	// ErrUnknownFormat: a reader (tracefile.Read, tracefile.Detect) could not tell the
+	// input as any format it reads: empty or binary input, text that is neither a JSON
+	// object nor a MiniMalloc CSV, a JSON object without a "format" key or naming a
+	// format (or version) no reader reads. The error says what the input looks like.
 	ErrUnknownFormat = errors.New("trace: not a subarena trace, MiniMalloc CSV or ggml trace")
 	// ErrUnknownKey: a trace object has a key the format does not define.
 	ErrUnknownKey = newSentinel("trace: unknown key", "unknown key")
@@ -71,7 +71,7 @@ var (
 	// ErrPlan: a plan does not fit its trace (missing or unknown buffers, offsets < 0 or
 	// beyond the plan's size).
 	ErrPlan = errors.New("trace: plan does not fit the trace")
-	// ErrUnsafe: a plan is not safe for its trace (Check found violations).
+	// ErrUnsafe: a plan is not safe for its trace (check.Plan found violations).
 	ErrUnsafe = errors.New("trace: plan is unsafe")
 	// ErrReplay: a trace could not be run on a sync.Timeline (NewOrder), or the replay
 	// (package trace/replay) could not drive the Allocator: a timeline or allocator error
@@ -143,16 +143,7 @@ type StepError struct {
 // finds the sentinel. Errors of the trace's meaning name their step and leave the
 // position to Line and Column.
 func (e *StepError) Error() string {
-	msg := "<nil>"
-	if e.Err != nil {
-		msg = e.Err.Error()
-	}
-	for _, s := range sentinels {
-		if prefix := s.Error() + ": "; errors.Is(e.Err, s) && strings.HasPrefix(msg, prefix) {
-			msg = msg[len(prefix):]
-			break
-		}
-	}
+	msg := Detail(e.Err)
 	where := ""
 	if e.Line > 0 && e.text {
 		where = fmt.Sprintf("line %d, column %d: ", e.Line, e.Column)
@@ -161,6 +152,22 @@ func (e *StepError) Error() string {
 		return fmt.Sprintf("trace: %s%s: %s", where, e.Rule, msg)
 	}
 	return fmt.Sprintf("trace: %sstep %d: %s: %s", where, e.Index, e.Rule, msg)
+}
+
+// Detail returns err's text without the text of the sentinel of this package it matches
+// when it starts with that text ("<nil>" for nil): what StepError prints after the rule,
+// and what an importer's error naming its own rule (ggmltrace.TensorError) prints too.
+func Detail(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	msg := err.Error()
+	for _, s := range sentinels {
+		if prefix := s.Error() + ": "; errors.Is(err, s) && strings.HasPrefix(msg, prefix) {
+			return msg[len(prefix):]
+		}
+	}
+	return msg
 }
 
 var sentinels = []error{ErrSyntax, ErrFormat, ErrUnknownFormat, ErrUnknownKey, ErrMissingKey, ErrStepKind, ErrInvalidName,

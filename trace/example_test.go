@@ -48,25 +48,3 @@ func ExampleParse_error() {
 	// Output:
 	// trace: step 2: use after release: "a": buffer "a" was released
 }
-
-// Check a plan that puts tmp over qkv, as an allocator that reuses bytes in host order
-// does: the copy engine still reads v, through the view chain v -> qkv, when tmp is
-// written over it.
-func ExampleCheck() {
-	t, _ := trace.Parse([]byte(splitQKV))
-	p, _ := t.Resolve()
-	plan := &trace.Plan{Trace: t.Name, Size: 24576, Offsets: map[string]int64{"qkv": 0, "tmp": 0}}
-	rep, err := trace.Check(p, plan)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println("safe:", rep.Safe)
-	for _, v := range rep.Violations {
-		fmt.Println(v.Earlier.Op, "on", v.Earlier.Engine, "via", strings.Join(v.Earlier.Chain, " -> "),
-			"| missing edge:", v.MissingEdge())
-	}
-	// Output:
-	// safe: false
-	// offload_v on copy via v -> qkv | missing edge: offload_v -> use_tmp
-}

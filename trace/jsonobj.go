@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/subarena/subarena/trace/internal/textpos"
 )
 
 // field is one key of a JSON object with its raw value, in document order, and where
@@ -63,7 +64,7 @@ func errorOffset(err error) (int64, bool) {
 func readObject(raw []byte) (object, error) {
 	obj, err := readObjectAt(raw, 0)
 	if off, ok := errorOffset(err); ok && errors.Is(err, ErrSyntax) {
-		line, col := lineCol(raw, off)
+		line, col := textpos.LineCol(raw, off)
 		return nil, fmt.Errorf("%w: line %d, column %d: %s", ErrSyntax, line, col, syntaxDetail(err))
 	}
 	return obj, err
@@ -166,7 +167,7 @@ func skipSeparator(raw []byte, off int64) int64 {
 // json.Decoder counts its offsets from places of its own, so the offset comes from
 // scanning raw again.
 func jsonSyntax(raw []byte, base int64, err error) error {
-	off, ok := syntaxOffset(raw)
+	off, ok := textpos.SyntaxOffset(raw)
 	if !ok {
 		off = int64(len(raw))
 	}
@@ -175,36 +176,6 @@ func jsonSyntax(raw []byte, base int64, err error) error {
 		msg = "unexpected end of JSON input"
 	}
 	return &posError{base + off, fmt.Errorf("%w: %s", ErrSyntax, msg)}
-}
-
-// syntaxOffset returns the offset of the byte at which data stops being well-formed
-// JSON (len(data) when it ends too early), and false when data is one well-formed value.
-func syntaxOffset(data []byte) (int64, bool) {
-	var v json.RawMessage
-	err := json.Unmarshal(data, &v)
-	var se *json.SyntaxError
-	if !errors.As(err, &se) {
-		return 0, false
-	}
-	// Offset counts the bytes read, the offending one included; at the end of the input
-	// there is none.
-	if se.Offset > 0 && se.Offset <= int64(len(data)) && !strings.HasPrefix(se.Error(), "unexpected end") {
-		return se.Offset - 1, true
-	}
-	return min(max(se.Offset, 0), int64(len(data))), true
-}
-
-// lineCol returns the line and column, both counted from 1, of byte offset off in data;
-// the column counts characters (a tab is one), and off = len(data) is the place just
-// past the last byte.
-func lineCol(data []byte, off int64) (line, col int) {
-	off = min(max(off, 0), int64(len(data)))
-	head := data[:off]
-	line = 1 + bytes.Count(head, []byte("\n"))
-	if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
-		head = head[i+1:]
-	}
-	return line, 1 + utf8.RuneCount(head)
 }
 
 func describe(tok json.Token) string {

@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"cmp"
+	"container/heap"
 	"math"
 	"slices"
 
@@ -10,9 +12,9 @@ import (
 // When each byte is let go. docs/TRACE.md's safety rule orders two buffers that share a
 // byte by which of them lets the byte go first: a buffer lets a byte go at the first
 // discard of one of its views that covers the byte, or else at its release, or never
-// when it is held to the end of the trace. LetGo is that rule; Check, LiveLowerBound,
-// the replay (package trace/replay) and the planner (package trace/plan) take it from
-// here.
+// when it is held to the end of the trace. LetGo is that rule; the checker (package
+// trace/check), the replay (package trace/replay) and the planner (package trace/plan)
+// take it from here.
 
 // Never is Piece.Step for bytes held to the end of the trace.
 const Never = math.MaxInt
@@ -133,4 +135,81 @@ func piecesOf(taken []ranges.Set, steps []int, rest ranges.Set, final int) []Pie
 		out = append(out, Piece{Bytes: rest, Step: final})
 	}
 	return out
+}
+
+// intHeap is a min-heap of ints.
+type intHeap []int
+
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *intHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// paint partitions [lo, hi) by the first of sets covering each byte: taken[i] holds the
+// bytes of [lo, hi) that sets[i] covers and no earlier set does; rest holds the bytes none
+// covers. It is the loop "take each set's bytes not taken before" in O(R log R) for R
+// runs in all.
+func paint(lo, hi int64, sets []ranges.Set) (taken []ranges.Set, rest ranges.Set) {
+	type edge struct {
+		x   int64
+		set int
+		in  bool
+	}
+	var edges []edge
+	for i := range sets {
+		for _, r := range sets[i].Runs() {
+			r = r.Intersect(ranges.Range{Lo: lo, Hi: hi})
+			if !r.Empty() {
+				edges = append(edges, edge{r.Lo, i, true}, edge{r.Hi, i, false})
+			}
+		}
+	}
+	slices.SortFunc(edges, func(a, b edge) int { return cmp.Compare(a.x, b.x) })
+	runs := make([][]ranges.Range, len(sets)+1) // the last: rest
+	add := func(owner int, r ranges.Range) {
+		if r.Empty() {
+			return
+		}
+		rs := runs[owner]
+		if n := len(rs); n > 0 && rs[n-1].Hi == r.Lo {
+			rs[n-1].Hi = r.Hi
+		} else {
+			rs = append(rs, r)
+		}
+		runs[owner] = rs
+	}
+	active := make([]bool, len(sets))
+	var h intHeap
+	x := lo
+	for i := 0; i < len(edges); {
+		at := edges[i].x
+		owner := len(sets)
+		for h.Len() > 0 && !active[h[0]] {
+			heap.Pop(&h)
+		}
+		if h.Len() > 0 {
+			owner = h[0]
+		}
+		add(owner, ranges.Range{Lo: x, Hi: at})
+		x = at
+		for ; i < len(edges) && edges[i].x == at; i++ {
+			e := edges[i]
+			active[e.set] = e.in
+			if e.in {
+				heap.Push(&h, e.set)
+			}
+		}
+	}
+	add(len(sets), ranges.Range{Lo: x, Hi: hi})
+	taken = make([]ranges.Set, len(sets))
+	for i := range sets {
+		taken[i] = ranges.FromRanges(runs[i]...)
+	}
+	return taken, ranges.FromRanges(runs[len(sets)]...)
 }

@@ -13,10 +13,10 @@ const DefaultCost = 1
 
 // Trace is one subarena-trace/v1 document: what a host program issues, in order.
 //
-// A Trace returned by Parse, Read or Load is normalized: Granule is set (DefaultGranule
-// when the document left it out), every alloc and op step names its engine (the first
-// engine when the document left it out) and every op has its Cost (DefaultCost when left
-// out). Writing a normalized Trace and parsing the result gives back an identical Trace.
+// A Trace returned by Parse (or tracefile.Read, tracefile.Load) is normalized: Granule is
+// set (DefaultGranule when the document left it out), every alloc and op step names its
+// engine (the first engine when the document left it out) and every op has its Cost
+// (DefaultCost when left out). Writing a normalized Trace and parsing the result gives back an identical Trace.
 type Trace struct {
 	// Name is free text, used in reports.
 	Name string

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -64,11 +63,6 @@ func (o *Order) HappensBefore(a, b int) bool {
 	ea := o.Events[a]
 	return a != b && ea.Seq <= o.clocks[b*o.engines+int(ea.Engine)]
 }
-
-// seen returns the last seq of engine e that happens-before op k (op k's own seq when e
-// is its engine): op a on engine e happens-before k exactly when a != k and its seq is at
-// most seen(k, e).
-func (o *Order) seen(k, e int) sasync.Seq { return o.clocks[k*o.engines+e] }
 
 // Seen returns component e of op k's event clock: the last seq of engine e that
 // happens-before op k, or op k's own seq when e is its engine. Op a happens-before op b
@@ -155,17 +149,7 @@ func (m elementMap) equal(o elementMap) bool {
 // SameElements reports whether refs a and b, their buffers placed at arena offsets baseA
 // and baseB, put element i of one over element i of the other for every i in row-major
 // order (dimensions of size 1 aside): the in-place relation docs/TRACE.md's "inplace"
-// allows, which Check accepts between two uses of one inplace op.
+// allows, which check.Plan accepts between two uses of one inplace op.
 func (p *Program) SameElements(a Ref, baseA int64, b Ref, baseB int64) bool {
 	return mapOf(p.Layout(a), baseA).equal(mapOf(p.Layout(b), baseB))
-}
-
-// translated returns a copy of s moved by d (s is not modified); on overflow it returns
-// the copy unmoved and false.
-func translated(s *ranges.Set, d int64) (ranges.Set, bool) {
-	c := s.Clone()
-	if err := c.Translate(d); err != nil {
-		return c, false
-	}
-	return c, true
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/subarena/subarena/trace/internal/textpos"
 )
 
 // Parse reads one subarena-trace/v1 document, normalizes it (see Trace) and validates it.
@@ -15,6 +17,14 @@ import (
 func Parse(data []byte) (*Trace, error) {
 	t, _, err := parse(data)
 	return t, err
+}
+
+// ParseProgram is Parse followed by Resolve, at the cost of Parse alone: validating a
+// trace resolves it, and the Program that validation built is the one returned (its
+// Trace is the parsed trace).
+func ParseProgram(data []byte) (*Program, error) {
+	_, p, err := parse(data)
+	return p, err
 }
 
 // parse is Parse returning the Program its validation resolved too.
@@ -42,9 +52,9 @@ func locate(err error, data []byte, offs []int64) error {
 	}
 	switch {
 	case se.pos > 0:
-		se.Line, se.Column = lineCol(data, se.pos-1)
+		se.Line, se.Column = textpos.LineCol(data, se.pos-1)
 	case se.Index >= 0 && se.Index < len(offs):
-		se.Line, se.Column = lineCol(data, offs[se.Index])
+		se.Line, se.Column = textpos.LineCol(data, offs[se.Index])
 	}
 	return err
 }

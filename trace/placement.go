@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
 )
 
@@ -400,26 +399,12 @@ func (ps *placements) hostLayout(p *Program, r Ref) strided.Layout {
 	return out
 }
 
-// hostFootprint returns the bytes r covers in its host's coordinates (a superset when the
-// layout is too irregular to list exactly), as a set of its own.
-func (ps *placements) hostFootprint(p *Program, r Ref) ranges.Set {
-	if !ps.placed(r.Buffer) {
-		fp, _ := p.Footprint(r)
-		return fp.Clone()
-	}
-	set, _, err := ps.hostLayout(p, r).Cover(CoverBudget)
-	if err != nil {
-		return ranges.FromRanges(ranges.Range{Lo: 0, Hi: p.Buffers[ps.host[r.Buffer]].Size})
-	}
-	return set
-}
-
 // ViewPlacements returns p's trace rewritten so that plan needs no placements: every
 // placed buffer becomes a view of its host with the footprint's layout, each of its views
 // is re-expressed over the footprint, and each host with placed buffers is released once,
 // at the last release of its group (never, if any of them is held to the end). The plan
-// returned has plan's offsets and no placements. Check of the rewrite sees the same pairs
-// of buffers as Check of plan on p, but not the rules between a host and the buffers
+// returned has plan's offsets and no placements. check.Plan of the rewrite sees the same pairs
+// of buffers as check.Plan of plan on p, but not the rules between a host and the buffers
 // placed over it. The rewrite is validated; a trace it cannot express (a host discarding
 // bytes a placed buffer still uses) is an error matching ErrInexpressible.
 func ViewPlacements(p *Program, plan *Plan) (*Trace, *Plan, error) {

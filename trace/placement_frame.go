@@ -2,6 +2,7 @@ package trace
 
 import (
 	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/strided"
 )
 
 // Frame is a plan resolved against its program for code that draws or accounts for the
@@ -63,6 +64,15 @@ func (f *Frame) Footprint(r Ref) (ranges.Set, bool) {
 		return whole, false
 	}
 	return set, exact
+}
+
+// Layout returns r's layout relative to Origin(r.Buffer): Program.Layout for a buffer
+// with an offset; for a placed buffer, r's layout re-expressed over the placement's
+// footprint (Relayout), or the host's bytes [0, size) when it cannot be (NewFrame rejects
+// that). The layout may share its slices with the program's; the caller must not modify
+// them.
+func (f *Frame) Layout(r Ref) strided.Layout {
+	return f.ps.hostLayout(f.p, r)
 }
 
 // Bytes returns every byte of buffer b relative to Origin(b): [0, size) for a buffer with

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -119,38 +118,6 @@ func ParsePlan(data []byte) (*Plan, error) {
 		}
 	}
 	return p, nil
-}
-
-// ReadPlan reads a plan in either form a plan comes in: a subarena-plan/v1 document, or a
-// MiniMalloc CSV with an offset column (a MiniMalloc solution); name is used as the
-// plan's trace name for a CSV.
-func ReadPlan(r io.Reader, name string) (*Plan, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("plan %s: %w", name, err)
-	}
-	if looksJSON(data) {
-		return ParsePlan(data)
-	}
-	mm, err := ParseMiniMalloc(data)
-	if err != nil {
-		return nil, fmt.Errorf("plan %s: %w", name, err)
-	}
-	p, ok := mm.Plan(name)
-	if !ok {
-		return nil, fmt.Errorf("plan %s: %w: a MiniMalloc CSV plan needs an offset column", name, ErrMissingKey)
-	}
-	return p, nil
-}
-
-// LoadPlan reads the plan file at path (see ReadPlan).
-func LoadPlan(path string) (*Plan, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ReadPlan(f, baseName(path))
 }
 
 // WritePlan writes p as a subarena-plan/v1 document, offsets and placements sorted by name

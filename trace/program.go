@@ -14,8 +14,8 @@ const CoverBudget = strided.CoverBudget
 
 // Program is a validated Trace resolved to indices: every name bound to the buffer, view
 // or op it denotes, every view's layout composed relative to its buffer, every op's uses
-// merged per name. Check, the replay (package trace/replay) and the planner work on a
-// Program.
+// merged per name. The checker (package trace/check), the replay (package trace/replay)
+// and the planner (package trace/plan) work on a Program.
 //
 // A Program is read-only after Resolve, except for the footprint cache, which is filled
 // on first use; it is not safe for concurrent use (Clone gives a Program for another

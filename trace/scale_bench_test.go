@@ -7,32 +7,11 @@ import (
 	"github.com/subarena/subarena/trace/internal/scalegen"
 )
 
-// The scale benchmarks run replay, check and LiveLB on the generated traces of
-// scale_test.go at three sizes, so that growth per 10x size shows in ns/op.
+// BenchmarkScaleParse parses the generated traces of scale_test.go at three sizes, so
+// that growth per 10x size shows in ns/op (package trace/check's scale benchmarks run the
+// checker and LiveLB on the same traces, package trace/replay's the replay).
 
 var scaleSizes = []int{1000, 10000, 100000}
-
-func scaleProgram(b *testing.B, gen func(int) []byte, n int) *Program {
-	b.Helper()
-	tr, err := Parse(gen(n))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return mustResolve(b, tr)
-}
-
-func forScaleShapes(b *testing.B, run func(b *testing.B, p *Program)) {
-	for _, sh := range scalegen.Shapes {
-		for _, n := range scaleSizes {
-			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
-				p := scaleProgram(b, sh.Gen, n)
-				b.ReportAllocs()
-				b.ResetTimer()
-				run(b, p)
-			})
-		}
-	}
-}
 
 func BenchmarkScaleParse(b *testing.B) {
 	for _, sh := range scalegen.Shapes {

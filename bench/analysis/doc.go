@@ -28,7 +28,7 @@
 // take held bytes whose pending users are expected to end before the
 // buffer's first op starts, and every op using the buffer then waits for
 // them. Every variant that changes the host program is written back as a
-// trace whose plan trace.Check accepts (TestHostVariant, TestStallOnGrow,
+// trace whose plan check.Plan accepts (TestHostVariant, TestStallOnGrow,
 // TestPredictWait). The ordered lower bound is a lower bound for any safe
 // plan of a host program: LiveLB plus what the safety rule's ordering
 // forbids.

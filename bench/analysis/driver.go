@@ -11,6 +11,7 @@ import (
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -216,7 +217,7 @@ func run(in *Info, opts Options) (*result, *driver, error) {
 	}
 	res.LiveLBRun = res.LiveLB
 	if res.Makespan != in.Makespan || !slices.Equal(d.end, in.End) {
-		res.LiveLBRun = trace.LiveLowerBound(p, trace.Schedule{Start: d.start, End: d.end, Makespan: res.Makespan})
+		res.LiveLBRun = check.LiveLowerBound(p, check.Schedule{Start: d.start, End: d.end, Makespan: res.Makespan})
 	}
 	for b := range p.Buffers {
 		res.Offsets[b] = -1
@@ -263,7 +264,7 @@ func (d *driver) learn(t int64) error {
 // WithLearned returns the trace with a sync step inserted before each step
 // for every op the host learned of there: the host program that observes
 // completions (Poll, Stall) written as a subarena-trace/v1 host program, so
-// that replay.Run and trace.Check can judge it.
+// that replay.Run and check.Plan can judge it.
 func (d *driver) WithLearned() *trace.Trace {
 	t := *d.In.P.Trace
 	t.Steps = nil

@@ -8,6 +8,7 @@ import (
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/bench"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -38,7 +39,7 @@ func infoOf(t *testing.T, w bench.Workload) (*trace.Program, *Info) {
 // checkWritten runs in under opts with the fenced policy whole selects,
 // resolves the host program the driver writes back (written), replays it
 // under that policy, and fails unless the driver's own plan passes
-// trace.Check against it. It returns the run, its driver, the written
+// check.Plan against it. It returns the run, its driver, the written
 // program, its replay and the policy.
 func checkWritten(t *testing.T, name string, in *Info, whole bool, opts Options, written func(*driver) *trace.Trace) (*result, *driver, *trace.Program, *replay.Result, subarena.Policy) {
 	t.Helper()
@@ -59,7 +60,7 @@ func checkWritten(t *testing.T, name string, in *Info, whole bool, opts Options,
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := trace.Check(p2, got.Plan(in))
+	rep, err := check.Plan(p2, got.Plan(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestMirror(t *testing.T) {
 // TestHostVariant checks that the Poll and Stall host programs are valid
 // traces with the original schedule (same LiveLB), that replay.Run and
 // the shadow agree on them, and that the Allocator's plans for them pass
-// trace.Check.
+// check.Plan.
 func TestHostVariant(t *testing.T) {
 	for _, w := range bench.Workloads(true) {
 		p, in := infoOf(t, w)
@@ -134,7 +135,7 @@ func TestHostVariant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := trace.Check(p2, want.Plan)
+			rep, err := check.Plan(p2, want.Plan)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,7 +170,7 @@ func TestStallOnGrow(t *testing.T) {
 // TestPredictWait runs the Allocator letting allocs take held bytes whose
 // users are expected to be done when the buffer is first used, with the
 // waits that orders its ops after them, and checks the trace with the
-// waits: same schedule, and replay.Run's plan for it passes trace.Check.
+// waits: same schedule, and replay.Run's plan for it passes check.Plan.
 func TestPredictWait(t *testing.T) {
 	for _, w := range testWorkloads() {
 		_, in := infoOf(t, w)

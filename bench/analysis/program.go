@@ -8,6 +8,7 @@ import (
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -86,7 +87,7 @@ func NewInfo(p *trace.Program) (*Info, error) {
 	}
 	in.Donations = replay.Donations(p, order)
 	in.schedule()
-	in.LiveLB = trace.LiveLowerBound(p, trace.Schedule{Start: in.Start, End: in.End, Makespan: in.Makespan})
+	in.LiveLB = check.LiveLowerBound(p, check.Schedule{Start: in.Start, End: in.End, Makespan: in.Makespan})
 	credited := inplaceCredits(p)
 	n := len(p.Buffers)
 	in.Pieces = make([][]piece, n)
@@ -210,7 +211,7 @@ func deathPieces(p *trace.Program, b int) []piece {
 	return out
 }
 
-// liveSegments is trace's liveSegments: buffer b cut into byte segments with
+// liveSegments is trace/check's liveSegments: buffer b cut into byte segments with
 // one live interval each.
 func (in *Info) liveSegments(b int, credited map[opUse]bool) []segment {
 	p := in.P
@@ -278,7 +279,7 @@ func (in *Info) liveSegments(b int, credited map[opUse]bool) []segment {
 	return segs
 }
 
-// inplaceCredits is trace's: per op, the read uses whose dying bytes an
+// inplaceCredits is trace/check's: per op, the read uses whose dying bytes an
 // inplace op's output may take over.
 func inplaceCredits(p *trace.Program) map[opUse]bool {
 	out := map[opUse]bool{}

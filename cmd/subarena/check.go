@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -52,7 +53,7 @@ Exit status: 0 safe, 1 violations, 2 bad input.`,
 				}
 				plan = res.Plan
 			}
-			rep, err := trace.Check(p, plan)
+			rep, err := check.Plan(p, plan)
 			if err != nil {
 				if len(args) == 2 {
 					return inFile(args[1], err)
@@ -62,7 +63,7 @@ Exit status: 0 safe, 1 violations, 2 bad input.`,
 			out := cmd.OutOrStdout()
 			if asJSON {
 				if rep.Violations == nil {
-					rep.Violations = []trace.Violation{}
+					rep.Violations = []check.Violation{}
 				}
 				if err := printJSON(out, rep); err != nil {
 					return err

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/minimalloc"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -81,7 +82,7 @@ OUT "-" is standard output; the summary then goes to standard error.`,
 						return inFile(planPath, err)
 					}
 				}
-				err = writeFile(cmd, out, func(w io.Writer) error { return trace.WriteMiniMalloc(w, p, plan) })
+				err = writeFile(cmd, out, func(w io.Writer) error { return minimalloc.Write(w, p, plan) })
 			}
 			if err != nil {
 				return err

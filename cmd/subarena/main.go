@@ -2,7 +2,7 @@
 // scenario scripts (package trace/scenario) against the Allocator.
 //
 // Every command that takes a trace FILE reads a subarena-trace/v1 JSON document, a
-// MiniMalloc CSV or a ggml graph-allocator trace, detected by content (trace.Load).
+// MiniMalloc CSV or a ggml graph-allocator trace, detected by content (tracefile.Load).
 // Each subcommand lives in its own file and registers itself with rootCmd in an init
 // function, so commands are added by adding files.
 //
@@ -29,6 +29,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 // rootCmd is the subarena command; subcommands add themselves to it in init functions.
@@ -108,7 +109,7 @@ func inFile(path string, err error) error {
 // loadProgram loads and resolves a trace file in any supported format (resolving it
 // once: loading validates it by resolving, and that Program is the one returned).
 func loadProgram(path string) (*trace.Program, error) {
-	p, err := trace.LoadProgram(path)
+	p, err := tracefile.LoadProgram(path)
 	if err != nil {
 		return nil, inFile(path, err)
 	}
@@ -124,12 +125,12 @@ func loadPlan(path string) (*trace.Plan, error) {
 		return nil, err
 	}
 	if trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
-		if _, err := trace.Detect(data); err != nil {
+		if _, err := tracefile.Detect(data); err != nil {
 			what := strings.TrimPrefix(err.Error(), trace.ErrUnknownFormat.Error()+": ")
 			return nil, fmt.Errorf("%s: not a subarena-plan/v1 plan or MiniMalloc CSV solution: %s", path, what)
 		}
 	}
-	plan, err := trace.ReadPlan(bytes.NewReader(data), strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	plan, err := tracefile.ReadPlan(bytes.NewReader(data), strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
 	return plan, inFile(path, err)
 }
 

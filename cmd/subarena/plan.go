@@ -11,8 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/minimalloc"
 	"github.com/subarena/subarena/trace/plan"
 	"github.com/subarena/subarena/trace/replay"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 func init() {
@@ -54,7 +56,7 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			if err != nil {
 				return err
 			}
-			format, err := trace.Detect(data)
+			format, err := tracefile.Detect(data)
 			if err != nil {
 				return inFile(args[0], err)
 			}
@@ -71,9 +73,9 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			opts := plan.Options{Budget: budget, NoInPlace: noInPlace, NoRelayout: noRelayout, Stop: stop,
 				Replay: replay.Online}
 			var res plan.Result
-			if format == trace.MiniMallocFormat {
+			if format == minimalloc.Format {
 				// A MiniMalloc CSV: plan it on its own time axis.
-				mm, err := trace.ParseMiniMalloc(data)
+				mm, err := minimalloc.Parse(data)
 				if err != nil {
 					return inFile(args[0], err)
 				}
@@ -82,7 +84,7 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 					return inFile(args[0], err)
 				}
 			} else {
-				p, err := trace.ReadProgram(bytes.NewReader(data), name)
+				p, err := tracefile.ReadProgram(bytes.NewReader(data), name)
 				if err != nil {
 					return inFile(args[0], err)
 				}

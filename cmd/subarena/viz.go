@@ -11,6 +11,7 @@ import (
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/bench"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -90,7 +91,7 @@ func vizSVG(cmd *cobra.Command, file string, fl vizFlags) error {
 	}
 	var (
 		tl     *bench.Timeline
-		unsafe *trace.Report
+		unsafe *check.Report
 	)
 	if fl.planPath != "" {
 		plan, rep, err := checkedPlan(p, fl.planPath)
@@ -116,7 +117,7 @@ func vizSVG(cmd *cobra.Command, file string, fl vizFlags) error {
 	if err := writeFile(cmd, fl.out, func(w io.Writer) error { return tl.WriteSVG(w) }); err != nil {
 		return err
 	}
-	return unsafePlans(cmd, file, []string{fl.planPath}, []*trace.Report{unsafe})
+	return unsafePlans(cmd, file, []string{fl.planPath}, []*check.Report{unsafe})
 }
 
 // replayUnder replays p under the named policy and fit.
@@ -134,12 +135,12 @@ func replayUnder(p *trace.Program, policy, fit string) (*replay.Result, error) {
 
 // checkedPlan loads the plan at path and checks it against p; a plan that does not fit
 // p is an error naming the file.
-func checkedPlan(p *trace.Program, path string) (*trace.Plan, *trace.Report, error) {
+func checkedPlan(p *trace.Program, path string) (*trace.Plan, *check.Report, error) {
 	plan, err := loadPlan(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, err := trace.Check(p, plan)
+	rep, err := check.Plan(p, plan)
 	if err != nil {
 		return nil, nil, inFile(path, err)
 	}
@@ -149,7 +150,7 @@ func checkedPlan(p *trace.Program, path string) (*trace.Plan, *trace.Report, err
 // unsafePlans warns on standard error about each plan drawn although check rejects it
 // (reps[i] non-nil and unsafe for the plan at paths[i]) and returns check's status for
 // an unsafe plan, 1; nil when every plan drawn is safe.
-func unsafePlans(cmd *cobra.Command, file string, paths []string, reps []*trace.Report) error {
+func unsafePlans(cmd *cobra.Command, file string, paths []string, reps []*check.Report) error {
 	var last error
 	for i, rep := range reps {
 		if rep == nil || rep.Safe {

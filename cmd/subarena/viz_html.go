@@ -11,7 +11,7 @@ import (
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/bench"
 	"github.com/subarena/subarena/htmlviz"
-	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 )
 
 // vizHTML writes the interactive viewer's page for the run fl names, and the run to
@@ -39,7 +39,7 @@ func vizHTML(cmd *cobra.Command, file string, fl vizFlags) error {
 	var (
 		runs       []bench.ViewerRun
 		planPaths  []string
-		planChecks []*trace.Report
+		planChecks []*check.Report
 	)
 	addPlan := func(path string) error {
 		plan, rep, err := checkedPlan(p, path)
@@ -55,7 +55,7 @@ func vizHTML(cmd *cobra.Command, file string, fl vizFlags) error {
 		if err != nil {
 			return err
 		}
-		rep, err := trace.Check(p, res.Plan)
+		rep, err := check.Plan(p, res.Plan)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 // runFresh is run with every flag of every command back at its default
@@ -201,11 +202,11 @@ func TestVizPlanPlacements(t *testing.T) {
 	if out, code := runFresh(t, "plan", ggmlTiny, "--budget", "0", "-o", planPath, "--json=false"); code != 0 {
 		t.Fatalf("plan: exit %d: %s", code, out)
 	}
-	pl, err := trace.LoadPlan(planPath)
+	pl, err := tracefile.LoadPlan(planPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := trace.Load(ggmlTiny)
+	tr, err := tracefile.Load(ggmlTiny)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/bench"
 	"github.com/subarena/subarena/htmlviz"
-	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -40,7 +40,7 @@ func TestViewerScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := trace.Check(p, res.Plan)
+	rep, err := check.Plan(p, res.Plan)
 	if err != nil {
 		t.Fatal(err)
 	}

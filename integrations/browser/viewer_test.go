@@ -14,8 +14,10 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/bench"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/plan"
 	"github.com/subarena/subarena/trace/replay"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 const (
@@ -26,7 +28,7 @@ const (
 // program loads and resolves a trace file.
 func program(t *testing.T, path string) *trace.Program {
 	t.Helper()
-	tr, err := trace.Load(path)
+	tr, err := tracefile.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,13 +40,13 @@ func program(t *testing.T, path string) *trace.Program {
 }
 
 // checkedReplay replays p under pol and checks the plan it made.
-func checkedReplay(t *testing.T, p *trace.Program, pol subarena.Policy) (*replay.Result, *trace.Report) {
+func checkedReplay(t *testing.T, p *trace.Program, pol subarena.Policy) (*replay.Result, *check.Report) {
 	t.Helper()
 	res, err := replay.Run(p, replay.Options{Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := trace.Check(p, res.Plan)
+	rep, err := check.Plan(p, res.Plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +229,7 @@ func TestViewerIROrderViolation(t *testing.T) {
 // subrange-fenced replay: the page loads, each panel's piece count matches its
 // timeline, and a placed buffer's piece names its host.
 func TestViewerGGMLPlanVsReplay(t *testing.T) {
-	tr, err := trace.Load(ggmlTiny)
+	tr, err := tracefile.Load(ggmlTiny)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +246,7 @@ func TestViewerGGMLPlanVsReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	planRep, err := trace.Check(p, pr.Plan)
+	planRep, err := check.Plan(p, pr.Plan)
 	if err != nil || !planRep.Safe {
 		t.Fatalf("the plan: %v %+v", err, planRep)
 	}

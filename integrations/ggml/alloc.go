@@ -27,6 +27,7 @@ import (
 	"unsafe"
 
 	"github.com/subarena/subarena/trace"
+
 	"github.com/subarena/subarena/trace/plan"
 )
 
@@ -59,7 +60,7 @@ type Options struct {
 	// Budget is the time each new plan may spend searching below the
 	// greedy placement (plan.Options.Budget); zero plans greedily.
 	Budget time.Duration
-	// Check runs trace.Check on every new plan and fails the allocation if
+	// Check runs check.Plan on every new plan and fails the allocation if
 	// the checker rejects it (the planner's plans pass it by construction).
 	Check bool
 	// CacheSize is the number of plans kept, keyed by graph structure

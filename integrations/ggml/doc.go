@@ -27,7 +27,7 @@
 // # What it does
 //
 // ReadGraph maps the graph to a subarena-trace/v1 trace on one engine,
-// exactly as trace.ImportGGML maps ggml-alloc's JSON export of the same
+// exactly as ggmltrace.Import maps ggml-alloc's JSON export of the same
 // graph (the tests read ggml-tiny's graph, built here with ggml's ops, to
 // the trace of testdata/ggml/ggml-tiny.json step for step): views with
 // their exact offsets and byte strides (ne/nb innermost first become

@@ -13,11 +13,13 @@ import (
 	"unsafe"
 
 	"github.com/subarena/subarena/trace"
+
+	"github.com/subarena/subarena/trace/ggmltrace"
 )
 
 // Engine is the one engine of a trace read from a ggml graph: ggml computes a
 // graph's nodes in order on one backend.
-const Engine = trace.GGMLEngine
+const Engine = ggmltrace.Engine
 
 // ErrGraph reports a graph the reader cannot map: a nil graph, a tensor
 // whose layout the trace model cannot hold, or no memory for the scan.
@@ -305,7 +307,7 @@ func mul(a, b int64) (int64, bool) {
 }
 
 // buildTrace maps tensors (in walk order) to a one-engine trace exactly as
-// trace.ImportGGML maps a ggml-alloc-trace/1 document of the same tensors,
+// ggmltrace.Import maps a ggml-alloc-trace/1 document of the same tensors,
 // with ggml_op_can_inplace of the linked ggml deciding which ops are in
 // place. Granule is the buffer type's alignment.
 func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
@@ -540,7 +542,7 @@ type ReadOptions struct {
 }
 
 // ReadGraph maps a ggml graph (a struct ggml_cgraph *, built in a no_alloc
-// context) to a subarena-trace/v1 trace on one engine, as trace.ImportGGML
+// context) to a subarena-trace/v1 trace on one engine, as ggmltrace.Import
 // maps ggml-alloc's JSON export of the same graph (see the package
 // documentation). Tensors that already have data or a buffer are external;
 // the others are the allocator's to place.

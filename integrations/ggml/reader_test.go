@@ -8,11 +8,13 @@ import (
 
 	"github.com/subarena/subarena/integrations/ggml/internal/ggmltest"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
+	"github.com/subarena/subarena/trace/ggmltrace"
 	"github.com/subarena/subarena/trace/plan"
 )
 
 // allocTraceJSON writes the tensors as a ggml-alloc-trace/1 document (the
-// fields trace.ImportGGML reads).
+// fields ggmltrace.Import reads).
 func allocTraceJSON(t *testing.T, ts []tensor, align int64) []byte {
 	type jt struct {
 		Name      string    `json:"name"`
@@ -35,7 +37,7 @@ func allocTraceJSON(t *testing.T, ts []tensor, align int64) []byte {
 		Config    string `json:"config"`
 		Alignment int64  `json:"alignment"`
 		Tensors   []jt   `json:"tensors"`
-	}{Format: trace.GGMLFormat, Config: "x", Alignment: align}
+	}{Format: ggmltrace.Format, Config: "x", Alignment: align}
 	for i := range ts {
 		x := &ts[i]
 		j := jt{Name: x.name, Op: opNames[x.op], Type: typeNames[x.typ], Ne: x.ne[:], Nb: x.nb[:], Nbytes: x.nbytes,
@@ -80,7 +82,7 @@ func readTensors(t *testing.T, g *ggmltest.Graph) []tensor {
 }
 
 // TestReadTiny reads ggml-tiny's graph, built here with ggml's ops, and
-// gets the trace trace.ImportGGML makes of ggml-alloc's export of the same
+// gets the trace ggmltrace.Import makes of ggml-alloc's export of the same
 // graph (testdata/ggml/ggml-tiny.json, from ggml v0.21.0): the same tensors,
 // leaves in ggml's order, the same steps.
 func TestReadTiny(t *testing.T) {
@@ -88,7 +90,7 @@ func TestReadTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := trace.ImportGGML(data, "ggml-tiny")
+	want, err := ggmltrace.Import(data, "ggml-tiny")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,7 @@ func TestReadTiny(t *testing.T) {
 }
 
 // TestReadMatchesImport reads graphs of every shape the tests build and
-// compares the trace with trace.ImportGGML of the same tensors exported as
+// compares the trace with ggmltrace.Import of the same tensors exported as
 // ggml-alloc-trace/1; the trace is planned and the plan checked.
 func TestReadMatchesImport(t *testing.T) {
 	for _, p := range readerShapes() {
@@ -136,7 +138,7 @@ func TestReadMatchesImport(t *testing.T) {
 			for _, step := range [][2]int{{8, 0}, {1, 8}} {
 				g := m.Build(c, step[0], step[1])
 				ts := readTensors(t, g)
-				want, err := trace.ImportGGML(allocTraceJSON(t, ts, 32), "x")
+				want, err := ggmltrace.Import(allocTraceJSON(t, ts, 32), "x")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -145,14 +147,14 @@ func TestReadMatchesImport(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !got.Equal(want) {
-					t.Fatalf("step %v: the trace differs from ImportGGML's", step)
+					t.Fatalf("step %v: the trace differs from ggmltrace.Import's", step)
 				}
 				res, err := plan.Plan(got, plan.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				prog, _ := got.Resolve()
-				rep, err := trace.Check(prog, res.Plan)
+				rep, err := check.Plan(prog, res.Plan)
 				if err != nil || !rep.Safe {
 					t.Fatalf("plan rejected: %v %+v", err, rep)
 				}

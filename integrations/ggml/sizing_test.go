@@ -13,7 +13,7 @@ import (
 // prefill, and requires subarena's buffer never to exceed gallocr's
 // (ggml_gallocr_reserve_n_size) for the same graph, with offsets only or
 // with strided placements. Outside -short every plan also passes
-// trace.Check.
+// check.Plan.
 func TestSizing(t *testing.T) {
 	for _, sh := range ggmltest.Shapes(true) {
 		t.Run(sh.Name, func(t *testing.T) {

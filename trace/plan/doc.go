@@ -29,7 +29,7 @@
 //
 // The trace layer (Plan, PlanProgram, PlanMiniMalloc) derives a Problem
 // from a subarena-trace/v1 trace, solves it, and returns a trace.Plan that
-// passes trace.Check. Given the online replay (Options.Replay; the
+// passes check.Plan. Given the online replay (Options.Replay; the
 // Allocator's is replay.Online, package trace/replay, which this package
 // does not link), it never returns a plan higher than the replay's: it
 // replays the trace too and keeps the lower safe plan.
@@ -118,9 +118,9 @@
 // # Invariants
 //
 // Every returned placement has passed Verify; every plan Plan returns has
-// passed trace.Check unless Options.NoCheck. The searcher and the greedy
+// passed check.Plan unless Options.NoCheck. The searcher and the greedy
 // scratch state have CheckInvariants methods that recompute their
 // incremental state from scratch; the property tests run them after every
 // step and compare the solver with brute-force optima, the byte-time grid
-// oracle and the trace package's checker.
+// oracle and the checker (package trace/check).
 package plan

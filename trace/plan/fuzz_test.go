@@ -54,7 +54,7 @@ func FuzzSolve(f *testing.F) {
 }
 
 // FuzzPlanTrace plans arbitrary valid traces and checks each plan with the
-// trace package's checker; malformed traces must be rejected with an
+// checker (package trace/check); malformed traces must be rejected with an
 // error, never a panic.
 func FuzzPlanTrace(f *testing.F) {
 	for _, path := range []string{"../testdata/split-qkv.json"} {

@@ -10,7 +10,7 @@ import (
 
 // This file is an independent calculator of a ggml-alloc-trace/1 graph's
 // analysis figures, written from the rules the format states in
-// analysis.rules and not from the trace importer:
+// analysis.rules and not from the ggml importer (package trace/ggmltrace):
 //
 //   - ggml_rules: ggml-alloc's schedule. Compute leafs and inputs are
 //     allocated before node 0; at node i its own compute parents are

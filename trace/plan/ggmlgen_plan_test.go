@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/subarena/subarena/trace"
+
 	"github.com/subarena/subarena/trace/replay"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 // ggTinyParams is ggml-tiny's shape: the generator must rebuild that graph.
@@ -98,7 +100,7 @@ func TestGGMLGeneratorTiny(t *testing.T) {
 func TestGGMLGeneratedImport(t *testing.T) {
 	for _, p := range ggSpread {
 		data := ggGen(t, p)
-		tr, err := trace.Read(bytes.NewReader(data), "gen")
+		tr, err := tracefile.Read(bytes.NewReader(data), "gen")
 		if err != nil {
 			t.Fatalf("%v: %v", p, err)
 		}
@@ -147,7 +149,7 @@ func ggLoad(t *testing.T, p ggParams) (*ggFigures, *trace.Trace) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := trace.Read(bytes.NewReader(data), "gen")
+	tr, err := tracefile.Read(bytes.NewReader(data), "gen")
 	if err != nil {
 		t.Fatalf("%v: %v", p, err)
 	}

@@ -6,6 +6,10 @@ import (
 	"time"
 
 	"github.com/subarena/subarena/trace"
+
+	"github.com/subarena/subarena/trace/minimalloc"
+
+	"github.com/subarena/subarena/trace/check"
 )
 
 // DefaultBudget is the budget the CLI gives Plan when none is named.
@@ -210,7 +214,7 @@ type Result struct {
 // derives subrange lifetimes and in-place placements from the trace, solves
 // the placement problem (greedy, then search within opts.Budget), and
 // returns the lower of that plan and the online replay's. The plan passes
-// trace.Check for t (unless opts.NoCheck).
+// check.Plan for t (unless opts.NoCheck).
 func Plan(t *trace.Trace, opts Options) (Result, error) {
 	start := time.Now()
 	if t == nil {
@@ -364,7 +368,7 @@ func finish(res *Result, p *trace.Program, opts Options, pre *prelude, start tim
 // axis: the search's preorders weigh lifetimes by their length in the
 // CSV's time units, which importing compresses away. Gaps are ignored, as
 // the importer ignores them (a plan safe without them is safe with them).
-func PlanMiniMalloc(mm *trace.MiniMalloc, name string, opts Options) (Result, error) {
+func PlanMiniMalloc(mm *minimalloc.CSV, name string, opts Options) (Result, error) {
 	start := time.Now()
 	if mm == nil {
 		return Result{}, fmt.Errorf("nil problem: %w", ErrInvalidTrace)
@@ -413,9 +417,9 @@ func PlanMiniMalloc(mm *trace.MiniMalloc, name string, opts Options) (Result, er
 	return res, nil
 }
 
-// mustBeSafe runs the trace package's checker on a plan the planner made.
+// mustBeSafe runs the checker (package trace/check) on a plan the planner made.
 func mustBeSafe(p *trace.Program, pl *trace.Plan) error {
-	rep, err := trace.Check(p, pl)
+	rep, err := check.Plan(p, pl)
 	if err != nil {
 		return fmt.Errorf("internal: plan does not fit its trace: %w", err)
 	}

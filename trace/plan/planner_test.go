@@ -13,6 +13,12 @@ import (
 	"time"
 
 	"github.com/subarena/subarena/trace"
+
+	"github.com/subarena/subarena/trace/minimalloc"
+
+	"github.com/subarena/subarena/trace/tracefile"
+
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -41,14 +47,14 @@ func ggmlBound(t testing.TB, path string) int64 {
 
 func loadTrace(t testing.TB, path string) *trace.Trace {
 	t.Helper()
-	tr, err := trace.Load(path)
+	tr, err := tracefile.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tr
 }
 
-// checkSafe runs the trace package's checker on a result, independently of
+// checkSafe runs the checker (package trace/check) on a result, independently of
 // the check Plan already ran: the plan, placements included, against the
 // input trace; the plan read back from its JSON; and the plan's offsets
 // against the trace rewritten with every placed buffer a view of its host.
@@ -58,7 +64,7 @@ func checkSafe(t testing.TB, res Result) {
 	if err != nil {
 		t.Fatalf("result trace: %v", err)
 	}
-	rep, err := trace.Check(p, res.Plan)
+	rep, err := check.Plan(p, res.Plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +75,7 @@ func checkSafe(t testing.TB, res Result) {
 		t.Fatalf("%d placements for relaid %v", len(res.Plan.Placements), res.Relaid)
 	}
 	back, _ := readBack(t, res)
-	if rep, err := trace.Check(p, back); err != nil || !rep.Safe {
+	if rep, err := check.Plan(p, back); err != nil || !rep.Safe {
 		t.Fatalf("plan read back from JSON: %v %+v", err, rep)
 	}
 	t2, flat, err := trace.ViewPlacements(p, res.Plan)
@@ -80,7 +86,7 @@ func checkSafe(t testing.TB, res Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := trace.Check(p2, flat); err != nil || !rep.Safe {
+	if rep, err := check.Plan(p2, flat); err != nil || !rep.Safe {
 		t.Fatalf("offsets on the rewritten trace: %v %+v", err, rep)
 	}
 	var size int64
@@ -316,7 +322,7 @@ func randomIters() int {
 }
 
 // TestPlanRandomTraces plans random traces and checks every plan with the
-// trace package's checker, against the replay, and against the bounds.
+// checker (package trace/check), against the replay, and against the bounds.
 func TestPlanRandomTraces(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	iters := randomIters()
@@ -385,7 +391,7 @@ func checkReplay(t *testing.T, iter int, tr *trace.Trace) int {
 	if err != nil {
 		t.Fatalf("iter %d: replay: %v\n%s", iter, err, trace.Marshal(tr))
 	}
-	rep, err := trace.Check(p, rr.Plan)
+	rep, err := check.Plan(p, rr.Plan)
 	if err != nil {
 		t.Fatalf("iter %d: check of the replay plan: %v", iter, err)
 	}
@@ -477,7 +483,7 @@ func checkInplacer(t *testing.T, tr *trace.Trace) {
 }
 
 func ExamplePlan() {
-	tr, err := trace.Load("../../testdata/ggml/ggml-tiny.json")
+	tr, err := tracefile.Load("../../testdata/ggml/ggml-tiny.json")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -494,7 +500,7 @@ func ExamplePlan() {
 	fmt.Println("gate_silu-0 is laid over", pl.Of, "at", pl.Offset, "with strides", pl.Strides)
 	// The plan checks against the trace as it is.
 	p, _ := tr.Resolve()
-	rep, err := trace.Check(p, res.Plan)
+	rep, err := check.Plan(p, res.Plan)
 	fmt.Println("safe:", err == nil && rep.Safe)
 	// Output:
 	// arena 241792 bytes; lower bound 241792
@@ -513,7 +519,7 @@ func TestPlanMiniMallocCSV(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mm, err := trace.ParseMiniMalloc(data)
+		mm, err := minimalloc.Parse(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -529,7 +535,7 @@ func TestPlanMiniMallocCSV(t *testing.T) {
 	if _, err := PlanMiniMalloc(nil, "x", Options{Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) {
 		t.Errorf("nil problem: %v", err)
 	}
-	if _, err := PlanMiniMalloc(&trace.MiniMalloc{}, "x", Options{Budget: -1, Replay: replay.Online}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := PlanMiniMalloc(&minimalloc.CSV{}, "x", Options{Budget: -1, Replay: replay.Online}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("negative budget: %v", err)
 	}
 }
@@ -611,7 +617,7 @@ func TestBudgetBoundsReplay(t *testing.T) {
 	if elapsed > budget+2*time.Second {
 		t.Fatalf("Plan took %v on a %v budget", elapsed, budget)
 	}
-	if rep, err := trace.Check(p, res.Plan); err != nil || !rep.Safe {
+	if rep, err := check.Plan(p, res.Plan); err != nil || !rep.Safe {
 		t.Fatalf("check: %v %+v", err, rep)
 	}
 	beforeReplay = nil

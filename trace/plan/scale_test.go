@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/subarena/subarena/trace"
+
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -36,7 +38,7 @@ func TestScaleShapesPlan(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s budget %v: %v", sh.name, budget, err)
 			}
-			rep, err := trace.Check(p, res.Plan)
+			rep, err := check.Plan(p, res.Plan)
 			if err != nil || !rep.Safe {
 				t.Fatalf("%s budget %v: check %v %+v", sh.name, budget, err, rep)
 			}

@@ -26,16 +26,16 @@
 // had not completed (fenced hand-overs), the donations, the makespan, and per-step,
 // per-op and per-buffer records for timelines and for Perfetto (WritePerfetto, one
 // simulated cost unit drawn as PerfettoUnit trace microseconds). LiveLB
-// (trace.LiveLowerBound) is computed on the schedule the replay simulated: no safe
+// (check.LiveLowerBound) is computed on the schedule the replay simulated: no safe
 // allocator, online or offline, needs a smaller arena for it. The buffers' lifetimes are
 // cut where trace.Program.LetGo cuts them: each piece is the bytes one release or discard
 // lets go.
 //
 // # The replay and the checker
 //
-// The replay makes reuse decisions; the checker (trace.Check) judges them. Every reuse the
-// Allocator makes rests on docs/TRACE.md's happens-before, which is what Check verifies,
-// so the plan of a safe policy passes Check and the ir-order baseline's plans show what
+// The replay makes reuse decisions; the checker (check.Plan) judges them. Every reuse the
+// Allocator makes rests on docs/TRACE.md's happens-before, which is what check.Plan verifies,
+// so the plan of a safe policy passes check.Plan and the ir-order baseline's plans show what
 // an unsafe allocator gets wrong. Donation follows the checker's own rule: of two buffers
 // sharing a byte, the one that lets it go first (trace.Program.LetGo) must be used first,
 // and the output placed over its input must put element i over element i

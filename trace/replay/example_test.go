@@ -7,7 +7,9 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 // splitQKV is the split-QKV trace of package trace's examples: a fused QKV
@@ -17,14 +19,14 @@ const splitQKV = "../testdata/split-qkv.json"
 // Replay the trace under the unsafe ir-order baseline and check the plan it produces: the
 // copy engine still reads v, through the view chain v -> qkv, when tmp is written over it.
 func ExampleRun_irOrder() {
-	t, _ := trace.Load(splitQKV)
+	t, _ := tracefile.Load(splitQKV)
 	p, _ := t.Resolve()
 	res, err := replay.Run(p, replay.Options{Policy: subarena.IROrder})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	rep, _ := trace.Check(p, res.Plan)
+	rep, _ := check.Plan(p, res.Plan)
 	fmt.Println("safe:", rep.Safe)
 	for _, v := range rep.Violations {
 		fmt.Println(v.Earlier.Op, "on", v.Earlier.Engine, "via", strings.Join(v.Earlier.Chain, " -> "),
@@ -37,14 +39,14 @@ func ExampleRun_irOrder() {
 
 // Replay under the default policy and write the plan.
 func ExampleRun() {
-	t, _ := trace.Load(splitQKV)
+	t, _ := tracefile.Load(splitQKV)
 	p, _ := t.Resolve()
 	res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	rep, _ := trace.Check(p, res.Plan)
+	rep, _ := check.Plan(p, res.Plan)
 	fmt.Println("buffers", res.Buffers, "ops", res.Ops, "live_lb", res.LiveLB, "safe", rep.Safe)
 	_ = trace.WritePlan(os.Stdout, &trace.Plan{Trace: res.Trace, Size: res.HWM, Offsets: res.Plan.Offsets})
 	// Output:

@@ -8,9 +8,11 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace"
+
 	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracegen"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 // sharedData is the repository's third-party test data (see testdata/README.md),
@@ -25,7 +27,7 @@ func sharedFiles(t *testing.T, pattern string) []string {
 
 func mustLoad(t *testing.T, path string) *trace.Trace {
 	t.Helper()
-	tr, err := trace.Load(path)
+	tr, err := tracefile.Load(path)
 	if err != nil {
 		t.Fatalf("load %s: %v", path, err)
 	}
@@ -52,7 +54,7 @@ func randomTrace(rng *rand.Rand, steps int) *trace.Trace {
 
 func benchProgram(b *testing.B, rel string) *trace.Program {
 	b.Helper()
-	tr, err := trace.Read(bytes.NewReader(testfiles.Read(b, sharedData, rel)), filepath.Base(rel))
+	tr, err := tracefile.Read(bytes.NewReader(testfiles.Read(b, sharedData, rel)), filepath.Base(rel))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -143,7 +143,7 @@ type PieceLifetime struct {
 // the Allocator (through the Timeline) only as the host observes them: a sync completes
 // the synced op and everything that happens-before it, and the end of the trace
 // completes the rest. So every reuse the Allocator makes rests on docs/TRACE.md's
-// happens-before, which is what trace.Check verifies. Each alloc takes bytes at its
+// happens-before, which is what check.Plan verifies. Each alloc takes bytes at its
 // allocation point (sasync.Timeline.Point of its engine); each op's uses pin exactly
 // their views' bytes until it completes; releases and discards hand bytes back under the
 // policy.
@@ -153,7 +153,7 @@ type PieceLifetime struct {
 // B's written view, R's bytes are used by no later step, every later op using B
 // happens-after that op, and R's buffer lets each of R's bytes go (by its release or a
 // discard covering it) before B lets the byte over it go, B's allocation is deferred to
-// that op and B is placed over R (Allocator.Donate). The last condition is Check's: for a
+// that op and B is placed over R (Allocator.Donate). The last condition is check.Plan's: for a
 // byte two buffers share, the one that lets it go first must be used first, so an output
 // that discards part of what it was handed (or is released) before its donor would be
 // ordered ahead of the donor's users. If the Allocator refuses (another user of R's bytes

@@ -10,10 +10,12 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
+	"github.com/subarena/subarena/trace/minimalloc"
 )
 
 // TestSharedDataReplayAndCheck: every MiniMalloc instance and the ggml trace import,
-// replay under every policy, and pass Check with the replayed plan under every safe one.
+// replay under every policy, and pass check.Plan with the replayed plan under every safe one.
 func TestSharedDataReplayAndCheck(t *testing.T) {
 	files := append(sharedFiles(t, "minimalloc/*.csv"), sharedFiles(t, "ggml/*.json")...)
 	for _, f := range files {
@@ -23,7 +25,7 @@ func TestSharedDataReplayAndCheck(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %v: %v", f, pol, err)
 			}
-			rep, err := trace.Check(p, res.Plan)
+			rep, err := check.Plan(p, res.Plan)
 			if err != nil {
 				t.Fatalf("%s %v: check: %v", f, pol, err)
 			}
@@ -48,7 +50,7 @@ func TestMiniMallocConflicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mm, err := trace.ParseMiniMalloc(data)
+		mm, err := minimalloc.Parse(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +85,7 @@ func TestMiniMallocConflicts(t *testing.T) {
 func TestMiniMallocLowerBound(t *testing.T) {
 	for _, f := range sharedFiles(t, "minimalloc/*.csv") {
 		data, _ := os.ReadFile(f)
-		mm, err := trace.ParseMiniMalloc(data)
+		mm, err := minimalloc.Parse(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +111,7 @@ func TestMiniMallocLowerBound(t *testing.T) {
 }
 
 // TestIROrderCounterexample: on a two-engine trace whose copy engine reads through a view
-// chain, the ir-order plan hands the read bytes to a compute writer; Check names the
+// chain, the ir-order plan hands the read bytes to a compute writer; check.Plan names the
 // reader, its view chain and the missing edge. Every safe policy's plan passes.
 func TestIROrderCounterexample(t *testing.T) {
 	p := mustResolve(t, mustLoad(t, "../testdata/split-qkv.json"))
@@ -117,7 +119,7 @@ func TestIROrderCounterexample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := trace.Check(p, res.Plan)
+	rep, err := check.Plan(p, res.Plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +129,7 @@ func TestIROrderCounterexample(t *testing.T) {
 	v := rep.Violations[0]
 	if v.Earlier.Op != "offload_v" || v.Earlier.Engine != "copy" || strings.Join(v.Earlier.Chain, ">") != "v>qkv" ||
 		v.Later.Op != "use_tmp" || v.Later.Buffer != "tmp" || v.MissingEdge() != "offload_v -> use_tmp" ||
-		v.Rule != trace.ViolationUnordered {
+		v.Rule != check.ViolationUnordered {
 		t.Fatalf("unexpected counterexample: %s", v.String())
 	}
 	// v covers bytes [1024, 1536) of every 1536-byte row; tmp (8192 bytes at qkv's
@@ -143,7 +145,7 @@ func TestIROrderCounterexample(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep, err := trace.Check(p, res.Plan); err != nil || !rep.Safe {
+		if rep, err := check.Plan(p, res.Plan); err != nil || !rep.Safe {
 			t.Fatalf("%v: %v %+v", pol, err, rep)
 		}
 	}
@@ -223,7 +225,7 @@ func TestReplayAllDiscarded(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", pol, err)
 		}
-		rep, err := trace.Check(p, res.Plan)
+		rep, err := check.Plan(p, res.Plan)
 		if err != nil {
 			t.Fatal(err)
 		}

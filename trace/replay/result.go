@@ -7,6 +7,7 @@ import (
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/partruns"
 	"github.com/subarena/subarena/trace/internal/rangetags"
 )
@@ -14,7 +15,7 @@ import (
 // result assembles the Result after the last completion.
 // WithWaits returns a copy of p's trace in which every op also waits for the ops
 // res.AddedWaits lists for it (Options.WaitReuse): the trace res.Plan is safe for, as
-// trace.Check verifies. Without added waits it returns p's trace itself.
+// check.Plan verifies. Without added waits it returns p's trace itself.
 func (res *Result) WithWaits(p *trace.Program) *trace.Trace {
 	t := p.Trace
 	added := false
@@ -56,7 +57,7 @@ func (r *replayer) result() *Result {
 		res.OpTimes = append(res.OpTimes, OpRecord{Op: p.Ops[k].Name, Engine: p.Trace.Engines[p.Ops[k].Engine],
 			Submit: r.submit[k], Start: r.start[k], End: r.end[k]})
 	}
-	res.LiveLB = trace.LiveLowerBound(p, trace.Schedule{Start: r.start, End: r.end, Makespan: res.Makespan})
+	res.LiveLB = check.LiveLowerBound(p, check.Schedule{Start: r.start, End: r.end, Makespan: res.Makespan})
 	if res.LiveLB > 0 {
 		res.Overhead = float64(res.HWM)/float64(res.LiveLB) - 1
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -61,10 +62,10 @@ func TestWaitReuse(t *testing.T) {
 		// trace without them.
 		withWaits, err := wr.WithWaits(p).Resolve()
 		require.NoError(t, err)
-		rep, err := trace.Check(withWaits, wr.Plan)
+		rep, err := check.Plan(withWaits, wr.Plan)
 		require.NoError(t, err)
 		require.True(t, rep.Safe, "%v: %d violations", pol, len(rep.Violations))
-		rep, err = trace.Check(p, wr.Plan)
+		rep, err = check.Plan(p, wr.Plan)
 		require.NoError(t, err)
 		require.False(t, rep.Safe, "%v: the plan passed without the waits", pol)
 		require.Same(t, p.Trace, base.WithWaits(p), "no added waits: the trace itself")

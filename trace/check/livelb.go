@@ -1,0 +1,254 @@
+package check
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/rangetags"
+)
+
+// Schedule is a simulated run of a trace.Program: when each op ran ([Start[k], End[k])) and
+// when the last op ends.
+type Schedule struct {
+	Start, End []int64
+	Makespan   int64
+}
+
+// LiveLowerBound returns LiveLB for p on schedule s: the maximum over time of the bytes
+// that some pending or future op still needs, counted per granule (see the package doc for
+// the precise definition). No safe allocator, online or offline, needs a smaller arena for
+// this schedule.
+func LiveLowerBound(p *trace.Program, s Schedule) int64 {
+	g := p.Trace.Granule
+	credited := inplaceCredits(p)
+	usesOf := usesByBuffer(p)
+	var events []liveEvent
+	var base int64 // granule index of the current buffer's first granule, in one space for all buffers
+	for b := range p.Buffers {
+		buf := &p.Buffers[b]
+		if buf.External {
+			continue
+		}
+		segs := liveSegments(p, b, usesOf[b], s, credited)
+		// Granule ranges of consecutive segments overlap at most in one boundary granule.
+		for i, sg := range segs {
+			if sg.from >= sg.to {
+				continue
+			}
+			first, last := sg.lo/g, (sg.hi-1)/g
+			ev := liveEvent{from: sg.from, to: sg.to}
+			sharedFirst := i > 0 && (segs[i-1].hi-1)/g == first
+			sharedLast := i+1 < len(segs) && segs[i+1].lo/g == last
+			ev.exclusive = last - first + 1
+			if sharedFirst {
+				ev.exclusive--
+				ev.shared[0] = base + first
+				ev.nshared = 1
+			}
+			if sharedLast && (last != first || !sharedFirst) {
+				ev.exclusive--
+				ev.shared[ev.nshared] = base + last
+				ev.nshared++
+			}
+			events = append(events, ev)
+		}
+		base += (buf.Size + g - 1) / g
+	}
+	return sweepLive(events, g)
+}
+
+// liveSegment is a byte range [lo, hi) of one buffer, live over [from, to).
+type liveSegment struct {
+	lo, hi   int64
+	from, to int64
+}
+
+// liveEvent is a segment's granules: exclusive ones it alone touches, and up to two
+// boundary granules it may share with its neighbours.
+type liveEvent struct {
+	from, to  int64
+	exclusive int64
+	shared    [2]int64
+	nshared   int
+}
+
+// sweepLive returns the maximum over time of the live granule bytes.
+func sweepLive(events []liveEvent, g int64) int64 {
+	type edge struct {
+		t   int64
+		add bool
+		i   int
+	}
+	edges := make([]edge, 0, 2*len(events))
+	for i, e := range events {
+		edges = append(edges, edge{e.from, true, i}, edge{e.to, false, i})
+	}
+	// Half-open intervals: at equal times, ends come before starts.
+	sort.Slice(edges, func(a, b int) bool {
+		if edges[a].t != edges[b].t {
+			return edges[a].t < edges[b].t
+		}
+		return !edges[a].add && edges[b].add
+	})
+	count := map[int64]int{}
+	var live, peak int64
+	for i := 0; i < len(edges); i++ {
+		e := &events[edges[i].i]
+		if edges[i].add {
+			live += e.exclusive * g
+			for _, sg := range e.shared[:e.nshared] {
+				if count[sg]++; count[sg] == 1 {
+					live += g
+				}
+			}
+		} else {
+			live -= e.exclusive * g
+			for _, sg := range e.shared[:e.nshared] {
+				if count[sg]--; count[sg] == 0 {
+					live -= g
+				}
+			}
+		}
+		if i+1 == len(edges) || edges[i+1].t != edges[i].t {
+			peak = max(peak, live)
+		}
+	}
+	return peak
+}
+
+// inplaceCredits marks, per op, the read uses whose dying bytes an inplace op's output
+// may take over: for each write of an inplace op, the first read of another buffer with
+// the same element layout up to offset (same shape, strides and elem once size-1 and
+// contiguous dimensions are folded).
+func inplaceCredits(p *trace.Program) map[opUse]bool {
+	out := map[opUse]bool{}
+	var maps []elementMap // per use of the op: its element map with offset 0
+	for k := range p.Ops {
+		op := &p.Ops[k]
+		if !op.Inplace {
+			continue
+		}
+		maps = maps[:0]
+		for _, u := range op.Uses {
+			m := mapOf(p.Layout(u.Ref), 0)
+			m.offset = 0
+			maps = append(maps, m)
+		}
+		for wi, w := range op.Uses {
+			if w.Access&trace.AccessWrite == 0 || maps[wi].empty {
+				continue
+			}
+			for u, r := range op.Uses {
+				if r.Access&trace.AccessRead == 0 || r.Ref.Buffer == w.Ref.Buffer || out[opUse{k, u}] ||
+					p.Buffers[r.Ref.Buffer].External || maps[u].empty {
+					continue
+				}
+				if maps[u].equal(maps[wi]) {
+					out[opUse{k, u}] = true
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// liveSegments splits buffer b into byte segments with one live interval each. A byte x
+// is live from the start of the first op using it until the end of the last op using it,
+// or until the end of the schedule if the host still holds it then; an inplace op whose
+// output may take over a dying read (inplaceCredits) ends that read's bytes at its start
+// instead. Bytes no op uses are never live.
+//
+// The segments lie between consecutive boundaries of the uses' footprints and the death
+// pieces; each use folds its start, end and rank into the segments its runs span (the
+// last user of a segment is the one ending last, the first in use order among those), so
+// the cost is O((R + S) log S) for R runs and S segments.
+func liveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited map[opUse]bool) []liveSegment {
+	if len(uses) == 0 {
+		return nil
+	}
+	fps := make([]ranges.Set, len(uses))
+	cuts := []int64{0, p.Buffers[b].Size}
+	for j, ou := range uses {
+		fps[j], _ = p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+		for _, r := range fps[j].Runs() {
+			cuts = append(cuts, r.Lo, r.Hi)
+		}
+	}
+	pieces := p.LetGo(b, 0)
+	for _, pc := range pieces {
+		for _, r := range pc.Bytes.Runs() {
+			cuts = append(cuts, r.Lo, r.Hi)
+		}
+	}
+	cuts = compactCoords(cuts)
+	nseg := len(cuts) - 1
+	seg := func(x int64) int {
+		i, _ := slices.BinarySearch(cuts, x)
+		return i
+	}
+	type user struct {
+		from, end int64
+		j         int
+	}
+	tags := rangetags.New(nseg, func(a, b user) user {
+		out := a
+		out.from = min(a.from, b.from)
+		if b.end > a.end || (b.end == a.end && b.j < a.j) {
+			out.end, out.j = b.end, b.j
+		}
+		return out
+	})
+	for j, ou := range uses {
+		u := user{from: s.Start[ou.op], end: s.End[ou.op], j: j}
+		for _, r := range fps[j].Runs() {
+			tags.Fold(seg(r.Lo), seg(r.Hi), u)
+		}
+	}
+	held := make([]int, nseg+1)
+	for _, pc := range pieces {
+		if pc.Step != trace.Never {
+			continue
+		}
+		for _, r := range pc.Bytes.Runs() {
+			held[seg(r.Lo)]++
+			held[seg(r.Hi)]--
+		}
+	}
+	users, used := tags.Slots(nseg)
+	var segs []liveSegment
+	heldHere := 0
+	for i := range nseg {
+		heldHere += held[i]
+		if !used[i] {
+			continue
+		}
+		u := users[i]
+		from, to := u.from, u.end
+		last := uses[u.j]
+		switch {
+		case heldHere > 0:
+			to = max(to, s.Makespan)
+		case credited[last]:
+			to = max(from, s.Start[last.op])
+		}
+		segs = append(segs, liveSegment{lo: cuts[i], hi: cuts[i+1], from: from, to: to})
+	}
+	return segs
+}
+
+// opUse names one use: op index and index into its Uses.
+type opUse struct{ op, use int }
+
+// usesByBuffer lists, per buffer, the uses of it in op order.
+func usesByBuffer(p *trace.Program) [][]opUse {
+	out := make([][]opUse, len(p.Buffers))
+	for k := range p.Ops {
+		for u, use := range p.Ops[k].Uses {
+			out[use.Ref.Buffer] = append(out[use.Ref.Buffer], opUse{k, u})
+		}
+	}
+	return out
+}

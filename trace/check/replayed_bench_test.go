@@ -1,0 +1,68 @@
+package check_test
+
+// The checker, LiveLowerBound and trace.LetGo on the plans and schedules the replay makes:
+// these benchmarks drive the Allocator through package trace/replay, which imports this one, so
+// they are external and reach the package's own test helpers through export_test.go.
+
+import (
+	"testing"
+
+	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
+	"github.com/subarena/subarena/trace/replay"
+)
+
+func benchCheck(b *testing.B, rel string) {
+	p := check.BenchProgram(b, rel)
+	res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var rep *check.Report
+	for b.Loop() {
+		if rep, err = check.Plan(p, res.Plan); err != nil || !rep.Safe {
+			b.Fatal(err, rep)
+		}
+	}
+	b.ReportMetric(float64(rep.Pairs), "pairs")
+}
+
+func BenchmarkCheckGGML(b *testing.B)        { benchCheck(b, "ggml/ggml-tiny.json") }
+func BenchmarkCheckMiniMallocK(b *testing.B) { benchCheck(b, "minimalloc/K.1048576.csv") }
+
+func BenchmarkScaleCheck(b *testing.B) {
+	check.ForScaleShapes(b, func(b *testing.B, p *trace.Program) {
+		res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for b.Loop() {
+			rep, err := check.Plan(p, res.Plan)
+			if err != nil || !rep.Safe {
+				b.Fatal(err, rep)
+			}
+		}
+	})
+}
+
+func BenchmarkScaleLiveLB(b *testing.B) {
+	check.ForScaleShapes(b, func(b *testing.B, p *trace.Program) {
+		res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := check.Schedule{Start: make([]int64, len(res.OpTimes)), End: make([]int64, len(res.OpTimes)), Makespan: res.Makespan}
+		for k, o := range res.OpTimes {
+			s.Start[k], s.End[k] = o.Start, o.End
+		}
+		b.ResetTimer()
+		for b.Loop() {
+			if lb := check.LiveLowerBound(p, s); lb != res.LiveLB {
+				b.Fatal(lb, res.LiveLB)
+			}
+		}
+	})
+}

@@ -1,0 +1,73 @@
+package ggmltrace_test
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/tracefile"
+)
+
+// ggmlDoc is a small ggml-alloc-trace/1 document: weights, an input, an in-place MUL, a
+// TRANSPOSE view of its output and a CONT reading it.
+var ggmlDoc = func() string {
+	data, err := os.ReadFile("testdata/tiny.json")
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}()
+
+func mustResolve(t testing.TB, tr *trace.Trace) *trace.Program {
+	t.Helper()
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestGGMLImport(t *testing.T) {
+	tr, err := tracefile.Read(strings.NewReader(ggmlDoc), "tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustResolve(t, tr)
+	if tr.Granule != 32 || len(p.Ops) != 2 || p.Ops[0].Name != "h" || !p.Ops[0].Inplace || p.Ops[1].Inplace {
+		t.Fatalf("%s", trace.Marshal(tr))
+	}
+	if len(p.Ops[0].Uses) != 2 { // "in" once (deduplicated), "h" written
+		t.Fatalf("uses %+v", p.Ops[0].Uses)
+	}
+	ht, _ := p.Lookup("ht")
+	if l := p.Layout(ht); !slices.Equal(l.Shape, []int64{1, 1, 8, 2}) || !slices.Equal(l.Strides, []int64{64, 64, 4, 32}) || l.Elem != 4 {
+		t.Fatalf("ht layout %v", l)
+	}
+	w, _ := p.Lookup("w")
+	if !p.Buffers[w.Buffer].External || p.Buffers[w.Buffer].Size != 72 {
+		t.Fatalf("weights %+v", p.Buffers[w.Buffer])
+	}
+	in, _ := p.Lookup("in")
+	h, _ := p.Lookup("h")
+	out, _ := p.Lookup("out")
+	// in is released after h (its last user), h after out (reads it through ht); out is an
+	// output and stays.
+	if p.Buffers[in.Buffer].Release != p.Ops[0].Step+1 || p.Buffers[h.Buffer].Release != p.Ops[1].Step+1 ||
+		p.Buffers[out.Buffer].Release != -1 {
+		t.Fatalf("releases %d %d %d\n%s", p.Buffers[in.Buffer].Release, p.Buffers[h.Buffer].Release,
+			p.Buffers[out.Buffer].Release, trace.Marshal(tr))
+	}
+	for _, bad := range []string{
+		strings.Replace(ggmlDoc, `"alignment": 32`, `"alignment": 24`, 1),
+		strings.Replace(ggmlDoc, `"ggml-alloc-trace/1"`, `"ggml-alloc-trace/9"`, 1),
+		strings.Replace(ggmlDoc, `"src": ["ht"]`, `"src": ["nope"]`, 1),
+		strings.Replace(ggmlDoc, `"view_src": "h"`, `"view_src": null`, 1),
+		strings.Replace(ggmlDoc, `"name": "out"`, `"name": "h"`, 1),
+	} {
+		if _, err := tracefile.Read(strings.NewReader(bad), "bad"); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package tracefile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/ggmltrace"
+	"github.com/subarena/subarena/trace/minimalloc"
+)
+
+// Load reads the trace file at path in any format Read understands; the trace of a CSV
+// or ggml file is named after the file (its base name without extension).
+func Load(path string) (*trace.Trace, error) {
+	t, _, err := load(path)
+	return t, err
+}
+
+// LoadProgram is Load followed by Resolve, at the cost of Load alone: validating a
+// trace resolves it, and the Program that validation built is the one returned.
+func LoadProgram(path string) (*trace.Program, error) {
+	_, p, err := load(path)
+	return p, err
+}
+
+func load(path string) (*trace.Trace, *trace.Program, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	return read(f, baseName(path))
+}
+
+// Read reads one trace and detects its format by content, not by name (see Detect):
+//
+//   - a JSON object whose "format" is "subarena-trace/v1": parsed as is (trace.Parse);
+//   - a JSON object whose "format" is "ggml-alloc-trace/1": a ggml graph-allocator trace
+//     (ggmltrace.Import);
+//   - text whose first line is a MiniMalloc CSV header (columns id, lower, upper and
+//     size, or their legacy names): a MiniMalloc CSV (minimalloc.Import).
+//
+// Anything else is rejected with an error matching trace.ErrUnknownFormat that says what
+// the input looks like instead. name names the imported trace (a subarena trace keeps its
+// own name). Every result is validated and normalized.
+func Read(r io.Reader, name string) (*trace.Trace, error) {
+	t, _, err := read(r, name)
+	return t, err
+}
+
+// ReadProgram is Read followed by Resolve, at the cost of Read alone (see LoadProgram).
+func ReadProgram(r io.Reader, name string) (*trace.Program, error) {
+	_, p, err := read(r, name)
+	return p, err
+}
+
+func read(r io.Reader, name string) (*trace.Trace, *trace.Program, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("trace %s: %w", name, err)
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	format, err := Detect(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	var p *trace.Program
+	switch format {
+	case ggmltrace.Format:
+		p, err = ggmltrace.ImportProgram(data, name)
+	case minimalloc.Format:
+		var m *minimalloc.CSV
+		if m, err = minimalloc.Parse(data); err == nil {
+			p, err = m.Program(name)
+		}
+	default:
+		p, err = trace.ParseProgram(data)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.Trace, p, nil
+}
+
+// Detect tells which format data is in, by content: trace.Format (subarena-trace/v1),
+// ggmltrace.Format (ggml-alloc-trace/1) or minimalloc.Format, as Read describes them; a
+// leading UTF-8 byte order mark is skipped. It reads no further than it needs: a JSON
+// object up to its "format" key, a CSV up to the end of its header.
+//
+// Input of no format Read understands gets an error matching trace.ErrUnknownFormat that
+// says what the input looks like: empty, white space only, binary, a JSON array, text
+// that is no MiniMalloc header, a JSON object without a "format" key (also
+// trace.ErrMissingKey). A JSON object whose "format" names another format or version gets
+// one matching both trace.ErrUnknownFormat and trace.ErrFormat, naming the formats this
+// package reads. A JSON object that is malformed before its "format" key gets the
+// *trace.StepError trace.Parse would give (trace.ErrSyntax, with its line and column).
+func Detect(data []byte) (string, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	_, missing := minimalloc.Header(string(bytes.TrimSuffix(first, []byte("\r"))))
+	switch {
+	case len(data) == 0:
+		return "", unknownFormat("the input is empty")
+	case len(trimmed) == 0:
+		return "", unknownFormat(fmt.Sprintf("the input is only white space (%d bytes)", len(data)))
+	case trimmed[0] == '{':
+		return detectJSON(data)
+	case len(missing) == 0:
+		return minimalloc.Format, nil
+	case looksBinary(data):
+		return "", unknownFormat(fmt.Sprintf("binary data (%d bytes, not text)", len(data)))
+	case trimmed[0] == '[':
+		if json.Valid(trimmed) {
+			return "", unknownFormat("a JSON array, not an object")
+		}
+		return "", unknownFormat(fmt.Sprintf("text starting with %s", firstLine(trimmed)))
+	}
+	return detectCSV(data)
+}
+
+// knownFormats is what the errors of Detect name as the formats Read understands.
+var knownFormats = trace.Format + " and " + ggmltrace.Format
+
+// formatError is an error of Detect: its text, and the sentinels it matches (trace's
+// FormatKey has its own for the errors it returns).
+type formatError struct {
+	msg string
+	is  []error
+}
+
+func (e *formatError) Error() string   { return e.msg }
+func (e *formatError) Unwrap() []error { return e.is }
+
+// unknownFormat says what input of no known format looks like; also lists further
+// sentinels the error matches.
+func unknownFormat(what string, also ...error) error {
+	return &formatError{msg: trace.ErrUnknownFormat.Error() + ": " + what, is: append([]error{trace.ErrUnknownFormat}, also...)}
+}
+
+// detectJSON finds the "format" of a JSON object (trace.FormatKey) and tells whether it
+// is one this package reads.
+func detectJSON(data []byte) (string, error) {
+	format, err := trace.FormatKey(data)
+	switch {
+	case err != nil:
+		return "", err
+	case format == trace.Format || format == ggmltrace.Format:
+		return format, nil
+	case format == trace.PlanFormat:
+		return "", &formatError{msg: fmt.Sprintf("trace: unsupported format %q: a plan, not a trace; this reader knows %s",
+			format, knownFormats), is: []error{trace.ErrUnknownFormat, trace.ErrFormat}}
+	}
+	return "", &formatError{msg: fmt.Sprintf("trace: unsupported format %q; this reader knows %s", format, knownFormats),
+		is: []error{trace.ErrUnknownFormat, trace.ErrFormat}}
+}
+
+// detectCSV accepts text whose first line is a MiniMalloc header.
+func detectCSV(data []byte) (string, error) {
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	if len(bytes.TrimSpace(line)) == 0 {
+		rest := bytes.TrimLeft(data, " \t\r\n")
+		next, _, _ := bytes.Cut(rest, []byte("\n"))
+		if _, missing := minimalloc.Header(string(bytes.TrimSuffix(next, []byte("\r")))); len(missing) == 0 {
+			return "", unknownFormat("a MiniMalloc CSV header after blank lines (the header must be the first line)")
+		}
+		return "", unknownFormat(fmt.Sprintf("text starting with a blank line, then %s", firstLine(rest)))
+	}
+	if cols, missing := minimalloc.Header(string(line)); cols > 1 {
+		return "", unknownFormat(fmt.Sprintf("a CSV whose header %s lacks MiniMalloc's column%s %s",
+			firstLine(line), plural(len(missing)), strings.Join(missing, ", ")), trace.ErrMissingKey)
+	}
+	return "", unknownFormat(fmt.Sprintf("text starting with %s", firstLine(data)))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// firstLine quotes the first line of data, shortened to 40 characters.
+func firstLine(data []byte) string {
+	line, rest, _ := bytes.Cut(data, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	more := len(bytes.TrimSpace(rest)) > 0
+	r := []rune(string(line))
+	if len(r) > 40 {
+		r, more = r[:40], true
+	}
+	s := strconv.Quote(string(r))
+	if more {
+		s += "..."
+	}
+	return s
+}
+
+// looksBinary reports whether data is not text: invalid UTF-8 or a control character
+// other than white space among its first 4096 bytes (a rune cut at that limit excepted).
+func looksBinary(data []byte) bool {
+	head := data[:min(len(data), 4096)]
+	for i := 0; i < len(head); {
+		r, n := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && n == 1 {
+			return len(head) == len(data) || utf8.FullRune(head[i:])
+		}
+		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f {
+			return true
+		}
+		i += n
+	}
+	return false
+}
+
+// looksJSON reports whether data starts, after an optional BOM and white space, with '{'.
+func looksJSON(data []byte) bool {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	data = bytes.TrimLeft(data, " \t\r\n")
+	return len(data) > 0 && data[0] == '{'
+}
+
+func baseName(path string) string {
+	b := filepath.Base(path)
+	return strings.TrimSuffix(b, filepath.Ext(b))
+}
