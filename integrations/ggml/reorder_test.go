@@ -1,0 +1,111 @@
+package ggml_test
+
+import (
+	"testing"
+
+	"github.com/subarena/subarena/integrations/ggml"
+	"github.com/subarena/subarena/integrations/ggml/internal/ggmltest"
+)
+
+// runReordered is runSteps for the Allocator, with each graph reordered by
+// order before it is allocated and computed.
+func runReordered(t *testing.T, m *ggmltest.Model, be *ggmltest.Backend, sched [][2]int, order func(g *ggmltest.Graph)) *run {
+	t.Helper()
+	c := m.NewCache()
+	defer c.Free()
+	a, err := ggml.New(ggml.Options{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Free()
+	r := &run{}
+	for i, st := range sched {
+		g := m.Build(c, st[0], st[1])
+		order(g)
+		if err := a.AllocGraph(g.CGraph()); err != nil {
+			t.Fatal(err)
+		}
+		g.SetInputs(m, uint64(1000+i))
+		if err := be.Compute(g); err != nil {
+			t.Fatal(err)
+		}
+		r.outs = append(r.outs, g.Output())
+		g.Free()
+	}
+	r.cache = c.Bytes()
+	return r
+}
+
+// TestReorderGraphBitExact computes LLaMA- and GPT-2-style graphs (prefill
+// and decode steps) in their own order with every tensor in its own memory,
+// and reordered: by ReorderGraph, and in every order it tries whether kept
+// or not, each allocated by the Allocator. Every run gives the same bytes,
+// outputs and KV cache. ReorderGraph's plan is never above the fixed
+// order's, neither bound nor size.
+func TestReorderGraphBitExact(t *testing.T) {
+	moved := 0
+	for _, cc := range computeCases(true) {
+		t.Run(cc.String(), func(t *testing.T) {
+			m := ggmltest.NewModel(cc.p)
+			defer m.Free()
+			be := ggmltest.NewBackend(cc.threads)
+			defer be.Free()
+			sched := steps(cc.prompt, cc.decode)
+			own := runSteps(t, m, be, modeOwn, ggml.Options{}, sched)
+			runs := map[string]*run{}
+			runs["ReorderGraph"] = runReordered(t, m, be, sched, func(g *ggmltest.Graph) {
+				o, err := ggml.ReorderGraph(g.CGraph(), ggml.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := o.Fixed
+				if r := o.Reordered; r != nil {
+					t.Logf("%d nodes: fixed bound %d plan %d; reordered (%v) bound %d plan %d; kept %v",
+						g.Nodes(), f.LowerBound, f.Size, o.Rule, r.LowerBound, r.Size, o.Nodes != nil)
+				}
+				if o.Nodes != nil {
+					if r := o.Reordered; r.LowerBound > f.LowerBound || r.Size > f.Size {
+						t.Errorf("kept a reordering above the fixed order: bound %d plan %d, fixed %d %d", r.LowerBound, r.Size, f.LowerBound, f.Size)
+					}
+				}
+			})
+			for k := range 3 {
+				name := "order " + string(rune('a'+k))
+				runs[name] = runReordered(t, m, be, sched, func(g *ggmltest.Graph) {
+					orders, err := ggml.NodeOrders(g.CGraph())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if k < len(orders) {
+						moved++
+						if err := ggml.PermuteNodes(g.CGraph(), orders[k]); err != nil {
+							t.Fatal(err)
+						}
+					}
+				})
+			}
+			compareRuns(t, own, "own memory, fixed order", runs)
+		})
+	}
+	if moved == 0 {
+		t.Error("no graph was computed in another order")
+	}
+}
+
+// TestPermuteNodesRejects: an order that is not a permutation of the
+// graph's nodes is refused, and the graph is left as it was.
+func TestPermuteNodesRejects(t *testing.T) {
+	m := ggmltest.NewModel(ggmltest.Tiny())
+	defer m.Free()
+	c := m.NewCache()
+	defer c.Free()
+	g := m.Build(c, 4, 0)
+	defer g.Free()
+	n := g.Nodes()
+	bad := make([]int, n)
+	for _, o := range [][]int{nil, bad, make([]int, n+1)} {
+		if err := ggml.PermuteNodes(g.CGraph(), o); err == nil {
+			t.Errorf("order of %d nodes accepted", len(o))
+		}
+	}
+}
