@@ -221,6 +221,10 @@ type Result struct {
 	Fixed, Reordered *Result
 	// ReorderSkipped says why Options.Reorder planned no reordering.
 	ReorderSkipped string
+	// OrderBound is, with Options.Reorder on a one-engine trace, the input's
+	// OrderBound: no plan of any order of its ops is below it (0 when not
+	// computed).
+	OrderBound int64
 
 	// bound is the planner's lower bound, kept when the replay's plan
 	// replaces the planner's (LowerBound is then 0).

@@ -631,6 +631,13 @@ func planReordered(p *trace.Program, opts Options, fixed Result, start time.Time
 		res = *best
 	}
 	res.Fixed, res.Reordered, res.ReorderSkipped = &fixedCopy, best, fixed.ReorderSkipped
+	if len(p.Trace.Engines) == 1 {
+		ob, err := OrderBound(p)
+		if err != nil && !errors.Is(err, ErrTooLarge) {
+			return Result{}, err
+		}
+		res.OrderBound = ob
+	}
 	res.Elapsed = time.Since(start)
 	return res, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/subarena/subarena/strided"
 	"github.com/subarena/subarena/strided/stridedtest"
@@ -82,6 +83,10 @@ func TestReorderTwoBranches(t *testing.T) {
 		t.Errorf("reordered ops %v, want %v", names, want)
 	}
 	checkReordered(t, res.Trace, res.Plan)
+	// In any order, a1 holds x and t1 (or a2 t1 and r1): 256 + 4096.
+	if res.OrderBound != 4352 {
+		t.Errorf("order bound %d, want 4352", res.OrderBound)
+	}
 	// Without Reorder, Plan is the fixed order's.
 	plain, err := Plan(tr, Options{})
 	if err != nil {
@@ -266,7 +271,7 @@ func TestReorderProperty(t *testing.T) {
 		}
 		traces = append(traces, tr)
 	}
-	moved := 0
+	moved, lower := 0, 0
 	for i, tr := range traces {
 		p, err := tr.Resolve()
 		if err != nil {
@@ -315,6 +320,27 @@ func TestReorderProperty(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trace %d: %v", i, err)
 		}
+		// No plan of any order is below the order bound: the fixed order's,
+		// each rule's, the result.
+		ob, err := OrderBound(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ob != res.OrderBound {
+			t.Fatalf("trace %d: Result.OrderBound %d, OrderBound %d", i, res.OrderBound, ob)
+		}
+		heights := []int64{res.Fixed.Plan.Size, res.Plan.Size}
+		for _, rule := range ReorderRules {
+			ro, _ := Reorder(p, rule)
+			r, err := Plan(ro.Trace, Options{Budget: 5 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			heights = append(heights, r.Plan.Size)
+		}
+		if h := slices.Min(heights); h < ob {
+			t.Fatalf("trace %d: a plan of %d bytes is below the order bound %d", i, h, ob)
+		}
 		checkReordered(t, res.Trace, res.Plan)
 		f := res.Fixed
 		if f == nil || res.bound > f.bound || res.Plan.Size > f.Plan.Size {
@@ -323,6 +349,13 @@ func TestReorderProperty(t *testing.T) {
 		if r := res.Reordered; r != nil {
 			checkReordered(t, r.Trace, r.Plan)
 		}
+		if res.Reordering != nil {
+			lower++
+		}
+	}
+	t.Logf("%d of %d traces planned lower reordered", lower, len(traces))
+	if lower == 0 {
+		t.Error("no reordering planned lower: Options.Reorder is never exercised")
 	}
 	if moved == 0 {
 		t.Error("no rule moved any op: the property is vacuous")

@@ -5,7 +5,10 @@
 // Allocator's high-water mark replaying the graph without and with
 // wait-fenced reuse) and times
 // (subarena's plan and placement against gallocr's reserve and
-// alloc_graph). Weights are never allocated: graphs are only planned and
+// alloc_graph), and the bound and plan of the graph with its nodes
+// reordered (ggml.ReorderGraph: memory-aware list scheduling, kept only
+// when neither is above the graph's own order's; "reord/strided" is the
+// reordered plan over the strided one). Weights are never allocated: graphs are only planned and
 // placed, never computed (the module's tests compute them).
 //
 //	go run ./cmd/ggmlbench            # widths 256-2048, prefill and decode, batch 1 and 8
@@ -48,10 +51,12 @@ func main() {
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "graph\tnodes\tgallocr\toffsets\tstrided\tbound\tproven\tonline\tonline+wait\tstrided/gallocr\t"+
+		"reord bound\treord plan\treord/strided\t"+
 		"first\tplan\tplace\treserve\talloc_graph\tfirst/reserve\tmiss/reserve\thit/alloc_graph\t")
 	var logLLaMA, logGPT2 []float64
 	logs := map[string][]float64{} // by architecture and step kind
-	atBound, n, onlineOK := 0, 0, 0
+	atBound, n, onlineOK, reordered := 0, 0, 0, 0
+	var reordLogs []float64
 	worst := 0.0
 	for _, sh := range ggmltest.Shapes(*big) {
 		if re != nil && !re.MatchString(sh.Name) {
@@ -84,8 +89,12 @@ func main() {
 			times = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t", dur(r.first), dur(r.plan), dur(r.place), dur(r.reserve), dur(r.alloc),
 				r.first/r.reserve, (r.plan+r.place)/r.reserve, r.place/r.alloc)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%.3f\t%s\n", sh.Name, r.nodes, r.gallocr, r.offsets, r.strided,
-			r.bound, r.proven, r.online, r.onlineWait, ratio, times)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%.3f\t%d\t%d\t%.3f\t%s\n", sh.Name, r.nodes, r.gallocr, r.offsets, r.strided,
+			r.bound, r.proven, r.online, r.onlineWait, ratio, r.reordBound, r.reordPlan, float64(r.reordPlan)/float64(r.strided), times)
+		if r.reordPlan < r.strided || r.reordBound < r.bound {
+			reordered++
+		}
+		reordLogs = append(reordLogs, math.Log(float64(r.reordPlan)/float64(r.strided)))
 		if r.online <= r.gallocr {
 			onlineOK++
 		}
@@ -98,6 +107,7 @@ func main() {
 			fmt.Printf("  %-13s %s\n", k, geomean(logs[k]))
 		}
 	}
+	fmt.Printf("reordered/fixed-order plan geomean %s; reordering lowered the bound or plan on %d of %d graphs\n", geomean(reordLogs), reordered, n)
 	fmt.Printf("online (the Allocator replaying the graph, subrange-fenced) at or below gallocr's buffer on %d of %d graphs\n", onlineOK, n)
 	if ggmltest.HaveThreadCPU {
 		fmt.Println("times: CPU time of the calling thread per call; miss = plan + place")
@@ -110,6 +120,7 @@ type result struct {
 	nodes                            int
 	gallocr, offsets, strided, bound int64
 	online, onlineWait               int64 // the online Allocator's HWM replaying the graph, without and with wait-fenced reuse
+	reordBound, reordPlan            int64 // ggml.ReorderGraph's: the reordered graph's, or the fixed order's when it kept it
 	proven                           bool
 	plan, place, reserve, alloc      float64 // ns
 	first                            float64 // ns: reading the graph and the planner's first placement (one run)
@@ -159,6 +170,20 @@ func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget t
 		} else {
 			r.online = rr.HWM
 		}
+	}
+	// Reordered, on a graph of its own (ReorderGraph permutes its nodes).
+	g2 := m.Build(c, sh.Tokens, sh.Past)
+	defer g2.Free()
+	o, err := ggml.ReorderGraph(g2.CGraph(), ggml.Options{Budget: budget})
+	if err != nil {
+		return nil, err
+	}
+	if o.Fixed.Size != r.strided || o.Fixed.LowerBound != r.bound {
+		return nil, fmt.Errorf("ReorderGraph's fixed order: bound %d plan %d; Plan's %d %d", o.Fixed.LowerBound, o.Fixed.Size, r.bound, r.strided)
+	}
+	r.reordBound, r.reordPlan = o.Fixed.LowerBound, o.Fixed.Size
+	if o.Nodes != nil {
+		r.reordBound, r.reordPlan = o.Reordered.LowerBound, o.Reordered.Size
 	}
 	if !times {
 		return r, nil
