@@ -26,6 +26,7 @@ static int sa_permute_nodes(struct ggml_cgraph * g, const int32_t * order, int32
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"unsafe"
@@ -47,6 +48,10 @@ type GraphOrder struct {
 	// order). The graph is reordered when Reordered's bound and size are
 	// both at most Fixed's and one is lower.
 	Fixed, Reordered *Plan
+	// OrderBound is plan.OrderBound of the graph's trace: no plan of the
+	// graph in any order its dependencies allow is below it (0 when the
+	// graph has too many nodes to compute it).
+	OrderBound int64
 }
 
 // ReorderGraph reorders graph's nodes in place, when that lowers the
@@ -80,6 +85,13 @@ func ReorderGraph(graph unsafe.Pointer, opts Options) (*GraphOrder, error) {
 		return nil, err
 	}
 	out := &GraphOrder{Fixed: fixed}
+	prog, err := fixed.Trace.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrGraph, err)
+	}
+	if out.OrderBound, err = plan.OrderBound(prog); err != nil && !errors.Is(err, plan.ErrTooLarge) {
+		return nil, err
+	}
 	orders, rules, err := nodeOrders(graph, a.buft, fixed.Trace)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
@@ -66,6 +67,16 @@ func OrderBound(p *trace.Program) (int64, error) {
 		}
 	}
 	has := func(m []uint64, k, j int) bool { return m[k*words+j/64]&(1<<(j%64)) != 0 }
+	live := opLive(p, func(k, j int) bool { return has(anc, k, j) }, func(k, j int) bool { return has(desc, k, j) })
+	return slices.Max(append(live, 0)), nil
+}
+
+// opLive returns, per op k, the bytes held at once while k runs in every
+// order where the ops before(k, j) run before k and the ops after(k, j)
+// after it (see OrderBound).
+func opLive(p *trace.Program, before, after func(k, j int) bool) []int64 {
+	n := len(p.Ops)
+	out := make([]int64, n)
 	// Uses per buffer.
 	type use struct {
 		op    int
@@ -84,8 +95,7 @@ func OrderBound(p *trace.Program) (int64, error) {
 		}
 	}
 	exact := func(r trace.Ref) bool { _, ok := p.Footprint(r); return ok }
-	var best int64
-	var before, after, own ranges.Set
+	var bs, as, own ranges.Set
 	for k := range n {
 		op := &p.Ops[k]
 		// k's own operands, per buffer: exact footprints only. Reads of
@@ -124,10 +134,10 @@ func OrderBound(p *trace.Program) (int64, error) {
 		for b, us := range uses {
 			var inA, inD bool
 			for _, u := range us {
-				if u.op != k && has(anc, k, u.op) {
+				if u.op != k && before(k, u.op) {
 					inA = true
 				}
-				if u.op != k && has(desc, k, u.op) {
+				if u.op != k && after(k, u.op) {
 					inD = true
 				}
 			}
@@ -135,22 +145,22 @@ func OrderBound(p *trace.Program) (int64, error) {
 			if !inA || !inD && !held {
 				continue
 			}
-			before.Reset()
-			after.Reset()
+			bs.Reset()
+			as.Reset()
 			for _, u := range us {
 				if !u.exact {
 					continue
 				}
-				if has(anc, k, u.op) {
-					before.AddSet(&u.fp)
+				if before(k, u.op) {
+					bs.AddSet(&u.fp)
 				}
-				if has(desc, k, u.op) {
-					after.AddSet(&u.fp)
+				if after(k, u.op) {
+					as.AddSet(&u.fp)
 				}
 			}
-			live := &before
+			live := &bs
 			if !held {
-				live = intersect(&before, &after, &own)
+				live = intersect(&bs, &as, &own)
 			}
 			c := live.Len()
 			if s := opBytes[b]; s != nil {
@@ -158,9 +168,9 @@ func OrderBound(p *trace.Program) (int64, error) {
 			}
 			total += c
 		}
-		best = max(best, total)
+		out[k] = total
 	}
-	return best, nil
+	return out
 }
 
 // intersect puts a ∩ b into out and returns it.

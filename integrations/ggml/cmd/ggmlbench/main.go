@@ -8,7 +8,8 @@
 // alloc_graph), and the bound and plan of the graph with its nodes
 // reordered (ggml.ReorderGraph: memory-aware list scheduling, kept only
 // when neither is above the graph's own order's; "reord/strided" is the
-// reordered plan over the strided one). Weights are never allocated: graphs are only planned and
+// reordered plan over the strided one; "any-order bound" is
+// plan.OrderBound, which no plan of any order is below). Weights are never allocated: graphs are only planned and
 // placed, never computed (the module's tests compute them).
 //
 //	go run ./cmd/ggmlbench            # widths 256-2048, prefill and decode, batch 1 and 8
@@ -51,11 +52,11 @@ func main() {
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "graph\tnodes\tgallocr\toffsets\tstrided\tbound\tproven\tonline\tonline+wait\tstrided/gallocr\t"+
-		"reord bound\treord plan\treord/strided\t"+
+		"reord bound\treord plan\treord/strided\tany-order bound\t"+
 		"first\tplan\tplace\treserve\talloc_graph\tfirst/reserve\tmiss/reserve\thit/alloc_graph\t")
 	var logLLaMA, logGPT2 []float64
 	logs := map[string][]float64{} // by architecture and step kind
-	atBound, n, onlineOK, reordered := 0, 0, 0, 0
+	atBound, n, onlineOK, reordered, orderOptimal := 0, 0, 0, 0, 0
 	var reordLogs []float64
 	worst := 0.0
 	for _, sh := range ggmltest.Shapes(*big) {
@@ -89,8 +90,11 @@ func main() {
 			times = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t", dur(r.first), dur(r.plan), dur(r.place), dur(r.reserve), dur(r.alloc),
 				r.first/r.reserve, (r.plan+r.place)/r.reserve, r.place/r.alloc)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%.3f\t%d\t%d\t%.3f\t%s\n", sh.Name, r.nodes, r.gallocr, r.offsets, r.strided,
-			r.bound, r.proven, r.online, r.onlineWait, ratio, r.reordBound, r.reordPlan, float64(r.reordPlan)/float64(r.strided), times)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%.3f\t%d\t%d\t%.3f\t%d\t%s\n", sh.Name, r.nodes, r.gallocr, r.offsets, r.strided,
+			r.bound, r.proven, r.online, r.onlineWait, ratio, r.reordBound, r.reordPlan, float64(r.reordPlan)/float64(r.strided), r.orderBound, times)
+		if r.strided-r.orderBound <= r.granule {
+			orderOptimal++
+		}
 		if r.reordPlan < r.strided || r.reordBound < r.bound {
 			reordered++
 		}
@@ -108,6 +112,7 @@ func main() {
 		}
 	}
 	fmt.Printf("reordered/fixed-order plan geomean %s; reordering lowered the bound or plan on %d of %d graphs\n", geomean(reordLogs), reordered, n)
+	fmt.Printf("the fixed order's plan is within a granule of the any-order bound (no reordering can lower it more) on %d of %d graphs\n", orderOptimal, n)
 	fmt.Printf("online (the Allocator replaying the graph, subrange-fenced) at or below gallocr's buffer on %d of %d graphs\n", onlineOK, n)
 	if ggmltest.HaveThreadCPU {
 		fmt.Println("times: CPU time of the calling thread per call; miss = plan + place")
@@ -121,6 +126,8 @@ type result struct {
 	gallocr, offsets, strided, bound int64
 	online, onlineWait               int64 // the online Allocator's HWM replaying the graph, without and with wait-fenced reuse
 	reordBound, reordPlan            int64 // ggml.ReorderGraph's: the reordered graph's, or the fixed order's when it kept it
+	orderBound                       int64 // plan.OrderBound: no order's plan is below it
+	granule                          int64
 	proven                           bool
 	plan, place, reserve, alloc      float64 // ns
 	first                            float64 // ns: reading the graph and the planner's first placement (one run)
@@ -181,7 +188,8 @@ func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget t
 	if o.Fixed.Size != r.strided || o.Fixed.LowerBound != r.bound {
 		return nil, fmt.Errorf("ReorderGraph's fixed order: bound %d plan %d; Plan's %d %d", o.Fixed.LowerBound, o.Fixed.Size, r.bound, r.strided)
 	}
-	r.reordBound, r.reordPlan = o.Fixed.LowerBound, o.Fixed.Size
+	r.reordBound, r.reordPlan, r.orderBound = o.Fixed.LowerBound, o.Fixed.Size, o.OrderBound
+	r.granule = o.Fixed.Trace.Granule
 	if o.Nodes != nil {
 		r.reordBound, r.reordPlan = o.Reordered.LowerBound, o.Reordered.Size
 	}
