@@ -113,6 +113,10 @@ func main() {
 	}
 	fmt.Printf("reordered/fixed-order plan geomean %s; reordering lowered the bound or plan on %d of %d graphs\n", geomean(reordLogs), reordered, n)
 	fmt.Printf("the fixed order's plan is within a granule of the any-order bound (no reordering can lower it more) on %d of %d graphs\n", orderOptimal, n)
+	if err := branches(re); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	fmt.Printf("online (the Allocator replaying the graph, subrange-fenced) at or below gallocr's buffer on %d of %d graphs\n", onlineOK, n)
 	if ggmltest.HaveThreadCPU {
 		fmt.Println("times: CPU time of the calling thread per call; miss = plan + place")
@@ -280,4 +284,40 @@ func geomean(logs []float64) string {
 		s += l
 	}
 	return fmt.Sprintf("%.3f (%d graphs)", math.Exp(s/float64(len(logs))), len(logs))
+}
+
+// branches prints the reordering of the synthetic graphs of independent
+// branches (ggmltest.Branches), built with every branch's wide temporary
+// live at once.
+func branches(re *regexp.Regexp) error {
+	var ns []int
+	for _, n := range []int{2, 3, 5, 8} {
+		if re == nil || re.MatchString(fmt.Sprintf("branches-%d", n)) {
+			ns = append(ns, n)
+		}
+	}
+	if len(ns) == 0 {
+		return nil
+	}
+	fmt.Println("\nsynthetic graphs of n independent branches, each temporary live at once in graph order:")
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "graph\tnodes\tgallocr\tstrided\tbound\treord bound\treord plan\treord/strided\tany-order bound\tgallocr reordered\t")
+	for _, n := range ns {
+		br := ggmltest.NewBranches(n, uint64(n))
+		br.Build()
+		gal := br.GallocrSize()
+		o, err := ggml.ReorderGraph(br.CGraph(), ggml.Options{})
+		if err != nil {
+			br.Free()
+			return err
+		}
+		rb, rp := o.Fixed.LowerBound, o.Fixed.Size
+		if o.Nodes != nil {
+			rb, rp = o.Reordered.LowerBound, o.Reordered.Size
+		}
+		fmt.Fprintf(tw, "branches-%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%d\t%d\t\n", n, br.Nodes(), gal, o.Fixed.Size, o.Fixed.LowerBound,
+			rb, rp, float64(rp)/float64(o.Fixed.Size), o.OrderBound, br.GallocrSize())
+		br.Free()
+	}
+	return tw.Flush()
 }
