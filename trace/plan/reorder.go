@@ -218,11 +218,12 @@ func newDepGraph(p *trace.Program) *depGraph {
 				if ui.acc&trace.AccessWrite == 0 && uj.acc&trace.AccessWrite == 0 {
 					continue
 				}
-				if ui.ref != uj.ref {
-					fj, _ := p.Footprint(uj.ref)
-					if _, hit := fi.OverlapsSet(&fj); !hit {
+				if ui.ref == uj.ref {
+					if fi.IsEmpty() {
 						continue
 					}
+				} else if fj, _ := p.Footprint(uj.ref); !overlaps(&fi, &fj) {
+					continue
 				}
 				stamp[uj.op] = ui.op
 				g.pred[ui.op] = append(g.pred[ui.op], uj.op)
@@ -640,4 +641,10 @@ func planReordered(p *trace.Program, opts Options, fixed Result, start time.Time
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// overlaps reports whether a and b share a byte.
+func overlaps(a, b *ranges.Set) bool {
+	_, hit := a.OverlapsSet(b)
+	return hit
 }

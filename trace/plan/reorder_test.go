@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"math/rand/v2"
@@ -244,7 +245,8 @@ func mustPrecede(p *trace.Program, bytes []map[int]*opBytes, a, b int) bool {
 }
 
 // TestReorderProperty: on random one-engine traces and generated ggml
-// graphs, every rule's order keeps every pair of ops that touch a common
+// graphs, OpDependencies lists exactly the pairs of ops that touch a
+// common byte with a write (or wait), every rule's order keeps every pair of ops that touch a common
 // byte with a write (and every wait) in input order, the reordered trace
 // submits the input's ops unchanged in that order and validates, and
 // Options.Reorder returns a plan the checker accepts, neither its bound nor
@@ -278,6 +280,15 @@ func TestReorderProperty(t *testing.T) {
 			t.Fatalf("trace %d: %v", i, err)
 		}
 		bytes := byteSets(p)
+		// OpDependencies lists exactly the pairs that must keep their order.
+		deps := OpDependencies(p)
+		for b := range p.Ops {
+			for a := range b {
+				if must, listed := mustPrecede(p, bytes, a, b), slices.Contains(deps[b], a); must != listed {
+					t.Fatalf("trace %d: ops %q, %q: must keep their order %v, listed %v", i, p.Ops[a].Name, p.Ops[b].Name, must, listed)
+				}
+			}
+		}
 		for _, rule := range ReorderRules {
 			ro, err := Reorder(p, rule)
 			if err != nil {
@@ -360,4 +371,53 @@ func TestReorderProperty(t *testing.T) {
 	if moved == 0 {
 		t.Error("no rule moved any op: the property is vacuous")
 	}
+}
+
+// FuzzReorder reorders arbitrary valid traces (on one engine) and plans
+// them with Options.Reorder: the reordered trace must validate, submit the
+// input's ops, and have a plan the checker accepts, neither bound nor size
+// above the fixed order's and the size not below OrderBound.
+func FuzzReorder(f *testing.F) {
+	var buf bytes.Buffer
+	if err := trace.Write(&buf, twoBranches()); err == nil {
+		f.Add(buf.Bytes())
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 4 {
+		f.Add(tracegen.Random(rng, 40))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := trace.Parse(data)
+		if err != nil || len(tr.Steps) > 400 {
+			return
+		}
+		oneEngine(tr)
+		p, err := tr.Resolve()
+		if err != nil {
+			return
+		}
+		for _, rule := range ReorderRules {
+			ro, err := Reorder(p, rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ro.Trace.Resolve(); err != nil {
+				t.Fatalf("%v: reordered trace invalid: %v", rule, err)
+			}
+		}
+		res, err := Plan(tr, Options{Reorder: true})
+		if err != nil {
+			if errors.Is(err, ErrInvalidTrace) || errors.Is(err, ErrTooLarge) {
+				return
+			}
+			t.Fatal(err)
+		}
+		checkReordered(t, res.Trace, res.Plan)
+		if f := res.Fixed; res.bound > f.bound || res.Plan.Size > f.Plan.Size {
+			t.Fatalf("reordered bound %d plan %d above the fixed order's %d %d", res.bound, res.Plan.Size, f.bound, f.Plan.Size)
+		}
+		if res.Plan.Size < res.OrderBound {
+			t.Fatalf("plan %d below the order bound %d", res.Plan.Size, res.OrderBound)
+		}
+	})
 }
