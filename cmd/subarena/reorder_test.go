@@ -41,6 +41,7 @@ func TestPlanReorder(t *testing.T) {
 	}
 	f.Close()
 	resetFlags() // flag values outlast a run
+	t.Cleanup(resetFlags)
 	if out, code := run(t, "plan", in, "--reordered-out", reordered); code == 0 {
 		t.Fatalf("--reordered-out without --reorder accepted\n%s", out)
 	}
