@@ -207,15 +207,24 @@ func newDepGraph(p *trace.Program) *depGraph {
 	}
 	for b := range uses {
 		us := uses[b]
+		var writes []int32 // the uses of us that write, in order
 		for i := range us {
 			ui := &us[i]
 			fi, _ := p.Footprint(ui.ref)
-			for j := 0; j < i; j++ {
+			// A write follows every earlier use of its bytes; a read, every
+			// earlier write.
+			earlier := len(writes)
+			if ui.acc&trace.AccessWrite != 0 {
+				earlier = i
+				writes = append(writes, int32(i))
+			}
+			for e := range earlier {
+				j := e
+				if ui.acc&trace.AccessWrite == 0 {
+					j = int(writes[e])
+				}
 				uj := &us[j]
 				if uj.op == ui.op || stamp[uj.op] == ui.op {
-					continue
-				}
-				if ui.acc&trace.AccessWrite == 0 && uj.acc&trace.AccessWrite == 0 {
 					continue
 				}
 				if ui.ref == uj.ref {
