@@ -115,8 +115,11 @@
 // AllocGraph would, and permutes the graph's nodes (PermuteNodes, on the
 // cgraph's node array) to the best only if neither its bound nor its plan
 // is above the graph's own order's; AllocGraph then plans the reordered
-// graph. The tests compute LLaMA- and GPT-2-style graphs in every order it
-// tries, bit for bit as in their own order.
+// graph. With Options.Reorder, AllocGraph does this itself, deciding the
+// order once per graph structure. The tests compute LLaMA- and GPT-2-style
+// graphs in every order it tries, bit for bit as in their own order, and a
+// graph of independent branches built with every branch's wide temporary
+// live at once, which reordering shrinks 1.7 to 3.7 times.
 //
 // On every graph ggmlbench builds it finds nothing lower, and
 // plan.OrderBound (GraphOrder.OrderBound) shows why: the live bytes peak

@@ -1,6 +1,7 @@
 package ggml_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/subarena/subarena/integrations/ggml"
@@ -184,5 +185,79 @@ func TestReorderGraphBranches(t *testing.T) {
 		a.Free()
 		be.Free()
 		br.Free()
+	}
+}
+
+// TestAllocGraphReorder: with Options.Reorder, AllocGraph runs the branch
+// graph one branch at a time in the reordered graph's buffer, decides the
+// order once per graph structure, and every graph computes the fixed
+// order's bytes; Plan gives the reordered plan and leaves the graph in its
+// own order. On LLaMA- and GPT-2-style steps (which keep their order) the
+// outputs and the KV cache are those of every tensor in its own memory.
+func TestAllocGraphReorder(t *testing.T) {
+	br := ggmltest.NewBranches(3, 3)
+	defer br.Free()
+	be := ggmltest.NewBackend(2)
+	defer be.Free()
+	br.Build()
+	free, err := br.AllocOwn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	br.SetInputs(5)
+	if err := be.ComputeCGraph(br.CGraph()); err != nil {
+		t.Fatal(err)
+	}
+	want := br.Output()
+	free()
+	a, err := ggml.New(ggml.Options{Reorder: true, Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Free()
+	br.Build()
+	before, err := ggml.NodeOrders(br.CGraph())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := a.Plan(br.CGraph())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Size != 45056 {
+		t.Errorf("Plan: %d bytes, want the reordered 45056", p.Size)
+	}
+	if after, _ := ggml.NodeOrders(br.CGraph()); !slices.EqualFunc(before, after, slices.Equal) {
+		t.Error("Plan left the graph reordered")
+	}
+	for i := range 3 {
+		br.Build()
+		if err := a.AllocGraph(br.CGraph()); err != nil {
+			t.Fatal(err)
+		}
+		br.SetInputs(5)
+		if err := be.ComputeCGraph(br.CGraph()); err != nil {
+			t.Fatal(err)
+		}
+		if d := diffBytes(want, br.Output()); d != 0 {
+			t.Errorf("graph %d: %d of %d output bytes differ from the fixed order's", i, d, len(want))
+		}
+	}
+	if got := a.BufferSize(); got != 45056 {
+		t.Errorf("buffer %d bytes, want the reordered plan's 45056", got)
+	}
+	if st := a.Stats(); st.Plans != 1 || st.Misses != 0 {
+		t.Errorf("stats %+v: want one plan, made by Plan, then hits", st)
+	}
+
+	for _, cc := range computeCases(true)[:4] {
+		m := ggmltest.NewModel(cc.p)
+		be := ggmltest.NewBackend(cc.threads)
+		sched := steps(cc.prompt, cc.decode)
+		own := runSteps(t, m, be, modeOwn, ggml.Options{}, sched)
+		re := runSteps(t, m, be, modeSubarena, ggml.Options{Reorder: true, Check: true}, sched)
+		compareRuns(t, own, "own memory", map[string]*run{cc.String() + " reorder": re})
+		be.Free()
+		m.Free()
 	}
 }
