@@ -91,7 +91,11 @@
 // reordering of each rule and returns the best of them only when neither
 // its bound nor its plan is above the input order's (Result.Fixed and
 // Result.Reordered report both), so it is never worse. A trace of several
-// engines is not reordered (Result.ReorderSkipped).
+// engines is not reordered (Result.ReorderSkipped). OrderBound
+// (Result.OrderBound) is a height no plan of any such order is below: at
+// each op, the bytes it uses plus every byte that an op before it in every
+// order and one after it in every order both use; a plan that meets it
+// cannot be lowered by reordering.
 //
 // # Search
 //
