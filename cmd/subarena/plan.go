@@ -19,12 +19,12 @@ import (
 
 func init() {
 	var (
-		out, traceOut                 string
-		asJSON, noInPlace, noRelayout bool
-		budget                        = plan.DefaultBudget
+		out, traceOut, reorderedOut            string
+		asJSON, noInPlace, noRelayout, reorder bool
+		budget                                 = plan.DefaultBudget
 	)
 	cmd := &cobra.Command{
-		Use:   "plan FILE [--budget D] [--json] [-o PLAN]",
+		Use:   "plan FILE [--budget D] [--json] [-o PLAN] [--reorder --reordered-out TRACE]",
 		Short: "Plan an arena offline, knowing every future use",
 		Long: `plan places every buffer of the trace in FILE at a fixed offset, knowing the whole
 graph ahead (as a compiler, or an engine that plans once and replays). Each byte lives from
@@ -40,12 +40,19 @@ offset of its own: the plan lays it over that footprint of its host under "place
 honours. --no-relayout plans with offsets only; --trace-out also writes FILE rewritten
 with each placed buffer a view of its host, for tools that read offsets only.
 
+--reorder also plans the trace with its ops reordered (one engine only: memory-aware list
+scheduling that keeps every data dependency and wait) and keeps the reordered plan when
+neither its lower bound nor its size is above the input order's. The plan is then for the
+reordered trace, which --reordered-out writes (the input itself when its order is kept):
+check that trace with the plan. The report gives both orders' bounds and sizes, and
+order_bound, which no plan of any order of the ops is below.
+
 Each file written is reported as "wrote PATH" on standard error. One of -o and
 --trace-out may be "-", standard output; the report then goes to standard error. --json
 prints the plan itself on standard output, so it cannot be combined with an output "-".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			docOnStdout, err := stdoutDoc(map[string]string{"-o": out, "--trace-out": traceOut})
+			docOnStdout, err := stdoutDoc(map[string]string{"-o": out, "--trace-out": traceOut, "--reordered-out": reorderedOut})
 			if err != nil {
 				return err
 			}
@@ -70,8 +77,11 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 				}
 			}()
 			name := strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
+			if reorderedOut != "" && !reorder {
+				return fmt.Errorf("--reordered-out needs --reorder")
+			}
 			opts := plan.Options{Budget: budget, NoInPlace: noInPlace, NoRelayout: noRelayout, Stop: stop,
-				Replay: replay.Online}
+				Replay: replay.Online, Reorder: reorder}
 			var res plan.Result
 			if format == minimalloc.Format {
 				// A MiniMalloc CSV: plan it on its own time axis.
@@ -102,6 +112,11 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 					return err
 				}
 			}
+			if reorderedOut != "" {
+				if err := writeFile(cmd, reorderedOut, func(w io.Writer) error { return trace.Write(w, res.Trace) }); err != nil {
+					return err
+				}
+			}
 			w := reportTo(cmd, docOnStdout)
 			if asJSON {
 				return res.WriteJSON(w)
@@ -126,6 +141,9 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			fmt.Fprintf(w, "in_place      %d buffers (%d placed over strided inputs)\n", res.InPlace, len(res.Relaid))
 			fmt.Fprintf(w, "first_ms      %.3f (the first valid placement, before any search)\n", float64(res.FirstPlan.Microseconds())/1000)
 			fmt.Fprintf(w, "ms            %.3f\n", res.Plan.Ms)
+			if reorder {
+				reportReorder(w, res)
+			}
 			return nil
 		},
 	}
@@ -135,6 +153,8 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 	cmd.Flags().StringVar(&traceOut, "trace-out", "", `also write FILE rewritten with every placed buffer a view of its host (the plan's offsets alone fit it; "-": standard output)`)
 	cmd.Flags().BoolVar(&noInPlace, "no-inplace", false, "place every buffer on bytes of its own")
 	cmd.Flags().BoolVar(&noRelayout, "no-relayout", false, "place in place over dense inputs only: offsets, no placements")
+	cmd.Flags().BoolVar(&reorder, "reorder", false, "also plan the ops reordered to lower the peak; keep that plan when it is not above the input order's")
+	cmd.Flags().StringVar(&reorderedOut, "reordered-out", "", `with --reorder, write the trace the plan is for: reordered, or the input when its order is kept ("-": standard output)`)
 	rootCmd.AddCommand(cmd)
 }
 
@@ -149,4 +169,34 @@ func writeRewritten(cmd *cobra.Command, path string, res plan.Result) error {
 		return err
 	}
 	return writeFile(cmd, path, func(w io.Writer) error { return trace.Write(w, t) })
+}
+
+// reportReorder prints what --reorder found.
+func reportReorder(w io.Writer, res plan.Result) {
+	f := res.Fixed
+	fmt.Fprintf(w, "fixed_order   size %d B, lower_bound %d B\n", f.Plan.Size, f.LowerBound)
+	if r := res.Reordered; r != nil {
+		kept := "kept"
+		if res.Reordering == nil {
+			kept = "not kept: the input order's plan is as low"
+		}
+		fmt.Fprintf(w, "reordered     size %d B, lower_bound %d B (rule %v, %d of %d ops moved; %s)\n", r.Plan.Size, r.LowerBound,
+			r.Reordering.Rule, moved(r.Reordering.Order), len(r.Reordering.Order), kept)
+	} else {
+		fmt.Fprintf(w, "reordered     - (%s)\n", res.ReorderSkipped)
+	}
+	if res.OrderBound > 0 {
+		fmt.Fprintf(w, "order_bound   %d B (no plan of any order of the ops is below it)\n", res.OrderBound)
+	}
+}
+
+// moved counts the ops not at their input position.
+func moved(order []int) int {
+	n := 0
+	for i, k := range order {
+		if i != k {
+			n++
+		}
+	}
+	return n
 }

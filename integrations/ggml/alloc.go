@@ -68,6 +68,13 @@ type Options struct {
 	CacheSize int
 	// Name names the traces of the graphs read ("ggml-graph" when empty).
 	Name string
+	// Reorder lets AllocGraph reorder a graph's nodes, as ReorderGraph
+	// does, before placing it: the order is decided once per graph
+	// structure (and cached with the plans), then every graph of that
+	// structure is permuted to it and placed with the reordered graph's
+	// plan. Plan and Reserve plan the graph in that order and leave it in
+	// its own.
+	Reorder bool
 }
 
 // Plan is what the Allocator decided for one graph structure.
@@ -128,8 +135,12 @@ type Allocator struct {
 	buf   C.ggml_backend_buffer_t
 	cache map[uint64]*entry
 	last  *entry
-	clock uint64
-	stats Stats
+	// orders caches, by the structure of a graph as built, the node order
+	// Options.Reorder gives it (osc scans graphs for it).
+	orders map[uint64]*order
+	osc    *scanner
+	clock  uint64
+	stats  Stats
 }
 
 // New returns an Allocator with no buffer yet; the first Reserve or
@@ -164,7 +175,10 @@ func (a *Allocator) Free() {
 	}
 	a.freeBuffer()
 	a.sc.free()
-	a.cache, a.last = nil, nil
+	if a.osc != nil {
+		a.osc.free()
+	}
+	a.cache, a.last, a.orders = nil, nil, nil
 }
 
 func (a *Allocator) freeBuffer() {
@@ -250,6 +264,11 @@ func (a *Allocator) AllocGraph(graph unsafe.Pointer) error {
 	if a.sc.s == nil {
 		return errFreed
 	}
+	if a.opts.Reorder {
+		if _, err := a.reorder(graph); err != nil {
+			return err
+		}
+	}
 	g := (*C.struct_ggml_cgraph)(graph)
 	if e := a.last; e != nil && a.buf != nil {
 		switch C.sa_hit(a.sc.s, g, keyPtr(e.key), C.int64_t(len(e.key)), placePtr(e.place), C.int32_t(e.n), C.int32_t(e.nRelaid)) {
@@ -316,6 +335,15 @@ func (a *Allocator) Plan(graph unsafe.Pointer) (*Plan, error) {
 	defer a.mu.Unlock()
 	if a.sc.s == nil {
 		return nil, errFreed
+	}
+	if a.opts.Reorder {
+		nodes, err := a.reorder(graph)
+		if err != nil {
+			return nil, err
+		}
+		if nodes != nil {
+			defer permuteNodes((*C.struct_ggml_cgraph)(graph), inverse(nodes))
+		}
 	}
 	if err := a.sc.scan(graph); err != nil {
 		return nil, err

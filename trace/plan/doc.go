@@ -76,6 +76,27 @@
 // names the buffers with placements; the plan checks against the trace as
 // given. A buffer and its in-place members form one item.
 //
+// # Reordering
+//
+// The plan is for the trace's op order, but on one engine many orders
+// compute the same thing. Reorder permutes the ops by list scheduling:
+// among the ops whose predecessors have all run (the ops they wait on, and
+// every earlier op using overlapping bytes of one buffer when one of the
+// two writes them) it runs the one a ReorderRule prefers, under a model
+// that counts each buffer live, whole, from its first use to its last: the
+// one growing the live bytes least (ReorderNet), raising the running peak
+// least (ReorderPeak) or freeing most (ReorderFree). Allocs, views,
+// releases, discards and syncs follow their ops; buffers the host fills
+// stay allocated first. With Options.Reorder, Plan also plans the
+// reordering of each rule and returns the best of them only when neither
+// its bound nor its plan is above the input order's (Result.Fixed and
+// Result.Reordered report both), so it is never worse. A trace of several
+// engines is not reordered (Result.ReorderSkipped). OrderBound
+// (Result.OrderBound) is a height no plan of any such order is below: at
+// each op, the bytes it uses plus every byte that an op before it in every
+// order and one after it in every order both use; a plan that meets it
+// cannot be lowered by reordering.
+//
 // # Search
 //
 // The best of twelve greedy placements (six orders: size, area, lifetime,

@@ -165,6 +165,13 @@ type Options struct {
 	NoCheck bool
 	// Stop, when closed, ends the search early.
 	Stop <-chan struct{}
+	// Reorder also plans the trace with its ops reordered by each of
+	// ReorderRules (see Reorder; one-engine traces only) and returns the
+	// reordered plan with the lowest bound, then size, when its bound and
+	// its size are both at most the input order's and one is lower; else
+	// the input order's plan. Result.Fixed and Result.Reordered report
+	// both. Each planning gets the whole Budget.
+	Reorder bool
 }
 
 // Result is a plan and what the planner knows about it.
@@ -208,6 +215,24 @@ type Result struct {
 	// check included.
 	FirstPlan time.Duration
 	Elapsed   time.Duration
+	// Reordering is the reordering of the input that Trace is, or nil when
+	// Trace is the input.
+	Reordering *Reordering
+	// Fixed and Reordered are set with Options.Reorder: the plan of the
+	// input order, and that of the best reordering (nil when no rule
+	// changed the order, or the trace was not reordered: ReorderSkipped).
+	// The result is a copy of one of them.
+	Fixed, Reordered *Result
+	// ReorderSkipped says why Options.Reorder planned no reordering.
+	ReorderSkipped string
+	// OrderBound is, with Options.Reorder on a one-engine trace, the input's
+	// OrderBound: no plan of any order of its ops is below it (0 when not
+	// computed).
+	OrderBound int64
+
+	// bound is the planner's lower bound, kept when the replay's plan
+	// replaces the planner's (LowerBound is then 0).
+	bound int64
 }
 
 // Plan places the buffers of t offline, knowing every future use: it
@@ -237,6 +262,14 @@ func PlanProgram(p *trace.Program, opts Options) (Result, error) {
 }
 
 func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error) {
+	res, err := planFixed(p, opts, start)
+	if err != nil || !opts.Reorder {
+		return res, err
+	}
+	return planReordered(p, opts, res, start)
+}
+
+func planFixed(p *trace.Program, opts Options, start time.Time) (Result, error) {
 	t := p.Trace
 	if opts.Budget < 0 {
 		return Result{}, fmt.Errorf("budget %v: %w", opts.Budget, ErrInvalidOptions)
@@ -296,7 +329,7 @@ func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error
 		out.Size = max(out.Size, off+buf.Size)
 	}
 	res := Result{Plan: out, Trace: t, Relaid: relaid, InPlace: inPlace, LowerBound: sol.LowerBound,
-		LiveBound: sol.LiveBound, Proven: sol.Proven, Method: sol.Method, FirstPlan: firstPlan}
+		LiveBound: sol.LiveBound, Proven: sol.Proven, Method: sol.Method, FirstPlan: firstPlan, bound: sol.LowerBound}
 	if err := finish(&res, p, opts, pre, start); err != nil {
 		return Result{}, err
 	}

@@ -5,7 +5,11 @@
 // Allocator's high-water mark replaying the graph without and with
 // wait-fenced reuse) and times
 // (subarena's plan and placement against gallocr's reserve and
-// alloc_graph). Weights are never allocated: graphs are only planned and
+// alloc_graph), and the bound and plan of the graph with its nodes
+// reordered (ggml.ReorderGraph: memory-aware list scheduling, kept only
+// when neither is above the graph's own order's; "reord/strided" is the
+// reordered plan over the strided one; "any-order bound" is
+// plan.OrderBound, which no plan of any order is below). Weights are never allocated: graphs are only planned and
 // placed, never computed (the module's tests compute them).
 //
 //	go run ./cmd/ggmlbench            # widths 256-2048, prefill and decode, batch 1 and 8
@@ -48,10 +52,12 @@ func main() {
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "graph\tnodes\tgallocr\toffsets\tstrided\tbound\tproven\tonline\tonline+wait\tstrided/gallocr\t"+
+		"reord bound\treord plan\treord/strided\tany-order bound\t"+
 		"first\tplan\tplace\treserve\talloc_graph\tfirst/reserve\tmiss/reserve\thit/alloc_graph\t")
 	var logLLaMA, logGPT2 []float64
 	logs := map[string][]float64{} // by architecture and step kind
-	atBound, n, onlineOK := 0, 0, 0
+	atBound, n, onlineOK, reordered, orderOptimal := 0, 0, 0, 0, 0
+	var reordLogs []float64
 	worst := 0.0
 	for _, sh := range ggmltest.Shapes(*big) {
 		if re != nil && !re.MatchString(sh.Name) {
@@ -84,8 +90,15 @@ func main() {
 			times = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t", dur(r.first), dur(r.plan), dur(r.place), dur(r.reserve), dur(r.alloc),
 				r.first/r.reserve, (r.plan+r.place)/r.reserve, r.place/r.alloc)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%.3f\t%s\n", sh.Name, r.nodes, r.gallocr, r.offsets, r.strided,
-			r.bound, r.proven, r.online, r.onlineWait, ratio, times)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%.3f\t%d\t%d\t%.3f\t%d\t%s\n", sh.Name, r.nodes, r.gallocr, r.offsets, r.strided,
+			r.bound, r.proven, r.online, r.onlineWait, ratio, r.reordBound, r.reordPlan, float64(r.reordPlan)/float64(r.strided), r.orderBound, times)
+		if r.strided-r.orderBound <= r.granule {
+			orderOptimal++
+		}
+		if r.reordPlan < r.strided || r.reordBound < r.bound {
+			reordered++
+		}
+		reordLogs = append(reordLogs, math.Log(float64(r.reordPlan)/float64(r.strided)))
 		if r.online <= r.gallocr {
 			onlineOK++
 		}
@@ -97,6 +110,12 @@ func main() {
 		if len(logs[k]) > 0 {
 			fmt.Printf("  %-13s %s\n", k, geomean(logs[k]))
 		}
+	}
+	fmt.Printf("reordered/fixed-order plan geomean %s; reordering lowered the bound or plan on %d of %d graphs\n", geomean(reordLogs), reordered, n)
+	fmt.Printf("the fixed order's plan is within a granule of the any-order bound (no reordering can lower it more) on %d of %d graphs\n", orderOptimal, n)
+	if err := branches(re); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	fmt.Printf("online (the Allocator replaying the graph, subrange-fenced) at or below gallocr's buffer on %d of %d graphs\n", onlineOK, n)
 	if ggmltest.HaveThreadCPU {
@@ -110,6 +129,9 @@ type result struct {
 	nodes                            int
 	gallocr, offsets, strided, bound int64
 	online, onlineWait               int64 // the online Allocator's HWM replaying the graph, without and with wait-fenced reuse
+	reordBound, reordPlan            int64 // ggml.ReorderGraph's: the reordered graph's, or the fixed order's when it kept it
+	orderBound                       int64 // plan.OrderBound: no order's plan is below it
+	granule                          int64
 	proven                           bool
 	plan, place, reserve, alloc      float64 // ns
 	first                            float64 // ns: reading the graph and the planner's first placement (one run)
@@ -159,6 +181,21 @@ func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget t
 		} else {
 			r.online = rr.HWM
 		}
+	}
+	// Reordered, on a graph of its own (ReorderGraph permutes its nodes).
+	g2 := m.Build(c, sh.Tokens, sh.Past)
+	defer g2.Free()
+	o, err := ggml.ReorderGraph(g2.CGraph(), ggml.Options{Budget: budget})
+	if err != nil {
+		return nil, err
+	}
+	if o.Fixed.Size != r.strided || o.Fixed.LowerBound != r.bound {
+		return nil, fmt.Errorf("ReorderGraph's fixed order: bound %d plan %d; Plan's %d %d", o.Fixed.LowerBound, o.Fixed.Size, r.bound, r.strided)
+	}
+	r.reordBound, r.reordPlan, r.orderBound = o.Fixed.LowerBound, o.Fixed.Size, o.OrderBound
+	r.granule = o.Fixed.Trace.Granule
+	if o.Nodes != nil {
+		r.reordBound, r.reordPlan = o.Reordered.LowerBound, o.Reordered.Size
 	}
 	if !times {
 		return r, nil
@@ -247,4 +284,40 @@ func geomean(logs []float64) string {
 		s += l
 	}
 	return fmt.Sprintf("%.3f (%d graphs)", math.Exp(s/float64(len(logs))), len(logs))
+}
+
+// branches prints the reordering of the synthetic graphs of independent
+// branches (ggmltest.Branches), built with every branch's wide temporary
+// live at once.
+func branches(re *regexp.Regexp) error {
+	var ns []int
+	for _, n := range []int{2, 3, 5, 8} {
+		if re == nil || re.MatchString(fmt.Sprintf("branches-%d", n)) {
+			ns = append(ns, n)
+		}
+	}
+	if len(ns) == 0 {
+		return nil
+	}
+	fmt.Println("\nsynthetic graphs of n independent branches, each temporary live at once in graph order:")
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "graph\tnodes\tgallocr\tstrided\tbound\treord bound\treord plan\treord/strided\tany-order bound\tgallocr reordered\t")
+	for _, n := range ns {
+		br := ggmltest.NewBranches(n, uint64(n))
+		br.Build()
+		gal := br.GallocrSize()
+		o, err := ggml.ReorderGraph(br.CGraph(), ggml.Options{})
+		if err != nil {
+			br.Free()
+			return err
+		}
+		rb, rp := o.Fixed.LowerBound, o.Fixed.Size
+		if o.Nodes != nil {
+			rb, rp = o.Reordered.LowerBound, o.Reordered.Size
+		}
+		fmt.Fprintf(tw, "branches-%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%d\t%d\t\n", n, br.Nodes(), gal, o.Fixed.Size, o.Fixed.LowerBound,
+			rb, rp, float64(rp)/float64(o.Fixed.Size), o.OrderBound, br.GallocrSize())
+		br.Free()
+	}
+	return tw.Flush()
 }

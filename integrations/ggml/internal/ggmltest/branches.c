@@ -1,0 +1,104 @@
+#include "branches.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static uint64_t sa_br_mix(uint64_t * s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void sa_br_fill(struct ggml_tensor * t, uint64_t seed, float scale) {
+    int64_t n = ggml_nelements(t);
+    float * f = (float *) malloc((size_t) n * sizeof(float));
+    uint64_t s = seed;
+    for (int64_t i = 0; i < n; i++) {
+        f[i] = scale * (float) ((double) (sa_br_mix(&s) >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
+    }
+    ggml_backend_tensor_set(t, f, 0, (size_t) n * sizeof(float));
+    free(f);
+}
+
+sa_branches * sa_branches_new(int32_t n, uint64_t seed) {
+    if (n < 1 || n > SA_BRANCHES_MAX) {
+        return NULL;
+    }
+    sa_branches * b = (sa_branches *) calloc(1, sizeof(sa_branches));
+    b->n = n;
+    b->E = 64;
+    b->F = 512;
+    b->T = 16;
+    struct ggml_init_params ip = { ggml_tensor_overhead() * 2 * SA_BRANCHES_MAX, NULL, true };
+    b->ctx_w = ggml_init(ip);
+    for (int i = 0; i < n; i++) {
+        b->up[i] = ggml_new_tensor_2d(b->ctx_w, GGML_TYPE_F32, b->E, b->F);
+        ggml_format_name(b->up[i], "up-%d", i);
+        b->down[i] = ggml_new_tensor_2d(b->ctx_w, GGML_TYPE_F32, b->F, b->E);
+        ggml_format_name(b->down[i], "down-%d", i);
+    }
+    b->buf_w = ggml_backend_alloc_ctx_tensors_from_buft(b->ctx_w, ggml_backend_cpu_buffer_type());
+    for (int i = 0; i < n; i++) {
+        sa_br_fill(b->up[i], seed ^ (uint64_t) (2 * i + 1), 1.0f / sqrtf((float) b->E));
+        sa_br_fill(b->down[i], seed ^ (uint64_t) (2 * i + 2), 1.0f / sqrtf((float) b->F));
+    }
+    return b;
+}
+
+void sa_branches_build(sa_branches * b) {
+    const size_t size = 64;
+    struct ggml_init_params ip = { ggml_tensor_overhead() * size + ggml_graph_overhead_custom(size, false), NULL, true };
+    struct ggml_context * ctx = ggml_init(ip);
+    b->ctx = ctx;
+    b->gf = ggml_new_graph_custom(ctx, size, false);
+    b->inp = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, b->E, b->T);
+    ggml_set_name(b->inp, "x");
+    ggml_set_input(b->inp);
+    struct ggml_tensor * h[SA_BRANCHES_MAX], * a[SA_BRANCHES_MAX], * r[SA_BRANCHES_MAX];
+    for (int i = 0; i < b->n; i++) {
+        h[i] = ggml_mul_mat(ctx, b->up[i], b->inp);
+        ggml_format_name(h[i], "h-%d", i);
+        ggml_build_forward_expand(b->gf, h[i]);
+    }
+    for (int i = 0; i < b->n; i++) {
+        a[i] = ggml_gelu(ctx, h[i]);
+        ggml_format_name(a[i], "a-%d", i);
+        ggml_build_forward_expand(b->gf, a[i]);
+    }
+    for (int i = 0; i < b->n; i++) {
+        r[i] = ggml_mul_mat(ctx, b->down[i], a[i]);
+        ggml_format_name(r[i], "r-%d", i);
+        ggml_build_forward_expand(b->gf, r[i]);
+    }
+    struct ggml_tensor * out = r[0];
+    for (int i = 1; i < b->n; i++) {
+        out = ggml_add(ctx, out, r[i]);
+        ggml_format_name(out, "sum-%d", i);
+    }
+    ggml_set_output(out);
+    b->out = out;
+    ggml_build_forward_expand(b->gf, out);
+}
+
+void sa_branches_set_inputs(sa_branches * b, uint64_t seed) {
+    sa_br_fill(b->inp, seed, 1.0f);
+}
+
+void sa_branches_free_graph(sa_branches * b) {
+    if (b->ctx != NULL) {
+        ggml_free(b->ctx);
+        b->ctx = NULL;
+        b->gf = NULL;
+    }
+}
+
+void sa_branches_free(sa_branches * b) {
+    if (b == NULL) {
+        return;
+    }
+    sa_branches_free_graph(b);
+    ggml_backend_buffer_free(b->buf_w);
+    ggml_free(b->ctx_w);
+    free(b);
+}

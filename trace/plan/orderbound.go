@@ -1,0 +1,210 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/trace"
+)
+
+// maxOrderBoundOps caps OrderBound's op count: it keeps two n×n bit
+// matrices.
+const maxOrderBoundOps = 1 << 15
+
+// OrderBound returns a height no safe plan of p's trace is below, in its own
+// op order or in any other that keeps every op after those it depends on
+// (OpDependencies): Reorder's orders included. When a plan's size meets it,
+// no reordering can lower that plan. One-engine traces only (an error
+// matching ErrNotReordered otherwise).
+//
+// At each op k it counts the bytes every such order holds at once: the
+// bytes k reads and writes (for an inplace op only the larger of the two,
+// since its output may take the bytes of an input), and each byte of
+// another use that an op depending on k's ancestors must use before k and
+// one of k's descendants after it (or that is held to the end once used):
+// no buffer can take such a byte during k, whatever the order. A host
+// fill counts from the byte's first reader, where a trace may allocate it.
+//
+// Cost: O(n²/64) words and time for the ancestor and descendant sets of n
+// ops, plus O(n·U) for U uses; an error matching ErrTooLarge beyond 2¹⁵
+// ops.
+func OrderBound(p *trace.Program) (int64, error) {
+	if p == nil || p.Trace == nil {
+		return 0, fmt.Errorf("nil program: %w", ErrInvalidTrace)
+	}
+	if n := len(p.Trace.Engines); n != 1 {
+		return 0, fmt.Errorf("%w: %d engines", ErrNotReordered, n)
+	}
+	n := len(p.Ops)
+	if n > maxOrderBoundOps {
+		return 0, fmt.Errorf("%w: %d ops for the order bound (at most %d)", ErrTooLarge, n, maxOrderBoundOps)
+	}
+	p = p.Clone()
+	g := newDepGraph(p)
+	words := (n + 63) / 64
+	anc := make([]uint64, n*words)  // anc[k]: ops that run before k in every order
+	desc := make([]uint64, n*words) // desc[k]: ops that run after k in every order
+	row := func(m []uint64, k int) []uint64 { return m[k*words : (k+1)*words] }
+	for k := range n {
+		a := row(anc, k)
+		for _, j := range g.pred[k] {
+			aj := row(anc, int(j))
+			for w := range a {
+				a[w] |= aj[w]
+			}
+			a[j/64] |= 1 << (j % 64)
+		}
+	}
+	for k := n - 1; k >= 0; k-- {
+		d := row(desc, k)
+		for _, j := range g.succ[k] {
+			dj := row(desc, int(j))
+			for w := range d {
+				d[w] |= dj[w]
+			}
+			d[j/64] |= 1 << (j % 64)
+		}
+	}
+	has := func(m []uint64, k, j int) bool { return m[k*words+j/64]&(1<<(j%64)) != 0 }
+	live := opLive(p, func(k, j int) bool { return has(anc, k, j) }, func(k, j int) bool { return has(desc, k, j) })
+	return slices.Max(append(live, 0)), nil
+}
+
+// opLive returns, per op k, the bytes held at once while k runs in every
+// order where the ops before(k, j) run before k and the ops after(k, j)
+// after it (see OrderBound).
+func opLive(p *trace.Program, before, after func(k, j int) bool) []int64 {
+	n := len(p.Ops)
+	out := make([]int64, n)
+	// Uses per buffer.
+	type use struct {
+		op    int
+		fp    ranges.Set
+		exact bool
+	}
+	uses := make([][]use, len(p.Buffers))
+	for k := range p.Ops {
+		for _, u := range p.Ops[k].Uses {
+			b := u.Ref.Buffer
+			if p.Buffers[b].External {
+				continue
+			}
+			f, exact := p.Footprint(u.Ref) // a superset when inexact: never counted
+			uses[b] = append(uses[b], use{op: k, fp: f, exact: exact})
+		}
+	}
+	exact := func(r trace.Ref) bool { _, ok := p.Footprint(r); return ok }
+	var bs, as, own ranges.Set
+	for k := range n {
+		op := &p.Ops[k]
+		// k's own operands, per buffer: exact footprints only. Reads of
+		// different buffers are disjoint, and so are writes; an inplace op's
+		// write may share the bytes of a read.
+		var reads, writes, total int64
+		opBytes := map[int]*[3]ranges.Set{} // read, written, either
+		for _, u := range op.Uses {
+			b := u.Ref.Buffer
+			if p.Buffers[b].External || !exact(u.Ref) {
+				continue
+			}
+			f, _ := p.Footprint(u.Ref)
+			s := opBytes[b]
+			if s == nil {
+				s = &[3]ranges.Set{}
+				opBytes[b] = s
+			}
+			if u.Access&trace.AccessRead != 0 {
+				s[0].AddSet(&f)
+			}
+			if u.Access&trace.AccessWrite != 0 {
+				s[1].AddSet(&f)
+			}
+			s[2].AddSet(&f)
+		}
+		for _, s := range opBytes {
+			reads += s[0].Len()
+			writes += s[1].Len()
+			total += s[2].Len()
+		}
+		if op.Inplace {
+			total = max(reads, writes)
+		}
+		// Bytes of other uses that straddle k in every order.
+		for b, us := range uses {
+			var inA, inD bool
+			for _, u := range us {
+				if u.op != k && before(k, u.op) {
+					inA = true
+				}
+				if u.op != k && after(k, u.op) {
+					inD = true
+				}
+			}
+			held := p.Buffers[b].Release < 0
+			if !inA || !inD && !held {
+				continue
+			}
+			bs.Reset()
+			as.Reset()
+			for _, u := range us {
+				if !u.exact {
+					continue
+				}
+				if before(k, u.op) {
+					bs.AddSet(&u.fp)
+				}
+				if after(k, u.op) {
+					as.AddSet(&u.fp)
+				}
+			}
+			live := &bs
+			if !held {
+				live = intersect(&bs, &as, &own)
+			}
+			c := live.Len()
+			if s := opBytes[b]; s != nil {
+				c -= overlapLen(live, &s[2])
+			}
+			total += c
+		}
+		out[k] = total
+	}
+	return out
+}
+
+// intersect puts a ∩ b into out and returns it.
+func intersect(a, b, out *ranges.Set) *ranges.Set {
+	out.Reset()
+	ar, br := a.Runs(), b.Runs()
+	for i, j := 0, 0; i < len(ar) && j < len(br); {
+		lo, hi := max(ar[i].Lo, br[j].Lo), min(ar[i].Hi, br[j].Hi)
+		if lo < hi {
+			out.Add(ranges.Range{Lo: lo, Hi: hi})
+		}
+		if ar[i].Hi < br[j].Hi {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}
+
+// overlapLen returns |a ∩ b|.
+func overlapLen(a, b *ranges.Set) int64 {
+	var n int64
+	ar, br := a.Runs(), b.Runs()
+	for i, j := 0, 0; i < len(ar) && j < len(br); {
+		lo, hi := max(ar[i].Lo, br[j].Lo), min(ar[i].Hi, br[j].Hi)
+		if lo < hi {
+			n += hi - lo
+		}
+		if ar[i].Hi < br[j].Hi {
+			i++
+		} else {
+			j++
+		}
+	}
+	return n
+}

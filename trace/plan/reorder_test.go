@@ -1,0 +1,423 @@
+package plan
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/subarena/subarena/strided"
+	"github.com/subarena/subarena/strided/stridedtest"
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracegen"
+)
+
+// twoBranches is x feeding two independent branches, each a big temporary
+// reduced to a small result, joined at the end. In the input order the two
+// temporaries are made before either is reduced, so both are live at once.
+func twoBranches() *trace.Trace {
+	const big, small = 4096, 256
+	alloc := func(n string, size int64) trace.Step {
+		return trace.Step{Kind: trace.KindAlloc, Name: n, Size: size, Engine: "e"}
+	}
+	op := func(n string, reads []string, w string) trace.Step {
+		return trace.Step{Kind: trace.KindOp, Name: n, Engine: "e", Reads: reads, Writes: []string{w}, Cost: 1}
+	}
+	rel := func(n string) trace.Step { return trace.Step{Kind: trace.KindRelease, Name: n} }
+	return &trace.Trace{Name: "two-branches", Granule: 256, Engines: []string{"e"}, Steps: []trace.Step{
+		alloc("x", small), op("in", nil, "x"),
+		alloc("t1", big), op("a1", []string{"x"}, "t1"),
+		alloc("t2", big), op("b1", []string{"x"}, "t2"), rel("x"),
+		alloc("r1", small), op("a2", []string{"t1"}, "r1"), rel("t1"),
+		alloc("r2", small), op("b2", []string{"t2"}, "r2"), rel("t2"),
+		alloc("out", small), op("c", []string{"r1", "r2"}, "out"), rel("r1"), rel("r2"),
+	}}
+}
+
+// TestReorderTwoBranches: running each branch to its small result before
+// the other starts keeps one temporary live at a time. Fixed order: x and
+// both temporaries, 256 + 2×4096 = 8448 bytes; reordered: x, one
+// temporary and one result, 256 + 4096 + 256 = 4608, and the plans reach
+// both bounds.
+func TestReorderTwoBranches(t *testing.T) {
+	tr := twoBranches()
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range ReorderRules {
+		ro, err := Reorder(p, rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int{0, 1, 3, 2, 4, 5}; !slices.Equal(ro.Order, want) {
+			t.Errorf("%v: order %v, want %v", rule, ro.Order, want)
+		}
+		if ro.Peak != 4608 || ro.Fixed != 8448 {
+			t.Errorf("%v: model peaks %d (fixed %d), want 4608 (8448)", rule, ro.Peak, ro.Fixed)
+		}
+	}
+	res, err := Plan(tr, Options{Reorder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Fixed == nil || res.Reordered == nil {
+		t.Fatalf("fixed %v, reordered %v: want both", res.Fixed, res.Reordered)
+	}
+	if res.Fixed.LowerBound != 8448 || res.Fixed.Plan.Size != 8448 {
+		t.Errorf("fixed: bound %d plan %d, want 8448 8448", res.Fixed.LowerBound, res.Fixed.Plan.Size)
+	}
+	if res.LowerBound != 4608 || res.Plan.Size != 4608 || res.Reordering == nil {
+		t.Errorf("result: bound %d plan %d reordering %v, want 4608 4608 and the reordering",
+			res.LowerBound, res.Plan.Size, res.Reordering)
+	}
+	var names []string
+	for _, s := range res.Trace.Steps {
+		if s.Kind == trace.KindOp {
+			names = append(names, s.Name)
+		}
+	}
+	if want := []string{"in", "a1", "a2", "b1", "b2", "c"}; !slices.Equal(names, want) {
+		t.Errorf("reordered ops %v, want %v", names, want)
+	}
+	checkReordered(t, res.Trace, res.Plan)
+	// In any order, a1 holds x and t1 (or a2 t1 and r1): 256 + 4096.
+	if res.OrderBound != 4352 {
+		t.Errorf("order bound %d, want 4352", res.OrderBound)
+	}
+	// Without Reorder, Plan is the fixed order's.
+	plain, err := Plan(tr, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Plan.Size != 8448 || plain.Fixed != nil || plain.Reordering != nil {
+		t.Errorf("plain plan %d fixed %v reordering %v", plain.Plan.Size, plain.Fixed, plain.Reordering)
+	}
+}
+
+func checkReordered(t *testing.T, tr *trace.Trace, pl *trace.Plan) {
+	t.Helper()
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatalf("reordered trace: %v", err)
+	}
+	rep, err := trace.Check(p, pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Safe {
+		t.Fatalf("checker rejects the plan: %s", rep.Violations[0].String())
+	}
+}
+
+// TestReorderMultiEngine: a trace of two engines is not reordered, and
+// says why.
+func TestReorderMultiEngine(t *testing.T) {
+	tr := twoBranches()
+	tr.Engines = append(tr.Engines, "f")
+	p, err := tr.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Reorder(p, ReorderNet); !errors.Is(err, ErrNotReordered) {
+		t.Fatalf("Reorder: %v, want ErrNotReordered", err)
+	}
+	res, err := Plan(tr, Options{Reorder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ReorderSkipped == "" || res.Reordered != nil || res.Reordering != nil || res.Plan.Size != 8448 {
+		t.Errorf("skipped %q reordered %v plan %d", res.ReorderSkipped, res.Reordered, res.Plan.Size)
+	}
+}
+
+// oneEngine moves every step of tr onto its first engine.
+func oneEngine(tr *trace.Trace) {
+	e := tr.Engines[0]
+	tr.Engines = tr.Engines[:1]
+	for i := range tr.Steps {
+		if tr.Steps[i].Engine != "" {
+			tr.Steps[i].Engine = e
+		}
+	}
+}
+
+// byteRun is the bytes [lo, hi).
+type byteRun struct{ lo, hi int64 }
+
+// byteRuns are sorted, disjoint, non-adjacent byteRuns.
+type byteRuns []byteRun
+
+// elementSpans returns the bytes of l, found by walking every element
+// (stridedtest), not by the package's footprints.
+func elementSpans(l strided.Layout) byteRuns {
+	var all byteRuns
+	stridedtest.Elements(l.Offset, l.Shape, l.Strides, func(a int64) {
+		if n := len(all); n > 0 && all[n-1].hi == a {
+			all[n-1].hi += l.Elem
+			return
+		}
+		all = append(all, byteRun{a, a + l.Elem})
+	})
+	slices.SortFunc(all, func(x, y byteRun) int { return cmp.Compare(x.lo, y.lo) })
+	var out byteRuns
+	for _, x := range all {
+		if n := len(out); n > 0 && x.lo <= out[n-1].hi {
+			out[n-1].hi = max(out[n-1].hi, x.hi)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func (a byteRuns) meets(b byteRuns) bool {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i].hi <= b[j].lo:
+			i++
+		case b[j].hi <= a[i].lo:
+			j++
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// opBytes is what one op reads and writes of one buffer.
+type opBytes struct{ read, write []byteRuns }
+
+// byteSets returns, per op of p and per buffer it uses, the bytes it reads
+// and writes.
+func byteSets(p *trace.Program) []map[int]*opBytes {
+	out := make([]map[int]*opBytes, len(p.Ops))
+	for k := range p.Ops {
+		out[k] = map[int]*opBytes{}
+		for _, u := range p.Ops[k].Uses {
+			b := u.Ref.Buffer
+			if out[k][b] == nil {
+				out[k][b] = &opBytes{}
+			}
+			s := elementSpans(p.Layout(u.Ref))
+			if u.Access&trace.AccessRead != 0 {
+				out[k][b].read = append(out[k][b].read, s)
+			}
+			if u.Access&trace.AccessWrite != 0 {
+				out[k][b].write = append(out[k][b].write, s)
+			}
+		}
+	}
+	return out
+}
+
+func anyMeets(a, b []byteRuns) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x.meets(y) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mustPrecede reports whether op a (earlier) and op b of the input must keep
+// their order: b waits on a, or they touch a common byte of one buffer and
+// one of them writes it.
+func mustPrecede(p *trace.Program, bytes []map[int]*opBytes, a, b int) bool {
+	if slices.Contains(p.Ops[b].Waits, a) {
+		return true
+	}
+	for buf, x := range bytes[a] {
+		y, ok := bytes[b][buf]
+		if !ok {
+			continue
+		}
+		if anyMeets(x.write, y.read) || anyMeets(x.write, y.write) || anyMeets(x.read, y.write) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestReorderProperty: on random one-engine traces and generated ggml
+// graphs, OpDependencies lists exactly the pairs of ops that touch a
+// common byte with a write (or wait), every rule's order keeps every pair of ops that touch a common
+// byte with a write (and every wait) in input order, the reordered trace
+// submits the input's ops unchanged in that order and validates, and
+// Options.Reorder returns a plan the checker accepts, neither its bound nor
+// its size above the fixed order's.
+func TestReorderProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	var traces []*trace.Trace
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	for range n {
+		tr, err := trace.Parse(tracegen.Random(rng, 10+rng.IntN(60)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		oneEngine(tr)
+		traces = append(traces, tr)
+	}
+	for _, gp := range ggSpread {
+		tr, err := trace.ImportGGML(ggGen(t, gp), gp.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces = append(traces, tr)
+	}
+	moved, lower := 0, 0
+	for i, tr := range traces {
+		p, err := tr.Resolve()
+		if err != nil {
+			t.Fatalf("trace %d: %v", i, err)
+		}
+		bytes := byteSets(p)
+		// OpDependencies lists exactly the pairs that must keep their order.
+		deps := OpDependencies(p)
+		for b := range p.Ops {
+			for a := range b {
+				if must, listed := mustPrecede(p, bytes, a, b), slices.Contains(deps[b], a); must != listed {
+					t.Fatalf("trace %d: ops %q, %q: must keep their order %v, listed %v", i, p.Ops[a].Name, p.Ops[b].Name, must, listed)
+				}
+			}
+		}
+		for _, rule := range ReorderRules {
+			ro, err := Reorder(p, rule)
+			if err != nil {
+				t.Fatalf("trace %d %v: %v", i, rule, err)
+			}
+			pos := make([]int, len(p.Ops))
+			for at, k := range ro.Order {
+				pos[k] = at
+			}
+			if sorted := slices.Sorted(slices.Values(ro.Order)); !slices.Equal(sorted, identity(len(p.Ops))) {
+				t.Fatalf("trace %d %v: order %v is not a permutation", i, rule, ro.Order)
+			}
+			for b := range p.Ops {
+				for a := range b {
+					if pos[a] > pos[b] && mustPrecede(p, bytes, a, b) {
+						t.Fatalf("trace %d %v: op %q moved after %q, which depends on it", i, rule, p.Ops[a].Name, p.Ops[b].Name)
+					}
+				}
+			}
+			if _, err := ro.Trace.Resolve(); err != nil {
+				t.Fatalf("trace %d %v: reordered trace invalid: %v", i, rule, err)
+			}
+			at := 0
+			for _, s := range ro.Trace.Steps {
+				if s.Kind == trace.KindOp {
+					if !s.Equal(tr.Steps[p.Ops[ro.Order[at]].Step]) {
+						t.Fatalf("trace %d %v: op %d is %+v, want input op %d", i, rule, at, s, ro.Order[at])
+					}
+					at++
+				}
+			}
+			if len(ro.Trace.Steps) != len(tr.Steps) {
+				t.Fatalf("trace %d %v: %d steps, want %d", i, rule, len(ro.Trace.Steps), len(tr.Steps))
+			}
+			if !slices.Equal(ro.Order, identity(len(p.Ops))) {
+				moved++
+			}
+		}
+		res, err := Plan(tr, Options{Reorder: true})
+		if err != nil {
+			t.Fatalf("trace %d: %v", i, err)
+		}
+		// No plan of any order is below the order bound: the fixed order's,
+		// each rule's, the result.
+		ob, err := OrderBound(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ob != res.OrderBound {
+			t.Fatalf("trace %d: Result.OrderBound %d, OrderBound %d", i, res.OrderBound, ob)
+		}
+		heights := []int64{res.Fixed.Plan.Size, res.Plan.Size}
+		for _, rule := range ReorderRules {
+			ro, _ := Reorder(p, rule)
+			r, err := Plan(ro.Trace, Options{Budget: 5 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			heights = append(heights, r.Plan.Size)
+		}
+		if h := slices.Min(heights); h < ob {
+			t.Fatalf("trace %d: a plan of %d bytes is below the order bound %d", i, h, ob)
+		}
+		checkReordered(t, res.Trace, res.Plan)
+		f := res.Fixed
+		if f == nil || res.bound > f.bound || res.Plan.Size > f.Plan.Size {
+			t.Fatalf("trace %d: reordered bound %d plan %d above the fixed order's %d %d", i, res.bound, res.Plan.Size, f.bound, f.Plan.Size)
+		}
+		if r := res.Reordered; r != nil {
+			checkReordered(t, r.Trace, r.Plan)
+		}
+		if res.Reordering != nil {
+			lower++
+		}
+	}
+	t.Logf("%d of %d traces planned lower reordered", lower, len(traces))
+	if lower == 0 {
+		t.Error("no reordering planned lower: Options.Reorder is never exercised")
+	}
+	if moved == 0 {
+		t.Error("no rule moved any op: the property is vacuous")
+	}
+}
+
+// FuzzReorder reorders arbitrary valid traces (on one engine) and plans
+// them with Options.Reorder: the reordered trace must validate, submit the
+// input's ops, and have a plan the checker accepts, neither bound nor size
+// above the fixed order's and the size not below OrderBound.
+func FuzzReorder(f *testing.F) {
+	var buf bytes.Buffer
+	if err := trace.Write(&buf, twoBranches()); err == nil {
+		f.Add(buf.Bytes())
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 4 {
+		f.Add(tracegen.Random(rng, 40))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := trace.Parse(data)
+		if err != nil || len(tr.Steps) > 400 {
+			return
+		}
+		oneEngine(tr)
+		p, err := tr.Resolve()
+		if err != nil {
+			return
+		}
+		for _, rule := range ReorderRules {
+			ro, err := Reorder(p, rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ro.Trace.Resolve(); err != nil {
+				t.Fatalf("%v: reordered trace invalid: %v", rule, err)
+			}
+		}
+		res, err := Plan(tr, Options{Reorder: true})
+		if err != nil {
+			if errors.Is(err, ErrInvalidTrace) || errors.Is(err, ErrTooLarge) {
+				return
+			}
+			t.Fatal(err)
+		}
+		checkReordered(t, res.Trace, res.Plan)
+		if f := res.Fixed; res.bound > f.bound || res.Plan.Size > f.Plan.Size {
+			t.Fatalf("reordered bound %d plan %d above the fixed order's %d %d", res.bound, res.Plan.Size, f.bound, f.Plan.Size)
+		}
+		if res.Plan.Size < res.OrderBound {
+			t.Fatalf("plan %d below the order bound %d", res.Plan.Size, res.OrderBound)
+		}
+	})
+}
