@@ -12,6 +12,8 @@ import (
 	"github.com/subarena/subarena/strided"
 	"github.com/subarena/subarena/strided/stridedtest"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/check"
+	"github.com/subarena/subarena/trace/ggmltrace"
 	"github.com/subarena/subarena/trace/internal/tracegen"
 )
 
@@ -104,7 +106,7 @@ func checkReordered(t *testing.T, tr *trace.Trace, pl *trace.Plan) {
 	if err != nil {
 		t.Fatalf("reordered trace: %v", err)
 	}
-	rep, err := trace.Check(p, pl)
+	rep, err := check.Plan(p, pl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +269,7 @@ func TestReorderProperty(t *testing.T) {
 		traces = append(traces, tr)
 	}
 	for _, gp := range ggSpread {
-		tr, err := trace.ImportGGML(ggGen(t, gp), gp.String())
+		tr, err := ggmltrace.Import(ggGen(t, gp), gp.String())
 		if err != nil {
 			t.Fatal(err)
 		}
