@@ -26,7 +26,7 @@
 //
 // # What it does
 //
-// ReadGraph maps the graph to a subarena-trace/v1 trace on one engine,
+// ReadGraph maps the graph to a subarena-trace/v1 trace on one engine (Engine),
 // exactly as ggmltrace.Import maps ggml-alloc's JSON export of the same
 // graph (the tests read ggml-tiny's graph, built here with ggml's ops, to
 // the trace of testdata/ggml/ggml-tiny.json step for step): views with
@@ -91,7 +91,7 @@
 // prefill), where the planner derives the finer problem. Planning and
 // resolving the trace take most of it; reading the graph about a tenth. A
 // decode loop pays it once per graph shape (the cache holds
-// Options.CacheSize plans). BenchmarkGallocr* and BenchmarkSubarena*
+// Options.CacheSize plans, DefaultCacheSize by default). BenchmarkGallocr* and BenchmarkSubarena*
 // measure both on the same graphs in one process, ggmlbench on more.
 //
 // # Differences from gallocr
@@ -134,7 +134,8 @@
 //
 // Online drives a graph op by op with a subarena.Allocator instead of
 // planning it, the way a host program drives an asynchronous device: memory
-// is handed out and taken back while the work runs.
+// is handed out and taken back while the work runs, on three engines of its
+// Timeline: OnlineCompute, OnlineCopy and OnlineConsumer.
 //
 // An Online owns one arena of C memory (mmap, never the Go heap: ggml keeps
 // pointers into it), wrapped twice: as a ggml CPU buffer

@@ -222,6 +222,13 @@ func reachable(pk *pkg) map[string]bool {
 				idents(d.Type, set)
 			case *ast.GenDecl:
 				var last ast.Expr // the type an iota group's later specs repeat
+				if d.Tok == token.CONST && enumGroup(d, exportedTypes) {
+					for _, s := range d.Specs {
+						for _, n := range s.(*ast.ValueSpec).Names {
+							set[n.Name] = true // a constant of a group typed by an exported type
+						}
+					}
+				}
 				for _, s := range d.Specs {
 					switch s := s.(type) {
 					case *ast.TypeSpec:
@@ -271,6 +278,18 @@ func reachable(pk *pkg) map[string]bool {
 		}
 	}
 	return set
+}
+
+// enumGroup reports whether a const group declares a constant of one of
+// the package's exported types: its other constants are values of that
+// enum too (AccessReadWrite = AccessRead | AccessWrite).
+func enumGroup(d *ast.GenDecl, exportedTypes map[string]bool) bool {
+	for _, s := range d.Specs {
+		if id, ok := s.(*ast.ValueSpec).Type.(*ast.Ident); ok && exportedTypes[id.Name] {
+			return true
+		}
+	}
+	return false
 }
 
 // inExamples returns the names of pk that its runnable examples use.

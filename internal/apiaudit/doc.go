@@ -10,7 +10,8 @@
 //     (a parameter, result, field or element type, or a constant's type), so
 //     a caller meets it through that name;
 //   - it is a constant or variable of an exported type declared in the same
-//     package (the values of an enum);
+//     package, or a constant of a group declaring one (the values of an
+//     enum);
 //   - a runnable example (a func Example... in a _test.go file of the
 //     package) uses it;
 //   - the package comment names it.

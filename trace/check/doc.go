@@ -19,7 +19,8 @@
 // two views put element i over element i (same element size and the same address for
 // every element in row-major order). Bytes no op uses are never in conflict. Each
 // Violation names the byte runs, both ops and their engines, the view chain through which
-// each reaches the bytes, and the missing edge earlier op -> later op.
+// each reaches the bytes, and the missing edge earlier op -> later op; its Rule is
+// ViolationUnordered, ViolationSameOp, ViolationHeld or ViolationTakenOver.
 //
 // A placed buffer (trace.Plan.Placements) is checked as the view of its host it stands
 // for: its uses and its views' uses are mapped onto the footprint (trace.Relayout, through

@@ -19,7 +19,8 @@
 // Every tensor is validated against ggml's rules before anything is imported (a known
 // type, 1 to 4 dimensions, consistent ne/nb/nbytes/alloc_size, a view inside its base):
 // a tensor that breaks one is reported as a *TensorError naming the tensor and the rule
-// (one of the Rule* constants), matching one of package trace's sentinels through
+// (RuleType, RuleDims, RuleNe, RuleBlock, RuleNb, RuleNbytes, RuleAllocSize, RuleViewSrc
+// or RuleViewBounds), matching one of package trace's sentinels through
 // errors.Is. JSON errors say their line and column and match trace.ErrSyntax; a document
 // of another format or version matches trace.ErrFormat and trace.ErrUnknownFormat. The
 // trace Import returns is validated and normalized as trace.Parse's are; ImportProgram

@@ -80,7 +80,7 @@
 //
 // The plan is for the trace's op order, but on one engine many orders
 // compute the same thing. Reorder permutes the ops by list scheduling:
-// among the ops whose predecessors have all run (the ops they wait on, and
+// among the ops whose predecessors (OpDependencies) have all run (the ops they wait on, and
 // every earlier op using overlapping bytes of one buffer when one of the
 // two writes them) it runs the one a ReorderRule prefers, under a model
 // that counts each buffer live, whole, from its first use to its last: the

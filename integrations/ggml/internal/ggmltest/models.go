@@ -1,5 +1,12 @@
 // Package ggmltest builds decoder graphs with ggml's own ops and runs them
 // under ggml's allocators, for the tests, benchmarks and ggmlbench.
+//
+// A Model is built from Params: LLaMA- or GPT-2-style, with weights of type
+// F32, F16 or Q8_0, at the shapes Shapes lists (LLaMA7B and GPT2Small for
+// the big ones). A Micro graph is one writer op (WSiLU, WGELU, WMul, WAdd,
+// WRMSNorm, WRope) feeding one reader op (RMulMat, RCpy, RCont, RSiLU,
+// RGELU, RMul, RAdd, RRope, RRMSNorm, RNorm) through a view, for the
+// relayout tests.
 package ggmltest
 
 /*
