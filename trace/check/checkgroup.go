@@ -14,7 +14,7 @@ import (
 
 // sameMap reports whether two arena layouts put element i over element i.
 func sameMap(a, b strided.Layout) bool {
-	return mapOf(a, 0).equal(mapOf(b, 0))
+	return strided.SameElements(a, 0, b, 0)
 }
 
 // groupPieces partitions the bytes of host h (at arena offset off) and of the buffers

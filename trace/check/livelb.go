@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/strided"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/internal/rangetags"
 )
@@ -118,34 +119,32 @@ func sweepLive(events []liveEvent, g int64) int64 {
 	return peak
 }
 
+// hasNoElements reports whether l has a dimension of size 0.
+func hasNoElements(l strided.Layout) bool { return slices.Contains(l.Shape, 0) }
+
 // inplaceCredits marks, per op, the read uses whose dying bytes an inplace op's output
 // may take over: for each write of an inplace op, the first read of another buffer with
 // the same element layout up to offset (same shape, strides and elem once size-1 and
 // contiguous dimensions are folded).
 func inplaceCredits(p *trace.Program) map[opUse]bool {
 	out := map[opUse]bool{}
-	var maps []elementMap // per use of the op: its element map with offset 0
 	for k := range p.Ops {
 		op := &p.Ops[k]
 		if !op.Inplace {
 			continue
 		}
-		maps = maps[:0]
-		for _, u := range op.Uses {
-			m := mapOf(p.Layout(u.Ref), 0)
-			m.offset = 0
-			maps = append(maps, m)
-		}
-		for wi, w := range op.Uses {
-			if w.Access&trace.AccessWrite == 0 || maps[wi].empty {
+		for _, w := range op.Uses {
+			lw := p.Layout(w.Ref)
+			if w.Access&trace.AccessWrite == 0 || hasNoElements(lw) {
 				continue
 			}
 			for u, r := range op.Uses {
 				if r.Access&trace.AccessRead == 0 || r.Ref.Buffer == w.Ref.Buffer || out[opUse{k, u}] ||
-					p.Buffers[r.Ref.Buffer].External || maps[u].empty {
+					p.Buffers[r.Ref.Buffer].External {
 					continue
 				}
-				if maps[u].equal(maps[wi]) {
+				// the same elements up to the offset
+				if lr := p.Layout(r.Ref); !hasNoElements(lr) && strided.SameElements(lr, -lr.Offset, lw, -lw.Offset) {
 					out[opUse{k, u}] = true
 					break
 				}
