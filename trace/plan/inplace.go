@@ -242,7 +242,7 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 			}
 		}
 	}
-	dense := mapOf(l).equal(mapOf(shifted(B.Layout, l.Offset)))
+	dense := sameElements(l, shifted(B.Layout, l.Offset))
 	pl := placement{root: r, layout: l, relaid: !dense || ip.relaid[r], op: k}
 	if pl.relaid {
 		if !ip.relayout || ip.dense[r] || p.Buffers[r].Step > B.Step || !ip.viewsExpressible(b, l) ||
@@ -255,7 +255,7 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 			return placement{}, ranges.Set{}, false
 		}
 	}
-	if !ip.dying(k, r, fp, mapOf(l)) {
+	if !ip.dying(k, r, fp, l) {
 		return placement{}, ranges.Set{}, false
 	}
 	// Every later use of b must come after op k, so that each use of the
@@ -272,7 +272,7 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 // dying reports whether the root bytes fp die at op k: every other op
 // using them happens-before k, and k's own uses of them put element i where
 // the read view does.
-func (ip *inplacer) dying(k, r int, fp ranges.Set, em elementMap) bool {
+func (ip *inplacer) dying(k, r int, fp ranges.Set, read strided.Layout) bool {
 	for _, m := range ip.group(r) {
 		for _, u := range ip.usesOf[m] {
 			ref := ip.p.Ops[u.op].Uses[u.use].Ref
@@ -282,7 +282,7 @@ func (ip *inplacer) dying(k, r int, fp ranges.Set, em elementMap) bool {
 			}
 			if u.op == k {
 				l, ok := ip.rootLayout(ref)
-				if !ok || !mapOf(l).equal(em) {
+				if !ok || !sameElements(l, read) {
 					return false
 				}
 				continue
@@ -473,7 +473,7 @@ func (ip *inplacer) CheckInvariants() error {
 			}
 			fresh := ip.computeFP(r)
 			if !slices.Equal(fresh.set.Runs(), e.set.Runs()) || fresh.exact != e.exact ||
-				(fresh.layout == nil) != (e.layout == nil) || (e.layout != nil && !mapOf(*fresh.layout).equal(mapOf(*e.layout))) {
+				(fresh.layout == nil) != (e.layout == nil) || (e.layout != nil && !sameElements(*fresh.layout, *e.layout)) {
 				return fmt.Errorf("buffer %q view %d: cached footprint stale: %w", p.Buffers[b].Name, r.View, ErrInvalidTrace)
 			}
 		}

@@ -15,59 +15,9 @@ import (
 // when the view walks B's elements along B's own dimensions without
 // carrying from one dimension into the next.
 
-// elementMap is a layout reduced to what decides which element sits at
-// which byte: size-1 dimensions dropped and an outer dimension merged into
-// the next inner one when it continues it (stride_outer = shape_inner x
-// stride_inner). Two layouts put element i on the same bytes for every i
-// (row-major order) exactly when their element maps are equal.
-type elementMap struct {
-	offset  int64
-	elem    int64
-	n       int // dimensions in use; -1 for an empty layout, -2 for too many to compare
-	shape   [maxMapDims]int64
-	strides [maxMapDims]int64
-}
-
-// maxMapDims bounds the dimensions an element map compares; layouts with
-// more never compare equal (which only forgoes an in-place placement).
-const maxMapDims = 8
-
-func mapOf(l strided.Layout) elementMap {
-	m := elementMap{offset: l.Offset, elem: l.Elem}
-	for k, d := range l.Shape {
-		if d == 0 {
-			return elementMap{n: -1}
-		}
-		if d == 1 {
-			continue
-		}
-		if m.n == maxMapDims {
-			return elementMap{n: -2}
-		}
-		m.shape[m.n], m.strides[m.n] = d, l.Strides[k]
-		m.n++
-	}
-	for k := m.n - 2; k >= 0; k-- {
-		if m.strides[k] == m.shape[k+1]*m.strides[k+1] {
-			m.shape[k+1] *= m.shape[k]
-			copy(m.shape[k:], m.shape[k+1:m.n])
-			copy(m.strides[k:], m.strides[k+1:m.n])
-			m.n--
-			m.shape[m.n], m.strides[m.n] = 0, 0
-		}
-	}
-	return m
-}
-
-func (m elementMap) equal(o elementMap) bool {
-	if m.n == -2 || o.n == -2 {
-		return false
-	}
-	if m.n == -1 || o.n == -1 {
-		return m.n == o.n
-	}
-	return m == o
-}
+// sameElements reports whether a and b put element i on the same bytes for
+// every i in row-major order (strided.SameElements at their own offsets).
+func sameElements(a, b strided.Layout) bool { return strided.SameElements(a, 0, b, 0) }
 
 // sameShape reports whether a and b have the same shape once size-1
 // dimensions are dropped, and the same element size: the "same-shape,
