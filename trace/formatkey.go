@@ -25,10 +25,10 @@ func FormatKey(data []byte) (string, error) {
 		se.Line, se.Column = textpos.LineCol(data, off)
 		return "", se
 	case !found:
-		return "", unknownFormat("a JSON object without a \"format\" key (a trace starts {\"format\": \""+Format+
+		return "", UnknownFormat("a JSON object without a \"format\" key (a trace starts {\"format\": \""+Format+
 			"\", ...)", ErrMissingKey)
 	case raw != nil:
-		return "", unknownFormat(fmt.Sprintf("a JSON object whose \"format\" is %s, not a string", kindOf(raw)), ErrFormat)
+		return "", UnknownFormat(fmt.Sprintf("a JSON object whose \"format\" is %s, not a string", kindOf(raw)), ErrFormat)
 	}
 	return format, nil
 }
@@ -72,8 +72,10 @@ type formatError struct {
 func (e *formatError) Error() string   { return e.msg }
 func (e *formatError) Unwrap() []error { return e.is }
 
-// unknownFormat says what input of no known format looks like; also lists further
-// sentinels the error matches.
-func unknownFormat(what string, also ...error) error {
+// UnknownFormat returns the error a reader gives for input of no format it knows: its
+// text is ErrUnknownFormat's followed by what the input looks like, and it matches
+// ErrUnknownFormat and every error in also through errors.Is. FormatKey and the loaders
+// (package trace/tracefile) use it.
+func UnknownFormat(what string, also ...error) error {
 	return &formatError{msg: ErrUnknownFormat.Error() + ": " + what, is: append([]error{ErrUnknownFormat}, also...)}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace/internal/textpos"
 )
 
@@ -83,7 +84,7 @@ func checkSchedule(p *Program) error {
 			for _, w := range op.Waits {
 				start = max(start, end[w])
 			}
-			e, ok := addCheck(start, op.Cost)
+			e, ok := checked.Add(start, op.Cost)
 			if !ok {
 				return stepErr(i, ErrOverflow,
 					"op %q starts at time %d and costs %d: it would end beyond int64 time", op.Name, start, op.Cost)
@@ -383,7 +384,7 @@ func checkStepLocal(index int, s Step) error {
 					return stepErr(index, ErrNegativeDim, "%q has dimension %d", s.Name, dim)
 				}
 				var ok bool
-				if n, ok = mulCheck(n, dim); !ok {
+				if n, ok = checked.Mul(n, dim); !ok {
 					return stepErr(index, ErrOverflow, "%q: shape × elem overflows", s.Name)
 				}
 			}
@@ -423,24 +424,4 @@ func checkStepLocal(index int, s Step) error {
 		return stepErr(index, ErrInvalidName, "%s %q: empty engine name", s.Kind, s.Name)
 	}
 	return nil
-}
-
-// mulCheck returns a*b for a, b >= 0 and whether it fits int64.
-func mulCheck(a, b int64) (int64, bool) {
-	if a == 0 || b == 0 {
-		return 0, true
-	}
-	if a > (1<<63-1)/b {
-		return 0, false
-	}
-	return a * b, true
-}
-
-// addCheck returns a+b and whether it fits int64.
-func addCheck(a, b int64) (int64, bool) {
-	s := a + b
-	if (b > 0 && s < a) || (b < 0 && s > a) {
-		return 0, false
-	}
-	return s, true
 }

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/subarena/subarena/internal/checked"
 )
 
 // PlanFormat is the value of the "format" key of a subarena-plan/v1 document.
@@ -217,7 +219,7 @@ func fitPlan(p *Program, plan *Plan) (*placements, error) {
 		if off < 0 {
 			return nil, fmt.Errorf("%w: buffer %q at negative offset %d", ErrPlan, b.Name, off)
 		}
-		end, ok := addCheck(off, b.Size)
+		end, ok := checked.Add(off, b.Size)
 		if !ok || end > plan.Size {
 			return nil, fmt.Errorf("%w: buffer %q [%d, %d+%d) ends beyond the plan's size %d",
 				ErrPlan, b.Name, off, off, b.Size, plan.Size)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"unicode/utf8"
 
+	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
 )
@@ -144,7 +145,7 @@ func (r *resolver) step(i int, s Step) error {
 			return err
 		}
 		base := p.Layout(parent).Offset
-		off, ok := addCheck(base, s.Offset)
+		off, ok := checked.Add(base, s.Offset)
 		if !ok {
 			return stepErr(i, ErrOverflow, "view %q: offset %d + %d", s.Name, base, s.Offset)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/internal/textpos"
 )
@@ -403,7 +404,7 @@ func product(shape []int64, elem int64) (int64, bool) {
 			return 0, false
 		}
 		var ok bool
-		if n, ok = mulCheck(n, d); !ok {
+		if n, ok = checked.Mul(n, d); !ok {
 			return 0, false
 		}
 	}

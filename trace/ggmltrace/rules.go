@@ -3,6 +3,7 @@ package ggmltrace
 import (
 	"fmt"
 
+	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace"
 )
 
@@ -76,7 +77,7 @@ func (im *ggmlImporter) check(i int) error {
 			return fail(RuleNe, trace.ErrShape, "ne[%d] = %d: every dimension has at least one element "+
 				"(an empty tensor has no bytes to place)", k, ne)
 		}
-		if elems, ok = mulCheck(elems, ne); !ok {
+		if elems, ok = checked.Mul(elems, ne); !ok {
 			return fail(trace.RuleOf(trace.ErrOverflow), trace.ErrOverflow, "ne %v: the element count overflows int64", x.Ne)
 		}
 	}
@@ -101,7 +102,7 @@ func (im *ggmlImporter) check(i int) error {
 			if k == 1 {
 				prev /= ty.blck
 			}
-			if want[k], ok = mulCheck(want[k-1], prev); !ok {
+			if want[k], ok = checked.Mul(want[k-1], prev); !ok {
 				return fail(trace.RuleOf(trace.ErrOverflow), trace.ErrOverflow, "ne %v of %s: the byte size overflows int64", x.Ne, x.Type)
 			}
 		}
@@ -142,7 +143,7 @@ func (im *ggmlImporter) check(i int) error {
 	if base.AllocSize != nil && *base.AllocSize > size {
 		size = *base.AllocSize
 	}
-	end, ok := addCheck(x.ViewOffs, nbytes)
+	end, ok := checked.Add(x.ViewOffs, nbytes)
 	if x.ViewOffs < 0 || !ok || end > size {
 		return fail(RuleViewBounds, trace.ErrOutOfBounds, "bytes [%d, %d+%d) outside view_src %s of %d bytes",
 			x.ViewOffs, x.ViewOffs, nbytes, quote(base.Name), size)
@@ -164,18 +165,18 @@ func ggmlNbytes(x *ggmlTensor, ty ggmlType) (int64, bool) {
 	var ok bool
 	if ty.blck == 1 {
 		n = ty.size
-	} else if n, ok = mulCheck(x.Ne[0]/ty.blck, x.Nb[0]); !ok {
+	} else if n, ok = checked.Mul(x.Ne[0]/ty.blck, x.Nb[0]); !ok {
 		return 0, false
 	}
 	for k := range x.Ne {
 		if k == 0 && ty.blck > 1 {
 			continue
 		}
-		d, ok := mulCheck(x.Ne[k]-1, x.Nb[k])
+		d, ok := checked.Mul(x.Ne[k]-1, x.Nb[k])
 		if !ok {
 			return 0, false
 		}
-		if n, ok = addCheck(n, d); !ok {
+		if n, ok = checked.Add(n, d); !ok {
 			return 0, false
 		}
 	}
@@ -196,7 +197,7 @@ func ggmlDense(x *ggmlTensor) bool {
 				prev /= ty.blck
 			}
 			var ok bool
-			if want, ok = mulCheck(want, prev); !ok {
+			if want, ok = checked.Mul(want, prev); !ok {
 				return false
 			}
 			if x.Nb[k] != want && x.Ne[k] != 1 {
@@ -205,24 +206,4 @@ func ggmlDense(x *ggmlTensor) bool {
 		}
 	}
 	return true
-}
-
-// mulCheck returns a*b for a, b >= 0 and whether it fits int64.
-func mulCheck(a, b int64) (int64, bool) {
-	if a == 0 || b == 0 {
-		return 0, true
-	}
-	if a > (1<<63-1)/b {
-		return 0, false
-	}
-	return a * b, true
-}
-
-// addCheck returns a+b and whether it fits int64.
-func addCheck(a, b int64) (int64, bool) {
-	s := a + b
-	if (b > 0 && s < a) || (b < 0 && s > a) {
-		return 0, false
-	}
-	return s, true
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace"
 )
 
@@ -183,7 +184,7 @@ func parseMiniMallocRow(fields []string, col map[string]int, addend int64) (Buff
 		return b, err
 	}
 	var ok bool
-	if b.Upper, ok = addCheck(b.Upper, addend); !ok {
+	if b.Upper, ok = checked.Add(b.Upper, addend); !ok {
 		return b, fmt.Errorf("%w: upper", trace.ErrOverflow)
 	}
 	if b.ID == "" {
@@ -234,7 +235,7 @@ func parseGaps(s string, addend int64) ([]Gap, error) {
 			return nil, err
 		}
 		var ok bool
-		if gap.Upper, ok = addCheck(gap.Upper, addend); !ok {
+		if gap.Upper, ok = checked.Add(gap.Upper, addend); !ok {
 			return nil, fmt.Errorf("%w: gap %q", trace.ErrOverflow, g)
 		}
 		if len(at) == 2 {
@@ -339,15 +340,6 @@ func (m *CSV) granule() int64 {
 	return g
 }
 
-// addCheck returns a+b and whether it fits int64.
-func addCheck(a, b int64) (int64, bool) {
-	s := a + b
-	if (b > 0 && s < a) || (b < 0 && s > a) {
-		return 0, false
-	}
-	return s, true
-}
-
 func compactInts(v []int64) []int64 {
 	out := v[:0]
 	for i, x := range v {
@@ -367,7 +359,7 @@ func (m *CSV) Plan(traceName string) (*trace.Plan, bool) {
 	p := &trace.Plan{Trace: traceName, Offsets: make(map[string]int64, len(m.Buffers))}
 	for _, b := range m.Buffers {
 		p.Offsets[b.ID] = b.Offset
-		if end, ok := addCheck(b.Offset, b.Size); ok && end > p.Size {
+		if end, ok := checked.Add(b.Offset, b.Size); ok && end > p.Size {
 			p.Size = end
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/internal/checked"
 	sasync "github.com/subarena/subarena/sync"
 	"github.com/subarena/subarena/trace"
 )
@@ -221,7 +222,7 @@ func (r *replayer) op(k int) error {
 	for _, w := range extra {
 		start = max(start, r.end[w])
 	}
-	end, ok := addCheck(start, op.Cost)
+	end, ok := checked.Add(start, op.Cost)
 	if !ok {
 		return fmt.Errorf("%w: op %q ends beyond int64 time", trace.ErrOverflow, op.Name)
 	}
@@ -365,13 +366,4 @@ func submitOp(tl *sasync.Timeline, p *trace.Program, k int, events []sasync.Even
 		return ev, fmt.Errorf("%w: op %q: %w", trace.ErrReplay, op.Name, err)
 	}
 	return ev, nil
-}
-
-// addCheck returns a+b and whether it fits int64.
-func addCheck(a, b int64) (int64, bool) {
-	s := a + b
-	if (b > 0 && s < a) || (b < 0 && s > a) {
-		return 0, false
-	}
-	return s, true
 }

@@ -108,20 +108,20 @@ func Detect(data []byte) (string, error) {
 	_, missing := minimalloc.Header(string(bytes.TrimSuffix(first, []byte("\r"))))
 	switch {
 	case len(data) == 0:
-		return "", unknownFormat("the input is empty")
+		return "", trace.UnknownFormat("the input is empty")
 	case len(trimmed) == 0:
-		return "", unknownFormat(fmt.Sprintf("the input is only white space (%d bytes)", len(data)))
+		return "", trace.UnknownFormat(fmt.Sprintf("the input is only white space (%d bytes)", len(data)))
 	case trimmed[0] == '{':
 		return detectJSON(data)
 	case len(missing) == 0:
 		return minimalloc.Format, nil
 	case looksBinary(data):
-		return "", unknownFormat(fmt.Sprintf("binary data (%d bytes, not text)", len(data)))
+		return "", trace.UnknownFormat(fmt.Sprintf("binary data (%d bytes, not text)", len(data)))
 	case trimmed[0] == '[':
 		if json.Valid(trimmed) {
-			return "", unknownFormat("a JSON array, not an object")
+			return "", trace.UnknownFormat("a JSON array, not an object")
 		}
-		return "", unknownFormat(fmt.Sprintf("text starting with %s", firstLine(trimmed)))
+		return "", trace.UnknownFormat(fmt.Sprintf("text starting with %s", firstLine(trimmed)))
 	}
 	return detectCSV(data)
 }
@@ -129,8 +129,8 @@ func Detect(data []byte) (string, error) {
 // knownFormats is what the errors of Detect name as the formats Read understands.
 var knownFormats = trace.Format + " and " + ggmltrace.Format
 
-// formatError is an error of Detect: its text, and the sentinels it matches (trace's
-// FormatKey has its own for the errors it returns).
+// formatError is an error of Detect naming a format it does not read: its text, and
+// the sentinels it matches.
 type formatError struct {
 	msg string
 	is  []error
@@ -139,14 +139,6 @@ type formatError struct {
 func (e *formatError) Error() string   { return e.msg }
 func (e *formatError) Unwrap() []error { return e.is }
 
-// unknownFormat says what input of no known format looks like; also lists further
-// sentinels the error matches.
-func unknownFormat(what string, also ...error) error {
-	return &formatError{msg: trace.ErrUnknownFormat.Error() + ": " + what, is: append([]error{trace.ErrUnknownFormat}, also...)}
-}
-
-// detectJSON finds the "format" of a JSON object (trace.FormatKey) and tells whether it
-// is one this package reads.
 func detectJSON(data []byte) (string, error) {
 	format, err := trace.FormatKey(data)
 	switch {
@@ -170,15 +162,15 @@ func detectCSV(data []byte) (string, error) {
 		rest := bytes.TrimLeft(data, " \t\r\n")
 		next, _, _ := bytes.Cut(rest, []byte("\n"))
 		if _, missing := minimalloc.Header(string(bytes.TrimSuffix(next, []byte("\r")))); len(missing) == 0 {
-			return "", unknownFormat("a MiniMalloc CSV header after blank lines (the header must be the first line)")
+			return "", trace.UnknownFormat("a MiniMalloc CSV header after blank lines (the header must be the first line)")
 		}
-		return "", unknownFormat(fmt.Sprintf("text starting with a blank line, then %s", firstLine(rest)))
+		return "", trace.UnknownFormat(fmt.Sprintf("text starting with a blank line, then %s", firstLine(rest)))
 	}
 	if cols, missing := minimalloc.Header(string(line)); cols > 1 {
-		return "", unknownFormat(fmt.Sprintf("a CSV whose header %s lacks MiniMalloc's column%s %s",
+		return "", trace.UnknownFormat(fmt.Sprintf("a CSV whose header %s lacks MiniMalloc's column%s %s",
 			firstLine(line), plural(len(missing)), strings.Join(missing, ", ")), trace.ErrMissingKey)
 	}
-	return "", unknownFormat(fmt.Sprintf("text starting with %s", firstLine(data)))
+	return "", trace.UnknownFormat(fmt.Sprintf("text starting with %s", firstLine(data)))
 }
 
 func plural(n int) string {
