@@ -7,6 +7,7 @@ import (
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 func checkOffsets(t *testing.T, p *trace.Program, offsets map[string]int64) *Report {
@@ -112,7 +113,7 @@ func TestCheckHeldAndDiscard(t *testing.T) {
 }
 
 func TestCheckPlanErrors(t *testing.T) {
-	p := mustResolve(t, mustLoad(t, "../testdata/split-qkv.json"))
+	p := tracetest.Resolve(t, tracetest.Load(t, "../testdata/split-qkv.json"))
 	cases := map[string]*trace.Plan{
 		"missing":  {Size: 1 << 20, Offsets: map[string]int64{"qkv": 0}},
 		"negative": {Size: 1 << 20, Offsets: map[string]int64{"qkv": 0, "tmp": -256}},

@@ -14,7 +14,6 @@ var (
 	CheckKeys           = checkKeys
 	EqualKeys           = equalKeys
 	CompareLiveSegments = compareLiveSegments
-	MustResolve         = mustResolve
 	BenchProgram        = benchProgram
 	ForScaleShapes      = forScaleShapes
 )

@@ -12,6 +12,7 @@ import (
 	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracegen"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/tracefile"
 )
 
@@ -22,31 +23,13 @@ import (
 // relative to this package.
 const sharedData = "../../testdata"
 
-func mustResolve(t testing.TB, tr *trace.Trace) *trace.Program {
-	t.Helper()
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func mustLoad(t *testing.T, path string) *trace.Trace {
-	t.Helper()
-	tr, err := tracefile.Load(path)
-	if err != nil {
-		t.Fatalf("load %s: %v", path, err)
-	}
-	return tr
-}
-
 func parseProgram(t *testing.T, doc string) *trace.Program {
 	t.Helper()
 	tr, err := trace.Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mustResolve(t, tr)
+	return tracetest.Resolve(t, tr)
 }
 
 // randomTrace returns a valid random trace (tracegen.Random read back).
@@ -64,7 +47,7 @@ func benchProgram(b *testing.B, rel string) *trace.Program {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return mustResolve(b, tr)
+	return tracetest.Resolve(b, tr)
 }
 
 // scaleSizes are the sizes of the generated traces the scale benchmarks run at, so that
@@ -79,7 +62,7 @@ func forScaleShapes(b *testing.B, run func(b *testing.B, p *trace.Program)) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				p := mustResolve(b, tr)
+				p := tracetest.Resolve(b, tr)
 				b.ReportAllocs()
 				b.ResetTimer()
 				run(b, p)

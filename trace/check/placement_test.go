@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 // The gate/up fixtures are placement_test.go's in package trace, where the format's side
@@ -133,7 +134,7 @@ func TestViewPlacements(t *testing.T) {
 	if len(flat.Placements) != 0 || len(flat.Offsets) != 2 {
 		t.Fatalf("flat plan %+v", flat)
 	}
-	p2 := mustResolve(t, t2)
+	p2 := tracetest.Resolve(t, t2)
 	row, _ := p2.Lookup("silu_row1")
 	if l := p2.Layout(row); row.Buffer != 1 || l.Offset != 32 || l.Strides[0] != 4 {
 		t.Fatalf("silu_row1 in the rewrite: %v", l)

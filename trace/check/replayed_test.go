@@ -13,6 +13,7 @@ import (
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -306,7 +307,7 @@ func TestDonationFollowsReleaseOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := check.MustResolve(t, tr)
+	p := tracetest.Resolve(t, tr)
 	// The plan donation would make: b exactly over a.
 	over := &trace.Plan{Trace: tr.Name, Size: 16, Offsets: map[string]int64{"a": 0, "b": 0}}
 	rep, err := check.Plan(p, over)
@@ -336,7 +337,7 @@ func TestDonationFollowsReleaseOrder(t *testing.T) {
 	late := &trace.Trace{Name: tr.Name, Granule: tr.Granule, Engines: tr.Engines}
 	late.Steps = append(late.Steps, steps[:6]...)
 	late.Steps = append(late.Steps, steps[8], steps[6], steps[7], steps[9])
-	p = check.MustResolve(t, late)
+	p = tracetest.Resolve(t, late)
 	if rep, err := check.Plan(p, over); err != nil || !rep.Safe {
 		t.Fatalf("b over a with a released first: %v %+v", err, rep)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/tracefile"
 )
 
@@ -20,21 +21,12 @@ var ggmlDoc = func() string {
 	return string(data)
 }()
 
-func mustResolve(t testing.TB, tr *trace.Trace) *trace.Program {
-	t.Helper()
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestGGMLImport(t *testing.T) {
 	tr, err := tracefile.Read(strings.NewReader(ggmlDoc), "tiny")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := mustResolve(t, tr)
+	p := tracetest.Resolve(t, tr)
 	if tr.Granule != 32 || len(p.Ops) != 2 || p.Ops[0].Name != "h" || !p.Ops[0].Inplace || p.Ops[1].Inplace {
 		t.Fatalf("%s", trace.Marshal(tr))
 	}

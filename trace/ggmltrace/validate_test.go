@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/ggmltrace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/tracefile"
 )
 
@@ -143,7 +144,7 @@ func TestGGMLInplaceFillClamp(t *testing.T) {
 	for _, op := range []string{"FILL", "CLAMP"} {
 		tr, err := tracefile.Read(strings.NewReader(ggmlEdit(t, "h", map[string]any{"op": op})), "inplace")
 		require.NoError(t, err)
-		p := mustResolve(t, tr)
+		p := tracetest.Resolve(t, tr)
 		k, ok := p.OpIndex("h")
 		require.True(t, ok)
 		require.True(t, p.Ops[k].Inplace, "%s is not inplace", op)

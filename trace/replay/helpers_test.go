@@ -12,6 +12,7 @@ import (
 	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracegen"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/tracefile"
 )
 
@@ -23,24 +24,6 @@ const sharedData = "../../testdata"
 func sharedFiles(t *testing.T, pattern string) []string {
 	t.Helper()
 	return testfiles.Glob(t, sharedData, pattern)
-}
-
-func mustLoad(t *testing.T, path string) *trace.Trace {
-	t.Helper()
-	tr, err := tracefile.Load(path)
-	if err != nil {
-		t.Fatalf("load %s: %v", path, err)
-	}
-	return tr
-}
-
-func mustResolve(t testing.TB, tr *trace.Trace) *trace.Program {
-	t.Helper()
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // randomTrace returns a valid random trace (tracegen.Random read back).
@@ -58,7 +41,7 @@ func benchProgram(b *testing.B, rel string) *trace.Program {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return mustResolve(b, tr)
+	return tracetest.Resolve(b, tr)
 }
 
 // forScaleShapes runs run on every generated shape at the sizes of trace's scale

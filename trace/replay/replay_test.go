@@ -11,6 +11,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/minimalloc"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestSharedDataReplayAndCheck(t *testing.T) {
 	files := append(sharedFiles(t, "minimalloc/*.csv"), sharedFiles(t, "ggml/*.json")...)
 	for _, f := range files {
-		p := mustResolve(t, mustLoad(t, f))
+		p := tracetest.Resolve(t, tracetest.Load(t, f))
 		for _, pol := range subarena.Policies() {
 			res, err := Run(p, Options{Policy: pol})
 			if err != nil {
@@ -54,7 +55,7 @@ func TestMiniMallocConflicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := mustResolve(t, mustLoad(t, f))
+		p := tracetest.Resolve(t, tracetest.Load(t, f))
 		for _, pol := range subarena.Policies() {
 			res, err := Run(p, Options{Policy: pol})
 			if err != nil {
@@ -99,7 +100,7 @@ func TestMiniMallocLowerBound(t *testing.T) {
 			}
 			want = max(want, live)
 		}
-		p := mustResolve(t, mustLoad(t, f))
+		p := tracetest.Resolve(t, tracetest.Load(t, f))
 		res, err := Run(p, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -114,7 +115,7 @@ func TestMiniMallocLowerBound(t *testing.T) {
 // chain, the ir-order plan hands the read bytes to a compute writer; check.Plan names the
 // reader, its view chain and the missing edge. Every safe policy's plan passes.
 func TestIROrderCounterexample(t *testing.T) {
-	p := mustResolve(t, mustLoad(t, "../testdata/split-qkv.json"))
+	p := tracetest.Resolve(t, tracetest.Load(t, "../testdata/split-qkv.json"))
 	res, err := Run(p, Options{Policy: subarena.IROrder})
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +172,7 @@ func TestGGMLReproducesGGML(t *testing.T) {
 		if err := json.Unmarshal(data, &g); err != nil {
 			t.Fatal(err)
 		}
-		p := mustResolve(t, mustLoad(t, f))
+		p := tracetest.Resolve(t, tracetest.Load(t, f))
 		res, err := Run(p, Options{Policy: subarena.IROrder})
 		if err != nil {
 			t.Fatal(err)
@@ -219,7 +220,7 @@ func TestReplayAllDiscarded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := mustResolve(t, tr)
+	p := tracetest.Resolve(t, tr)
 	for _, pol := range subarena.Policies() {
 		res, err := Run(p, Options{Policy: pol, CheckInvariants: true})
 		if err != nil {
@@ -241,8 +242,8 @@ func TestReplayAllDiscarded(t *testing.T) {
 // TestReplayAllocatorTime: the time inside the Allocator's calls is measured only when
 // asked, and the measurement changes nothing else the replay reports.
 func TestReplayAllocatorTime(t *testing.T) {
-	tr := mustLoad(t, "../testdata/split-qkv.json")
-	p := mustResolve(t, tr)
+	tr := tracetest.Load(t, "../testdata/split-qkv.json")
+	p := tracetest.Resolve(t, tr)
 	plain, err := Run(p, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -262,10 +263,10 @@ func TestReplayAllocatorTime(t *testing.T) {
 
 // TestReplayStop: a closed Stop ends the replay with trace.ErrStopped.
 func TestReplayStop(t *testing.T) {
-	tr := mustLoad(t, "../testdata/split-qkv.json")
+	tr := tracetest.Load(t, "../testdata/split-qkv.json")
 	stop := make(chan struct{})
 	close(stop)
-	if _, err := Run(mustResolve(t, tr), Options{Stop: stop}); !errors.Is(err, trace.ErrStopped) {
+	if _, err := Run(tracetest.Resolve(t, tr), Options{Stop: stop}); !errors.Is(err, trace.ErrStopped) {
 		t.Fatalf("replay with Stop closed: %v", err)
 	}
 }
@@ -278,7 +279,7 @@ func TestScheduleOverflowTwoEngines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(mustResolve(t, tr), Options{}); err != nil {
+	if _, err := Run(tracetest.Resolve(t, tr), Options{}); err != nil {
 		t.Fatal(err)
 	}
 }
