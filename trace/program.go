@@ -352,3 +352,18 @@ func (p *Program) checkCovers() error {
 	}
 	return nil
 }
+
+// OpUse names one use of an op: Op indexes Program.Ops, Use that op's Uses.
+type OpUse struct{ Op, Use int }
+
+// UsesByBuffer lists, per buffer, every use of it (through any of its views)
+// in op order, the uses of one op in the order of its Uses.
+func (p *Program) UsesByBuffer() [][]OpUse {
+	out := make([][]OpUse, len(p.Buffers))
+	for k := range p.Ops {
+		for u, use := range p.Ops[k].Uses {
+			out[use.Ref.Buffer] = append(out[use.Ref.Buffer], OpUse{k, u})
+		}
+	}
+	return out
+}

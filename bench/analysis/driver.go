@@ -289,7 +289,7 @@ func (d *driver) step(i int) error {
 			return err
 		}
 		for _, ou := range d.In.UsesOf[b] {
-			c := &d.In.UserClocks[ou.op]
+			c := &d.In.UserClocks[ou.Op]
 			for e := range pt.Clock {
 				pt.Clock[e] = min(pt.Clock[e], c[e])
 			}
@@ -399,7 +399,7 @@ func (d *driver) place(i, b int) error {
 func (d *driver) narrow(b, e int) sasync.Seq {
 	m := ^sasync.Seq(0)
 	for _, ou := range d.In.UsesOf[b] {
-		m = min(m, d.In.UserClocks[ou.op][e])
+		m = min(m, d.In.UserClocks[ou.Op][e])
 	}
 	return m
 }

@@ -45,9 +45,9 @@ func orderedSegments(in *Info) ([]oseg, func(x, y *oseg) bool) {
 		for _, sg := range in.Segments[b] {
 			s := oseg{b: b, lo: sg.lo, hi: sg.hi, from: sg.from, to: sg.to, death: never}
 			for _, ou := range in.UsesOf[b] {
-				fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+				fp, _ := p.Footprint(p.Ops[ou.Op].Uses[ou.Use].Ref)
 				if fp.Contains(sg.lo) {
-					s.users = append(s.users, ou.op)
+					s.users = append(s.users, ou.Op)
 				}
 			}
 			for _, pc := range in.Pieces[b] {

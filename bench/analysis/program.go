@@ -16,7 +16,7 @@ import (
 const never = math.MaxInt
 
 // opUse names one use: op index and index into its Uses.
-type opUse struct{ op, use int }
+type opUse = trace.OpUse
 
 // piece is a part of a buffer (buffer-relative bytes) let go by one step.
 type piece struct {
@@ -73,12 +73,7 @@ func NewInfo(p *trace.Program) (*Info, error) {
 		return nil, err
 	}
 	in.Order = order
-	in.UsesOf = make([][]opUse, len(p.Buffers))
-	for k := range p.Ops {
-		for u, use := range p.Ops[k].Uses {
-			in.UsesOf[use.Ref.Buffer] = append(in.UsesOf[use.Ref.Buffer], opUse{k, u})
-		}
-	}
+	in.UsesOf = p.UsesByBuffer()
 	in.UserClocks = make([]sasync.Clock, len(p.Ops))
 	for k := range p.Ops {
 		if in.UserClocks[k], err = order.Timeline.EventClock(order.Events[k]); err != nil {
@@ -99,11 +94,11 @@ func NewInfo(p *trace.Program) (*Info, error) {
 		in.Pieces[b] = deathPieces(p, b)
 		in.FirstUse[b], in.LastUse[b] = -1, -1
 		for _, ou := range in.UsesOf[b] {
-			if in.FirstUse[b] < 0 || in.Start[ou.op] < in.FirstUse[b] {
-				in.FirstUse[b] = in.Start[ou.op]
+			if in.FirstUse[b] < 0 || in.Start[ou.Op] < in.FirstUse[b] {
+				in.FirstUse[b] = in.Start[ou.Op]
 			}
-			in.LastUse[b] = max(in.LastUse[b], in.End[ou.op])
-			in.UserEngines[b] |= 1 << p.Ops[ou.op].Engine
+			in.LastUse[b] = max(in.LastUse[b], in.End[ou.Op])
+			in.UserEngines[b] |= 1 << p.Ops[ou.Op].Engine
 		}
 		d := 0
 		for _, pc := range in.Pieces[b] {
@@ -176,9 +171,9 @@ func (in *Info) LiveAt(b int, t int64) ranges.Set {
 func (in *Info) UsedAfter(b int, t int64) (after, unused ranges.Set) {
 	var used ranges.Set
 	for _, ou := range in.UsesOf[b] {
-		fp, _ := in.P.Footprint(in.P.Ops[ou.op].Uses[ou.use].Ref)
+		fp, _ := in.P.Footprint(in.P.Ops[ou.Op].Uses[ou.Use].Ref)
 		used.AddSet(&fp)
-		if in.End[ou.op] > t {
+		if in.End[ou.Op] > t {
 			after.AddSet(&fp)
 		}
 	}
@@ -222,7 +217,7 @@ func (in *Info) liveSegments(b int, credited map[opUse]bool) []segment {
 	var users []user
 	cuts := []int64{0, p.Buffers[b].Size}
 	for _, ou := range in.UsesOf[b] {
-		fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+		fp, _ := p.Footprint(p.Ops[ou.Op].Uses[ou.Use].Ref)
 		users = append(users, user{ou, fp})
 		for _, r := range fp.Runs() {
 			cuts = append(cuts, r.Lo, r.Hi)
@@ -250,7 +245,7 @@ func (in *Info) liveSegments(b int, credited map[opUse]bool) []segment {
 			if !us.set.Contains(lo) {
 				continue
 			}
-			k := us.ou.op
+			k := us.ou.Op
 			if from < 0 || in.Start[k] < from {
 				from = in.Start[k]
 			}
@@ -272,7 +267,7 @@ func (in *Info) liveSegments(b int, credited map[opUse]bool) []segment {
 		case held:
 			to = max(to, in.Makespan)
 		case credited[users[last].ou]:
-			to = max(from, in.Start[users[last].ou.op])
+			to = max(from, in.Start[users[last].ou.Op])
 		}
 		segs = append(segs, segment{lo: lo, hi: hi, from: from, to: to})
 	}
@@ -297,7 +292,7 @@ func inplaceCredits(p *trace.Program) map[opUse]bool {
 				continue
 			}
 			for u, r := range op.Uses {
-				if r.Access&trace.AccessRead == 0 || r.Ref.Buffer == w.Ref.Buffer || out[opUse{k, u}] ||
+				if r.Access&trace.AccessRead == 0 || r.Ref.Buffer == w.Ref.Buffer || out[opUse{Op: k, Use: u}] ||
 					p.Buffers[r.Ref.Buffer].External {
 					continue
 				}
@@ -307,7 +302,7 @@ func inplaceCredits(p *trace.Program) map[opUse]bool {
 				}
 				// Element for element alike, wherever each starts.
 				if p.SameElements(r.Ref, -rl.Offset, w.Ref, -wl.Offset) {
-					out[opUse{k, u}] = true
+					out[opUse{Op: k, Use: u}] = true
 					break
 				}
 			}

@@ -24,7 +24,7 @@ type Schedule struct {
 func LiveLowerBound(p *trace.Program, s Schedule) int64 {
 	g := p.Trace.Granule
 	credited := inplaceCredits(p)
-	usesOf := usesByBuffer(p)
+	usesOf := p.UsesByBuffer()
 	var events []liveEvent
 	var base int64 // granule index of the current buffer's first granule, in one space for all buffers
 	for b := range p.Buffers {
@@ -139,13 +139,13 @@ func inplaceCredits(p *trace.Program) map[opUse]bool {
 				continue
 			}
 			for u, r := range op.Uses {
-				if r.Access&trace.AccessRead == 0 || r.Ref.Buffer == w.Ref.Buffer || out[opUse{k, u}] ||
+				if r.Access&trace.AccessRead == 0 || r.Ref.Buffer == w.Ref.Buffer || out[opUse{Op: k, Use: u}] ||
 					p.Buffers[r.Ref.Buffer].External {
 					continue
 				}
 				// the same elements up to the offset
 				if lr := p.Layout(r.Ref); !hasNoElements(lr) && strided.SameElements(lr, -lr.Offset, lw, -lw.Offset) {
-					out[opUse{k, u}] = true
+					out[opUse{Op: k, Use: u}] = true
 					break
 				}
 			}
@@ -171,7 +171,7 @@ func liveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited ma
 	fps := make([]ranges.Set, len(uses))
 	cuts := []int64{0, p.Buffers[b].Size}
 	for j, ou := range uses {
-		fps[j], _ = p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+		fps[j], _ = p.Footprint(p.Ops[ou.Op].Uses[ou.Use].Ref)
 		for _, r := range fps[j].Runs() {
 			cuts = append(cuts, r.Lo, r.Hi)
 		}
@@ -201,7 +201,7 @@ func liveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited ma
 		return out
 	})
 	for j, ou := range uses {
-		u := user{from: s.Start[ou.op], end: s.End[ou.op], j: j}
+		u := user{from: s.Start[ou.Op], end: s.End[ou.Op], j: j}
 		for _, r := range fps[j].Runs() {
 			tags.Fold(seg(r.Lo), seg(r.Hi), u)
 		}
@@ -231,7 +231,7 @@ func liveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited ma
 		case heldHere > 0:
 			to = max(to, s.Makespan)
 		case credited[last]:
-			to = max(from, s.Start[last.op])
+			to = max(from, s.Start[last.Op])
 		}
 		segs = append(segs, liveSegment{lo: cuts[i], hi: cuts[i+1], from: from, to: to})
 	}
@@ -239,15 +239,4 @@ func liveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited ma
 }
 
 // opUse names one use: op index and index into its Uses.
-type opUse struct{ op, use int }
-
-// usesByBuffer lists, per buffer, the uses of it in op order.
-func usesByBuffer(p *trace.Program) [][]opUse {
-	out := make([][]opUse, len(p.Buffers))
-	for k := range p.Ops {
-		for u, use := range p.Ops[k].Uses {
-			out[use.Ref.Buffer] = append(out[use.Ref.Buffer], opUse{k, u})
-		}
-	}
-	return out
-}
+type opUse = trace.OpUse

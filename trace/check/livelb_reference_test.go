@@ -25,7 +25,7 @@ func refLiveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited
 	var users []user
 	cuts := []int64{0, p.Buffers[b].Size}
 	for _, ou := range uses {
-		fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+		fp, _ := p.Footprint(p.Ops[ou.Op].Uses[ou.Use].Ref)
 		users = append(users, user{ou, fp})
 		for _, r := range fp.Runs() {
 			cuts = append(cuts, r.Lo, r.Hi)
@@ -50,7 +50,7 @@ func refLiveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited
 			if !us.set.Contains(lo) {
 				continue
 			}
-			k := us.ou.op
+			k := us.ou.Op
 			if from < 0 || s.Start[k] < from {
 				from = s.Start[k]
 			}
@@ -72,7 +72,7 @@ func refLiveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited
 		case held:
 			to = max(to, s.Makespan)
 		case credited[users[last].ou]:
-			to = max(from, s.Start[users[last].ou.op])
+			to = max(from, s.Start[users[last].ou.Op])
 		}
 		segs = append(segs, liveSegment{lo: lo, hi: hi, from: from, to: to})
 	}
@@ -95,7 +95,7 @@ func refCompactInts(v []int64) []int64 {
 func compareLiveSegments(t *testing.T, what string, p *trace.Program, s Schedule) {
 	t.Helper()
 	credited := inplaceCredits(p)
-	usesOf := usesByBuffer(p)
+	usesOf := p.UsesByBuffer()
 	for b := range p.Buffers {
 		if got, want := p.LetGo(b, 7), refDeathPieces(p, b, 7); !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: buffer %d: pieces %v, reference %v\n%s", what, b, got, want, trace.Marshal(p.Trace))

@@ -229,9 +229,9 @@ func (dv *deriver) cutSegments(r, item int) {
 			owner = r // the checker sees the bytes as the root's
 		}
 		for _, u := range ip.usesOf[m] {
-			use := &p.Ops[u.op].Uses[u.use]
+			use := &p.Ops[u.Op].Uses[u.Use]
 			set := ip.rootFootprint(use.Ref)
-			dv.used = append(dv.used, itemUse{op: u.op, owner: owner, read: use.Access&trace.AccessRead != 0, set: set})
+			dv.used = append(dv.used, itemUse{op: u.Op, owner: owner, read: use.Access&trace.AccessRead != 0, set: set})
 			if !dv.seen[set] {
 				dv.seen[set] = true
 				for _, run := range set.Runs() {

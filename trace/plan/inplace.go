@@ -63,7 +63,7 @@ type inplacer struct {
 	afterCommit func()
 }
 
-type opUse struct{ op, use int }
+type opUse = trace.OpUse
 
 // rootFP is a cached root footprint: set is exact unless the layout was too
 // irregular to list within trace.CoverBudget runs. For a ref of a relaid
@@ -99,7 +99,7 @@ func newInplacer(p *trace.Program, hb func(a, b int) bool, allowRelayout bool) *
 	for k := range p.Ops {
 		for u, use := range p.Ops[k].Uses {
 			b := use.Ref.Buffer
-			ip.usesOf[b] = append(ip.usesOf[b], opUse{k, u})
+			ip.usesOf[b] = append(ip.usesOf[b], opUse{Op: k, Use: u})
 		}
 	}
 	clear(count)
@@ -196,7 +196,7 @@ func (ip *inplacer) decide() {
 			b := w.Ref.Buffer
 			B := &p.Buffers[b]
 			if w.Access&trace.AccessWrite == 0 || w.Ref.View >= 0 || B.External ||
-				len(ip.group(b)) > 1 || ip.place[b].root != b || ip.usesOf[b][0].op != k {
+				len(ip.group(b)) > 1 || ip.place[b].root != b || ip.usesOf[b][0].Op != k {
 				continue
 			}
 			for ri, rd := range op.Uses {
@@ -262,7 +262,7 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 	// bytes through their old owner (all happening before k) happens
 	// before each use through b.
 	for _, u := range ip.usesOf[b] {
-		if u.op != k && !ip.hb(k, u.op) {
+		if u.Op != k && !ip.hb(k, u.Op) {
 			return placement{}, ranges.Set{}, false
 		}
 	}
@@ -275,19 +275,19 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 func (ip *inplacer) dying(k, r int, fp ranges.Set, read strided.Layout) bool {
 	for _, m := range ip.group(r) {
 		for _, u := range ip.usesOf[m] {
-			ref := ip.p.Ops[u.op].Uses[u.use].Ref
+			ref := ip.p.Ops[u.Op].Uses[u.Use].Ref
 			set := ip.rootFootprint(ref)
 			if _, hit := set.OverlapsSet(&fp); !hit {
 				continue
 			}
-			if u.op == k {
+			if u.Op == k {
 				l, ok := ip.rootLayout(ref)
 				if !ok || !sameElements(l, read) {
 					return false
 				}
 				continue
 			}
-			if !ip.hb(u.op, k) {
+			if !ip.hb(u.Op, k) {
 				return false
 			}
 		}
@@ -366,7 +366,7 @@ func (ip *inplacer) heldOver(r int, fp ranges.Set) bool {
 			continue
 		}
 		for _, u := range ip.usesOf[m] {
-			set := ip.rootFootprint(ip.p.Ops[u.op].Uses[u.use].Ref)
+			set := ip.rootFootprint(ip.p.Ops[u.Op].Uses[u.Use].Ref)
 			if _, hit := set.OverlapsSet(&fp); hit {
 				return true
 			}

@@ -6,18 +6,7 @@ import (
 )
 
 // opUse names one use: op index and index into its Uses.
-type opUse struct{ op, use int }
-
-// usesByBuffer lists, per buffer, the uses of it in op order.
-func usesByBuffer(p *trace.Program) [][]opUse {
-	out := make([][]opUse, len(p.Buffers))
-	for k := range p.Ops {
-		for u, use := range p.Ops[k].Uses {
-			out[use.Ref.Buffer] = append(out[use.Ref.Buffer], opUse{k, u})
-		}
-	}
-	return out
-}
+type opUse = trace.OpUse
 
 // donation is a planned in-place placement: buffer placed by op over the bytes of the
 // op's use read (an index into its Uses). op is -1 when the buffer is not donated to.
@@ -33,7 +22,7 @@ type Donation struct{ Op, Read int }
 // being p's happens-before relation (trace.NewOrder). Analyses that mirror a replay use
 // it to make the same placements.
 func Donations(p *trace.Program, order *trace.Order) []Donation {
-	ds := planDonations(p, usesByBuffer(p), order, false)
+	ds := planDonations(p, p.UsesByBuffer(), order, false)
 	out := make([]Donation, len(ds))
 	for i, d := range ds {
 		out[i] = Donation{Op: d.op, Read: d.read}
@@ -59,18 +48,18 @@ func planDonations(p *trace.Program, usesOf [][]opUse, order *trace.Order, off b
 			continue
 		}
 		first := usesOf[b][0]
-		op := &p.Ops[first.op]
-		w := op.Uses[first.use]
+		op := &p.Ops[first.Op]
+		w := op.Uses[first.Use]
 		if !op.Inplace || w.Access&trace.AccessWrite == 0 || discardedBefore(p, b, op.Step, nil) ||
-			!laterUsesOrdered(usesOf[b], first.op, order) {
+			!laterUsesOrdered(usesOf[b], first.Op, order) {
 			continue
 		}
 		for u := range op.Uses {
-			if u == first.use || taken[opUse{first.op, u}] || !donatable(p, usesOf, first.op, u, b, w.Ref, out) {
+			if u == first.Use || taken[opUse{Op: first.Op, Use: u}] || !donatable(p, usesOf, first.Op, u, b, w.Ref, out) {
 				continue
 			}
-			out[b] = donation{op: first.op, read: u}
-			taken[opUse{first.op, u}] = true
+			out[b] = donation{op: first.Op, read: u}
+			taken[opUse{Op: first.Op, Use: u}] = true
 			break
 		}
 	}
@@ -81,7 +70,7 @@ func planDonations(p *trace.Program, usesOf [][]opUse, order *trace.Order, off b
 // that op k happens-before.
 func laterUsesOrdered(uses []opUse, k int, order *trace.Order) bool {
 	for _, ou := range uses {
-		if ou.op != k && !order.HappensBefore(k, ou.op) {
+		if ou.Op != k && !order.HappensBefore(k, ou.Op) {
 			return false
 		}
 	}
@@ -112,10 +101,10 @@ func donatable(p *trace.Program, usesOf [][]opUse, k, u, b int, w trace.Ref, pla
 		return false
 	}
 	for _, ou := range usesOf[a] {
-		if ou.op < k || (ou.op == k && ou.use == u) {
+		if ou.Op < k || (ou.Op == k && ou.Use == u) {
 			continue
 		}
-		other, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+		other, _ := p.Footprint(p.Ops[ou.Op].Uses[ou.Use].Ref)
 		if _, hit := other.OverlapsSet(&fp); hit {
 			return false // a later step (or another use of this op) still needs R's bytes
 		}

@@ -28,7 +28,7 @@ func (r *replayer) step(i int) error {
 		// they all happen-after it, as the format intends), so that fenced bytes never
 		// reach a user unordered after their previous owner's users.
 		for _, ou := range r.usesOf[b] {
-			c := &r.userClocks[ou.op]
+			c := &r.userClocks[ou.Op]
 			for e := range pt.Clock {
 				pt.Clock[e] = min(pt.Clock[e], c[e])
 			}
@@ -112,12 +112,12 @@ func (r *replayer) place(b int) error {
 // op delays none of them.
 func (r *replayer) waitFreeFor(b int) func(sasync.Event) bool {
 	earliest := int64(math.MaxInt64)
-	first := r.usesOf[b][0].op
+	first := r.usesOf[b][0].Op
 	for _, u := range r.usesOf[b] {
-		if u.op != first && r.order.HappensBefore(first, u.op) {
+		if u.Op != first && r.order.HappensBefore(first, u.Op) {
 			continue // starts after first ends
 		}
-		op := &r.p.Ops[u.op]
+		op := &r.p.Ops[u.Op]
 		start := max(r.host, r.engineFree[op.Engine])
 		for _, w := range op.Waits {
 			if !r.events[w].IsZero() {

@@ -32,10 +32,10 @@ func refCountWaited(r *replayer) int {
 					continue
 				}
 				for _, ou := range r.usesOf[j] {
-					if !submitted[ou.op] || r.end[ou.op] <= ev.host {
+					if !submitted[ou.Op] || r.end[ou.Op] <= ev.host {
 						continue
 					}
-					fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+					fp, _ := p.Footprint(p.Ops[ou.Op].Uses[ou.Use].Ref)
 					shifted, _ := translated(&fp, other.Offset())
 					if _, h := shifted.Overlaps(got); h {
 						hit = true
@@ -59,14 +59,14 @@ func refUseSpans(r *replayer, b int, pieces []trace.Piece) []useSpan {
 	for i, pc := range pieces {
 		out[i] = useSpan{-1, -1}
 		for _, ou := range r.usesOf[b] {
-			fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+			fp, _ := p.Footprint(p.Ops[ou.Op].Uses[ou.Use].Ref)
 			if _, hit := fp.OverlapsSet(&pc.Bytes); !hit {
 				continue
 			}
-			if out[i].first < 0 || r.start[ou.op] < out[i].first {
-				out[i].first = r.start[ou.op]
+			if out[i].first < 0 || r.start[ou.Op] < out[i].first {
+				out[i].first = r.start[ou.Op]
 			}
-			out[i].last = max(out[i].last, r.end[ou.op])
+			out[i].last = max(out[i].last, r.end[ou.Op])
 		}
 	}
 	return out

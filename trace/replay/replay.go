@@ -273,7 +273,7 @@ func newReplayer(p *trace.Program, opts Options) (*replayer, error) {
 		donated: make([]bool, len(p.Buffers)),
 		steps:   make([]StepRecord, 0, len(p.Trace.Steps)),
 	}
-	r.usesOf = usesByBuffer(p)
+	r.usesOf = p.UsesByBuffer()
 	order, err := trace.NewOrder(p)
 	if err != nil {
 		return nil, err

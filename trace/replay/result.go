@@ -108,9 +108,9 @@ func (r *replayer) useSpans(b int, pieces []trace.Piece) []useSpan {
 	if len(pieces) <= scanPiecesUpTo {
 		for i := range pieces {
 			for _, ou := range r.usesOf[b] {
-				fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+				fp, _ := p.Footprint(p.Ops[ou.Op].Uses[ou.Use].Ref)
 				if _, hit := fp.OverlapsSet(&pieces[i].Bytes); hit {
-					merge(&out[i], r.start[ou.op], r.end[ou.op])
+					merge(&out[i], r.start[ou.Op], r.end[ou.Op])
 				}
 			}
 		}
@@ -121,12 +121,12 @@ func (r *replayer) useSpans(b int, pieces []trace.Piece) []useSpan {
 		return useSpan{min(a.first, b.first), max(a.last, b.last)}
 	})
 	for _, ou := range r.usesOf[b] {
-		fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+		fp, _ := p.Footprint(p.Ops[ou.Op].Uses[ou.Use].Ref)
 		for _, run := range fp.Runs() {
 			lo := sort.Search(len(part), func(i int) bool { return part[i].R.Hi > run.Lo })
 			hi := sort.Search(len(part), func(i int) bool { return part[i].R.Lo >= run.Hi })
 			if lo < hi {
-				tags.Fold(lo, hi, useSpan{r.start[ou.op], r.end[ou.op]})
+				tags.Fold(lo, hi, useSpan{r.start[ou.Op], r.end[ou.Op]})
 			}
 		}
 	}
@@ -160,7 +160,7 @@ func (r *replayer) countWaited() int {
 			g := buf.Range()
 			coords = append(coords, g.Lo, g.Hi)
 			for _, ou := range r.usesOf[b] {
-				fp, _ := p.Footprint(p.Ops[ou.op].Uses[ou.use].Ref)
+				fp, _ := p.Footprint(p.Ops[ou.Op].Uses[ou.Use].Ref)
 				for _, run := range fp.Runs() {
 					coords = append(coords, run.Lo+buf.Offset(), run.Hi+buf.Offset())
 				}
@@ -195,10 +195,10 @@ func (r *replayer) countWaited() int {
 		}
 		placed[b] = true
 		for _, ou := range r.usesOf[b] {
-			if !submitted[ou.op] {
+			if !submitted[ou.Op] {
 				break // ops are submitted in order
 			}
-			add(ou.op, ou.use)
+			add(ou.Op, ou.Use)
 		}
 	}
 	return waited
