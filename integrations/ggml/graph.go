@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"unsafe"
 
+	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace"
 
 	"github.com/subarena/subarena/trace/ggmltrace"
@@ -285,7 +287,7 @@ func dense(x *tensor) bool {
 			prev /= blck
 		}
 		var ok bool
-		if want, ok = mul(want, prev); !ok {
+		if want, ok = checked.Mul(want, prev); !ok {
 			return false
 		}
 		if x.nb[k] != want && x.ne[k] != 1 {
@@ -293,17 +295,6 @@ func dense(x *tensor) bool {
 		}
 	}
 	return true
-}
-
-func mul(a, b int64) (int64, bool) {
-	if a == 0 || b == 0 {
-		return 0, true
-	}
-	c := a * b
-	if c/b != a {
-		return 0, false
-	}
-	return c, true
 }
 
 // buildTrace maps tensors (in walk order) to a one-engine trace exactly as
@@ -341,7 +332,7 @@ func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
 			op := trace.Step{Kind: trace.KindOp, Name: x.name, Engine: Engine, Cost: trace.DefaultCost,
 				Writes: []string{x.name}, Inplace: inplaceOK(ts, base, i)}
 			for _, s := range x.src {
-				if s >= 0 && !contains(op.Reads, ts[s].name) {
+				if s >= 0 && !slices.Contains(op.Reads, ts[s].name) {
 					op.Reads = append(op.Reads, ts[s].name)
 				}
 			}
@@ -470,7 +461,7 @@ func (tb *traceBuilder) emit(i int32) error {
 		}
 		s := trace.Step{Kind: trace.KindAlloc, Name: x.name, Size: size, Engine: Engine}
 		if shape, _, elem, err := layout(x); err == nil && dense(x) {
-			if p, ok := product(shape, elem); ok && p == size {
+			if p, ok := checked.Product(shape, elem); ok && p == size {
 				s.Shape, s.Elem = shape, elem
 			}
 		}
@@ -507,29 +498,6 @@ func inplaceOK(ts []tensor, base []int32, i int) bool {
 }
 
 func nelements(ne *[4]int64) int64 { return ne[0] * ne[1] * ne[2] * ne[3] }
-
-func product(shape []int64, elem int64) (int64, bool) {
-	n := elem
-	for _, d := range shape {
-		if d < 0 {
-			return 0, false
-		}
-		var ok bool
-		if n, ok = mul(n, d); !ok {
-			return 0, false
-		}
-	}
-	return n, true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // ReadOptions tunes ReadGraph.
 type ReadOptions struct {

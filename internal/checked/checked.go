@@ -22,3 +22,19 @@ func Add(a, b int64) (int64, bool) {
 	}
 	return s, true
 }
+
+// Product returns elem times every dimension of shape, and false when a
+// dimension is negative or the product does not fit in an int64 (elem >= 0).
+func Product(shape []int64, elem int64) (int64, bool) {
+	n := elem
+	for _, d := range shape {
+		if d < 0 {
+			return 0, false
+		}
+		var ok bool
+		if n, ok = Mul(n, d); !ok {
+			return 0, false
+		}
+	}
+	return n, true
+}

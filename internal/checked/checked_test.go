@@ -37,3 +37,23 @@ func TestAgainstBig(t *testing.T) {
 		}
 	}
 }
+
+func TestProduct(t *testing.T) {
+	for _, c := range []struct {
+		shape []int64
+		elem  int64
+		want  int64
+		ok    bool
+	}{
+		{nil, 4, 4, true},
+		{[]int64{2, 3}, 4, 24, true},
+		{[]int64{0, 1 << 62}, 8, 0, true},
+		{[]int64{2, -1}, 4, 0, false},
+		{[]int64{1 << 32, 1 << 31}, 2, 0, false},
+		{[]int64{1 << 31, 1 << 31}, 1, 1 << 62, true},
+	} {
+		if got, ok := Product(c.shape, c.elem); got != c.want || ok != c.ok {
+			t.Errorf("Product(%v, %d) = %d, %v; want %d, %v", c.shape, c.elem, got, ok, c.want, c.ok)
+		}
+	}
+}

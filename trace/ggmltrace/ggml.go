@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -279,7 +280,7 @@ func (im *ggmlImporter) run() error {
 			op := trace.Step{Kind: trace.KindOp, Name: ts[i].Name, Engine: Engine, Cost: trace.DefaultCost,
 				Writes: []string{ts[i].Name}, Inplace: ggmlInplaceOps[ts[i].Op]}
 			for _, s := range ts[i].Src {
-				if s != nil && !contains(op.Reads, *s) {
+				if s != nil && !slices.Contains(op.Reads, *s) {
 					op.Reads = append(op.Reads, *s)
 				}
 			}
@@ -351,7 +352,7 @@ func (im *ggmlImporter) emitData(i int, emitted []bool) error {
 		}
 		s := trace.Step{Kind: trace.KindAlloc, Name: x.Name, Size: size, Engine: Engine}
 		if shape, _, elem, err := ggmlLayout(x); err == nil && ggmlDense(x) {
-			if n, ok := product(shape, elem); ok && n == size {
+			if n, ok := checked.Product(shape, elem); ok && n == size {
 				s.Shape, s.Elem = shape, elem
 			}
 		}
@@ -395,29 +396,6 @@ func ggmlLayout(x *ggmlTensor) (shape, strides []int64, elem int64, err error) {
 		shape[n-1] /= ty.blck
 	}
 	return shape, strides, ty.size, nil
-}
-
-func product(shape []int64, elem int64) (int64, bool) {
-	n := elem
-	for _, d := range shape {
-		if d < 0 {
-			return 0, false
-		}
-		var ok bool
-		if n, ok = checked.Mul(n, d); !ok {
-			return 0, false
-		}
-	}
-	return n, true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // formatError is a document naming another format than Format: its text; it matches
