@@ -204,16 +204,11 @@ func (a enumPos) less(b enumPos) bool {
 // exactly when the earlier op's seq on its engine exceeds what the later op has seen of
 // that engine, so the index reports only the uses in violation (see useIndex).
 func Plan(p *trace.Program, plan *trace.Plan) (*Report, error) {
-	frame, err := trace.NewFrame(p, plan)
+	c, err := newChecker(p, plan)
 	if err != nil {
 		return nil, err
 	}
-	order, err := trace.NewOrder(p)
-	if err != nil {
-		return nil, err
-	}
-	c := &checker{p: p, order: order, frame: frame, members: membersOf(p, frame), agg: map[violationKey]*found{}}
-	bufs := c.placeBuffers(plan)
+	bufs := c.placeBuffers(plan, c.groupPieces)
 	sort.Slice(bufs, func(i, j int) bool { return bufs[i].off < bufs[j].off })
 	rep := &Report{Trace: p.Trace.Name}
 	for i := range bufs {
@@ -293,6 +288,21 @@ func (c *checker) emit(rule string, a, b *placedUse, y *ranges.Set, pos enumPos)
 	f.v.Ranges = append(f.v.Ranges, y.Runs()...)
 }
 
+// newChecker prepares the check of plan on p: its frame (trace.CheckPlan), the
+// happens-before order and the groups of placed buffers.
+func newChecker(p *trace.Program, plan *trace.Plan) (*checker, error) {
+	frame, err := trace.NewFrame(p, plan)
+	if err != nil {
+		return nil, err
+	}
+	order, err := trace.NewOrder(p)
+	if err != nil {
+		return nil, err
+	}
+	return &checker{p: p, order: order, frame: frame, members: membersOf(p, frame), agg: map[violationKey]*found{}}, nil
+}
+
+// newViolation returns the violation k names, its parties spelled out.
 func (c *checker) newViolation(k violationKey) *Violation {
 	p := c.p
 	party := func(buf, op, use int) Party {
@@ -309,8 +319,8 @@ func (c *checker) newViolation(k violationKey) *Violation {
 }
 
 // placeBuffers gathers, for every buffer with an offset, the uses of its group and the
-// group's death pieces in arena bytes.
-func (c *checker) placeBuffers(plan *trace.Plan) []placed {
+// group's death pieces in arena bytes, as pieces(host, offset) returns them.
+func (c *checker) placeBuffers(plan *trace.Plan, pieces func(h int, off int64) []trace.Piece) []placed {
 	p := c.p
 	index := make([]int, len(p.Buffers))
 	var bufs []placed
@@ -322,7 +332,7 @@ func (c *checker) placeBuffers(plan *trace.Plan) []placed {
 		}
 		off := plan.Offsets[b.Name]
 		index[i] = len(bufs)
-		bufs = append(bufs, placed{buf: i, off: off, end: off + b.Size, pieces: c.groupPieces(i, off)})
+		bufs = append(bufs, placed{buf: i, off: off, end: off + b.Size, pieces: pieces(i, off)})
 	}
 	for i := range p.Buffers {
 		if h := c.frame.Host(i); h >= 0 {

@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/subarena/subarena/ranges"
-	"github.com/subarena/subarena/strided"
 	"github.com/subarena/subarena/trace"
 )
 
@@ -22,28 +21,22 @@ func refHappensBefore(o *trace.Order, a, b int) bool {
 	return err == nil && hb
 }
 
-// refChecker carries what Plan needs across pairs and aggregates violations.
+// refChecker is the pairwise oracle; the plumbing it shares with Plan (placing
+// buffers, arena bytes, naming the parties) is the checker's own.
 type refChecker struct {
-	p       *trace.Program
-	order   *trace.Order
-	frame   *trace.Frame
-	members map[int][]int // per host, the buffers placed over it
-	agg     map[refViolationKey]*Violation
-	keys    []refViolationKey
+	*checker
+	agg  map[violationKey]*Violation
+	keys []violationKey
 }
 
 // referenceCheck is Plan as it was: pair by pair.
 func referenceCheck(p *trace.Program, plan *trace.Plan) (*Report, error) {
-	frame, err := trace.NewFrame(p, plan)
+	base, err := newChecker(p, plan)
 	if err != nil {
 		return nil, err
 	}
-	order, err := trace.NewOrder(p)
-	if err != nil {
-		return nil, err
-	}
-	c := &refChecker{p: p, order: order, frame: frame, members: membersOf(p, frame), agg: map[refViolationKey]*Violation{}}
-	bufs := c.refPlaceBuffers(plan)
+	c := &refChecker{checker: base, agg: map[violationKey]*Violation{}}
+	bufs := c.placeBuffers(plan, c.refGroupPieces)
 	sort.Slice(bufs, func(i, j int) bool { return bufs[i].off < bufs[j].off })
 	rep := &Report{Trace: p.Trace.Name}
 	for i := range bufs {
@@ -78,14 +71,6 @@ func referenceCheck(p *trace.Program, plan *trace.Plan) (*Report, error) {
 	return rep, nil
 }
 
-// refViolationKey identifies a violation: the rule and both (buffer, op, use) parties.
-type refViolationKey struct {
-	rule            string
-	bufA, opA, useA int
-	bufB, opB, useB int
-}
-
-// emit records bytes y of a violation between use a (the earlier party) and use b.
 // refOrderRule returns the rule a use a of shared bytes by the owner letting
 // them go first, and a use b by the next owner, break ("" for none): b's op
 // must be a happens-before successor of a's, or a's op itself when it is
@@ -102,11 +87,12 @@ func (c *refChecker) refOrderRule(a, b *placedUse) string {
 	return ""
 }
 
+// refEmit records bytes y of a violation between use a (the earlier party) and use b.
 func (c *refChecker) refEmit(rule string, a, b *placedUse, y *ranges.Set) {
-	k := refViolationKey{rule, a.buf, a.op, a.use, b.buf, b.op, b.use}
+	k := violationKey{rule, a.buf, a.op, a.use, b.buf, b.op, b.use}
 	v, ok := c.agg[k]
 	if !ok {
-		v = c.refNewViolation(k)
+		v = c.newViolation(k)
 		c.agg[k] = v
 		c.keys = append(c.keys, k)
 	}
@@ -114,73 +100,6 @@ func (c *refChecker) refEmit(rule string, a, b *placedUse, y *ranges.Set) {
 	v.Ranges = append(v.Ranges, y.Runs()...)
 }
 
-func (c *refChecker) refNewViolation(k refViolationKey) *Violation {
-	p := c.p
-	party := func(buf, op, use int) Party {
-		o := &p.Ops[op]
-		u := o.Uses[use]
-		chain := p.Chain(u.Ref)
-		if h := c.frame.Host(buf); h >= 0 {
-			chain = append(chain, p.Buffers[h].Name)
-		}
-		return Party{Buffer: p.Buffers[buf].Name, Op: o.Name, Engine: p.Trace.Engines[o.Engine],
-			Access: u.Access.String(), Chain: chain}
-	}
-	return &Violation{Rule: k.rule, Earlier: party(k.bufA, k.opA, k.useA), Later: party(k.bufB, k.opB, k.useB)}
-}
-
-// refPlaceBuffers gathers, for every buffer with an offset, the uses of its group and the
-// group's death pieces in arena bytes.
-func (c *refChecker) refPlaceBuffers(plan *trace.Plan) []placed {
-	p := c.p
-	index := make([]int, len(p.Buffers))
-	var bufs []placed
-	for i := range p.Buffers {
-		b := &p.Buffers[i]
-		index[i] = -1
-		if b.External || c.frame.Host(i) >= 0 {
-			continue
-		}
-		off := plan.Offsets[b.Name]
-		index[i] = len(bufs)
-		bufs = append(bufs, placed{buf: i, off: off, end: off + b.Size, pieces: c.refGroupPieces(i, off)})
-	}
-	for i := range p.Buffers {
-		if h := c.frame.Host(i); h >= 0 {
-			index[i] = index[h]
-		}
-	}
-	for k := range p.Ops {
-		for u, use := range p.Ops[k].Uses {
-			j := index[use.Ref.Buffer]
-			if j < 0 {
-				continue
-			}
-			set, layout := c.refArena(use.Ref, bufs[j].off)
-			bufs[j].uses = append(bufs[j].uses, placedUse{op: k, use: u, buf: use.Ref.Buffer, set: set, layout: layout})
-		}
-	}
-	return bufs
-}
-
-// arena returns the arena bytes and layout of r, whose group's host sits at off.
-// CheckPlan bounded off + size, so nothing overflows.
-func (c *refChecker) refArena(r trace.Ref, off int64) (ranges.Set, strided.Layout) {
-	if c.frame.Host(r.Buffer) < 0 {
-		fp, _ := c.p.Footprint(r)
-		set, _ := translated(&fp, off)
-		l := c.p.Layout(r)
-		l.Offset += off
-		return set, l
-	}
-	set, _ := c.frame.Footprint(r)
-	_ = set.Translate(off)
-	l := c.frame.Layout(r)
-	l.Offset += off
-	return set, l
-}
-
-// refCheckPair reports every violation between two groups.
 func (c *refChecker) refCheckPair(a, b *placed) {
 	p := c.p
 	shared := ranges.FromRanges(ranges.Range{Lo: max(a.off, b.off), Hi: min(a.end, b.end)})
@@ -299,11 +218,11 @@ func (c *refChecker) refCheckGroup(g *placed) int {
 		at[b] = i
 		o := &owners[i]
 		o.buf, o.first = b, len(p.Ops)
-		o.cover, _ = c.refArena(trace.Ref{Buffer: b, View: -1}, g.off)
+		o.cover, _ = c.arena(trace.Ref{Buffer: b, View: -1}, g.off)
 		if p.Buffers[b].Release < 0 {
 			o.held = o.cover.Clone()
 			for _, v := range p.Buffers[b].Discards {
-				fp, _ := c.refArena(trace.Ref{Buffer: b, View: v}, g.off)
+				fp, _ := c.arena(trace.Ref{Buffer: b, View: v}, g.off)
 				o.held.RemoveSet(&fp)
 			}
 		}
