@@ -4,27 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
 
 // gateUpDoc is a fused gate/up product split into column halves by strided views: silu
 // runs in place over the gate half, mul multiplies silu by the up half.
-const gateUpDoc = `{"format": "subarena-trace/v1", "name": "gate-up", "granule": 4, "engines": ["c"], "steps": [
-	{"external": "w", "size": 64},
-	{"alloc": "gu", "size": 64, "shape": [2, 8], "elem": 4},
-	{"op": "mm", "reads": ["w"], "writes": ["gu"]},
-	{"view": "gate", "of": "gu", "offset": 0, "shape": [2, 4], "strides": [32, 4], "elem": 4},
-	{"view": "up", "of": "gu", "offset": 16, "shape": [2, 4], "strides": [32, 4], "elem": 4},
-	{"alloc": "silu", "size": 32, "shape": [2, 4], "elem": 4},
-	{"op": "silu", "reads": ["gate"], "writes": ["silu"], "inplace": true},
-	{"view": "silu_row1", "of": "silu", "offset": 16, "shape": [4], "strides": [4], "elem": 4},
-	{"alloc": "act", "size": 32, "shape": [2, 4], "elem": 4},
-	{"op": "mul", "reads": ["silu", "up"], "writes": ["act"], "inplace": true},
-	{"op": "peek", "reads": ["silu_row1"]},
-	RELEASES,
-	{"op": "out", "reads": ["act"]},
-	{"release": "act"}]}`
+var gateUpDoc = readTestdata("testdata/gate-up.json.tmpl")
+
+// readTestdata returns the contents of a test file; RELEASES in gate-up.json.tmpl
+// stands for the release steps a test chooses.
+func readTestdata(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 func gateUp(t *testing.T, releases string) *Program {
 	t.Helper()
