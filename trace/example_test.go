@@ -2,28 +2,20 @@ package trace_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/subarena/subarena/trace"
 )
 
-const splitQKV = `{"format": "subarena-trace/v1", "name": "split-qkv", "engines": ["compute", "copy"], "steps": [
-	{"alloc": "qkv", "size": 24576, "engine": "compute"},
-	{"op": "proj", "engine": "compute", "writes": ["qkv"], "cost": 4},
-	{"view": "q", "of": "qkv", "offset": 0, "shape": [16, 128], "strides": [1536, 4], "elem": 4},
-	{"view": "k", "of": "qkv", "offset": 512, "shape": [16, 128], "strides": [1536, 4], "elem": 4},
-	{"view": "v", "of": "qkv", "offset": 1024, "shape": [16, 128], "strides": [1536, 4], "elem": 4},
-	{"view": "kt", "of": "k", "offset": 0, "shape": [128, 16], "strides": [4, 1536], "elem": 4},
-	{"op": "scores", "engine": "compute", "reads": ["q", "kt"], "cost": 2},
-	{"op": "offload_v", "engine": "copy", "waits": ["proj"], "reads": ["v"], "cost": 20},
-	{"release": "qkv"},
-	{"alloc": "tmp", "size": 8192, "engine": "compute"},
-	{"op": "use_tmp", "engine": "compute", "writes": ["tmp"], "cost": 1},
-	{"release": "tmp"}]}`
-
 // Parse a trace, resolve its names and look at a view chain.
 func ExampleParse() {
-	t, err := trace.Parse([]byte(splitQKV))
+	data, err := os.ReadFile("testdata/split-qkv.json") // a fused QKV split into views, v read by a copy engine
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	t, err := trace.Parse(data)
 	if err != nil {
 		fmt.Println(err)
 		return
