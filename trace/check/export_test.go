@@ -4,7 +4,6 @@ package check
 // of the replay (package trace/replay, which imports this one) are external:
 // replayed_test.go. These are the test helpers they share with the tests inside.
 var (
-	RandomTrace         = randomTrace
 	RandomPlacements    = randomPlacements
 	SameReport          = sameReport
 	DenseOffsets        = denseOffsets
@@ -14,8 +13,6 @@ var (
 	CheckKeys           = checkKeys
 	EqualKeys           = equalKeys
 	CompareLiveSegments = compareLiveSegments
-	BenchProgram        = benchProgram
-	ForScaleShapes      = forScaleShapes
 )
 
 // RaceEnabled reports whether the race detector is on (see raceEnabled).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/subarena/subarena/strided/stridedtest"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 // bruteCheckPlaced is bruteCheck for a plan with placements, byte by byte from the
@@ -276,7 +277,7 @@ func TestCheckPlacementsAgainstOracle(t *testing.T) {
 	checked, rejected, placed := 0, 0, 0
 	rules := map[string]int{}
 	for i := 0; i < n; i++ {
-		tr := randomTrace(rng, 10+rng.IntN(30))
+		tr := tracetest.RandomTrace(rng, 10+rng.IntN(30))
 		p, err := tr.Resolve()
 		if err != nil {
 			t.Fatal(err)

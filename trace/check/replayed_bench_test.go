@@ -10,11 +10,12 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
 
 func benchCheck(b *testing.B, rel string) {
-	p := check.BenchProgram(b, rel)
+	p := tracetest.DataProgram(b, "../../testdata", rel)
 	res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 	if err != nil {
 		b.Fatal(err)
@@ -33,7 +34,7 @@ func BenchmarkCheckGGML(b *testing.B)        { benchCheck(b, "ggml/ggml-tiny.jso
 func BenchmarkCheckMiniMallocK(b *testing.B) { benchCheck(b, "minimalloc/K.1048576.csv") }
 
 func BenchmarkScaleCheck(b *testing.B) {
-	check.ForScaleShapes(b, func(b *testing.B, p *trace.Program) {
+	tracetest.ForScaleShapes(b, func(b *testing.B, p *trace.Program) {
 		res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 		if err != nil {
 			b.Fatal(err)
@@ -49,7 +50,7 @@ func BenchmarkScaleCheck(b *testing.B) {
 }
 
 func BenchmarkScaleLiveLB(b *testing.B) {
-	check.ForScaleShapes(b, func(b *testing.B, p *trace.Program) {
+	tracetest.ForScaleShapes(b, func(b *testing.B, p *trace.Program) {
 		res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 		if err != nil {
 			b.Fatal(err)

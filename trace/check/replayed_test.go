@@ -29,7 +29,7 @@ func TestReplayCheckAgainstOracles(t *testing.T) {
 	unsafeSeen := 0
 	rules := map[string]int{}
 	for i := 0; i < n; i++ {
-		tr := check.RandomTrace(rng, 10+rng.IntN(40))
+		tr := tracetest.RandomTrace(rng, 10+rng.IntN(40))
 		p, err := tr.Resolve()
 		if err != nil {
 			t.Fatalf("trace %d: generated trace invalid: %v\n%s", i, err, trace.Marshal(tr))
@@ -125,7 +125,7 @@ func TestCheckSweepMatchesPairwise(t *testing.T) {
 	rules := map[string]int{}
 	plans := 0
 	for i := 0; i < n; i++ {
-		tr := check.RandomTrace(rng, 10+rng.IntN(120))
+		tr := tracetest.RandomTrace(rng, 10+rng.IntN(120))
 		p, err := tr.Resolve()
 		if err != nil {
 			t.Fatal(err)
@@ -245,7 +245,7 @@ func TestLiveSegmentsMatchReference(t *testing.T) {
 		n = 60
 	}
 	for i := 0; i < n; i++ {
-		tr := check.RandomTrace(rng, 10+rng.IntN(100))
+		tr := tracetest.RandomTrace(rng, 10+rng.IntN(100))
 		p, err := tr.Resolve()
 		if err != nil {
 			t.Fatal(err)

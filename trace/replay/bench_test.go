@@ -7,10 +7,11 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 func benchReplay(b *testing.B, rel string, pol subarena.Policy) {
-	p := benchProgram(b, rel)
+	p := tracetest.DataProgram(b, sharedData, rel)
 	b.ReportAllocs()
 	var res *Result
 	var inAllocator time.Duration
@@ -37,7 +38,7 @@ func BenchmarkReplayMiniMallocK(b *testing.B) {
 }
 
 func BenchmarkScaleReplay(b *testing.B) {
-	forScaleShapes(b, func(b *testing.B, p *trace.Program) {
+	tracetest.ForScaleShapes(b, func(b *testing.B, p *trace.Program) {
 		for b.Loop() {
 			if _, err := Run(p, Options{Policy: subarena.SubrangeFenced}); err != nil {
 				b.Fatal(err)

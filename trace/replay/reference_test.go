@@ -8,6 +8,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 // refCountWaited counts hand-overs of pending bytes as Replay did while it ran: at each
@@ -109,7 +110,7 @@ func TestReplayCountsMatchReference(t *testing.T) {
 	}
 	waited := 0
 	for i := 0; i < n; i++ {
-		tr := randomTrace(rng, 10+rng.IntN(100))
+		tr := tracetest.RandomTrace(rng, 10+rng.IntN(100))
 		p, err := tr.Resolve()
 		if err != nil {
 			t.Fatal(err)

@@ -4,9 +4,16 @@
 package tracetest
 
 import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
 	"testing"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/testfiles"
+	"github.com/subarena/subarena/trace/internal/tracegen"
 	"github.com/subarena/subarena/trace/tracefile"
 )
 
@@ -29,4 +36,48 @@ func Load(tb testing.TB, path string) *trace.Trace {
 		tb.Fatalf("load %s: %v", path, err)
 	}
 	return tr
+}
+
+// RandomTrace returns a valid random trace of about steps steps
+// (tracegen.Random read back).
+func RandomTrace(rng *rand.Rand, steps int) *trace.Trace {
+	t, err := trace.Parse(tracegen.Random(rng, steps))
+	if err != nil {
+		panic("tracegen wrote an invalid trace: " + err.Error())
+	}
+	return t
+}
+
+// DataProgram returns the program of the test data file rel under dir
+// (testfiles.Read), failing the test when it cannot be read or resolved.
+func DataProgram(tb testing.TB, dir, rel string) *trace.Program {
+	tb.Helper()
+	tr, err := tracefile.Read(bytes.NewReader(testfiles.Read(tb, dir, rel)), filepath.Base(rel))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return Resolve(tb, tr)
+}
+
+// ScaleSizes are the sizes of the generated traces the scale benchmarks
+// run at, so that growth per 10x size shows in ns/op.
+var ScaleSizes = []int{1000, 10000, 100000}
+
+// ForScaleShapes runs run on every generated shape (scalegen.Shapes) at
+// every size of ScaleSizes, as a sub-benchmark reporting allocations.
+func ForScaleShapes(b *testing.B, run func(b *testing.B, p *trace.Program)) {
+	for _, sh := range scalegen.Shapes {
+		for _, n := range ScaleSizes {
+			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
+				tr, err := trace.Parse(sh.Gen(n))
+				if err != nil {
+					b.Fatal(err)
+				}
+				p := Resolve(b, tr)
+				b.ReportAllocs()
+				b.ResetTimer()
+				run(b, p)
+			})
+		}
+	}
 }
