@@ -59,15 +59,15 @@ func DataProgram(tb testing.TB, dir, rel string) *trace.Program {
 	return Resolve(tb, tr)
 }
 
-// ScaleSizes are the sizes of the generated traces the scale benchmarks
+// scaleSizes are the sizes of the generated traces the scale benchmarks
 // run at, so that growth per 10x size shows in ns/op.
-var ScaleSizes = []int{1000, 10000, 100000}
+var scaleSizes = []int{1000, 10000, 100000}
 
 // ForScaleShapes runs run on every generated shape (scalegen.Shapes) at
-// every size of ScaleSizes, as a sub-benchmark reporting allocations.
+// every size of scaleSizes, as a sub-benchmark reporting allocations.
 func ForScaleShapes(b *testing.B, run func(b *testing.B, p *trace.Program)) {
 	for _, sh := range scalegen.Shapes {
-		for _, n := range ScaleSizes {
+		for _, n := range scaleSizes {
 			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
 				tr, err := trace.Parse(sh.Gen(n))
 				if err != nil {
