@@ -83,7 +83,7 @@ func NewInfo(p *trace.Program) (*Info, error) {
 	in.Donations = replay.Donations(p, order)
 	in.schedule()
 	in.LiveLB = check.LiveLowerBound(p, check.Schedule{Start: in.Start, End: in.End, Makespan: in.Makespan})
-	credited := inplaceCredits(p)
+	credited := check.InplaceCredits(p)
 	n := len(p.Buffers)
 	in.Pieces = make([][]piece, n)
 	in.Segments = make([][]segment, n)
@@ -272,41 +272,4 @@ func (in *Info) liveSegments(b int, credited map[opUse]bool) []segment {
 		segs = append(segs, segment{lo: lo, hi: hi, from: from, to: to})
 	}
 	return segs
-}
-
-// inplaceCredits is trace/check's: per op, the read uses whose dying bytes an
-// inplace op's output may take over.
-func inplaceCredits(p *trace.Program) map[opUse]bool {
-	out := map[opUse]bool{}
-	for k := range p.Ops {
-		op := &p.Ops[k]
-		if !op.Inplace {
-			continue
-		}
-		for _, w := range op.Uses {
-			if w.Access&trace.AccessWrite == 0 {
-				continue
-			}
-			wl := p.Layout(w.Ref)
-			if slices.Contains(wl.Shape, 0) {
-				continue
-			}
-			for u, r := range op.Uses {
-				if r.Access&trace.AccessRead == 0 || r.Ref.Buffer == w.Ref.Buffer || out[opUse{Op: k, Use: u}] ||
-					p.Buffers[r.Ref.Buffer].External {
-					continue
-				}
-				rl := p.Layout(r.Ref)
-				if slices.Contains(rl.Shape, 0) {
-					continue
-				}
-				// Element for element alike, wherever each starts.
-				if p.SameElements(r.Ref, -rl.Offset, w.Ref, -wl.Offset) {
-					out[opUse{Op: k, Use: u}] = true
-					break
-				}
-			}
-		}
-	}
-	return out
 }

@@ -23,7 +23,7 @@ type Schedule struct {
 // this schedule.
 func LiveLowerBound(p *trace.Program, s Schedule) int64 {
 	g := p.Trace.Granule
-	credited := inplaceCredits(p)
+	credited := InplaceCredits(p)
 	usesOf := p.UsesByBuffer()
 	var events []liveEvent
 	var base int64 // granule index of the current buffer's first granule, in one space for all buffers
@@ -122,11 +122,11 @@ func sweepLive(events []liveEvent, g int64) int64 {
 // hasNoElements reports whether l has a dimension of size 0.
 func hasNoElements(l strided.Layout) bool { return slices.Contains(l.Shape, 0) }
 
-// inplaceCredits marks, per op, the read uses whose dying bytes an inplace op's output
-// may take over: for each write of an inplace op, the first read of another buffer with
-// the same element layout up to offset (same shape, strides and elem once size-1 and
-// contiguous dimensions are folded).
-func inplaceCredits(p *trace.Program) map[opUse]bool {
+// InplaceCredits marks the read uses whose dying bytes an inplace op's output may take
+// over, which LiveLowerBound does not count past the op's start: for each write of an
+// inplace op, the first read of another buffer with the same elements up to the offset
+// (strided.SameElements).
+func InplaceCredits(p *trace.Program) map[trace.OpUse]bool {
 	out := map[opUse]bool{}
 	for k := range p.Ops {
 		op := &p.Ops[k]
@@ -157,7 +157,7 @@ func inplaceCredits(p *trace.Program) map[opUse]bool {
 // liveSegments splits buffer b into byte segments with one live interval each. A byte x
 // is live from the start of the first op using it until the end of the last op using it,
 // or until the end of the schedule if the host still holds it then; an inplace op whose
-// output may take over a dying read (inplaceCredits) ends that read's bytes at its start
+// output may take over a dying read (InplaceCredits) ends that read's bytes at its start
 // instead. Bytes no op uses are never live.
 //
 // The segments lie between consecutive boundaries of the uses' footprints and the death

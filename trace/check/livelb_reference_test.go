@@ -15,7 +15,7 @@ import (
 // refLiveSegments is liveSegments as it was. It splits buffer b into byte segments with one live interval each. A byte x
 // is live from the start of the first op using it until the end of the last op using it,
 // or until the end of the schedule if the host still holds it then; an inplace op whose
-// output may take over a dying read (inplaceCredits) ends that read's bytes at its start
+// output may take over a dying read (InplaceCredits) ends that read's bytes at its start
 // instead. Bytes no op uses are never live.
 func refLiveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited map[opUse]bool) []liveSegment {
 	type user struct {
@@ -94,7 +94,7 @@ func refCompactInts(v []int64) []int64 {
 // on schedule s, exactly what the old loops gave.
 func compareLiveSegments(t *testing.T, what string, p *trace.Program, s Schedule) {
 	t.Helper()
-	credited := inplaceCredits(p)
+	credited := InplaceCredits(p)
 	usesOf := p.UsesByBuffer()
 	for b := range p.Buffers {
 		if got, want := p.LetGo(b, 7), refDeathPieces(p, b, 7); !reflect.DeepEqual(got, want) {
