@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -19,24 +20,18 @@ import (
 
 // twoBranches is x feeding two independent branches, each a big temporary
 // reduced to a small result, joined at the end. In the input order the two
-// temporaries are made before either is reduced, so both are live at once.
+// temporaries are made before either is reduced, so both are live at once
+// (testdata/two-branches.json, 4096-byte temporaries, 256-byte results).
 func twoBranches() *trace.Trace {
-	const big, small = 4096, 256
-	alloc := func(n string, size int64) trace.Step {
-		return trace.Step{Kind: trace.KindAlloc, Name: n, Size: size, Engine: "e"}
+	data, err := os.ReadFile("testdata/two-branches.json")
+	if err != nil {
+		panic(err)
 	}
-	op := func(n string, reads []string, w string) trace.Step {
-		return trace.Step{Kind: trace.KindOp, Name: n, Engine: "e", Reads: reads, Writes: []string{w}, Cost: 1}
+	tr, err := trace.Parse(data)
+	if err != nil {
+		panic(err)
 	}
-	rel := func(n string) trace.Step { return trace.Step{Kind: trace.KindRelease, Name: n} }
-	return &trace.Trace{Name: "two-branches", Granule: 256, Engines: []string{"e"}, Steps: []trace.Step{
-		alloc("x", small), op("in", nil, "x"),
-		alloc("t1", big), op("a1", []string{"x"}, "t1"),
-		alloc("t2", big), op("b1", []string{"x"}, "t2"), rel("x"),
-		alloc("r1", small), op("a2", []string{"t1"}, "r1"), rel("t1"),
-		alloc("r2", small), op("b2", []string{"t2"}, "r2"), rel("t2"),
-		alloc("out", small), op("c", []string{"r1", "r2"}, "out"), rel("r1"), rel("r2"),
-	}}
+	return tr
 }
 
 // TestReorderTwoBranches: running each branch to its small result before
