@@ -80,17 +80,14 @@ func (t *tailBits) grow(n int64) {
 	*t = fresh
 }
 
-// set sets bit w and the summary bits above it that were clear.
+// set sets bit w and the summary bits above it that were clear: the level-0
+// word as Free and the node helpers write it out, then setAbove.
 func (t *tailBits) set(w int64) {
-	for l := 0; l < t.depth; l++ {
-		s := t.level[l]
-		i := w >> 6
-		old := s[i]
-		s[i] = old | 1<<(uint64(w)&63)
-		if old != 0 {
-			return
-		}
-		w = i
+	s0 := t.level[0]
+	old := s0[w>>6]
+	s0[w>>6] = old | 1<<(uint64(w)&63)
+	if old == 0 {
+		t.setAbove(w >> 6)
 	}
 }
 
@@ -124,17 +121,14 @@ func (t *tailBits) clearAbove(i int64) {
 	}
 }
 
-// clear clears bit w and the summary bits above it whose word empties.
+// clear clears bit w and the summary bits above it whose word empties: the
+// level-0 word as Alloc and Free write it out, then clearAbove.
 func (t *tailBits) clear(w int64) {
-	for l := 0; l < t.depth; l++ {
-		s := t.level[l]
-		i := w >> 6
-		v := s[i] &^ (1 << (uint64(w) & 63))
-		s[i] = v
-		if v != 0 {
-			return
-		}
-		w = i
+	s0 := t.level[0]
+	v := s0[w>>6] &^ (1 << (uint64(w) & 63))
+	s0[w>>6] = v
+	if v == 0 {
+		t.clearAbove(w >> 6)
 	}
 }
 
