@@ -92,14 +92,7 @@ func (a *Arena) tailSet(h uint32, g int64) {
 	w := g >> bucketShift
 	p := &a.chains[w]
 	if *p == none {
-		// Mark the bucket; the summaries above change only when its
-		// level-0 word was empty.
-		s0 := a.tails.level[0]
-		old := s0[w>>6]
-		s0[w>>6] = old | 1<<(uint64(w)&63)
-		if old == 0 {
-			a.tails.setAbove(w >> 6)
-		}
+		a.tails.set(w)
 	}
 	// Chains are ordered by end: the node goes before the first that ends
 	// after it.
@@ -119,12 +112,7 @@ func (a *Arena) tailClear(h uint32, g int64) {
 	if *p == h {
 		*p = next
 		if next == none {
-			s0 := a.tails.level[0]
-			v := s0[w>>6] &^ (1 << (uint64(w) & 63))
-			s0[w>>6] = v
-			if v == 0 {
-				a.tails.clearAbove(w >> 6)
-			}
+			a.tails.clear(w)
 		}
 		return
 	}

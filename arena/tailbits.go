@@ -81,7 +81,7 @@ func (t *tailBits) grow(n int64) {
 }
 
 // set sets bit w and the summary bits above it that were clear: the level-0
-// word as Free and the node helpers write it out, then setAbove.
+// word (Free writes the same inline), then setAbove.
 func (t *tailBits) set(w int64) {
 	s0 := t.level[0]
 	old := s0[w>>6]
@@ -122,7 +122,7 @@ func (t *tailBits) clearAbove(i int64) {
 }
 
 // clear clears bit w and the summary bits above it whose word empties: the
-// level-0 word as Alloc and Free write it out, then clearAbove.
+// level-0 word (Alloc and Free write the same inline), then clearAbove.
 func (t *tailBits) clear(w int64) {
 	s0 := t.level[0]
 	v := s0[w>>6] &^ (1 << (uint64(w) & 63))
