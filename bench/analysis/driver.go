@@ -220,11 +220,11 @@ func (d *driver) OpOf(ev sasync.Event) (int, bool) {
 func (d *driver) learn(t int64) error {
 	for d.pending.Len() > 0 && d.pending.h[0].end <= t {
 		c := heap.Pop(&d.pending).(endItem)
-		now, err := d.complete(c.ev)
+		completedNow, err := d.complete(c.ev)
 		if err != nil {
 			return err
 		}
-		if !now {
+		if !completedNow {
 			continue
 		}
 		if err := d.Tl.HostSync(c.ev); err != nil {
