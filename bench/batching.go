@@ -224,11 +224,7 @@ func (g *llamaGen) batchIteration(it int, blocks []rowBlock) {
 			opSpec{reads: []string{fn, "w_out"}, writes: []string{logits}})
 		b.release(fn)
 		for i := int64(0); i < s; i++ {
-			row := fmt.Sprintf("lrow%s.s%d", sfx, i)
-			b.rows(row, logits, i, i+1, rowV)
-			op := fmt.Sprintf("sample%s.s%d", sfx, i)
-			b.op(op, engHost, hostCost(float64(rowV)), opSpec{reads: []string{row}, writes: []string{"tokens"},
-				waits: []string{"lm_head" + sfx}})
+			_, op := sampleRow(b, logits, sfx, i, rowV)
 			g.samples = append(g.samples, op)
 		}
 		g.pending = append(g.pending, g.samples[len(g.samples)-1])

@@ -76,12 +76,7 @@ func (c LlamaConfig) validate() error {
 // happens-before every later allocation, so the fenced policies coincide;
 // this workload is the control.
 func Llama(cfg LlamaConfig) (*trace.Trace, error) {
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	g := newLlamaGen("llama", cfg, false)
-	g.run()
-	return g.b.finish()
+	return generateLlama("llama", cfg, false)
 }
 
 // LlamaEngines is workload 2: the same model on three engines. Compute
@@ -101,10 +96,16 @@ func Llama(cfg LlamaConfig) (*trace.Trace, error) {
 // the copy engine; logits rows of sequences without logprobs are dead after
 // sampling while the others still wait for the logprob op.
 func LlamaEngines(cfg LlamaConfig) (*trace.Trace, error) {
+	return generateLlama("llama-engines", cfg, true)
+}
+
+// generateLlama validates cfg and generates the decoder trace called name:
+// on the compute engine alone, or with multi on compute, copy and host.
+func generateLlama(name string, cfg LlamaConfig, multi bool) (*trace.Trace, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	g := newLlamaGen("llama-engines", cfg, true)
+	g := newLlamaGen(name, cfg, multi)
 	g.run()
 	return g.b.finish()
 }
@@ -218,11 +219,7 @@ func (g *llamaGen) forward(pass int, t, pos int64, sample bool) {
 	g.pending = nil
 	var lp []string
 	for s := int64(0); s < c.Batch; s++ {
-		row := fmt.Sprintf("lrow%s.s%d", sfx, s)
-		b.rows(row, logits, s, s+1, rowV)
-		op := fmt.Sprintf("sample%s.s%d", sfx, s)
-		b.op(op, engHost, hostCost(float64(rowV)), opSpec{reads: []string{row}, writes: []string{"tokens"},
-			waits: []string{"lm_head" + sfx}})
+		row, op := sampleRow(b, logits, sfx, s, rowV)
 		g.samples = append(g.samples, op)
 		if g.logprob[s] {
 			lp = append(lp, row)
@@ -241,6 +238,18 @@ func (g *llamaGen) forward(pass int, t, pos int64, sample bool) {
 	for _, op := range prev {
 		b.sync(op)
 	}
+}
+
+// sampleRow issues the host op that samples sequence s from its row of
+// logits (rowV bytes a row, written by lm_head+sfx), through a view of that
+// row; it returns the names of the view and the op.
+func sampleRow(b *builder, logits, sfx string, s, rowV int64) (row, op string) {
+	row = fmt.Sprintf("lrow%s.s%d", sfx, s)
+	b.rows(row, logits, s, s+1, rowV)
+	op = fmt.Sprintf("sample%s.s%d", sfx, s)
+	b.op(op, engHost, hostCost(float64(rowV)), opSpec{reads: []string{row}, writes: []string{"tokens"},
+		waits: []string{"lm_head" + sfx}})
+	return row, op
 }
 
 // layer issues decoder layer l of pass over x and returns the name of its

@@ -6,6 +6,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/internal/benchtest"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -28,7 +29,7 @@ import (
 //	go test ./bench -run '^$' -bench Replay -benchmem -benchtime 3x
 func BenchmarkReplay(b *testing.B) {
 	for _, w := range Workloads(true) {
-		p := workloadProgram(b, w)
+		p := benchtest.Build(b, w.Build)
 		for _, pol := range subarena.Policies() {
 			b.Run(w.Name+"/"+pol.String(), func(b *testing.B) {
 				b.ReportAllocs()
@@ -67,7 +68,7 @@ func BenchmarkReplay(b *testing.B) {
 // pending bytes).
 func BenchmarkFirstFitPlan(b *testing.B) {
 	for _, w := range Workloads(true) {
-		p := workloadProgram(b, w)
+		p := benchtest.Build(b, w.Build)
 		b.Run(w.Name, func(b *testing.B) {
 			b.ReportAllocs()
 			res, err := FirstFitPlan(p, subarena.WholeAfterUsers)
@@ -116,22 +117,9 @@ func BenchmarkPolicySweep(b *testing.B) {
 				for b.Loop() {
 					lower, equal, higher, worst = 0, 0, 0, 0
 					for seed := uint64(1); seed <= 10; seed++ {
-						t, err := g.gen(seed)
-						if err != nil {
-							b.Fatal(err)
-						}
-						p, err := t.Resolve()
-						if err != nil {
-							b.Fatal(err)
-						}
-						w, err := replay.Run(p, replay.Options{Policy: subarena.WholeFenced, Fit: fit})
-						if err != nil {
-							b.Fatal(err)
-						}
-						s, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced, Fit: fit})
-						if err != nil {
-							b.Fatal(err)
-						}
+						p := benchtest.Build(b, func() (*trace.Trace, error) { return g.gen(seed) })
+						w := benchtest.Replay(b, p, replay.Options{Policy: subarena.WholeFenced, Fit: fit})
+						s := benchtest.Replay(b, p, replay.Options{Policy: subarena.SubrangeFenced, Fit: fit})
 						worst = max(worst, float64(s.HWM)/float64(w.HWM))
 						switch {
 						case s.HWM < w.HWM:
@@ -150,19 +138,4 @@ func BenchmarkPolicySweep(b *testing.B) {
 			})
 		}
 	}
-}
-
-// workloadProgram builds and resolves w's trace; it fails the test or
-// benchmark on error.
-func workloadProgram(tb testing.TB, w Workload) *trace.Program {
-	tb.Helper()
-	tr, err := w.Build()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p, err := tr.Resolve()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p
 }

@@ -8,6 +8,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/internal/benchtest"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/replay"
@@ -183,7 +184,7 @@ func TestTimelineInvariantsCatchOverlap(t *testing.T) {
 // workloads; an incomplete plan is rejected with trace.ErrPlan.
 func TestPlanTimelineAndFirstFit(t *testing.T) {
 	for _, w := range Workloads(true) {
-		p := workloadProgram(t, w)
+		p := benchtest.Build(t, w.Build)
 		for _, pol := range []subarena.Policy{subarena.IROrder, subarena.WholeAfterUsers} {
 			ff, err := FirstFitPlan(p, pol)
 			if err != nil {

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/internal/benchtest"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/plan"
 	"github.com/subarena/subarena/trace/replay"
-	"github.com/subarena/subarena/trace/tracefile"
 )
 
 const ggmlTiny = "../testdata/ggml/ggml-tiny.json"
@@ -35,22 +35,15 @@ func shiftPlan(pl *trace.Plan, d int64) *trace.Plan {
 // host's footprint starts there), its segments name the host, and no two buffers hold a
 // byte at once. The plan is drawn as planned and moved up so that no host sits at 0.
 func TestPlanTimelinePlacements(t *testing.T) {
-	tr, err := tracefile.Load(ggmlTiny)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := plan.Plan(tr, plan.Options{})
+	p := benchtest.Program(t, ggmlTiny)
+	res, err := plan.Plan(p.Trace, plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Plan.Placements) == 0 {
 		t.Fatal("the ggml-tiny plan has no placements")
 	}
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []int64{0, 3 * tr.Granule} {
+	for _, d := range []int64{0, 3 * p.Trace.Granule} {
 		pl := shiftPlan(res.Plan, d)
 		if rep, err := check.Plan(p, pl); err != nil || !rep.Safe {
 			t.Fatalf("shift %d: plan unsafe: %v %+v", d, err, rep)
@@ -110,18 +103,8 @@ func TestPlanTimelinePlacements(t *testing.T) {
 // TestPlanTimelineLabel: a plan's picture is labelled as a plan, with the
 // policy its file names, never as the policy its lifetimes are drawn with.
 func TestPlanTimelineLabel(t *testing.T) {
-	tr, err := tracefile.Load(ggmlTiny)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := benchtest.Program(t, ggmlTiny)
+	res := benchtest.Replay(t, p, replay.Options{Policy: subarena.SubrangeFenced})
 	for _, c := range []struct{ policy, want string }{{"", "plan"}, {"subrange-fenced", "plan by subrange-fenced"}} {
 		plan := *res.Plan
 		plan.Policy = c.policy

@@ -6,45 +6,24 @@ import (
 	"testing"
 
 	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/internal/benchtest"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
-	"github.com/subarena/subarena/trace/tracefile"
 )
 
 const splitQKV = "../trace/testdata/split-qkv.json"
-
-func loadProgram(t *testing.T, path string) *trace.Program {
-	t.Helper()
-	tr, err := tracefile.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // TestViewerPageSplitQKV: the page of split-qkv under subrange-fenced has one piece per
 // timeline segment, in order and at the same place; a live piece lists every op using
 // its bytes with the name it used, a pending one exactly the uses pinning it; op seqs
 // count per engine; the ir-order run's violation carries the steps of its ops.
 func TestViewerPageSplitQKV(t *testing.T) {
-	p := loadProgram(t, splitQKV)
-	good, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad, err := replay.Run(p, replay.Options{Policy: subarena.IROrder})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := check.Plan(p, bad.Plan)
-	if err != nil || rep.Safe {
-		t.Fatalf("ir-order: %v, %+v", err, rep)
+	p := benchtest.Program(t, splitQKV)
+	good := benchtest.Replay(t, p, replay.Options{Policy: subarena.SubrangeFenced})
+	bad, rep := benchtest.CheckedReplay(t, p, replay.Options{Policy: subarena.IROrder})
+	if rep.Safe {
+		t.Fatalf("ir-order: %+v", rep)
 	}
 	page, err := ViewerPage(p, ViewerRun{Replay: good}, ViewerRun{Label: "unsafe", Replay: bad, Report: rep})
 	if err != nil {
@@ -126,11 +105,8 @@ func off(res *replay.Result, buffer string) int64 { return res.Plan.Offsets[buff
 // TestViewerPageRuns: a run needs exactly one of a replay and a plan; a plan alone gets
 // op times and LiveLB from a replay of its own; a plan that does not fit is ErrPlan.
 func TestViewerPageRuns(t *testing.T) {
-	p := loadProgram(t, splitQKV)
-	res, err := replay.Run(p, replay.Options{Policy: subarena.WholeAfterUsers})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := benchtest.Program(t, splitQKV)
+	res := benchtest.Replay(t, p, replay.Options{Policy: subarena.WholeAfterUsers})
 	for _, runs := range [][]ViewerRun{nil, {{}}, {{Replay: res, Plan: res.Plan}}} {
 		if _, err := ViewerPage(p, runs...); !errors.Is(err, ErrViewer) {
 			t.Errorf("%d runs: %v", len(runs), err)

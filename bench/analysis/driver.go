@@ -8,7 +8,6 @@ import (
 
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/liveness"
-	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
@@ -139,29 +138,6 @@ type driver struct {
 	engFree    []int64
 }
 
-// wouldGrow reports whether no free region, clean bytes and held bytes safe
-// for pt together, holds size bytes below the high-water mark.
-func (d *driver) wouldGrow(size int64, pt *sasync.Point) bool {
-	s := d.S
-	n := (size + s.G - 1) &^ (s.G - 1)
-	hwm := s.HighWater()
-	var free ranges.Set
-	for _, r := range s.FreeRegions() {
-		if r.Offset < hwm {
-			free.Add(ranges.Range{Lo: r.Offset, Hi: min(r.End(), hwm)})
-		}
-	}
-	for _, r := range s.SafeRuns(pt) {
-		free.Add(r)
-	}
-	for _, r := range free.Runs() {
-		if r.Len() >= n {
-			return false
-		}
-	}
-	return true
-}
-
 // result is what a run measured.
 type result struct {
 	HWM, LiveLB int64
@@ -244,11 +220,12 @@ func (d *driver) OpOf(ev sasync.Event) (int, bool) {
 func (d *driver) learn(t int64) error {
 	for d.pending.Len() > 0 && d.pending.h[0].end <= t {
 		c := heap.Pop(&d.pending).(endItem)
-		if d.Tl.Completed(c.ev) {
-			continue
-		}
-		if err := d.Tl.Complete(c.ev); err != nil {
+		completedNow, err := d.complete(c.ev)
+		if err != nil {
 			return err
+		}
+		if !completedNow {
+			continue
 		}
 		if err := d.Tl.HostSync(c.ev); err != nil {
 			return err
@@ -259,6 +236,15 @@ func (d *driver) learn(t int64) error {
 		d.Learned[d.cur] = append(d.Learned[d.cur], d.opOf[c.ev])
 	}
 	return nil
+}
+
+// complete completes ev on the timeline unless it has completed already,
+// and reports whether this call completed it.
+func (d *driver) complete(ev sasync.Event) (bool, error) {
+	if d.Tl.Completed(ev) {
+		return false, nil
+	}
+	return true, d.Tl.Complete(ev)
 }
 
 // WithLearned returns the trace with a sync step inserted before each step
@@ -311,10 +297,8 @@ func (d *driver) step(i int) error {
 		return d.S.Discard(buf, &fp, exact)
 	case trace.KindSync:
 		k := p.StepIndex[i]
-		if !d.Tl.Completed(d.events[k]) {
-			if err := d.Tl.Complete(d.events[k]); err != nil {
-				return err
-			}
+		if _, err := d.complete(d.events[k]); err != nil {
+			return err
 		}
 		d.Host = max(d.Host, d.end[k])
 		return d.Tl.HostSync(d.events[k])
@@ -337,7 +321,7 @@ func (d *driver) place(i, b int) error {
 			return err
 		}
 	case StallOnGrow:
-		if d.wouldGrow(in.P.Buffers[b].Size, &d.points[b]) {
+		if d.S.wouldGrow(in.P.Buffers[b].Size, &d.points[b]) {
 			d.Stalls++
 			d.Host = max(d.Host, in.Horizon[i])
 			if err := d.learn(d.Host); err != nil {
@@ -363,7 +347,7 @@ func (d *driver) place(i, b int) error {
 		d.Opts.observer.Before(d, i, b, &pt)
 	}
 	pred := d.Opts.PredictWait
-	if pred != PredictNone && d.Opts.PredictOnGrowth && !d.wouldGrow(in.P.Buffers[b].Size, &pt) {
+	if pred != PredictNone && d.Opts.PredictOnGrowth && !d.S.wouldGrow(in.P.Buffers[b].Size, &pt) {
 		pred = PredictNone
 	}
 	switch pred {

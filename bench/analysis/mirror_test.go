@@ -7,6 +7,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/bench"
+	"github.com/subarena/subarena/internal/benchtest"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/replay"
@@ -21,19 +22,18 @@ func testWorkloads() []bench.Workload {
 // infoOf builds and resolves w's trace and returns its program and Info.
 func infoOf(t *testing.T, w bench.Workload) (*trace.Program, *Info) {
 	t.Helper()
-	tr, err := w.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := benchtest.Build(t, w.Build)
+	return p, newInfo(t, p)
+}
+
+// newInfo is NewInfo(p); it fails the test on error.
+func newInfo(t *testing.T, p *trace.Program) *Info {
+	t.Helper()
 	in, err := NewInfo(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, in
+	return in
 }
 
 // checkWritten runs in under opts with the fenced policy whole selects,
@@ -52,14 +52,8 @@ func checkWritten(t *testing.T, name string, in *Info, whole bool, opts Options,
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := written(d).Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := replay.Run(p2, replay.Options{Policy: pol, Fit: arena.FitLean})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p2 := benchtest.Resolve(t, written(d))
+	want := benchtest.Replay(t, p2, replay.Options{Policy: pol, Fit: arena.FitLean})
 	rep, err := check.Plan(p2, got.Plan(in))
 	if err != nil {
 		t.Fatal(err)
@@ -78,10 +72,7 @@ func TestMirror(t *testing.T) {
 		p, in := infoOf(t, w)
 		for _, pol := range []subarena.Policy{subarena.SubrangeFenced, subarena.WholeFenced} {
 			for _, fit := range []arena.Fit{arena.FitFast, arena.FitLean} {
-				want, err := replay.Run(p, replay.Options{Policy: pol, Fit: fit})
-				if err != nil {
-					t.Fatal(err)
-				}
+				want := benchtest.Replay(t, p, replay.Options{Policy: pol, Fit: fit})
 				got, _, err := run(in, Options{Mode: PolicyMode(pol == subarena.WholeFenced), Fit: fit})
 				if err != nil {
 					t.Fatalf("%s %v %v: %v", w.Name, pol, fit, err)
@@ -116,14 +107,8 @@ func TestHostVariant(t *testing.T) {
 		p, in := infoOf(t, w)
 		for _, c := range []Completions{Poll, Stall} {
 			t2 := hostVariant(in, c)
-			p2, err := t2.Resolve()
-			if err != nil {
-				t.Fatal(err)
-			}
-			in2, err := NewInfo(p2)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p2 := benchtest.Resolve(t, t2)
+			in2 := newInfo(t, p2)
 			if in2.LiveLB != in.LiveLB || in2.Makespan != in.Makespan {
 				t.Errorf("%s %v: schedule changed: LiveLB %d makespan %d, was %d %d", w.Name, c, in2.LiveLB, in2.Makespan, in.LiveLB, in.Makespan)
 			}
@@ -131,10 +116,7 @@ func TestHostVariant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := replay.Run(p2, replay.Options{Policy: subarena.SubrangeFenced, Fit: arena.FitLean})
-			if err != nil {
-				t.Fatal(err)
-			}
+			want := benchtest.Replay(t, p2, replay.Options{Policy: subarena.SubrangeFenced, Fit: arena.FitLean})
 			rep, err := check.Plan(p2, want.Plan)
 			if err != nil {
 				t.Fatal(err)

@@ -345,6 +345,28 @@ func (s *shadow) FreeRegions() []arena.Block {
 	return s.regions
 }
 
+// wouldGrow reports whether no free region, clean bytes and held bytes safe
+// for pt together, holds size bytes below the high-water mark.
+func (s *shadow) wouldGrow(size int64, pt *sasync.Point) bool {
+	n := (size + s.G - 1) &^ (s.G - 1)
+	hwm := s.HighWater()
+	var free ranges.Set
+	for _, r := range s.FreeRegions() {
+		if r.Offset < hwm {
+			free.Add(ranges.Range{Lo: r.Offset, Hi: min(r.End(), hwm)})
+		}
+	}
+	for _, r := range s.SafeRuns(pt) {
+		free.Add(r)
+	}
+	for _, r := range free.Runs() {
+		if r.Len() >= n {
+			return false
+		}
+	}
+	return true
+}
+
 // Use is Allocator.Use of the buffer-relative bytes cover.
 func (s *shadow) Use(b *shadowBuf, cover *ranges.Set, ev sasync.Event) error {
 	done := !ev.IsZero() && s.Tl.Completed(ev)

@@ -7,7 +7,6 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
-	"github.com/subarena/subarena/trace/replay"
 )
 
 func init() {
@@ -39,19 +38,12 @@ Exit status: 0 safe, 1 violations, 2 bad input.`,
 			}
 			var plan *trace.Plan
 			if len(args) == 2 {
-				if plan, err = loadPlan(args[1]); err != nil {
-					return err
-				}
+				plan, err = loadPlan(args[1])
 			} else {
-				pol, err := subarena.ParsePolicy(policy)
-				if err != nil {
-					return err
-				}
-				res, err := replay.Run(p, replay.Options{Policy: pol})
-				if err != nil {
-					return err
-				}
-				plan = res.Plan
+				plan, err = policyPlan(p, policy)
+			}
+			if err != nil {
+				return err
 			}
 			rep, err := check.Plan(p, plan)
 			if err != nil {

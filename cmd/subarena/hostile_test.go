@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/subarena/subarena/internal/benchtest"
 	"github.com/subarena/subarena/trace"
 )
 
@@ -212,7 +213,7 @@ func TestVizChecksThePlan(t *testing.T) {
 	require.Contains(t, errLine(t, r), "plan is unsafe: 1 violations")
 	data, err := os.ReadFile(svg)
 	require.NoError(t, err)
-	wellFormedSVG(t, data)
+	benchtest.SVG(t, data)
 	require.Contains(t, string(data), "under plan unsafe.json, policy ir-order, size ")
 	require.NotContains(t, string(data), "whole-after-users")
 

@@ -10,7 +10,6 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/minimalloc"
-	"github.com/subarena/subarena/trace/replay"
 )
 
 func init() {
@@ -63,19 +62,12 @@ OUT "-" is standard output; the summary then goes to standard error.`,
 				var plan *trace.Plan
 				switch {
 				case planPath != "":
-					if plan, err = loadPlan(planPath); err != nil {
-						return err
-					}
+					plan, err = loadPlan(planPath)
 				case cmd.Flags().Changed("policy"):
-					pol, err := subarena.ParsePolicy(policy)
-					if err != nil {
-						return err
-					}
-					res, err := replay.Run(p, replay.Options{Policy: pol})
-					if err != nil {
-						return err
-					}
-					plan = res.Plan
+					plan, err = policyPlan(p, policy)
+				}
+				if err != nil {
+					return err
 				}
 				if plan != nil {
 					if err := trace.CheckPlan(p, plan); err != nil {

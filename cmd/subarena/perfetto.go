@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
-	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -21,19 +20,11 @@ and counters of the arena's in-use, pending and high-water bytes. It says "wrote
 standard error ("-o -" writes to standard output instead).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pol, err := subarena.ParsePolicy(policy)
+			opts, err := replayOptions(policy, fit)
 			if err != nil {
 				return err
 			}
-			f, err := arena.ParseFit(fit)
-			if err != nil {
-				return err
-			}
-			p, err := loadProgram(args[0])
-			if err != nil {
-				return err
-			}
-			res, err := replay.Run(p, replay.Options{Policy: pol, Fit: f})
+			p, res, err := replayFile(args[0], opts)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -52,11 +53,7 @@ standard error.`,
 			if err != nil {
 				return err
 			}
-			p, err := loadProgram(args[0])
-			if err != nil {
-				return err
-			}
-			res, err := replay.Run(p, replay.Options{Policy: pol, NoDonate: noDonate})
+			p, res, err := replayFile(args[0], replay.Options{Policy: pol, NoDonate: noDonate})
 			if err != nil {
 				return err
 			}
@@ -97,6 +94,42 @@ standard error.`,
 	cmd.Flags().StringVar(&perfettoOut, "perfetto", "", `write a Chrome trace / Perfetto JSON timeline to this file ("-": standard output)`)
 	cmd.Flags().BoolVar(&noDonate, "no-donate", false, "do not place in-place outputs over dying inputs")
 	rootCmd.AddCommand(cmd)
+}
+
+// replayOptions parses the policy and the fit a command's --policy and --fit name.
+func replayOptions(policy, fit string) (replay.Options, error) {
+	pol, err := subarena.ParsePolicy(policy)
+	if err != nil {
+		return replay.Options{}, err
+	}
+	f, err := arena.ParseFit(fit)
+	if err != nil {
+		return replay.Options{}, err
+	}
+	return replay.Options{Policy: pol, Fit: f}, nil
+}
+
+// replayFile loads the trace file at path and replays it with opts.
+func replayFile(path string, opts replay.Options) (*trace.Program, *replay.Result, error) {
+	p, err := loadProgram(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := replay.Run(p, opts)
+	return p, res, err
+}
+
+// policyPlan returns the plan a replay of p under the named policy makes.
+func policyPlan(p *trace.Program, policy string) (*trace.Plan, error) {
+	pol, err := subarena.ParsePolicy(policy)
+	if err != nil {
+		return nil, err
+	}
+	res, err := replay.Run(p, replay.Options{Policy: pol})
+	if err != nil {
+		return nil, err
+	}
+	return res.Plan, nil
 }
 
 func policyNames() string {

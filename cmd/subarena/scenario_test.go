@@ -66,17 +66,19 @@ func TestScenarioCheckDiffers(t *testing.T) {
 }
 
 func TestScenarioBadInput(t *testing.T) {
-	for _, tc := range []struct{ text, want string }{
-		{"new engines=c\nalloc b big c\n", ":2: alloc: argument 2 \"big\": not an integer"},
-		{"new engines=c\nrelease nothing\n", ":2: release: unknown buffer \"nothing\""},
-		{"alloc b 1 c\n", ":1: alloc: no allocator yet"},
-		{"frob\n", ":1: unknown command"},
+	for _, tc := range []struct{ name, text, want string }{
+		{"bad integer", "new engines=c\nalloc b big c\n", ":2: alloc: argument 2 \"big\": not an integer"},
+		{"unknown buffer", "new engines=c\nrelease nothing\n", ":2: release: unknown buffer \"nothing\""},
+		{"no allocator", "alloc b 1 c\n", ":1: alloc: no allocator yet"},
+		{"unknown command", "frob\n", ":1: unknown command"},
 	} {
-		p := writeScenario(t, "bad.txt", tc.text)
-		r := runClean(t, "scenario", "--check", p)
-		if r.code != 2 || !strings.Contains(r.stderr, "subarena: "+p+tc.want) {
-			t.Errorf("%q: exit %d, stderr %q, want %q", tc.text, r.code, r.stderr, p+tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeScenario(t, "bad.txt", tc.text)
+			r := runClean(t, "scenario", "--check", p)
+			if r.code != 2 || !strings.Contains(r.stderr, "subarena: "+p+tc.want) {
+				t.Errorf("%q: exit %d, stderr %q, want %q", tc.text, r.code, r.stderr, p+tc.want)
+			}
+		})
 	}
 	if r := runClean(t, "scenario", "missing.txt"); r.code != 2 || !strings.Contains(r.stderr, "missing.txt") {
 		t.Fatalf("missing file: %+v", r)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
-	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/bench"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
@@ -122,15 +121,11 @@ func vizSVG(cmd *cobra.Command, file string, fl vizFlags) error {
 
 // replayUnder replays p under the named policy and fit.
 func replayUnder(p *trace.Program, policy, fit string) (*replay.Result, error) {
-	pol, err := subarena.ParsePolicy(policy)
+	opts, err := replayOptions(policy, fit)
 	if err != nil {
 		return nil, err
 	}
-	f, err := arena.ParseFit(fit)
-	if err != nil {
-		return nil, err
-	}
-	return replay.Run(p, replay.Options{Policy: pol, Fit: f})
+	return replay.Run(p, opts)
 }
 
 // checkedPlan loads the plan at path and checks it against p; a plan that does not fit

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"encoding/xml"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/subarena/subarena/internal/benchtest"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/tracefile"
 )
@@ -44,28 +43,6 @@ func resetFlags() {
 		}
 	}
 	reset(rootCmd)
-}
-
-// wellFormedSVG fails unless path holds well-formed XML with an <svg> root.
-func wellFormedSVG(t *testing.T, data []byte) {
-	t.Helper()
-	dec := xml.NewDecoder(bytes.NewReader(data))
-	root := ""
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("not well-formed XML: %v", err)
-		}
-		if se, ok := tok.(xml.StartElement); ok && root == "" {
-			root = se.Name.Local
-		}
-	}
-	if root != "svg" {
-		t.Fatalf("root element %q", root)
-	}
 }
 
 func TestBenchQuickJSON(t *testing.T) {
@@ -104,7 +81,7 @@ func TestBenchQuickJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wellFormedSVG(t, data)
+		benchtest.SVG(t, data)
 		svgs[f] = data
 	}
 	// bench.html: every workload and both pictures, inline.
@@ -157,7 +134,7 @@ func TestVizAndPerfetto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wellFormedSVG(t, data)
+	benchtest.SVG(t, data)
 	if !bytes.Contains(data, []byte("qkv")) || !bytes.Contains(data, []byte("high-water mark")) {
 		t.Fatal("timeline lacks the buffer or the high-water mark")
 	}
@@ -206,21 +183,14 @@ func TestVizPlanPlacements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := tracefile.Load(ggmlTiny)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := benchtest.Program(t, ggmlTiny)
 	if len(pl.Placements) == 0 {
 		t.Fatal("the plan has no placements")
 	}
 	for n := range pl.Offsets {
-		pl.Offsets[n] += tr.Granule
+		pl.Offsets[n] += p.Trace.Granule
 	}
-	pl.Size += tr.Granule
+	pl.Size += p.Trace.Granule
 	var buf bytes.Buffer
 	if err := trace.WritePlan(&buf, pl); err != nil {
 		t.Fatal(err)
@@ -238,7 +208,7 @@ func TestVizPlanPlacements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wellFormedSVG(t, data)
+	benchtest.SVG(t, data)
 	seen := map[string]int{}
 	re := regexp.MustCompile(`<title>(\S+) over (\S+) \[(\d+), (\d+)\)`)
 	for _, m := range re.FindAllStringSubmatch(string(data), -1) {

@@ -92,7 +92,14 @@ type tab struct {
 // first frame is drawn; it returns the tab and how long that took.
 func open(t *testing.T, page *htmlviz.Page) (*tab, time.Duration) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "viewer.html")
+	return openFile(t, writePage(t, page, "viewer.html"))
+}
+
+// writePage writes page as the file called name in a temporary directory and
+// returns its path.
+func writePage(t *testing.T, page *htmlviz.Page, name string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +110,7 @@ func open(t *testing.T, page *htmlviz.Page) (*tab, time.Duration) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return openFile(t, path)
+	return path
 }
 
 // openFile opens the HTML file at path in a new tab, as open does.

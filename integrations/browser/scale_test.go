@@ -3,14 +3,13 @@ package browser
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/bench"
-	"github.com/subarena/subarena/htmlviz"
-	"github.com/subarena/subarena/trace/check"
+	"github.com/subarena/subarena/internal/benchtest"
+	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -25,40 +24,16 @@ var scaleConfig = bench.RandomConfig{Ops: 5000, Engines: 3, MaxLive: 24, MaxSize
 // errors and reports every piece of the timeline.
 func TestViewerScale(t *testing.T) {
 	start := time.Now()
-	tr, err := bench.Random(scaleConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := benchtest.Build(t, func() (*trace.Trace, error) { return bench.Random(scaleConfig) })
 	if n := p.NumAllocs(); n < 10000 {
 		t.Fatalf("the trace has %d buffers, want at least 10^4", n)
 	}
-	res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := check.Plan(p, res.Plan)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, rep := benchtest.CheckedReplay(t, p, replay.Options{Policy: subarena.SubrangeFenced})
 	page, err := bench.ViewerPage(p, bench.ViewerRun{Replay: res, Report: rep})
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "scale.html")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := htmlviz.Write(f, page); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := writePage(t, page, "scale.html")
 	built := time.Since(start)
 	st, err := os.Stat(path)
 	if err != nil {

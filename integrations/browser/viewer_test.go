@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/bench"
+	"github.com/subarena/subarena/internal/benchtest"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/plan"
@@ -25,34 +26,6 @@ const (
 	ggmlTiny = "../../testdata/ggml/ggml-tiny.json"
 )
 
-// program loads and resolves a trace file.
-func program(t *testing.T, path string) *trace.Program {
-	t.Helper()
-	tr, err := tracefile.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// checkedReplay replays p under pol and checks the plan it made.
-func checkedReplay(t *testing.T, p *trace.Program, pol subarena.Policy) (*replay.Result, *check.Report) {
-	t.Helper()
-	res, err := replay.Run(p, replay.Options{Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := check.Plan(p, res.Plan)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, rep
-}
-
 func chainOf(p *trace.Program, ref trace.Ref) string { return strings.Join(p.Chain(ref), " → ") }
 
 // TestViewerHoverSearchZoom opens split-qkv under subrange-fenced: the page reports as
@@ -61,8 +34,8 @@ func chainOf(p *trace.Program, ref trace.Ref) string { return strings.Join(p.Cha
 // hovering a live piece of qkv lists scores reading through kt → k → qkv; clicking
 // selects qkv; the search box finds tmp; the wheel and a drag move the window.
 func TestViewerHoverSearchZoom(t *testing.T) {
-	p := program(t, splitQKV)
-	res, rep := checkedReplay(t, p, subarena.SubrangeFenced)
+	p := benchtest.Program(t, splitQKV)
+	res, rep := benchtest.CheckedReplay(t, p, replay.Options{Policy: subarena.SubrangeFenced})
 	tl, err := bench.ReplayTimeline(p, res)
 	if err != nil {
 		t.Fatal(err)
@@ -181,9 +154,9 @@ func TestViewerHoverSearchZoom(t *testing.T) {
 // bytes, the reader offload_v with its chain v → qkv, and the missing edge; the safe
 // panel shows none. Both piece counts match their timelines. A screenshot is taken.
 func TestViewerIROrderViolation(t *testing.T) {
-	p := program(t, splitQKV)
-	bad, badRep := checkedReplay(t, p, subarena.IROrder)
-	good, goodRep := checkedReplay(t, p, subarena.SubrangeFenced)
+	p := benchtest.Program(t, splitQKV)
+	bad, badRep := benchtest.CheckedReplay(t, p, replay.Options{Policy: subarena.IROrder})
+	good, goodRep := benchtest.CheckedReplay(t, p, replay.Options{Policy: subarena.SubrangeFenced})
 	if badRep.Safe || !goodRep.Safe {
 		t.Fatalf("ir-order safe %v, subrange-fenced safe %v", badRep.Safe, goodRep.Safe)
 	}
@@ -241,7 +214,7 @@ func TestViewerGGMLPlanVsReplay(t *testing.T) {
 	if err := os.WriteFile(path, dump.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := program(t, path)
+	p := benchtest.Program(t, path)
 	pr, err := plan.Plan(p.Trace, plan.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +223,7 @@ func TestViewerGGMLPlanVsReplay(t *testing.T) {
 	if err != nil || !planRep.Safe {
 		t.Fatalf("the plan: %v %+v", err, planRep)
 	}
-	res, rep := checkedReplay(t, p, subarena.SubrangeFenced)
+	res, rep := benchtest.CheckedReplay(t, p, replay.Options{Policy: subarena.SubrangeFenced})
 	page, err := bench.ViewerPage(p, bench.ViewerRun{Plan: pr.Plan, Report: planRep}, bench.ViewerRun{Replay: res, Report: rep})
 	if err != nil {
 		t.Fatal(err)
@@ -297,16 +270,9 @@ func TestViewerWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := w.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	good, goodRep := checkedReplay(t, p, subarena.SubrangeFenced)
-	bad, badRep := checkedReplay(t, p, subarena.IROrder)
+	p := benchtest.Build(t, w.Build)
+	good, goodRep := benchtest.CheckedReplay(t, p, replay.Options{Policy: subarena.SubrangeFenced})
+	bad, badRep := benchtest.CheckedReplay(t, p, replay.Options{Policy: subarena.IROrder})
 	page, err := bench.ViewerPage(p, bench.ViewerRun{Replay: good, Report: goodRep}, bench.ViewerRun{Replay: bad, Report: badRep})
 	if err != nil {
 		t.Fatal(err)

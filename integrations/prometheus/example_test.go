@@ -23,14 +23,19 @@ func Example() {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector) // and serve reg with promhttp.HandlerFor
 
-	pt, _ := tl.Point(compute)
-	buf, _ := a.Alloc(4096, pt)
+	// Every allocation on compute hands its error to the Collector, which keeps the
+	// NoSpaceErrors and ignores the rest.
+	alloc := func(size int64) (*subarena.Buffer, error) {
+		pt, _ := tl.Point(compute)
+		buf, err := a.Alloc(size, pt)
+		collector.Observe("activations", err)
+		return buf, err
+	}
+	buf, _ := alloc(4096)
 	read, _ := tl.Submit(compute)
 	_ = a.UseBuffer(buf, read, subarena.Read)
 	_ = a.Release(buf)
-	pt, _ = tl.Point(compute)
-	_, err := a.Alloc(1024, pt)
-	collector.Observe("activations", err)
+	_, _ = alloc(1024) // the 4096 bytes are still read: no space
 
 	families, _ := reg.Gather()
 	for _, mf := range families {

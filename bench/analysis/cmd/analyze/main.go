@@ -18,23 +18,39 @@ import (
 	"github.com/subarena/subarena/bench/analysis"
 )
 
+// breakdownFlags defines the flags that choose the breakdown's options and
+// returns what builds those options once the flags are parsed.
+func breakdownFlags() func() (analysis.Options, error) {
+	fitName := flag.String("fit", "lean", "arena fit for the breakdown (fast or lean)")
+	whole := flag.Bool("whole", false, "breakdown under whole-fenced instead of subrange-fenced")
+	waitFence := flag.Bool("wait-fence", false, "breakdown with wait-fenced reuse (PredictSchedule)")
+	compName := flag.String("completions", "sync-only", "sync-only, poll, stall or oracle")
+	return func() (analysis.Options, error) {
+		comp, err := analysis.ParseCompletions(*compName)
+		if err != nil {
+			return analysis.Options{}, err
+		}
+		fit, err := arena.ParseFit(*fitName)
+		if err != nil {
+			return analysis.Options{}, err
+		}
+		opts := analysis.Options{Mode: analysis.PolicyMode(*whole), Fit: fit, Completions: comp}
+		if *waitFence {
+			opts.PredictWait = analysis.PredictSchedule
+		}
+		return opts, nil
+	}
+}
+
 func main() {
 	quick := flag.Bool("quick", false, "quick workload settings")
 	what := flag.String("what", "breakdown", "breakdown, ideas or sweep")
 	wl := flag.String("workload", "", "comma-separated workloads (default: all)")
-	fitName := flag.String("fit", "lean", "arena fit for the breakdown (fast or lean)")
-	whole := flag.Bool("whole", false, "breakdown under whole-fenced instead of subrange-fenced")
-	waitFence := flag.Bool("wait-fence", false, "breakdown with wait-fenced reuse (PredictSchedule)")
 	only := flag.String("ideas", "", "regexp selecting ideas by name (default: all)")
 	seeds := flag.Int("seeds", 10, "sweep: seeds 1..N")
-	compName := flag.String("completions", "sync-only", "sync-only, poll, stall or oracle")
+	breakdown := breakdownFlags()
 	flag.Parse()
-	comp, err := analysis.ParseCompletions(*compName)
-	if err != nil {
-		fail(err)
-	}
-	fit, err2 := arena.ParseFit(*fitName)
-	err = err2
+	opts, err := breakdown()
 	if err != nil {
 		fail(err)
 	}
@@ -45,12 +61,7 @@ func main() {
 	switch *what {
 	case "breakdown":
 		for _, w := range workloads(*quick, names) {
-			in := info(w)
-			opts := analysis.Options{Mode: analysis.PolicyMode(*whole), Fit: fit, Completions: comp}
-			if *waitFence {
-				opts.PredictWait = analysis.PredictSchedule
-			}
-			if err := analysis.PrintBreakdown(os.Stdout, w.Name, in, opts); err != nil {
+			if err := analysis.PrintBreakdown(os.Stdout, w.Name, info(w), opts); err != nil {
 				fail(err)
 			}
 		}
