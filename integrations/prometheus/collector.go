@@ -26,7 +26,6 @@ package subarenaprom
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"sort"
 	"sync"
 	"time"
@@ -63,51 +62,39 @@ type entry struct {
 }
 
 // statsGauges lists the gauges a Stats snapshot gives: each metric's name (after
-// Namespace), the field of Stats it reports, and its help.
-var statsGauges = []struct{ name, field, help string }{
-	{"capacity_bytes", "Capacity", "Arena size in bytes (it grows in unbounded mode)."},
-	{"in_use_bytes", "InUse", "Arena bytes not clean: held by the program or waiting to return (granule-rounded)."},
-	{"live_bytes", "Live", "Bytes the program holds: buffers not released, minus discarded bytes."},
-	{"held_bytes", "Held", "Bytes released or discarded by the program, not yet returned to the arena."},
-	{"fenced_bytes", "Fenced", "Held bytes a safe writer may take before their users complete (fenced policies)."},
-	{"pending_bytes", "Pending", "Bytes covered by pending users (union over users)."},
-	{"free_bytes", "Free", "Clean bytes in the arena."},
-	{"largest_free_bytes", "LargestFree", "The largest clean run of the arena."},
-	{"free_regions", "FreeRegions", "Clean runs of the arena."},
-	{"fragmentation_ratio", "Fragmentation", "External fragmentation: 1 - largest free run / free bytes (0 when nothing is free)."},
-	{"high_water_bytes", "HighWater", "The highest end offset ever allocated (HWM)."},
-	{"peak_in_use_bytes", "PeakInUse", "The most bytes ever in use."},
-	{"buffers", "Buffers", "Buffers the program holds."},
-	{"pending_users", "Users", "Pending users: ops whose use of arena bytes has not completed."},
+// Namespace), its help, and the figure of Stats it reports.
+var statsGauges = []struct {
+	name, help string
+	value      func(*subarena.Stats) float64
+}{
+	{"capacity_bytes", "Arena size in bytes (it grows in unbounded mode).", func(s *subarena.Stats) float64 { return float64(s.Capacity) }},
+	{"in_use_bytes", "Arena bytes not clean: held by the program or waiting to return (granule-rounded).", func(s *subarena.Stats) float64 { return float64(s.InUse) }},
+	{"live_bytes", "Bytes the program holds: buffers not released, minus discarded bytes.", func(s *subarena.Stats) float64 { return float64(s.Live) }},
+	{"held_bytes", "Bytes released or discarded by the program, not yet returned to the arena.", func(s *subarena.Stats) float64 { return float64(s.Held) }},
+	{"fenced_bytes", "Held bytes a safe writer may take before their users complete (fenced policies).", func(s *subarena.Stats) float64 { return float64(s.Fenced) }},
+	{"pending_bytes", "Bytes covered by pending users (union over users).", func(s *subarena.Stats) float64 { return float64(s.Pending) }},
+	{"free_bytes", "Clean bytes in the arena.", func(s *subarena.Stats) float64 { return float64(s.Free) }},
+	{"largest_free_bytes", "The largest clean run of the arena.", func(s *subarena.Stats) float64 { return float64(s.LargestFree) }},
+	{"free_regions", "Clean runs of the arena.", func(s *subarena.Stats) float64 { return float64(s.FreeRegions) }},
+	{"fragmentation_ratio", "External fragmentation: 1 - largest free run / free bytes (0 when nothing is free).", func(s *subarena.Stats) float64 { return float64(s.Fragmentation) }},
+	{"high_water_bytes", "The highest end offset ever allocated (HWM).", func(s *subarena.Stats) float64 { return float64(s.HighWater) }},
+	{"peak_in_use_bytes", "The most bytes ever in use.", func(s *subarena.Stats) float64 { return float64(s.PeakInUse) }},
+	{"buffers", "Buffers the program holds.", func(s *subarena.Stats) float64 { return float64(s.Buffers) }},
+	{"pending_users", "Pending users: ops whose use of arena bytes has not completed.", func(s *subarena.Stats) float64 { return float64(s.Users) }},
 }
 
 // metric is one exported gauge over a Stats snapshot.
 type metric struct {
 	desc  *prometheus.Desc
-	field []int // the index of the Stats field it reports
+	value func(*subarena.Stats) float64
 }
 
-// value returns the figure m reports in s.
-func (m metric) value(s *subarena.Stats) float64 {
-	v := reflect.ValueOf(s).Elem().FieldByIndex(m.field)
-	if v.CanFloat() {
-		return v.Float()
-	}
-	return float64(v.Int())
-}
-
-// statsMetrics are the metrics of statsGauges, in order; building them panics on a
-// gauge whose field is not an int, int64 or float64 field of Stats.
+// statsMetrics are the metrics of statsGauges, in order.
 var statsMetrics = func() []metric {
-	stats := reflect.TypeFor[subarena.Stats]()
 	out := make([]metric, len(statsGauges))
 	for i, g := range statsGauges {
-		f, ok := stats.FieldByName(g.field)
-		if !ok || (f.Type.Kind() != reflect.Int64 && f.Type.Kind() != reflect.Int && f.Type.Kind() != reflect.Float64) {
-			panic("subarenaprom: Stats has no number " + g.field)
-		}
 		out[i] = metric{prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", g.name), g.help, []string{"allocator"}, nil),
-			f.Index}
+			g.value}
 	}
 	return out
 }()
