@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -12,10 +11,9 @@ import (
 // first and last ops per engine), the clock sweep lists exactly the pairs, in the same
 // order, that the pairwise loop lists.
 func TestConcurrentPairsByClock(t *testing.T) {
-	rng := rand.New(rand.NewPCG(51, 52))
+	rng, traces := randomTraces(51, 52, 600, evenStrided)
 	found := 0
-	for iter := range 600 {
-		tr := genTrace(rng, iter%2 == 0)
+	for iter, tr := range traces {
 		if len(tr.Engines) == 1 {
 			tr.Engines = append(tr.Engines, "extra")
 		}
