@@ -15,10 +15,7 @@ import (
 // graph in 21-54 us.
 func BenchmarkPlanGGMLTinyGreedy(b *testing.B) {
 	tr := tracetest.Load(b, ggmlTiny)
-	p, err := tr.Resolve()
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := tracetest.Resolve(b, tr)
 	res, err := PlanProgram(p, Options{})
 	if err != nil || res.Plan.Size > ggmlBound(b, ggmlTiny) {
 		b.Fatalf("size %d, %v", res.Plan.Size, err)
@@ -86,10 +83,7 @@ func BenchmarkSearchDecide(b *testing.B) {
 
 func ggmlTinyProblem(tb testing.TB) *Problem {
 	tr := tracetest.Load(tb, ggmlTiny)
-	p, err := tr.Resolve()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	p := tracetest.Resolve(tb, tr)
 	ip := newInplacer(p, func(a, b int) bool { return a < b }, true)
 	ip.decide()
 	return derive(ip).prob

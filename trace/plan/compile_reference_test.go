@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 // The reference normalization and spans of compile as they were: per time slice between
@@ -139,10 +140,7 @@ func TestNormalizeAgainstReference(t *testing.T) {
 	for _, sh := range planScaleShapes {
 		n := sh.sizes[0]
 		tr := scaleTrace(t, sh.gen(n))
-		pr, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		pr := tracetest.Resolve(t, tr)
 		hb, order, err := relation(pr)
 		if err != nil {
 			t.Fatal(err)

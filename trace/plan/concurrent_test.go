@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 // TestConcurrentPairsByClock: on random multi-engine traces and random pieces (windows,
@@ -17,10 +18,7 @@ func TestConcurrentPairsByClock(t *testing.T) {
 		if len(tr.Engines) == 1 {
 			tr.Engines = append(tr.Engines, "extra")
 		}
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.Resolve(t, tr)
 		order, err := trace.NewOrder(p)
 		if err != nil {
 			t.Fatal(err)

@@ -73,10 +73,7 @@ func checkSafe(t testing.TB, res Result) {
 	if err != nil {
 		t.Fatalf("rewrite: %v", err)
 	}
-	p2, err := t2.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p2 := tracetest.Resolve(t, t2)
 	if rep, err := check.Plan(p2, flat); err != nil || !rep.Safe {
 		t.Fatalf("offsets on the rewritten trace: %v %+v", err, rep)
 	}
@@ -396,10 +393,7 @@ func TestPlanRandomTraces(t *testing.T) {
 // or not the planner would take it. It returns the donations made.
 func checkReplay(t *testing.T, iter int, tr *trace.Trace) int {
 	t.Helper()
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tracetest.Resolve(t, tr)
 	rr, err := replay.Run(p, replay.Options{})
 	if err != nil {
 		t.Fatalf("iter %d: replay: %v\n%s", iter, err, trace.Marshal(tr))
@@ -512,10 +506,7 @@ func TestCoarseStartAgreesWithSolve(t *testing.T) {
 // checker after every placement, then checks the derived problem.
 func checkInplacer(t *testing.T, tr *trace.Trace) {
 	t.Helper()
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tracetest.Resolve(t, tr)
 	hb, err := happensBefore(p)
 	if err != nil {
 		t.Fatal(err)
@@ -653,10 +644,7 @@ func TestPlanProgramRejects(t *testing.T) {
 // matching trace.ErrStopped; a replay that finishes in time is compared as before.
 func TestBudgetBoundsReplay(t *testing.T) {
 	tr := scaleTrace(t, scalegen.Loop(30, 2, 0))
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tracetest.Resolve(t, tr)
 	release := make(chan struct{})
 	beforeReplay = func() { <-release }
 	defer func() { beforeReplay = nil }()

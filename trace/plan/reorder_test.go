@@ -18,7 +18,7 @@ import (
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
-// twoBranchesFile is x feeding two independent branches, each a big temporary
+// twoBranchesFile holds x feeding two independent branches, each a big temporary
 // reduced to a small result, joined at the end. In the input order the two
 // temporaries are made before either is reduced, so both are live at once
 // (4096-byte temporaries, 256-byte results).
@@ -31,10 +31,7 @@ const twoBranchesFile = "testdata/two-branches.json"
 // both bounds.
 func TestReorderTwoBranches(t *testing.T) {
 	tr := tracetest.Load(t, twoBranchesFile)
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tracetest.Resolve(t, tr)
 	for _, rule := range ReorderRules {
 		ro, err := Reorder(p, rule)
 		if err != nil {
@@ -105,10 +102,7 @@ func checkReordered(t *testing.T, tr *trace.Trace, pl *trace.Plan) {
 func TestReorderMultiEngine(t *testing.T) {
 	tr := tracetest.Load(t, twoBranchesFile)
 	tr.Engines = append(tr.Engines, "f")
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tracetest.Resolve(t, tr)
 	if _, err := Reorder(p, ReorderNet); !errors.Is(err, ErrNotReordered) {
 		t.Fatalf("Reorder: %v, want ErrNotReordered", err)
 	}
