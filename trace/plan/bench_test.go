@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -13,51 +14,34 @@ import (
 // its placements (no search, check or replay). ggml-alloc plans the same
 // graph in 21-54 us.
 func BenchmarkPlanGGMLTinyGreedy(b *testing.B) {
-	tr := loadTrace(b, ggmlTiny)
-	p, err := tr.Resolve()
-	if err != nil {
-		b.Fatal(err)
-	}
+	tr := tracetest.Load(b, ggmlTiny)
+	p := tracetest.Resolve(b, tr)
 	res, err := PlanProgram(p, Options{})
 	if err != nil || res.Plan.Size > ggmlBound(b, ggmlTiny) {
 		b.Fatalf("size %d, %v", res.Plan.Size, err)
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	for b.Loop() {
+	measure(b, func() {
 		if _, err := PlanProgram(p, Options{NoCheck: true}); err != nil {
 			b.Fatal(err)
 		}
-	}
-	reportCPU(b, cpu0)
+	})
 }
 
 // BenchmarkPlanGGMLTinyFromTrace adds resolving the trace.
-func BenchmarkPlanGGMLTinyFromTrace(b *testing.B) {
-	tr := loadTrace(b, ggmlTiny)
-	b.ReportAllocs()
-	cpu0 := cpuTime()
-	for b.Loop() {
-		if _, err := Plan(tr, Options{NoCheck: true}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCPU(b, cpu0)
-}
+func BenchmarkPlanGGMLTinyFromTrace(b *testing.B) { benchPlanGGMLTiny(b, Options{NoCheck: true}) }
 
 // BenchmarkPlanGGMLTinyChecked adds the safety check and the replay that
 // Plan runs by default.
-func BenchmarkPlanGGMLTinyChecked(b *testing.B) {
-	tr := loadTrace(b, ggmlTiny)
-	b.ReportAllocs()
-	cpu0 := cpuTime()
-	for b.Loop() {
-		if _, err := Plan(tr, Options{Replay: replay.Online}); err != nil {
+func BenchmarkPlanGGMLTinyChecked(b *testing.B) { benchPlanGGMLTiny(b, Options{Replay: replay.Online}) }
+
+// benchPlanGGMLTiny times Plan with opts on ggml-tiny's trace.
+func benchPlanGGMLTiny(b *testing.B, opts Options) {
+	tr := tracetest.Load(b, ggmlTiny)
+	measure(b, func() {
+		if _, err := Plan(tr, opts); err != nil {
 			b.Fatal(err)
 		}
-	}
-	reportCPU(b, cpu0)
+	})
 }
 
 // BenchmarkGreedyGGMLTiny times the greedy variants alone on ggml-tiny's
@@ -68,13 +52,7 @@ func BenchmarkGreedyGGMLTiny(b *testing.B) {
 	if _, h, _ := g.best(); h > ggmlBound(b, ggmlTiny) {
 		b.Fatalf("greedy height %d", h)
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	for b.Loop() {
-		g.best()
-	}
-	reportCPU(b, cpu0)
+	measure(b, func() { g.best() })
 }
 
 // BenchmarkGreedyRun times one greedy variant on ggml-tiny: the inner
@@ -82,12 +60,7 @@ func BenchmarkGreedyGGMLTiny(b *testing.B) {
 func BenchmarkGreedyRun(b *testing.B) {
 	c := mustCompile(ggmlTinyProblem(b))
 	g := newGreedy(c)
-	b.ReportAllocs()
-	cpu0 := cpuTime()
-	for b.Loop() {
-		g.run(bySize, firstFit)
-	}
-	reportCPU(b, cpu0)
+	measure(b, func() { g.run(bySize, firstFit) })
 }
 
 // BenchmarkSearchDecide times one decision search on MiniMalloc C at its
@@ -100,24 +73,17 @@ func BenchmarkSearchDecide(b *testing.B) {
 	if st := s.decide(lb, time.Time{}, nil, nil, DefaultHeuristics); st != found {
 		b.Fatalf("status %d", st)
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
 	var nodes int64
-	cpu0 := cpuTime()
-	for b.Loop() {
+	measure(b, func() {
 		s.decide(lb, time.Time{}, nil, nil, DefaultHeuristics)
 		nodes += s.nodes
-	}
-	reportCPU(b, cpu0)
+	})
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(nodes), "ns/node")
 }
 
 func ggmlTinyProblem(tb testing.TB) *Problem {
-	tr := loadTrace(tb, ggmlTiny)
-	p, err := tr.Resolve()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	tr := tracetest.Load(tb, ggmlTiny)
+	p := tracetest.Resolve(tb, tr)
 	ip := newInplacer(p, func(a, b int) bool { return a < b }, true)
 	ip.decide()
 	return derive(ip).prob

@@ -3,11 +3,13 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 // The reference normalization and spans of compile as they were: per time slice between
@@ -75,57 +77,39 @@ func refUnionRanges(rs [][2]int64) [][2]int64 {
 
 func refEqualRanges(a, b [][2]int64) bool { return slices.Equal(a, b) }
 
-// refSpanScratch is scratch space for appendSpans.
-type refSpanScratch struct {
-	bounds []int32
-	rs     [][2]int64
-}
-
-// appendSpans appends the per-section live bytes of an item's normalized
-// pieces to out.
-func (sc *refSpanScratch) appendSpans(out []span, pieces []Piece, sec func(Time) int32) []span {
-	switch len(pieces) {
-	case 0:
-		return out
-	case 1:
-		pc := pieces[0]
-		var run0 int64
-		if pc.Lo == 0 {
-			run0 = pc.Hi
-		}
-		return append(out, span{s0: sec(pc.Start), s1: sec(pc.End), bytes: pc.Hi - pc.Lo, run0: run0})
+// refSpans returns the spans of an item's normalized pieces section by section: for each
+// section from the pieces' first to their last, the bytes of the pieces live over it and
+// the run from byte 0 among them, adjacent sections alike merging into one span.
+func refSpans(pieces []Piece, sec func(Time) int32) []span {
+	if len(pieces) == 0 {
+		return nil
 	}
-	bounds := sc.bounds[:0]
+	first, last := int32(math.MaxInt32), int32(math.MinInt32)
 	for _, pc := range pieces {
-		bounds = append(bounds, sec(pc.Start), sec(pc.End))
+		first, last = min(first, sec(pc.Start)), max(last, sec(pc.End))
 	}
-	slices.Sort(bounds)
-	bounds = slices.Compact(bounds)
-	sc.bounds = bounds
-	first := len(out)
-	for k := 0; k+1 < len(bounds); k++ {
-		s0, s1 := bounds[k], bounds[k+1]
-		var bytes, run0 int64
-		rs := sc.rs[:0]
+	var out []span
+	for s := first; s < last; s++ {
+		var bytes int64
+		var rs [][2]int64
 		for _, pc := range pieces {
-			if sec(pc.Start) <= s0 && s1 <= sec(pc.End) {
+			if sec(pc.Start) <= s && s < sec(pc.End) {
 				bytes += pc.Hi - pc.Lo
 				rs = append(rs, [2]int64{pc.Lo, pc.Hi})
 			}
 		}
-		sc.rs = rs
 		if bytes == 0 {
 			continue
 		}
-		rs = refUnionRanges(rs)
-		if rs[0][0] == 0 {
+		var run0 int64
+		if rs = refUnionRanges(rs); rs[0][0] == 0 {
 			run0 = rs[0][1]
 		}
-		if m := len(out); m > first && out[m-1].s1 == s0 && out[m-1].bytes == bytes && out[m-1].run0 == run0 {
-			out[m-1].s1 = s1
-			continue
+		if m := len(out); m > 0 && out[m-1].s1 == s && out[m-1].bytes == bytes && out[m-1].run0 == run0 {
+			out[m-1].s1++
+		} else {
+			out = append(out, span{s0: s, s1: s + 1, bytes: bytes, run0: run0})
 		}
-		out = append(out, span{s0: s0, s1: s1, bytes: bytes, run0: run0})
 	}
 	return out
 }
@@ -156,10 +140,7 @@ func TestNormalizeAgainstReference(t *testing.T) {
 	for _, sh := range planScaleShapes {
 		n := sh.sizes[0]
 		tr := scaleTrace(t, sh.gen(n))
-		pr, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		pr := tracetest.Resolve(t, tr)
 		hb, order, err := relation(pr)
 		if err != nil {
 			t.Fatal(err)
@@ -210,8 +191,7 @@ func compareNormalized(t *testing.T, name string, p *Problem, raster bool) {
 		if area != refArea {
 			t.Fatalf("%s item %d: area %d, reference %d", name, i, area, refArea)
 		}
-		var sc refSpanScratch
-		if want := sc.appendSpans(nil, ref[i], sec); !slices.Equal(c.spans[i], want) {
+		if want := refSpans(ref[i], sec); !slices.Equal(c.spans[i], want) {
 			t.Fatalf("%s item %d: spans %v, reference %v", name, i, c.spans[i], want)
 		}
 		// Run form: the pieces live at a time are disjoint and never touch.

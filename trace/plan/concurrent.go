@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/minheap"
 )
 
 // concurrentPairsByClock returns what concurrentPairs returns for happens-before given by
@@ -18,8 +19,9 @@ import (
 // op of b. The sweep takes the pieces by window start as the later one of a pair, after
 // adding to one max-heap per engine, keyed by seq, the last ops of every piece whose
 // window has ended by then; the pieces a heap reports above b's threshold are exactly the
-// earlier ones unordered before b on that engine. The cost is O(P log P) plus the pairs
-// reported, and the ops shared by a last and a first list.
+// earlier ones unordered before b on that engine: popped while above it, then pushed
+// back. The cost is O((P + R) log P) for R pairs reported, plus the ops shared by a last
+// and a first list.
 func concurrentPairsByClock(prob *Problem, infos []pieceInfo, order *trace.Order) []PiecePair {
 	n := len(infos)
 	if n == 0 {
@@ -41,7 +43,11 @@ func concurrentPairsByClock(prob *Problem, infos []pieceInfo, order *trace.Order
 			pairs = append(pairs, [2]int32{min(a, b), max(a, b)})
 		}
 	}
-	heaps := make([]seqHeap, nEng)
+	heaps := make([]minheap.Heap[seqEntry], nEng)
+	for e := range heaps {
+		heaps[e] = minheap.New(func(x, y seqEntry) bool { return x.seq > y.seq }) // highest seq first
+	}
+	var above []seqEntry
 	stamp := make([]int32, n)
 	for i := range stamp {
 		stamp[i] = -1
@@ -55,7 +61,7 @@ func concurrentPairsByClock(prob *Problem, infos []pieceInfo, order *trace.Order
 			for _, x := range infos[a].lastOn {
 				if x >= 0 {
 					ev := order.Events[x]
-					heaps[ev.Engine].push(uint64(ev.Seq), a)
+					heaps[ev.Engine].Push(seqEntry{uint64(ev.Seq), a})
 				}
 			}
 		}
@@ -76,12 +82,19 @@ func concurrentPairsByClock(prob *Problem, infos []pieceInfo, order *trace.Order
 			continue // no first op: ordered after everything
 		}
 		for e := range heaps {
-			heaps[e].above(thr[e], func(a int32) {
-				if stamp[a] != b {
-					stamp[a] = b
-					report(a, b)
+			h := &heaps[e]
+			above = above[:0]
+			for h.Len() > 0 && h.Min().seq > thr[e] {
+				x := h.Pop()
+				above = append(above, x)
+				if stamp[x.piece] != b {
+					stamp[x.piece] = b
+					report(x.piece, b)
 				}
-			})
+			}
+			for _, x := range above {
+				h.Push(x)
+			}
 		}
 	}
 	// An op that is a last op of a and a first op of b never happens-before itself. The
@@ -122,37 +135,8 @@ func concurrentPairsByClock(prob *Problem, infos []pieceInfo, order *trace.Order
 	return out
 }
 
-// seqHeap is a max-heap of pieces by the seq of one of their last ops.
-type seqHeap []seqEntry
-
+// seqEntry is a piece keyed by the seq of one of its last ops.
 type seqEntry struct {
 	seq   uint64
 	piece int32
-}
-
-func (h *seqHeap) push(seq uint64, piece int32) {
-	*h = append(*h, seqEntry{seq, piece})
-	a := *h
-	for i := len(a) - 1; i > 0; {
-		p := (i - 1) / 2
-		if a[p].seq >= a[i].seq {
-			break
-		}
-		a[p], a[i] = a[i], a[p]
-		i = p
-	}
-}
-
-// above visits every piece with an entry whose seq exceeds thr.
-func (h seqHeap) above(thr uint64, visit func(piece int32)) {
-	var walk func(i int)
-	walk = func(i int) {
-		if i >= len(h) || h[i].seq <= thr {
-			return
-		}
-		visit(h[i].piece)
-		walk(2*i + 1)
-		walk(2*i + 2)
-	}
-	walk(0)
 }

@@ -1,28 +1,24 @@
 package plan
 
 import (
-	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 // TestConcurrentPairsByClock: on random multi-engine traces and random pieces (windows,
 // first and last ops per engine), the clock sweep lists exactly the pairs, in the same
 // order, that the pairwise loop lists.
 func TestConcurrentPairsByClock(t *testing.T) {
-	rng := rand.New(rand.NewPCG(51, 52))
+	rng, traces := randomTraces(51, 52, 600, evenStrided)
 	found := 0
-	for iter := range 600 {
-		tr := genTrace(rng, iter%2 == 0)
+	for iter, tr := range traces {
 		if len(tr.Engines) == 1 {
 			tr.Engines = append(tr.Engines, "extra")
 		}
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.Resolve(t, tr)
 		order, err := trace.NewOrder(p)
 		if err != nil {
 			t.Fatal(err)

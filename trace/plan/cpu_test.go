@@ -18,3 +18,15 @@ func reportCPU(b *testing.B, cpu0 time.Duration) {
 		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
+
+// measure runs body in b's loop, reporting allocations and CPU time per op (reportCPU);
+// what the benchmark did before is not timed.
+func measure(b *testing.B, body func()) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		body()
+	}
+	reportCPU(b, cpu0)
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -63,7 +64,7 @@ func FuzzPlanTrace(f *testing.F) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := trace.Write(&buf, loadTrace(f, ggmlTiny)); err == nil {
+	if err := trace.Write(&buf, tracetest.Load(f, ggmlTiny)); err == nil {
 		f.Add(buf.Bytes())
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/subarena/subarena/trace"
 
+	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/replay"
 	"github.com/subarena/subarena/trace/tracefile"
 )
@@ -49,10 +49,7 @@ func ggGen(t testing.TB, p ggParams) []byte {
 // op, type, layout, sources, view base and buffer, and the calculator gives
 // both graphs the same figures.
 func TestGGMLGeneratorTiny(t *testing.T) {
-	real, err := os.ReadFile(ggmlTiny)
-	if err != nil {
-		t.Fatal(err)
-	}
+	real := testfiles.Read(t, ".", ggmlTiny)
 	gen := ggGen(t, ggTinyParams)
 	read := func(data []byte) map[string]string {
 		var doc struct {

@@ -42,33 +42,46 @@ func OrderBound(p *trace.Program) (int64, error) {
 	}
 	p = p.Clone()
 	g := newDepGraph(p)
-	words := (n + 63) / 64
-	anc := make([]uint64, n*words)  // anc[k]: ops that run before k in every order
-	desc := make([]uint64, n*words) // desc[k]: ops that run after k in every order
-	row := func(m []uint64, k int) []uint64 { return m[k*words : (k+1)*words] }
-	for k := range n {
-		a := row(anc, k)
-		for _, j := range g.pred[k] {
-			aj := row(anc, int(j))
-			for w := range a {
-				a[w] |= aj[w]
-			}
-			a[j/64] |= 1 << (j % 64)
-		}
-	}
-	for k := n - 1; k >= 0; k-- {
-		d := row(desc, k)
-		for _, j := range g.succ[k] {
-			dj := row(desc, int(j))
-			for w := range d {
-				d[w] |= dj[w]
-			}
-			d[j/64] |= 1 << (j % 64)
-		}
-	}
-	has := func(m []uint64, k, j int) bool { return m[k*words+j/64]&(1<<(j%64)) != 0 }
-	live := opLive(p, func(k, j int) bool { return has(anc, k, j) }, func(k, j int) bool { return has(desc, k, j) })
+	anc := reachable(g.pred, false) // anc row k: ops that run before k in every order
+	desc := reachable(g.succ, true) // desc row k: ops that run after k in every order
+	live := opLive(p, anc.has, desc.has)
 	return slices.Max(append(live, 0)), nil
+}
+
+// bitMatrix is a square bit matrix over ops, one row of words per op.
+type bitMatrix struct {
+	words int
+	bits  []uint64
+}
+
+// row returns row k.
+func (m bitMatrix) row(k int) []uint64 { return m.bits[k*m.words : (k+1)*m.words] }
+
+// has reports whether bit j of row k is set.
+func (m bitMatrix) has(k, j int) bool { return m.bits[k*m.words+j/64]&(1<<(j%64)) != 0 }
+
+// reachable returns the matrix whose row k holds every op reachable from op k through
+// edges (edges[k] lists the ops k has an edge to). The edges of an acyclic graph must all
+// lead to lower ops, or with reverse set all to higher ones, so that rows are complete
+// before they are read.
+func reachable(edges [][]int32, reverse bool) bitMatrix {
+	n := len(edges)
+	m := bitMatrix{words: (n + 63) / 64}
+	m.bits = make([]uint64, n*m.words)
+	for i := range n {
+		k := i
+		if reverse {
+			k = n - 1 - i
+		}
+		r := m.row(k)
+		for _, j := range edges[k] {
+			for w, x := range m.row(int(j)) {
+				r[w] |= x
+			}
+			r[j/64] |= 1 << (j % 64)
+		}
+	}
+	return m
 }
 
 // opLive returns, per op k, the bytes held at once while k runs in every

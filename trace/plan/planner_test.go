@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/testfiles"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -30,10 +33,7 @@ const ggmlTiny = "../../testdata/ggml/ggml-tiny.json"
 // elementwise ops may write over dying inputs, through views too.
 func ggmlBound(t testing.TB, path string) int64 {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testfiles.Read(t, ".", path)
 	var doc struct {
 		Analysis struct {
 			Bound int64 `json:"max_live_bytes_subrange_elementwise_inplace_exact"`
@@ -43,15 +43,6 @@ func ggmlBound(t testing.TB, path string) int64 {
 		t.Fatalf("%s: no bound (%v)", path, err)
 	}
 	return doc.Analysis.Bound
-}
-
-func loadTrace(t testing.TB, path string) *trace.Trace {
-	t.Helper()
-	tr, err := tracefile.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
 }
 
 // checkSafe runs the checker (package trace/check) on a result, independently of
@@ -82,10 +73,7 @@ func checkSafe(t testing.TB, res Result) {
 	if err != nil {
 		t.Fatalf("rewrite: %v", err)
 	}
-	p2, err := t2.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p2 := tracetest.Resolve(t, t2)
 	if rep, err := check.Plan(p2, flat); err != nil || !rep.Safe {
 		t.Fatalf("offsets on the rewritten trace: %v %+v", err, rep)
 	}
@@ -101,7 +89,7 @@ func checkSafe(t testing.TB, res Result) {
 }
 
 func TestPlanGGMLTiny(t *testing.T) {
-	tr := loadTrace(t, ggmlTiny)
+	tr := tracetest.Load(t, ggmlTiny)
 	bound := ggmlBound(t, ggmlTiny)
 	for _, budget := range []time.Duration{0, 200 * time.Millisecond} {
 		res, err := Plan(tr, Options{Budget: budget, Replay: replay.Online})
@@ -147,7 +135,7 @@ func TestPlanMiniMallocTraces(t *testing.T) {
 		file string
 		want int64
 	}{{"input.12.csv", 12}, {"C.1048576.csv", 1039360}} {
-		tr := loadTrace(t, minimallocDir+"/"+in.file)
+		tr := tracetest.Load(t, minimallocDir+"/"+in.file)
 		res, err := Plan(tr, Options{Budget: time.Minute, Replay: replay.Online})
 		if err != nil {
 			t.Fatal(err)
@@ -168,7 +156,7 @@ func TestPlanRejects(t *testing.T) {
 	if _, err := Plan(bad, Options{Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) || !errors.Is(err, trace.ErrUnknownName) {
 		t.Errorf("invalid trace: %v", err)
 	}
-	tr := loadTrace(t, ggmlTiny)
+	tr := tracetest.Load(t, ggmlTiny)
 	if _, err := Plan(tr, Options{Budget: -time.Second, Replay: replay.Online}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("negative budget: %v", err)
 	}
@@ -309,26 +297,48 @@ func genTrace(rng *rand.Rand, strided bool) *trace.Trace {
 	return tr
 }
 
+// randomTraces returns a generator seeded with seed1 and seed2 and the n traces genTrace
+// draws from it in turn, by index, trace i strided when strided(i). A caller may draw
+// from the generator between traces.
+func randomTraces(seed1, seed2 uint64, n int, strided func(i int) bool) (*rand.Rand, iter.Seq2[int, *trace.Trace]) {
+	rng := rand.New(rand.NewPCG(seed1, seed2))
+	return rng, func(yield func(int, *trace.Trace) bool) {
+		for i := range n {
+			if !yield(i, genTrace(rng, strided(i))) {
+				return
+			}
+		}
+	}
+}
+
+// evenStrided, allStrided and noneStrided choose which traces of randomTraces are strided.
+func evenStrided(i int) bool { return i%2 == 0 }
+func allStrided(int) bool    { return true }
+func noneStrided(int) bool   { return false }
+
+// raceIters is n, or underRace under the race detector.
+func raceIters(n, underRace int) int {
+	if raceEnabled {
+		return underRace
+	}
+	return n
+}
+
 // randomIters is how many traces the random planner tests draw: 150, 40
 // under the race detector, 2000 with SUBARENA_PLAN_LONG set.
 func randomIters() int {
-	switch {
-	case os.Getenv("SUBARENA_PLAN_LONG") != "":
+	if os.Getenv("SUBARENA_PLAN_LONG") != "" {
 		return 2000
-	case raceEnabled:
-		return 40
 	}
-	return 150
+	return raceIters(150, 40)
 }
 
 // TestPlanRandomTraces plans random traces and checks every plan with the
 // checker (package trace/check), against the replay, and against the bounds.
 func TestPlanRandomTraces(t *testing.T) {
-	rng := rand.New(rand.NewPCG(21, 22))
-	iters := randomIters()
+	_, traces := randomTraces(21, 22, randomIters(), noneStrided)
 	relaid, inplace, multi, donated := 0, 0, 0, 0
-	for iter := range iters {
-		tr := genTrace(rng, false)
+	for iter, tr := range traces {
 		if err := tr.Validate(); err != nil {
 			t.Fatalf("iter %d: generator made an invalid trace: %v", iter, err)
 		}
@@ -383,10 +393,7 @@ func TestPlanRandomTraces(t *testing.T) {
 // or not the planner would take it. It returns the donations made.
 func checkReplay(t *testing.T, iter int, tr *trace.Trace) int {
 	t.Helper()
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tracetest.Resolve(t, tr)
 	rr, err := replay.Run(p, replay.Options{})
 	if err != nil {
 		t.Fatalf("iter %d: replay: %v\n%s", iter, err, trace.Marshal(tr))
@@ -408,11 +415,10 @@ func checkReplay(t *testing.T, iter int, tr *trace.Trace) int {
 // as views). The online replay's own plan must pass the checker on every
 // trace, and the planner must never find a lower replay plan unsafe.
 func TestPlanRandomStridedTraces(t *testing.T) {
-	rng := rand.New(rand.NewPCG(23, 24))
 	iters := randomIters()
+	_, traces := randomTraces(23, 24, iters, allStrided)
 	relaid, plans, multi, donated := 0, 0, 0, 0
-	for iter := range iters {
-		tr := genTrace(rng, true)
+	for iter, tr := range traces {
 		donated += checkReplay(t, iter, tr)
 		budget := time.Duration(0)
 		if iter%4 == 0 {
@@ -447,14 +453,60 @@ func TestPlanRandomStridedTraces(t *testing.T) {
 	}
 }
 
+// TestCoarseStartAgreesWithSolve plans random one-engine traces both ways:
+// when the coarse greedy start is taken, its placement must be valid for
+// the fine problem and no higher than the fine greedy's, and its lower
+// bound no higher than the fine problem's.
+func TestCoarseStartAgreesWithSolve(t *testing.T) {
+	_, traces := randomTraces(7, 8, 150, evenStrided)
+	taken := 0
+	for i, tr := range traces {
+		tr.Engines = tr.Engines[:1]
+		for k := range tr.Steps {
+			tr.Steps[k].Engine = tr.Engines[0]
+		}
+		p, err := tr.Resolve()
+		if err != nil {
+			continue // the one-engine rewrite can drop a wait's reason; skip such traces
+		}
+		hb, err := happensBefore(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ip := newInplacer(p, hb, true)
+		ip.decide()
+		d := derive(ip)
+		sol, c, ok := coarseStart(ip)
+		if !ok {
+			continue
+		}
+		if !slices.Equal(c.itemOf, d.itemOf) || !slices.Equal(c.shift, d.shift) {
+			t.Fatalf("trace %d: coarse and fine derivations disagree on items", i)
+		}
+		taken++
+		if _, err := Verify(d.prob, sol.Offsets); err != nil {
+			t.Fatalf("trace %d: coarse start invalid for the fine problem: %v", i, err)
+		}
+		fine, err := Solve(d.prob, SolveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sol.Height > fine.Height {
+			t.Fatalf("trace %d: coarse start %d above the fine greedy %d", i, sol.Height, fine.Height)
+		}
+		lb, _ := LowerBound(d.prob)
+		if sol.LowerBound > lb {
+			t.Fatalf("trace %d: lower bound %d above the fine problem's %d", i, sol.LowerBound, lb)
+		}
+	}
+	t.Logf("coarse start taken on %d traces", taken)
+}
+
 // checkInplacer replays the in-place decisions on tr with the invariant
 // checker after every placement, then checks the derived problem.
 func checkInplacer(t *testing.T, tr *trace.Trace) {
 	t.Helper()
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tracetest.Resolve(t, tr)
 	hb, err := happensBefore(p)
 	if err != nil {
 		t.Fatal(err)
@@ -515,11 +567,7 @@ func TestPlanMiniMallocCSV(t *testing.T) {
 		file string
 		want int64
 	}{{"input.12.csv", 12}, {"C.1048576.csv", 1039360}} {
-		data, err := os.ReadFile(minimallocDir + "/" + in.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mm, err := minimalloc.Parse(data)
+		mm, err := minimalloc.Parse(testfiles.Read(t, minimallocDir, in.file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -558,7 +606,7 @@ func readBack(t testing.TB, res Result) (*trace.Plan, []byte) {
 // TestWriteJSON checks the plan document: the trace package reads it back
 // to the same plan, and the informational keys are there.
 func TestWriteJSON(t *testing.T) {
-	res, err := Plan(loadTrace(t, ggmlTiny), Options{Replay: replay.Online})
+	res, err := Plan(tracetest.Load(t, ggmlTiny), Options{Replay: replay.Online})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,10 +644,7 @@ func TestPlanProgramRejects(t *testing.T) {
 // matching trace.ErrStopped; a replay that finishes in time is compared as before.
 func TestBudgetBoundsReplay(t *testing.T) {
 	tr := scaleTrace(t, scalegen.Loop(30, 2, 0))
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tracetest.Resolve(t, tr)
 	release := make(chan struct{})
 	beforeReplay = func() { <-release }
 	defer func() { beforeReplay = nil }()
@@ -642,7 +687,7 @@ func replayCut(t *testing.T, res Result) bool {
 // TestFirstPlanTime: the first placement comes before the end, with and
 // without a search, on a one-engine and a multi-engine trace.
 func TestFirstPlanTime(t *testing.T) {
-	for _, tr := range []*trace.Trace{loadTrace(t, ggmlTiny), loadTrace(t, "../testdata/split-qkv.json")} {
+	for _, tr := range []*trace.Trace{tracetest.Load(t, ggmlTiny), tracetest.Load(t, "../testdata/split-qkv.json")} {
 		for _, budget := range []time.Duration{0, 50 * time.Millisecond} {
 			res, err := Plan(tr, Options{Budget: budget})
 			if err != nil {

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -16,23 +15,14 @@ import (
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/ggmltrace"
 	"github.com/subarena/subarena/trace/internal/tracegen"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
-// twoBranches is x feeding two independent branches, each a big temporary
+// twoBranchesFile holds x feeding two independent branches, each a big temporary
 // reduced to a small result, joined at the end. In the input order the two
 // temporaries are made before either is reduced, so both are live at once
-// (testdata/two-branches.json, 4096-byte temporaries, 256-byte results).
-func twoBranches() *trace.Trace {
-	data, err := os.ReadFile("testdata/two-branches.json")
-	if err != nil {
-		panic(err)
-	}
-	tr, err := trace.Parse(data)
-	if err != nil {
-		panic(err)
-	}
-	return tr
-}
+// (4096-byte temporaries, 256-byte results).
+const twoBranchesFile = "testdata/two-branches.json"
 
 // TestReorderTwoBranches: running each branch to its small result before
 // the other starts keeps one temporary live at a time. Fixed order: x and
@@ -40,11 +30,8 @@ func twoBranches() *trace.Trace {
 // temporary and one result, 256 + 4096 + 256 = 4608, and the plans reach
 // both bounds.
 func TestReorderTwoBranches(t *testing.T) {
-	tr := twoBranches()
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := tracetest.Load(t, twoBranchesFile)
+	p := tracetest.Resolve(t, tr)
 	for _, rule := range ReorderRules {
 		ro, err := Reorder(p, rule)
 		if err != nil {
@@ -113,12 +100,9 @@ func checkReordered(t *testing.T, tr *trace.Trace, pl *trace.Plan) {
 // TestReorderMultiEngine: a trace of two engines is not reordered, and
 // says why.
 func TestReorderMultiEngine(t *testing.T) {
-	tr := twoBranches()
+	tr := tracetest.Load(t, twoBranchesFile)
 	tr.Engines = append(tr.Engines, "f")
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tracetest.Resolve(t, tr)
 	if _, err := Reorder(p, ReorderNet); !errors.Is(err, ErrNotReordered) {
 		t.Fatalf("Reorder: %v, want ErrNotReordered", err)
 	}
@@ -376,7 +360,7 @@ func TestReorderProperty(t *testing.T) {
 // above the fixed order's and the size not below OrderBound.
 func FuzzReorder(f *testing.F) {
 	var buf bytes.Buffer
-	if err := trace.Write(&buf, twoBranches()); err == nil {
+	if err := trace.Write(&buf, tracetest.Load(f, twoBranchesFile)); err == nil {
 		f.Add(buf.Bytes())
 	}
 	rng := rand.New(rand.NewPCG(1, 2))

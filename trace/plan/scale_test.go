@@ -9,6 +9,7 @@ import (
 
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -29,10 +30,7 @@ func TestScaleShapesPlan(t *testing.T) {
 		}{"fanin", scalegen.Fanin, nil})
 	for _, sh := range shapes {
 		tr := scaleTrace(t, sh.gen(n))
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.Resolve(t, tr)
 		for _, budget := range []time.Duration{0, 50 * time.Millisecond} {
 			res, err := Plan(tr, Options{Budget: budget, Replay: replay.Online})
 			if err != nil {

@@ -136,11 +136,7 @@ func slowVerify(p *Problem, off []int64) bool {
 // brute-force optimum on random whole-buffer problems.
 func TestSolveOptimalOnSmallWholeProblems(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	iters := 300
-	if raceEnabled {
-		iters = 60
-	}
-	for iter := range iters {
+	for iter := range raceIters(300, 60) {
 		p := randWhole(rng, 1+rng.IntN(7))
 		want := bruteOptimum(p)
 		sol, err := Solve(p, SolveOptions{Budget: time.Minute})
@@ -167,11 +163,7 @@ func TestSolveOptimalOnSmallWholeProblems(t *testing.T) {
 // whole, subrange and concurrent problems, and checks every placement found.
 func TestSearchInvariantsEveryStep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	iters := 150
-	if raceEnabled {
-		iters = 40
-	}
-	for iter := range iters {
+	for iter := range raceIters(150, 40) {
 		var p *Problem
 		switch iter % 3 {
 		case 0:
@@ -229,11 +221,7 @@ func TestSearchInvariantsEveryStep(t *testing.T) {
 // placements of subrange and concurrent problems with the slow oracle.
 func TestGreedyAndSolveValidOnSubrangeProblems(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	iters := 300
-	if raceEnabled {
-		iters = 60
-	}
-	for iter := range iters {
+	for iter := range raceIters(300, 60) {
 		p := randPieces(rng, 1+rng.IntN(9), iter%2 == 0)
 		c := mustCompile(p)
 		g := newGreedy(c)

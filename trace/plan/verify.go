@@ -22,40 +22,11 @@ import (
 // pieces by first byte decides whether a piece meets a live one of another
 // item: O(P log P) for P pieces, plus the listed concurrent pairs.
 func Verify(p *Problem, offsets []int64) (int64, error) {
-	if err := p.Validate(); err != nil {
+	height, err := placementHeight(p, offsets)
+	if err != nil {
 		return 0, err
 	}
-	if len(offsets) != len(p.Items) {
-		return 0, fmt.Errorf("%d offsets for %d items: %w", len(offsets), len(p.Items), ErrInvalidProblem)
-	}
-	a := p.align()
-	var height int64
-	for i, off := range offsets {
-		if off < 0 || off%a != 0 || off > maxSize {
-			return 0, fmt.Errorf("item %d (%q): offset %d negative, unaligned or too large: %w",
-				i, p.Items[i].Name, off, ErrConflict)
-		}
-		height = max(height, off+p.Items[i].Size)
-	}
-	n := 0
-	for _, it := range p.Items {
-		n += len(it.Pieces)
-	}
-	spans := make([]placedSpan, 0, n)
-	for i, it := range p.Items {
-		for _, pc := range it.Pieces {
-			spans = append(spans, placedSpan{offsets[i] + pc.Lo, offsets[i] + pc.Hi, pc.Start, pc.End, i})
-		}
-	}
-	slices.SortFunc(spans, func(a, b placedSpan) int { return cmp.Compare(a.start, b.start) })
-	clash := func(a, b placedSpan) error {
-		if a.lo < b.hi && b.lo < a.hi {
-			return fmt.Errorf("items %q and %q share bytes [%d, %d) during times [%d, %d) and [%d, %d): %w",
-				p.Items[a.item].Name, p.Items[b.item].Name, max(a.lo, b.lo), min(a.hi, b.hi),
-				a.start, a.end, b.start, b.end, ErrConflict)
-		}
-		return nil
-	}
+	spans := sweepSpans(p, offsets)
 	// The leaves of the tree are the spans by lo; a live span's leaf holds its hi and
 	// item, and each node the largest hi below it with its item and the largest hi of any
 	// other item. A span meets a live one of another item exactly when, among the live
@@ -90,7 +61,7 @@ func Verify(p *Problem, offsets []int64) (int64, error) {
 			// Name the first live span in start order that r meets.
 			for j := range i {
 				if live[j] && spans[j].item != r.item {
-					if err := clash(spans[j], r); err != nil {
+					if err := clashError(p, spans[j], r); err != nil {
 						return 0, err
 					}
 				}
@@ -100,17 +71,70 @@ func Verify(p *Problem, offsets []int64) (int64, error) {
 		ends.Push(int32(i))
 		tree.set(int(leaf[i]), top2{hi1: r.hi, item1: r.item, hi2: noHi})
 	}
-	at := func(pr PieceRef) placedSpan {
-		pc := p.Items[pr.Item].Pieces[pr.Piece]
-		off := offsets[pr.Item]
-		return placedSpan{off + pc.Lo, off + pc.Hi, pc.Start, pc.End, pr.Item}
-	}
 	for _, pp := range p.Concurrent {
-		if err := clash(at(pp.A), at(pp.B)); err != nil {
+		if err := clashError(p, placedPiece(p, offsets, pp.A), placedPiece(p, offsets, pp.B)); err != nil {
 			return 0, fmt.Errorf("concurrent pieces: %w", err)
 		}
 	}
 	return height, nil
+}
+
+// placementHeight checks the form of a placement of p: p valid, one offset per item,
+// each non-negative, aligned and at most maxSize. It returns the placement's height, the
+// largest offset+size, or the error Verify returns for the first fault.
+func placementHeight(p *Problem, offsets []int64) (int64, error) {
+	if err := p.Validate(); err != nil {
+		return 0, err
+	}
+	if len(offsets) != len(p.Items) {
+		return 0, fmt.Errorf("%d offsets for %d items: %w", len(offsets), len(p.Items), ErrInvalidProblem)
+	}
+	a := p.align()
+	var height int64
+	for i, off := range offsets {
+		if off < 0 || off%a != 0 || off > maxSize {
+			return 0, fmt.Errorf("item %d (%q): offset %d negative, unaligned or too large: %w",
+				i, p.Items[i].Name, off, ErrConflict)
+		}
+		height = max(height, off+p.Items[i].Size)
+	}
+	return height, nil
+}
+
+// sweepSpans returns every piece of p placed at its item's offset, in the order Verify
+// sweeps them: by start time.
+func sweepSpans(p *Problem, offsets []int64) []placedSpan {
+	n := 0
+	for _, it := range p.Items {
+		n += len(it.Pieces)
+	}
+	spans := make([]placedSpan, 0, n)
+	for i, it := range p.Items {
+		for k := range it.Pieces {
+			spans = append(spans, placedPiece(p, offsets, PieceRef{Item: i, Piece: k}))
+		}
+	}
+	slices.SortFunc(spans, func(a, b placedSpan) int { return cmp.Compare(a.start, b.start) })
+	return spans
+}
+
+// placedPiece returns piece pr of p placed at its item's offset.
+func placedPiece(p *Problem, offsets []int64, pr PieceRef) placedSpan {
+	pc := p.Items[pr.Item].Pieces[pr.Piece]
+	off := offsets[pr.Item]
+	return placedSpan{off + pc.Lo, off + pc.Hi, pc.Start, pc.End, pr.Item}
+}
+
+// clashError returns an error matching ErrConflict that names the items of a and b and
+// the bytes they share if a and b share a byte, else nil. It does not look at times:
+// the caller passes spans live together.
+func clashError(p *Problem, a, b placedSpan) error {
+	if a.lo < b.hi && b.lo < a.hi {
+		return fmt.Errorf("items %q and %q share bytes [%d, %d) during times [%d, %d) and [%d, %d): %w",
+			p.Items[a.item].Name, p.Items[b.item].Name, max(a.lo, b.lo), min(a.hi, b.hi),
+			a.start, a.end, b.start, b.end, ErrConflict)
+	}
+	return nil
 }
 
 // placedSpan is a piece placed at its item's offset.
@@ -172,17 +196,16 @@ func (t *top2Tree) set(i int, x top2) {
 	}
 }
 
-// prefix folds leaves [0, n).
+// prefix folds leaves [0, n): the left siblings of the nodes on the path from leaf n
+// to the root, or the root when n is past the last leaf.
 func (t *top2Tree) prefix(n int) top2 {
+	if n >= t.size {
+		return t.node[1]
+	}
 	out := noSpans
-	for l, h := t.size, n+t.size; l < h; l, h = l>>1, h>>1 {
-		if l&1 == 1 {
-			out = mergeTop2(out, t.node[l])
-			l++
-		}
-		if h&1 == 1 {
-			h--
-			out = mergeTop2(out, t.node[h])
+	for v := n + t.size; v > 1; v >>= 1 {
+		if v&1 == 1 {
+			out = mergeTop2(out, t.node[v-1])
 		}
 	}
 	return out
