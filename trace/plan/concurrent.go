@@ -18,10 +18,10 @@ import (
 // b exactly when some last op x of a has seq(x) > thr_b[engine(x)], or is itself a first
 // op of b. The sweep takes the pieces by window start as the later one of a pair, after
 // adding to one max-heap per engine, keyed by seq, the last ops of every piece whose
-// window has ended by then; the pieces a heap reports above b's threshold are exactly the
-// earlier ones unordered before b on that engine: popped while above it, then pushed
-// back. The cost is O((P + R) log P) for R pairs reported, plus the ops shared by a last
-// and a first list.
+// window has ended by then; the pieces a heap holds above b's threshold are exactly the
+// earlier ones unordered before b on that engine, and the heap visits them without
+// looking further. The cost is O(P log P + R) for R pairs reported, plus the ops shared
+// by a last and a first list.
 func concurrentPairsByClock(prob *Problem, infos []pieceInfo, order *trace.Order) []PiecePair {
 	n := len(infos)
 	if n == 0 {
@@ -47,7 +47,6 @@ func concurrentPairsByClock(prob *Problem, infos []pieceInfo, order *trace.Order
 	for e := range heaps {
 		heaps[e] = minheap.New(func(x, y seqEntry) bool { return x.seq > y.seq }) // highest seq first
 	}
-	var above []seqEntry
 	stamp := make([]int32, n)
 	for i := range stamp {
 		stamp[i] = -1
@@ -82,19 +81,13 @@ func concurrentPairsByClock(prob *Problem, infos []pieceInfo, order *trace.Order
 			continue // no first op: ordered after everything
 		}
 		for e := range heaps {
-			h := &heaps[e]
-			above = above[:0]
-			for h.Len() > 0 && h.Min().seq > thr[e] {
-				x := h.Pop()
-				above = append(above, x)
+			t := thr[e]
+			heaps[e].VisitWhile(func(x seqEntry) bool { return x.seq > t }, func(x seqEntry) {
 				if stamp[x.piece] != b {
 					stamp[x.piece] = b
 					report(x.piece, b)
 				}
-			}
-			for _, x := range above {
-				h.Push(x)
-			}
+			})
 		}
 	}
 	// An op that is a last op of a and a first op of b never happens-before itself. The

@@ -57,3 +57,21 @@ func (q *Heap[T]) Pop() T {
 	}
 	return top
 }
+
+// VisitWhile calls visit for every element x with in(x), without removing
+// any, in no particular order. in must be closed toward the least element:
+// when in(x) holds, it holds for every element not ordered after x. The walk
+// stops at each element for which in is false and never looks at what lies
+// below it in the heap, so it costs O(1 + visited).
+func (q *Heap[T]) VisitWhile(in func(T) bool, visit func(T)) {
+	q.visitFrom(0, in, visit)
+}
+
+// visitFrom is VisitWhile over the subtree rooted at index i.
+func (q *Heap[T]) visitFrom(i int, in func(T) bool, visit func(T)) {
+	for i < len(q.h) && in(q.h[i]) {
+		visit(q.h[i])
+		q.visitFrom(2*i+1, in, visit)
+		i = 2*i + 2
+	}
+}
