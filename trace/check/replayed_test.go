@@ -83,12 +83,8 @@ func TestReplayCheckAgainstOracles(t *testing.T) {
 			if !rep.Safe {
 				unsafeSeen++
 			}
-			start := make([]int64, len(res.OpTimes))
-			end := make([]int64, len(res.OpTimes))
-			for k, o := range res.OpTimes {
-				start[k], end[k] = o.Start, o.End
-			}
-			if lb := check.BruteLiveLB(m, start, end, res.Makespan); lb != res.LiveLB {
+			s := replayedSchedule(res)
+			if lb := check.BruteLiveLB(m, s.Start, s.End, s.Makespan); lb != res.LiveLB {
 				t.Fatalf("trace %d %v: LiveLB %d, oracle %d\n%s", i, pol, res.LiveLB, lb, trace.Marshal(tr))
 			}
 			if err := p.CheckInvariants(); err != nil {
@@ -255,11 +251,7 @@ func TestLiveSegmentsMatchReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := check.Schedule{Start: make([]int64, len(res.OpTimes)), End: make([]int64, len(res.OpTimes)), Makespan: res.Makespan}
-		for k, o := range res.OpTimes {
-			s.Start[k], s.End[k] = o.Start, o.End
-		}
-		check.CompareLiveSegments(t, fmt.Sprintf("trace %d replay", i), p, s)
+		check.CompareLiveSegments(t, fmt.Sprintf("trace %d replay", i), p, replayedSchedule(res))
 	}
 	for _, sh := range scalegen.Shapes {
 		tr, err := trace.Parse(sh.Gen(200))
@@ -351,4 +343,14 @@ func TestDonationFollowsReleaseOrder(t *testing.T) {
 	if rep, err := check.Plan(p, res.Plan); err != nil || !rep.Safe {
 		t.Fatalf("replay plan %v: %v %+v", res.Plan.Offsets, err, rep)
 	}
+}
+
+// replayedSchedule is the schedule a replay ran: each op's start and end, and the end of
+// the last op.
+func replayedSchedule(res *replay.Result) check.Schedule {
+	s := check.Schedule{Start: make([]int64, len(res.OpTimes)), End: make([]int64, len(res.OpTimes)), Makespan: res.Makespan}
+	for k, o := range res.OpTimes {
+		s.Start[k], s.End[k] = o.Start, o.End
+	}
+	return s
 }
