@@ -121,11 +121,7 @@ func TestCheckSweepMatchesPairwise(t *testing.T) {
 	rules := map[string]int{}
 	plans := 0
 	for i := 0; i < n; i++ {
-		tr := tracetest.RandomTrace(rng, 10+rng.IntN(120))
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.Resolve(t, tracetest.RandomTrace(rng, 10+rng.IntN(120)))
 		for j := 0; j < 4; j++ {
 			var plan *trace.Plan
 			switch j {
@@ -166,14 +162,7 @@ func TestCheckSweepMatchesPairwiseScaleShapes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for _, sh := range scalegen.Shapes {
 		for _, n := range []int{40, 300} {
-			tr, err := trace.Parse(sh.Gen(n))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := tr.Resolve()
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := tracetest.ShapeProgram(t, sh, n)
 			for _, pol := range subarena.Policies() {
 				res, err := replay.Run(p, replay.Options{Policy: pol})
 				if err != nil {
@@ -195,14 +184,7 @@ func TestScaleShapes(t *testing.T) {
 		n = 300
 	}
 	for _, sh := range scalegen.Shapes {
-		tr, err := trace.Parse(sh.Gen(n))
-		if err != nil {
-			t.Fatalf("%s: %v", sh.Name, err)
-		}
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.ShapeProgram(t, sh, n)
 		pairs := 0
 		for _, pol := range subarena.Policies() {
 			res, err := replay.Run(p, replay.Options{Policy: pol})
@@ -241,11 +223,7 @@ func TestLiveSegmentsMatchReference(t *testing.T) {
 		n = 60
 	}
 	for i := 0; i < n; i++ {
-		tr := tracetest.RandomTrace(rng, 10+rng.IntN(100))
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.Resolve(t, tracetest.RandomTrace(rng, 10+rng.IntN(100)))
 		check.CompareLiveSegments(t, fmt.Sprintf("trace %d random schedule", i), p, randomSchedule(p))
 		res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 		if err != nil {
@@ -254,14 +232,7 @@ func TestLiveSegmentsMatchReference(t *testing.T) {
 		check.CompareLiveSegments(t, fmt.Sprintf("trace %d replay", i), p, replayedSchedule(res))
 	}
 	for _, sh := range scalegen.Shapes {
-		tr, err := trace.Parse(sh.Gen(200))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.ShapeProgram(t, sh, 200)
 		check.CompareLiveSegments(t, sh.Name, p, randomSchedule(p))
 	}
 }
