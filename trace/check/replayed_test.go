@@ -205,7 +205,7 @@ func TestScaleShapes(t *testing.T) {
 }
 
 // TestLiveSegmentsMatchReference: on random traces and schedules (replayed and random),
-// and on the generated large shapes at small sizes, liveSegments and deathPieces give
+// and on the generated large shapes at small sizes, LiveSegments and trace.LetGo give
 // exactly what the old loops gave.
 func TestLiveSegmentsMatchReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
