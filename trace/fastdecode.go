@@ -214,27 +214,40 @@ func (s *fastScanner) list(elem func() bool) bool {
 	}
 }
 
-// ints reads an array of integers; an empty array gives a non-nil empty slice, as
-// jsonInts does.
-func (s *fastScanner) ints() ([]int64, bool) {
-	out := []int64{}
+// fastList reads an array of the values elem reads, appending them to out.
+func fastList[T any](s *fastScanner, out []T, elem func() (T, bool)) ([]T, bool) {
 	ok := s.list(func() bool {
-		v, ok := s.int()
+		v, ok := elem()
 		out = append(out, v)
 		return ok
 	})
 	return out, ok
 }
 
+// ints reads an array of integers; an empty array gives a non-nil empty slice, as
+// jsonInts does.
+func (s *fastScanner) ints() ([]int64, bool) { return fastList(s, []int64{}, s.int) }
+
 // strs reads an array of strings; an empty array gives nil, as jsonStrings does.
-func (s *fastScanner) strs() ([]string, bool) {
-	var out []string
-	ok := s.list(func() bool {
-		v, ok := s.str()
-		out = append(out, v)
-		return ok
-	})
-	return out, ok
+func (s *fastScanner) strs() ([]string, bool) { return fastList(s, nil, s.str) }
+
+// value reads into dst the value its type takes: *int64 an integer, *string a string,
+// *[]int64 and *[]string arrays of them, *bool a boolean.
+func (s *fastScanner) value(dst any) bool {
+	var ok bool
+	switch d := dst.(type) {
+	case *int64:
+		*d, ok = s.int()
+	case *string:
+		*d, ok = s.str()
+	case *[]int64:
+		*d, ok = s.ints()
+	case *[]string:
+		*d, ok = s.strs()
+	case *bool:
+		*d, ok = s.bool()
+	}
+	return ok
 }
 
 // The keys a step may carry, by position in fastStepKeys; a kind key's position is its
@@ -303,7 +316,14 @@ func (s *fastScanner) step(firstEngine string) (Step, bool) {
 		seen uint32
 		name string
 	)
-	hasShape, hasElem := false, false
+	// fields[k] is the field of st that key k sets (nil for the kind keys).
+	fields := [fkCount]any{
+		fkSize: &st.Size, fkElem: &st.Elem, fkOffset: &st.Offset, fkCost: &st.Cost,
+		fkEngine: &st.Engine, fkOf: &st.Of,
+		fkShape: &st.Shape, fkStrides: &st.Strides,
+		fkReads: &st.Reads, fkWrites: &st.Writes, fkWaits: &st.Waits,
+		fkInplace: &st.Inplace,
+	}
 	for first := true; ; first = false {
 		if s.next('}') {
 			break
@@ -317,39 +337,14 @@ func (s *fastScanner) step(firstEngine string) (Step, bool) {
 		}
 		seen |= 1 << k
 		var ok bool
-		switch {
-		case k < fkSize: // a kind key
+		if k < fkSize { // a kind key
 			if st.Kind != KindInvalid {
 				return st, false
 			}
 			st.Kind = Kind(k + 1)
 			name, ok = s.str()
-		case k == fkSize:
-			st.Size, ok = s.int()
-		case k == fkEngine:
-			st.Engine, ok = s.str()
-		case k == fkShape:
-			st.Shape, ok = s.ints()
-			hasShape = true
-		case k == fkElem:
-			st.Elem, ok = s.int()
-			hasElem = true
-		case k == fkOf:
-			st.Of, ok = s.str()
-		case k == fkOffset:
-			st.Offset, ok = s.int()
-		case k == fkStrides:
-			st.Strides, ok = s.ints()
-		case k == fkReads:
-			st.Reads, ok = s.strs()
-		case k == fkWrites:
-			st.Writes, ok = s.strs()
-		case k == fkWaits:
-			st.Waits, ok = s.strs()
-		case k == fkCost:
-			st.Cost, ok = s.int()
-		case k == fkInplace:
-			st.Inplace, ok = s.bool()
+		} else {
+			ok = s.value(fields[k])
 		}
 		if !ok {
 			return st, false
@@ -362,7 +357,7 @@ func (s *fastScanner) step(firstEngine string) (Step, bool) {
 	has := func(k int) bool { return seen&(1<<k) != 0 }
 	switch st.Kind {
 	case KindAlloc:
-		if !has(fkSize) || hasShape != hasElem {
+		if !has(fkSize) || has(fkShape) != has(fkElem) {
 			return st, false
 		}
 		if !has(fkEngine) {

@@ -356,44 +356,30 @@ func jsonListAt(raw json.RawMessage, base int64) ([]element, error) {
 	return out, nil
 }
 
-// jsonInts decodes an array of integers; an empty array gives a non-nil empty slice.
-func jsonInts(raw json.RawMessage) ([]int64, error) {
+// jsonArray decodes an array whose elements elem decodes; an empty array gives a non-nil
+// empty slice.
+func jsonArray[T any](raw json.RawMessage, elem func(json.RawMessage) (T, error)) ([]T, error) {
 	l, err := jsonList(raw)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int64, len(l))
+	out := make([]T, len(l))
 	for i, e := range l {
-		if out[i], err = jsonInt(e); err != nil {
+		if out[i], err = elem(e); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
+
+// jsonInts decodes an array of integers; an empty array gives a non-nil empty slice.
+func jsonInts(raw json.RawMessage) ([]int64, error) { return jsonArray(raw, jsonInt) }
 
 // jsonStrings decodes an array of strings; an empty array gives nil.
 func jsonStrings(raw json.RawMessage) ([]string, error) {
-	l, err := jsonList(raw)
-	if err != nil {
+	out, err := jsonArray(raw, jsonString)
+	if len(out) == 0 {
 		return nil, err
 	}
-	if len(l) == 0 {
-		return nil, nil
-	}
-	out := make([]string, len(l))
-	for i, e := range l {
-		if out[i], err = jsonString(e); err != nil {
-			return nil, err
-		}
-	}
 	return out, nil
-}
-
-// quote renders s as a JSON string without HTML escaping.
-func quote(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a Go string always encodes
-	return string(bytes.TrimRight(b.Bytes(), "\n"))
 }

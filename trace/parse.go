@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -226,67 +227,40 @@ func (d *stepDecoder) fail(key string, err error) {
 	}
 }
 
-func (d *stepDecoder) str(key string, dst *string, required bool) {
+// decodeField sets *dst to the value of key as decode reads it and reports whether it
+// did. An absent key leaves *dst as it is, an error when required; a value decode
+// rejects is an error at the value.
+func decodeField[T any](d *stepDecoder, key string, dst *T, required bool, decode func(json.RawMessage) (T, error)) bool {
 	raw, ok := d.obj.get(key)
 	if !ok {
 		if required {
 			d.fail(key, fmt.Errorf("%w: %s", ErrMissingKey, key))
 		}
-		return
+		return false
 	}
-	v, err := jsonString(raw)
+	v, err := decode(raw)
 	if err != nil {
 		d.fail(key, prefixed(key, err))
-		return
+		return false
 	}
 	*dst = v
+	return true
+}
+
+func (d *stepDecoder) str(key string, dst *string, required bool) {
+	decodeField(d, key, dst, required, jsonString)
 }
 
 func (d *stepDecoder) num(key string, dst *int64, required bool) bool {
-	raw, ok := d.obj.get(key)
-	if !ok {
-		if required {
-			d.fail(key, fmt.Errorf("%w: %s", ErrMissingKey, key))
-		}
-		return false
-	}
-	v, err := jsonInt(raw)
-	if err != nil {
-		d.fail(key, prefixed(key, err))
-		return false
-	}
-	*dst = v
-	return true
+	return decodeField(d, key, dst, required, jsonInt)
 }
 
 func (d *stepDecoder) ints(key string, dst *[]int64, required bool) bool {
-	raw, ok := d.obj.get(key)
-	if !ok {
-		if required {
-			d.fail(key, fmt.Errorf("%w: %s", ErrMissingKey, key))
-		}
-		return false
-	}
-	v, err := jsonInts(raw)
-	if err != nil {
-		d.fail(key, prefixed(key, err))
-		return false
-	}
-	*dst = v
-	return true
+	return decodeField(d, key, dst, required, jsonInts)
 }
 
 func (d *stepDecoder) names(key string, dst *[]string) {
-	raw, ok := d.obj.get(key)
-	if !ok {
-		return
-	}
-	v, err := jsonStrings(raw)
-	if err != nil {
-		d.fail(key, prefixed(key, err))
-		return
-	}
-	*dst = v
+	decodeField(d, key, dst, false, jsonStrings)
 }
 
 func decodeStep(index int, e element, firstEngine string) (Step, error) {

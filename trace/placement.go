@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/subarena/subarena/strided"
+	"github.com/subarena/subarena/trace/internal/tracejson"
 )
 
 // Placement sentinels. Every error CheckPlan returns for a bad placement matches ErrPlan,
@@ -82,8 +83,8 @@ func (pl Placement) MarshalJSON() ([]byte, error) {
 }
 
 func placementJSON(pl Placement) string {
-	return `{"of": ` + quote(pl.Of) + `, "offset": ` + strconv.FormatInt(pl.Offset, 10) +
-		`, "shape": ` + intList(pl.Shape) + `, "strides": ` + intList(pl.Strides) +
+	return `{"of": ` + tracejson.Quote(pl.Of) + `, "offset": ` + strconv.FormatInt(pl.Offset, 10) +
+		`, "shape": ` + tracejson.Ints(pl.Shape) + `, "strides": ` + tracejson.Ints(pl.Strides) +
 		`, "elem": ` + strconv.FormatInt(pl.Elem, 10) + `}`
 }
 
@@ -156,7 +157,7 @@ func writePlacements(b *bytes.Buffer, pls map[string]Placement) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("\n    " + quote(n) + ": " + placementJSON(pls[n]))
+		b.WriteString("\n    " + tracejson.Quote(n) + ": " + placementJSON(pls[n]))
 	}
 	b.WriteString("\n  }")
 }

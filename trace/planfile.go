@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/subarena/subarena/internal/checked"
+	"github.com/subarena/subarena/trace/internal/tracejson"
 )
 
 // PlanFormat is the value of the "format" key of a subarena-plan/v1 document.
@@ -127,11 +128,11 @@ func ParsePlan(data []byte) (*Plan, error) {
 func WritePlan(w io.Writer, p *Plan) error {
 	var b bytes.Buffer
 	b.WriteString("{\n")
-	b.WriteString(`  "format": ` + quote(PlanFormat) + ",\n")
-	b.WriteString(`  "trace": ` + quote(p.Trace) + ",\n")
+	b.WriteString(`  "format": ` + tracejson.Quote(PlanFormat) + ",\n")
+	b.WriteString(`  "trace": ` + tracejson.Quote(p.Trace) + ",\n")
 	b.WriteString(`  "size": ` + strconv.FormatInt(p.Size, 10) + ",\n")
 	if p.Policy != "" {
-		b.WriteString(`  "policy": ` + quote(p.Policy) + ",\n")
+		b.WriteString(`  "policy": ` + tracejson.Quote(p.Policy) + ",\n")
 	}
 	if p.LowerBound != 0 {
 		b.WriteString(`  "lower_bound": ` + strconv.FormatInt(p.LowerBound, 10) + ",\n")
@@ -149,7 +150,7 @@ func WritePlan(w io.Writer, p *Plan) error {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("\n    " + quote(n) + ": " + strconv.FormatInt(p.Offsets[n], 10))
+		b.WriteString("\n    " + tracejson.Quote(n) + ": " + strconv.FormatInt(p.Offsets[n], 10))
 	}
 	if len(names) > 0 {
 		b.WriteString("\n  ")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/subarena/subarena/trace/internal/scalegen"
@@ -13,21 +14,7 @@ import (
 // SUBARENA_SCALE_SIZES (default 1000,10000,100000) into the directory SUBARENA_SCALE_OUT,
 // for timing the command line tools on them; without SUBARENA_SCALE_OUT it does nothing.
 func TestWriteScaleTraces(t *testing.T) {
-	dir := os.Getenv("SUBARENA_SCALE_OUT")
-	if dir == "" {
-		t.Skip("SUBARENA_SCALE_OUT not set")
-	}
-	sizes := []int{1000, 10000, 100000}
-	if s := os.Getenv("SUBARENA_SCALE_SIZES"); s != "" {
-		sizes = nil
-		var n int
-		for _, f := range filepathSplitList(s) {
-			if _, err := fmt.Sscan(f, &n); err != nil {
-				t.Fatal(err)
-			}
-			sizes = append(sizes, n)
-		}
-	}
+	dir, sizes := scaleOutput(t)
 	for _, sh := range scalegen.Shapes {
 		for _, n := range sizes {
 			data := sh.Gen(n)
@@ -41,16 +28,24 @@ func TestWriteScaleTraces(t *testing.T) {
 	}
 }
 
-func filepathSplitList(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == ',' {
-			if i > start {
-				out = append(out, s[start:i])
-			}
-			start = i + 1
-		}
+// scaleOutput returns the directory SUBARENA_SCALE_OUT and the sizes listed, comma
+// separated, in SUBARENA_SCALE_SIZES (default 1000,10000,100000); it skips the test when
+// SUBARENA_SCALE_OUT is not set and fails it on a size that is not a number.
+func scaleOutput(t *testing.T) (dir string, sizes []int) {
+	t.Helper()
+	if dir = os.Getenv("SUBARENA_SCALE_OUT"); dir == "" {
+		t.Skip("SUBARENA_SCALE_OUT not set")
 	}
-	return out
+	list := os.Getenv("SUBARENA_SCALE_SIZES")
+	if list == "" {
+		return dir, []int{1000, 10000, 100000}
+	}
+	for _, f := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' }) {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, n)
+	}
+	return dir, sizes
 }

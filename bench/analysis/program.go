@@ -2,8 +2,6 @@ package analysis
 
 import (
 	"math"
-	"slices"
-	"sort"
 
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
@@ -13,7 +11,7 @@ import (
 )
 
 // never is the death step of bytes held to the end of the trace.
-const never = math.MaxInt
+const never = trace.Never
 
 // opUse names one use: op index and index into its Uses.
 type opUse = trace.OpUse
@@ -82,8 +80,9 @@ func NewInfo(p *trace.Program) (*Info, error) {
 	}
 	in.Donations = replay.Donations(p, order)
 	in.schedule()
-	in.LiveLB = check.LiveLowerBound(p, check.Schedule{Start: in.Start, End: in.End, Makespan: in.Makespan})
-	credited := check.InplaceCredits(p)
+	sched := check.Schedule{Start: in.Start, End: in.End, Makespan: in.Makespan}
+	in.LiveLB = check.LiveLowerBound(p, sched)
+	liveSegs := check.LiveSegments(p, sched)
 	n := len(p.Buffers)
 	in.Pieces = make([][]piece, n)
 	in.Segments = make([][]segment, n)
@@ -105,9 +104,7 @@ func NewInfo(p *trace.Program) (*Info, error) {
 			d = max(d, pc.death)
 		}
 		in.DeathStep[b] = d
-		if !p.Buffers[b].External {
-			in.Segments[b] = in.liveSegments(b, credited)
-		}
+		in.Segments[b] = segmentsOf(liveSegs[b])
 	}
 	return in, nil
 }
@@ -182,94 +179,20 @@ func (in *Info) UsedAfter(b int, t int64) (after, unused ranges.Set) {
 	return after, unused
 }
 
-// deathPieces splits buffer b by the step that lets each byte go.
+// deathPieces splits buffer b by the step that lets each byte go (trace.Program.LetGo).
 func deathPieces(p *trace.Program, b int) []piece {
-	buf := &p.Buffers[b]
-	rest := ranges.FromRanges(ranges.Range{Lo: 0, Hi: buf.Size})
 	var out []piece
-	for _, v := range buf.Discards {
-		fp, _ := p.Footprint(trace.Ref{Buffer: b, View: v})
-		got := ranges.Intersect(&rest, &fp)
-		if got.IsEmpty() {
-			continue
-		}
-		rest.RemoveSet(&got)
-		out = append(out, piece{set: got, death: p.Views[v].Discard})
-	}
-	if !rest.IsEmpty() {
-		death := never
-		if buf.Release >= 0 {
-			death = buf.Release
-		}
-		out = append(out, piece{set: rest, death: death})
+	for _, pc := range p.LetGo(b, 0) {
+		out = append(out, piece{set: pc.Bytes, death: pc.Step})
 	}
 	return out
 }
 
-// liveSegments is trace/check's liveSegments: buffer b cut into byte segments with
-// one live interval each.
-func (in *Info) liveSegments(b int, credited map[opUse]bool) []segment {
-	p := in.P
-	type user struct {
-		ou  opUse
-		set ranges.Set
+// segmentsOf returns LiveLB's segments of one buffer (check.LiveSegments) as segments.
+func segmentsOf(live []check.LiveSegment) []segment {
+	var out []segment
+	for _, sg := range live {
+		out = append(out, segment{lo: sg.Lo, hi: sg.Hi, from: sg.From, to: sg.To})
 	}
-	var users []user
-	cuts := []int64{0, p.Buffers[b].Size}
-	for _, ou := range in.UsesOf[b] {
-		fp, _ := p.Footprint(p.Ops[ou.Op].Uses[ou.Use].Ref)
-		users = append(users, user{ou, fp})
-		for _, r := range fp.Runs() {
-			cuts = append(cuts, r.Lo, r.Hi)
-		}
-	}
-	if len(users) == 0 {
-		return nil
-	}
-	pieces := in.Pieces[b]
-	if pieces == nil {
-		pieces = deathPieces(p, b)
-	}
-	for _, pc := range pieces {
-		for _, r := range pc.set.Runs() {
-			cuts = append(cuts, r.Lo, r.Hi)
-		}
-	}
-	sort.Slice(cuts, func(i, j int) bool { return cuts[i] < cuts[j] })
-	cuts = slices.Compact(cuts)
-	var segs []segment
-	for i := 0; i+1 < len(cuts); i++ {
-		lo, hi := cuts[i], cuts[i+1]
-		from, lastEnd, last := int64(-1), int64(-1), -1
-		for j, us := range users {
-			if !us.set.Contains(lo) {
-				continue
-			}
-			k := us.ou.Op
-			if from < 0 || in.Start[k] < from {
-				from = in.Start[k]
-			}
-			if in.End[k] > lastEnd {
-				lastEnd, last = in.End[k], j
-			}
-		}
-		if last < 0 {
-			continue
-		}
-		to := lastEnd
-		held := false
-		for _, pc := range pieces {
-			if pc.death == never && pc.set.Contains(lo) {
-				held = true
-			}
-		}
-		switch {
-		case held:
-			to = max(to, in.Makespan)
-		case credited[users[last].ou]:
-			to = max(from, in.Start[users[last].ou.Op])
-		}
-		segs = append(segs, segment{lo: lo, hi: hi, from: from, to: to})
-	}
-	return segs
+	return out
 }

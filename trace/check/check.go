@@ -234,8 +234,20 @@ func Plan(p *trace.Program, plan *trace.Plan) (*Report, error) {
 		}
 		return 0
 	})
-	for _, f := range fs {
-		v := f.v
+	vs := make([]*Violation, len(fs))
+	for i, f := range fs {
+		vs[i] = f.v
+	}
+	finishReport(rep, vs)
+	return rep, nil
+}
+
+// finishReport appends vs to rep's violations, each with its byte runs merged, in order
+// and cut to maxReportedRuns; orders the violations by their first byte, then by the
+// Earlier op's name, then by the Later op's, keeping vs's order among equals; and marks
+// rep safe when it has none.
+func finishReport(rep *Report, vs []*Violation) {
+	for _, v := range vs {
 		set := ranges.FromRanges(v.Ranges...)
 		v.Ranges = append([]ranges.Range(nil), set.Runs()...)
 		if len(v.Ranges) > maxReportedRuns {
@@ -254,7 +266,6 @@ func Plan(p *trace.Program, plan *trace.Plan) (*Report, error) {
 		return a.Later.Op < b.Later.Op
 	})
 	rep.Safe = len(rep.Violations) == 0
-	return rep, nil
 }
 
 // violationKey identifies a violation: the rule and both (buffer, op, use) parties.

@@ -48,26 +48,13 @@ func referenceCheck(p *trace.Program, plan *trace.Plan) (*Report, error) {
 			rep.Pairs += c.refCheckGroup(&bufs[i])
 		}
 	}
-	for _, k := range c.keys {
-		v := c.agg[k]
-		set := ranges.FromRanges(v.Ranges...)
-		v.Ranges = append([]ranges.Range(nil), set.Runs()...)
-		if len(v.Ranges) > maxReportedRuns {
-			v.Ranges = v.Ranges[:maxReportedRuns]
-		}
-		rep.Violations = append(rep.Violations, *v)
+	// The report's form (runs merged and cut, violations ordered) is finishReport's,
+	// shared with Plan and tested on its own (TestFinishReport).
+	vs := make([]*Violation, len(c.keys))
+	for i, k := range c.keys {
+		vs[i] = c.agg[k]
 	}
-	sort.SliceStable(rep.Violations, func(i, j int) bool {
-		a, b := &rep.Violations[i], &rep.Violations[j]
-		if a.Ranges[0].Lo != b.Ranges[0].Lo {
-			return a.Ranges[0].Lo < b.Ranges[0].Lo
-		}
-		if a.Earlier.Op != b.Earlier.Op {
-			return a.Earlier.Op < b.Earlier.Op
-		}
-		return a.Later.Op < b.Later.Op
-	})
-	rep.Safe = len(rep.Violations) == 0
+	finishReport(rep, vs)
 	return rep, nil
 }
 
@@ -194,10 +181,9 @@ func (c *refChecker) refGroupPieces(h int, off int64) []trace.Piece {
 	return out
 }
 
-// owner is one buffer of a group as the group check sees it.
+// refOwner is one buffer of a group as the group check sees it.
 type refOwner struct {
 	buf   int
-	first int          // its first op, len(Ops) when unused
 	uses  []*placedUse // its uses, in op order
 	cover ranges.Set   // its arena bytes
 	held  ranges.Set   // its arena bytes it holds to the end of the trace
@@ -209,15 +195,35 @@ type refOwner struct {
 // an earlier buffer must happen-before every op using it through a later one, except one
 // inplace op putting element i over element i, and bytes an earlier buffer holds to the
 // end may not be used through a later one.
+//
+// It orders the buffers first, looking up each one's first op in g's uses, then gathers
+// each buffer's uses by filtering g's uses.
 func (c *refChecker) refCheckGroup(g *placed) int {
 	p := c.p
-	bufs := append([]int{g.buf}, c.members[g.buf]...)
-	owners := make([]refOwner, len(bufs))
-	at := make(map[int]int, len(bufs))
-	for i, b := range bufs {
-		at[b] = i
-		o := &owners[i]
-		o.buf, o.first = b, len(p.Ops)
+	firstOp := func(b int) int {
+		for _, u := range g.uses {
+			if u.buf == b {
+				return u.op
+			}
+		}
+		return len(p.Ops)
+	}
+	placedOver := slices.Clone(c.members[g.buf])
+	sort.SliceStable(placedOver, func(i, j int) bool {
+		a, b := placedOver[i], placedOver[j]
+		if fa, fb := firstOp(a), firstOp(b); fa != fb {
+			return fa < fb
+		}
+		return p.Buffers[a].Step < p.Buffers[b].Step
+	})
+	var owners []refOwner
+	for _, b := range append([]int{g.buf}, placedOver...) {
+		o := refOwner{buf: b}
+		for i := range g.uses {
+			if g.uses[i].buf == b {
+				o.uses = append(o.uses, &g.uses[i])
+			}
+		}
 		o.cover, _ = c.arena(trace.Ref{Buffer: b, View: -1}, g.off)
 		if p.Buffers[b].Release < 0 {
 			o.held = o.cover.Clone()
@@ -226,21 +232,8 @@ func (c *refChecker) refCheckGroup(g *placed) int {
 				o.held.RemoveSet(&fp)
 			}
 		}
+		owners = append(owners, o)
 	}
-	for i := range g.uses {
-		u := &g.uses[i]
-		o := &owners[at[u.buf]]
-		if len(o.uses) == 0 {
-			o.first = u.op
-		}
-		o.uses = append(o.uses, u)
-	}
-	slices.SortStableFunc(owners[1:], func(a, b refOwner) int {
-		if a.first != b.first {
-			return a.first - b.first
-		}
-		return p.Buffers[a.buf].Step - p.Buffers[b.buf].Step
-	})
 	pairs := 0
 	for i := range owners {
 		x := &owners[i]

@@ -2,6 +2,7 @@ package check
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +127,60 @@ func TestCheckPlanErrors(t *testing.T) {
 		if _, err := Plan(p, plan); !errors.Is(err, trace.ErrPlan) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestFinishReport: a report lists each violation's byte runs merged, in order and cut
+// to maxReportedRuns, orders violations by first byte, then Earlier op, then Later op,
+// keeping the given order among equals, and is safe exactly when it lists none.
+func TestFinishReport(t *testing.T) {
+	rs := func(pairs ...int64) []ranges.Range {
+		var out []ranges.Range
+		for i := 0; i < len(pairs); i += 2 {
+			out = append(out, ranges.Range{Lo: pairs[i], Hi: pairs[i+1]})
+		}
+		return out
+	}
+	var many []int64
+	for i := range int64(maxReportedRuns + 2) {
+		many = append(many, 2*i, 2*i+1)
+	}
+	vs := []*Violation{
+		{Rule: "merged", Ranges: rs(10, 12, 0, 4, 3, 6), Bytes: 8, Earlier: Party{Op: "b"}, Later: Party{Op: "x"}},
+		{Rule: "cut", Ranges: rs(many...), Bytes: maxReportedRuns + 2, Earlier: Party{Op: "a"}, Later: Party{Op: "y"}},
+		{Rule: "late", Ranges: rs(20, 30), Bytes: 10, Earlier: Party{Op: "a"}, Later: Party{Op: "z"}},
+		{Rule: "first tie", Ranges: rs(0, 1), Bytes: 1, Earlier: Party{Op: "a"}, Later: Party{Op: "c"}},
+		{Rule: "second tie", Ranges: rs(0, 2), Bytes: 2, Earlier: Party{Op: "a"}, Later: Party{Op: "c"}},
+	}
+	rep := &Report{Trace: "t"}
+	finishReport(rep, vs)
+	if rep.Safe {
+		t.Fatal("a report with violations is safe")
+	}
+	want := []struct {
+		rule   string
+		ranges []ranges.Range
+		bytes  int64
+	}{
+		{"first tie", rs(0, 1), 1},
+		{"second tie", rs(0, 2), 2},
+		{"cut", rs(many[:2*maxReportedRuns]...), maxReportedRuns + 2},
+		{"merged", rs(0, 6, 10, 12), 8},
+		{"late", rs(20, 30), 10},
+	}
+	if len(rep.Violations) != len(want) {
+		t.Fatalf("%d violations, want %d", len(rep.Violations), len(want))
+	}
+	for i, w := range want {
+		v := rep.Violations[i]
+		if v.Rule != w.rule || !slices.Equal(v.Ranges, w.ranges) || v.Bytes != w.bytes {
+			t.Errorf("violation %d: %s %v (%d B), want %s %v (%d B)", i, v.Rule, v.Ranges, v.Bytes, w.rule, w.ranges, w.bytes)
+		}
+	}
+
+	empty := &Report{Trace: "t"}
+	finishReport(empty, nil)
+	if !empty.Safe || len(empty.Violations) != 0 {
+		t.Fatalf("report without violations: safe %v, %d violations", empty.Safe, len(empty.Violations))
 	}
 }

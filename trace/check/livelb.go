@@ -23,25 +23,22 @@ type Schedule struct {
 // this schedule.
 func LiveLowerBound(p *trace.Program, s Schedule) int64 {
 	g := p.Trace.Granule
-	credited := InplaceCredits(p)
-	usesOf := p.UsesByBuffer()
 	var events []liveEvent
 	var base int64 // granule index of the current buffer's first granule, in one space for all buffers
-	for b := range p.Buffers {
+	for b, segs := range LiveSegments(p, s) {
 		buf := &p.Buffers[b]
 		if buf.External {
 			continue
 		}
-		segs := liveSegments(p, b, usesOf[b], s, credited)
 		// Granule ranges of consecutive segments overlap at most in one boundary granule.
 		for i, sg := range segs {
-			if sg.from >= sg.to {
+			if sg.From >= sg.To {
 				continue
 			}
-			first, last := sg.lo/g, (sg.hi-1)/g
-			ev := liveEvent{from: sg.from, to: sg.to}
-			sharedFirst := i > 0 && (segs[i-1].hi-1)/g == first
-			sharedLast := i+1 < len(segs) && segs[i+1].lo/g == last
+			first, last := sg.Lo/g, (sg.Hi-1)/g
+			ev := liveEvent{from: sg.From, to: sg.To}
+			sharedFirst := i > 0 && (segs[i-1].Hi-1)/g == first
+			sharedLast := i+1 < len(segs) && segs[i+1].Lo/g == last
 			ev.exclusive = last - first + 1
 			if sharedFirst {
 				ev.exclusive--
@@ -60,10 +57,26 @@ func LiveLowerBound(p *trace.Program, s Schedule) int64 {
 	return sweepLive(events, g)
 }
 
-// liveSegment is a byte range [lo, hi) of one buffer, live over [from, to).
-type liveSegment struct {
-	lo, hi   int64
-	from, to int64
+// LiveSegment is a byte range [Lo, Hi) of one buffer that LiveLowerBound counts live
+// over [From, To) of the schedule.
+type LiveSegment struct {
+	Lo, Hi   int64
+	From, To int64
+}
+
+// LiveSegments returns, per buffer of p, the segments LiveLowerBound counts on schedule
+// s, in byte order: the buffer's bytes cut where the live interval changes, bytes no op
+// uses left out. External buffers have none.
+func LiveSegments(p *trace.Program, s Schedule) [][]LiveSegment {
+	credited := inplaceCredits(p)
+	usesOf := p.UsesByBuffer()
+	out := make([][]LiveSegment, len(p.Buffers))
+	for b := range p.Buffers {
+		if !p.Buffers[b].External {
+			out[b] = liveSegments(p, b, usesOf[b], s, credited)
+		}
+	}
+	return out
 }
 
 // liveEvent is a segment's granules: exclusive ones it alone touches, and up to two
@@ -122,11 +135,11 @@ func sweepLive(events []liveEvent, g int64) int64 {
 // hasNoElements reports whether l has a dimension of size 0.
 func hasNoElements(l strided.Layout) bool { return slices.Contains(l.Shape, 0) }
 
-// InplaceCredits marks the read uses whose dying bytes an inplace op's output may take
+// inplaceCredits marks the read uses whose dying bytes an inplace op's output may take
 // over, which LiveLowerBound does not count past the op's start: for each write of an
 // inplace op, the first read of another buffer with the same elements up to the offset
 // (strided.SameElements).
-func InplaceCredits(p *trace.Program) map[trace.OpUse]bool {
+func inplaceCredits(p *trace.Program) map[trace.OpUse]bool {
 	out := map[opUse]bool{}
 	for k := range p.Ops {
 		op := &p.Ops[k]
@@ -157,14 +170,14 @@ func InplaceCredits(p *trace.Program) map[trace.OpUse]bool {
 // liveSegments splits buffer b into byte segments with one live interval each. A byte x
 // is live from the start of the first op using it until the end of the last op using it,
 // or until the end of the schedule if the host still holds it then; an inplace op whose
-// output may take over a dying read (InplaceCredits) ends that read's bytes at its start
+// output may take over a dying read (inplaceCredits) ends that read's bytes at its start
 // instead. Bytes no op uses are never live.
 //
 // The segments lie between consecutive boundaries of the uses' footprints and the death
 // pieces; each use folds its start, end and rank into the segments its runs span (the
 // last user of a segment is the one ending last, the first in use order among those), so
 // the cost is O((R + S) log S) for R runs and S segments.
-func liveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited map[opUse]bool) []liveSegment {
+func liveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited map[opUse]bool) []LiveSegment {
 	if len(uses) == 0 {
 		return nil
 	}
@@ -217,7 +230,7 @@ func liveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited ma
 		}
 	}
 	users, used := tags.Slots(nseg)
-	var segs []liveSegment
+	var segs []LiveSegment
 	heldHere := 0
 	for i := range nseg {
 		heldHere += held[i]
@@ -233,7 +246,7 @@ func liveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited ma
 		case credited[last]:
 			to = max(from, s.Start[last.Op])
 		}
-		segs = append(segs, liveSegment{lo: cuts[i], hi: cuts[i+1], from: from, to: to})
+		segs = append(segs, LiveSegment{Lo: cuts[i], Hi: cuts[i+1], From: from, To: to})
 	}
 	return segs
 }

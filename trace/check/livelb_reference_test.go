@@ -2,6 +2,7 @@ package check
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 
@@ -15,9 +16,9 @@ import (
 // refLiveSegments is liveSegments as it was. It splits buffer b into byte segments with one live interval each. A byte x
 // is live from the start of the first op using it until the end of the last op using it,
 // or until the end of the schedule if the host still holds it then; an inplace op whose
-// output may take over a dying read (InplaceCredits) ends that read's bytes at its start
+// output may take over a dying read (inplaceCredits) ends that read's bytes at its start
 // instead. Bytes no op uses are never live.
-func refLiveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited map[opUse]bool) []liveSegment {
+func refLiveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited map[opUse]bool) []LiveSegment {
 	type user struct {
 		ou  opUse
 		set ranges.Set
@@ -41,8 +42,8 @@ func refLiveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited
 		}
 	}
 	sort.Slice(cuts, func(i, j int) bool { return cuts[i] < cuts[j] })
-	cuts = refCompactInts(cuts)
-	var segs []liveSegment
+	cuts = slices.Compact(cuts)
+	var segs []LiveSegment
 	for i := 0; i+1 < len(cuts); i++ {
 		lo, hi := cuts[i], cuts[i+1]
 		from, lastEnd, last := int64(-1), int64(-1), -1
@@ -74,36 +75,29 @@ func refLiveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited
 		case credited[users[last].ou]:
 			to = max(from, s.Start[users[last].ou.Op])
 		}
-		segs = append(segs, liveSegment{lo: lo, hi: hi, from: from, to: to})
+		segs = append(segs, LiveSegment{Lo: lo, Hi: hi, From: from, To: to})
 	}
 	return segs
 }
 
-// refCompactInts drops adjacent duplicates from sorted v.
-func refCompactInts(v []int64) []int64 {
-	out := v[:0]
-	for i, x := range v {
-		if i == 0 || x != v[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// compareLiveSegments fails t unless LetGo and liveSegments give, for every buffer of p
+// compareLiveSegments fails t unless LetGo and LiveSegments give, for every buffer of p
 // on schedule s, exactly what the old loops gave.
 func compareLiveSegments(t *testing.T, what string, p *trace.Program, s Schedule) {
 	t.Helper()
-	credited := InplaceCredits(p)
+	credited := inplaceCredits(p)
 	usesOf := p.UsesByBuffer()
+	segs := LiveSegments(p, s)
 	for b := range p.Buffers {
 		if got, want := p.LetGo(b, 7), refDeathPieces(p, b, 7); !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: buffer %d: pieces %v, reference %v\n%s", what, b, got, want, trace.Marshal(p.Trace))
 		}
 		if p.Buffers[b].External {
+			if segs[b] != nil {
+				t.Fatalf("%s: external buffer %d: segments %v", what, b, segs[b])
+			}
 			continue
 		}
-		got := liveSegments(p, b, usesOf[b], s, credited)
+		got := segs[b]
 		want := refLiveSegments(p, b, usesOf[b], s, credited)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: buffer %d: segments %v, reference %v\n%s", what, b, got, want, trace.Marshal(p.Trace))

@@ -278,10 +278,7 @@ func TestCheckPlacementsAgainstOracle(t *testing.T) {
 	rules := map[string]int{}
 	for i := 0; i < n; i++ {
 		tr := tracetest.RandomTrace(rng, 10+rng.IntN(30))
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.Resolve(t, tr)
 		m := buildOracle(tr)
 		for j := 0; j < 3; j++ {
 			plan := randomPlacements(rng, p)

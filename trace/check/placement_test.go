@@ -3,11 +3,11 @@ package check
 import (
 	"bytes"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -16,13 +16,7 @@ import (
 
 // gateUpDoc is a fused gate/up product split into column halves by strided views: silu
 // runs in place over the gate half, mul multiplies silu by the up half.
-var gateUpDoc = func() string {
-	b, err := os.ReadFile("../testdata/gate-up.json.tmpl")
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}()
+var gateUpDoc = testfiles.Text("../testdata/gate-up.json.tmpl")
 
 func gateUp(t *testing.T, releases string) *trace.Program {
 	t.Helper()

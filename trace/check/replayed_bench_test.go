@@ -55,10 +55,7 @@ func BenchmarkScaleLiveLB(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s := check.Schedule{Start: make([]int64, len(res.OpTimes)), End: make([]int64, len(res.OpTimes)), Makespan: res.Makespan}
-		for k, o := range res.OpTimes {
-			s.Start[k], s.End[k] = o.Start, o.End
-		}
+		s := replayedSchedule(res)
 		b.ResetTimer()
 		for b.Loop() {
 			if lb := check.LiveLowerBound(p, s); lb != res.LiveLB {

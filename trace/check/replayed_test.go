@@ -83,12 +83,8 @@ func TestReplayCheckAgainstOracles(t *testing.T) {
 			if !rep.Safe {
 				unsafeSeen++
 			}
-			start := make([]int64, len(res.OpTimes))
-			end := make([]int64, len(res.OpTimes))
-			for k, o := range res.OpTimes {
-				start[k], end[k] = o.Start, o.End
-			}
-			if lb := check.BruteLiveLB(m, start, end, res.Makespan); lb != res.LiveLB {
+			s := replayedSchedule(res)
+			if lb := check.BruteLiveLB(m, s.Start, s.End, s.Makespan); lb != res.LiveLB {
 				t.Fatalf("trace %d %v: LiveLB %d, oracle %d\n%s", i, pol, res.LiveLB, lb, trace.Marshal(tr))
 			}
 			if err := p.CheckInvariants(); err != nil {
@@ -125,11 +121,7 @@ func TestCheckSweepMatchesPairwise(t *testing.T) {
 	rules := map[string]int{}
 	plans := 0
 	for i := 0; i < n; i++ {
-		tr := tracetest.RandomTrace(rng, 10+rng.IntN(120))
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.Resolve(t, tracetest.RandomTrace(rng, 10+rng.IntN(120)))
 		for j := 0; j < 4; j++ {
 			var plan *trace.Plan
 			switch j {
@@ -170,14 +162,7 @@ func TestCheckSweepMatchesPairwiseScaleShapes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for _, sh := range scalegen.Shapes {
 		for _, n := range []int{40, 300} {
-			tr, err := trace.Parse(sh.Gen(n))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := tr.Resolve()
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := tracetest.ShapeProgram(t, sh, n)
 			for _, pol := range subarena.Policies() {
 				res, err := replay.Run(p, replay.Options{Policy: pol})
 				if err != nil {
@@ -199,14 +184,7 @@ func TestScaleShapes(t *testing.T) {
 		n = 300
 	}
 	for _, sh := range scalegen.Shapes {
-		tr, err := trace.Parse(sh.Gen(n))
-		if err != nil {
-			t.Fatalf("%s: %v", sh.Name, err)
-		}
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.ShapeProgram(t, sh, n)
 		pairs := 0
 		for _, pol := range subarena.Policies() {
 			res, err := replay.Run(p, replay.Options{Policy: pol})
@@ -227,7 +205,7 @@ func TestScaleShapes(t *testing.T) {
 }
 
 // TestLiveSegmentsMatchReference: on random traces and schedules (replayed and random),
-// and on the generated large shapes at small sizes, liveSegments and deathPieces give
+// and on the generated large shapes at small sizes, LiveSegments and trace.LetGo give
 // exactly what the old loops gave.
 func TestLiveSegmentsMatchReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
@@ -245,31 +223,16 @@ func TestLiveSegmentsMatchReference(t *testing.T) {
 		n = 60
 	}
 	for i := 0; i < n; i++ {
-		tr := tracetest.RandomTrace(rng, 10+rng.IntN(100))
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.Resolve(t, tracetest.RandomTrace(rng, 10+rng.IntN(100)))
 		check.CompareLiveSegments(t, fmt.Sprintf("trace %d random schedule", i), p, randomSchedule(p))
 		res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := check.Schedule{Start: make([]int64, len(res.OpTimes)), End: make([]int64, len(res.OpTimes)), Makespan: res.Makespan}
-		for k, o := range res.OpTimes {
-			s.Start[k], s.End[k] = o.Start, o.End
-		}
-		check.CompareLiveSegments(t, fmt.Sprintf("trace %d replay", i), p, s)
+		check.CompareLiveSegments(t, fmt.Sprintf("trace %d replay", i), p, replayedSchedule(res))
 	}
 	for _, sh := range scalegen.Shapes {
-		tr, err := trace.Parse(sh.Gen(200))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.ShapeProgram(t, sh, 200)
 		check.CompareLiveSegments(t, sh.Name, p, randomSchedule(p))
 	}
 }
@@ -351,4 +314,14 @@ func TestDonationFollowsReleaseOrder(t *testing.T) {
 	if rep, err := check.Plan(p, res.Plan); err != nil || !rep.Safe {
 		t.Fatalf("replay plan %v: %v %+v", res.Plan.Offsets, err, rep)
 	}
+}
+
+// replayedSchedule is the schedule a replay ran: each op's start and end, and the end of
+// the last op.
+func replayedSchedule(res *replay.Result) check.Schedule {
+	s := check.Schedule{Start: make([]int64, len(res.OpTimes)), End: make([]int64, len(res.OpTimes)), Makespan: res.Makespan}
+	for k, o := range res.OpTimes {
+		s.Start[k], s.End[k] = o.Start, o.End
+	}
+	return s
 }

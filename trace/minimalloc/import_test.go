@@ -1,4 +1,4 @@
-package minimalloc
+package minimalloc_test
 
 import (
 	"errors"
@@ -6,23 +6,16 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
+	"github.com/subarena/subarena/trace/minimalloc"
 )
 
-func mustResolve(t testing.TB, tr *trace.Trace) *trace.Program {
-	t.Helper()
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestMiniMallocImport(t *testing.T) {
-	tr, err := Import([]byte("id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n"), "input.12")
+	tr, err := minimalloc.Import([]byte("id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n"), "input.12")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := mustResolve(t, tr)
+	p := tracetest.Resolve(t, tr)
 	// One op per distinct lower value (0, 3, 9), granule 4 (sizes are 4).
 	if len(p.Ops) != 3 || tr.Granule != 4 || p.Ops[0].Name != "t0" || p.Ops[2].Name != "t9" {
 		t.Fatalf("ops %v granule %d", p.Ops, tr.Granule)
@@ -58,7 +51,7 @@ func TestMiniMallocErrors(t *testing.T) {
 		"id,lower,upper,size\n,0,1,1\n":                     trace.ErrInvalidName,
 	}
 	for csv, want := range cases {
-		if _, err := Import([]byte(csv), "x"); !errors.Is(err, want) {
+		if _, err := minimalloc.Import([]byte(csv), "x"); !errors.Is(err, want) {
 			t.Errorf("%q: %v, want %v", csv, err, want)
 		}
 	}

@@ -288,8 +288,8 @@ func (m *CSV) Program(name string) (*trace.Program, error) {
 	for _, b := range m.Buffers {
 		times = append(times, b.Lower)
 	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	times = compactInts(times)
+	slices.Sort(times)
+	times = slices.Compact(times)
 	first := make([][]int, len(times)) // buffers allocated before / written by op k
 	last := make([][]int, len(times))  // buffers read by / released after op k
 	for i, b := range m.Buffers {
@@ -338,16 +338,6 @@ func (m *CSV) granule() int64 {
 		g = max(g, b.Alignment)
 	}
 	return g
-}
-
-func compactInts(v []int64) []int64 {
-	out := v[:0]
-	for i, x := range v {
-		if i == 0 || x != v[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // Plan returns the solution carried by an offset column, if the CSV has one; its size

@@ -16,11 +16,19 @@ import (
 // projection split into strided views, v offloaded by the copy engine.
 const splitQKV = "../testdata/split-qkv.json"
 
+// splitQKVProgram returns the resolved split-QKV trace.
+func splitQKVProgram() *trace.Program {
+	p, err := tracefile.LoadProgram(splitQKV)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
 // Replay the trace under the unsafe ir-order baseline and check the plan it produces: the
 // copy engine still reads v, through the view chain v -> qkv, when tmp is written over it.
 func ExampleRun_irOrder() {
-	t, _ := tracefile.Load(splitQKV)
-	p, _ := t.Resolve()
+	p := splitQKVProgram()
 	res, err := replay.Run(p, replay.Options{Policy: subarena.IROrder})
 	if err != nil {
 		fmt.Println(err)
@@ -39,8 +47,7 @@ func ExampleRun_irOrder() {
 
 // Replay under the default policy and write the plan.
 func ExampleRun() {
-	t, _ := tracefile.Load(splitQKV)
-	p, _ := t.Resolve()
+	p := splitQKVProgram()
 	res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
 	if err != nil {
 		fmt.Println(err)

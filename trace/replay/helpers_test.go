@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace/internal/testfiles"
+	"github.com/subarena/subarena/trace/minimalloc"
 )
 
 // sharedData is the repository's third-party test data (see testdata/README.md),
@@ -14,4 +15,15 @@ const sharedData = "../../testdata"
 func sharedFiles(t *testing.T, pattern string) []string {
 	t.Helper()
 	return testfiles.Glob(t, sharedData, pattern)
+}
+
+// readMiniMalloc returns the MiniMalloc instance in the CSV file at path, failing the
+// test when it cannot be read or parsed.
+func readMiniMalloc(t *testing.T, path string) *minimalloc.CSV {
+	t.Helper()
+	mm, err := minimalloc.Parse(testfiles.Read(t, ".", path))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return mm
 }

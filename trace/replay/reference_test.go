@@ -110,11 +110,7 @@ func TestReplayCountsMatchReference(t *testing.T) {
 	}
 	waited := 0
 	for i := 0; i < n; i++ {
-		tr := tracetest.RandomTrace(rng, 10+rng.IntN(100))
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.Resolve(t, tracetest.RandomTrace(rng, 10+rng.IntN(100)))
 		compare(fmt.Sprintf("trace %d", i), p)
 		res, err := Run(p, Options{})
 		if err != nil {
@@ -126,14 +122,7 @@ func TestReplayCountsMatchReference(t *testing.T) {
 		t.Fatal("no replay handed pending bytes over")
 	}
 	for _, sh := range scalegen.Shapes {
-		tr, err := trace.Parse(sh.Gen(300))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := tr.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.ShapeProgram(t, sh, 300)
 		compare(sh.Name, p)
 	}
 }

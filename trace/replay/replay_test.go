@@ -3,7 +3,6 @@ package replay
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,8 +10,8 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
+	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
-	"github.com/subarena/subarena/trace/minimalloc"
 )
 
 // TestSharedDataReplayAndCheck: every MiniMalloc instance and the ggml trace import,
@@ -47,14 +46,7 @@ func TestSharedDataReplayAndCheck(t *testing.T) {
 // half-open lifetimes in the CSV do not intersect (MiniMalloc's definition).
 func TestMiniMallocConflicts(t *testing.T) {
 	for _, f := range sharedFiles(t, "minimalloc/*.csv") {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mm, err := minimalloc.Parse(data)
-		if err != nil {
-			t.Fatal(err)
-		}
+		mm := readMiniMalloc(t, f)
 		p := tracetest.Resolve(t, tracetest.Load(t, f))
 		for _, pol := range subarena.Policies() {
 			res, err := Run(p, Options{Policy: pol})
@@ -85,11 +77,7 @@ func TestMiniMallocConflicts(t *testing.T) {
 // classic lower bound (max over time of the live sizes), here computed from the CSV.
 func TestMiniMallocLowerBound(t *testing.T) {
 	for _, f := range sharedFiles(t, "minimalloc/*.csv") {
-		data, _ := os.ReadFile(f)
-		mm, err := minimalloc.Parse(data)
-		if err != nil {
-			t.Fatal(err)
-		}
+		mm := readMiniMalloc(t, f)
 		var want int64
 		for _, a := range mm.Buffers {
 			var live int64 // at time a.Lower
@@ -157,10 +145,7 @@ func TestIROrderCounterexample(t *testing.T) {
 // allocator on its own traces), which checks the importer's mapping end to end.
 func TestGGMLReproducesGGML(t *testing.T) {
 	for _, f := range sharedFiles(t, "ggml/*.json") {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := testfiles.Read(t, ".", f)
 		var g struct {
 			Size    int64 `json:"buffer_size_after_reserve"`
 			Tensors []struct {

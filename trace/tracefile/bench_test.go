@@ -1,10 +1,11 @@
-package tracefile
+package tracefile_test
 
 import (
 	"bytes"
 	"testing"
 
 	"github.com/subarena/subarena/trace/internal/testfiles"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 func BenchmarkReadGGML(b *testing.B) {
@@ -12,7 +13,7 @@ func BenchmarkReadGGML(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := Read(bytes.NewReader(data), "ggml-tiny"); err != nil {
+		if _, err := tracefile.Read(bytes.NewReader(data), "ggml-tiny"); err != nil {
 			b.Fatal(err)
 		}
 	}

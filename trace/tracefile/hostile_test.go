@@ -1,4 +1,4 @@
-package tracefile
+package tracefile_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/ggmltrace"
 	"github.com/subarena/subarena/trace/minimalloc"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 // hostileInputs are inputs a user may feed any command by mistake, with the sentinels
@@ -71,7 +72,7 @@ func TestReadHostile(t *testing.T) {
 				tr  *trace.Trace
 				err error
 			)
-			require.NotPanics(t, func() { tr, err = Read(strings.NewReader(c.in), "hostile") })
+			require.NotPanics(t, func() { tr, err = tracefile.Read(strings.NewReader(c.in), "hostile") })
 			require.Error(t, err, "accepted as %+v", tr)
 			for _, s := range c.is {
 				require.ErrorIs(t, err, s)
@@ -94,11 +95,11 @@ func TestDetect(t *testing.T) {
 		"\xef\xbb\xbfid,lower,upper,size,hint,offset\n": minimalloc.Format,
 		"id,lower,upper,size\n\xff,0,1,1\n":             minimalloc.Format, // the CSV reader reports the bad byte
 	} {
-		got, err := Detect([]byte(in))
+		got, err := tracefile.Detect([]byte(in))
 		require.NoError(t, err, "%q", in)
 		require.Equal(t, want, got, "%q", in)
 	}
-	_, err := Read(strings.NewReader("id,lower,upper,size\na,0,1,1\n\xff,0,1,1\n"), "x")
+	_, err := tracefile.Read(strings.NewReader("id,lower,upper,size\na,0,1,1\n\xff,0,1,1\n"), "x")
 	require.ErrorIs(t, err, trace.ErrSyntax)
 	require.Contains(t, err.Error(), "trace: malformed document: minimalloc: line 3: invalid UTF-8")
 }
@@ -114,7 +115,7 @@ func TestReadNeverPanics(t *testing.T) {
 		for n := 0; n <= len(d); n += max(1, len(d)/97) {
 			for _, in := range [][]byte{[]byte(d[:n]), flip(r, []byte(d))} {
 				var err error
-				require.NotPanics(t, func() { _, err = Read(bytes.NewReader(in), "x") }, "%q", in)
+				require.NotPanics(t, func() { _, err = tracefile.Read(bytes.NewReader(in), "x") }, "%q", in)
 				if err == nil {
 					continue
 				}

@@ -1,4 +1,4 @@
-package tracefile
+package tracefile_test
 
 import (
 	"os"
@@ -7,17 +7,14 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/testfiles"
+	"github.com/subarena/subarena/trace/internal/tracetest"
+	"github.com/subarena/subarena/trace/tracefile"
 )
 
 // ggmlDoc is a small ggml-alloc-trace/1 document: weights, an input, an in-place MUL, a
 // TRANSPOSE view of its output and a CONT reading it.
-var ggmlDoc = func() string {
-	data, err := os.ReadFile("../ggmltrace/testdata/tiny.json")
-	if err != nil {
-		panic(err)
-	}
-	return string(data)
-}()
+var ggmlDoc = testfiles.Text("../ggmltrace/testdata/tiny.json")
 
 // header opens a subarena-trace/v1 document; steps follow.
 const header = `{"format": "subarena-trace/v1", "name": "x", "engines": ["c", "d"], "steps": [`
@@ -26,30 +23,12 @@ const header = `{"format": "subarena-trace/v1", "name": "x", "engines": ["c", "d
 // relative to this package.
 const sharedData = "../../testdata"
 
-func mustResolve(t testing.TB, tr *trace.Trace) *trace.Program {
-	t.Helper()
-	p, err := tr.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func mustLoad(t *testing.T, path string) *trace.Trace {
-	t.Helper()
-	tr, err := Load(path)
-	if err != nil {
-		t.Fatalf("load %s: %v", path, err)
-	}
-	return tr
-}
-
 // TestRoundTrip: traces of every format read back identically from their written form.
 func TestRoundTrip(t *testing.T) {
 	paths := []string{"../testdata/split-qkv.json", sharedData + "/ggml/ggml-tiny.json",
 		sharedData + "/minimalloc/A.1048576.csv", sharedData + "/minimalloc/input.12.csv"}
 	for _, path := range paths {
-		tr := mustLoad(t, path)
+		tr := tracetest.Load(t, path)
 		out := trace.Marshal(tr)
 		again, err := trace.Parse(out)
 		if err != nil {
@@ -75,13 +54,13 @@ func TestReadProgram(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for name, doc := range docs {
-		tr, err := Read(strings.NewReader(doc), name)
-		p, perr := ReadProgram(strings.NewReader(doc), name)
+		tr, err := tracefile.Read(strings.NewReader(doc), name)
+		p, perr := tracefile.ReadProgram(strings.NewReader(doc), name)
 		path := dir + "/" + name + ".in"
 		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		lp, lerr := LoadProgram(path)
+		lp, lerr := tracefile.LoadProgram(path)
 		if name == "bad" {
 			if err == nil || perr == nil || lerr == nil || err.Error() != perr.Error() || err.Error() != lerr.Error() {
 				t.Fatalf("bad: errors %v / %v / %v", err, perr, lerr)
@@ -91,7 +70,7 @@ func TestReadProgram(t *testing.T) {
 		if err != nil || perr != nil || lerr != nil {
 			t.Fatalf("%s: %v / %v / %v", name, err, perr, lerr)
 		}
-		want := mustResolve(t, tr)
+		want := tracetest.Resolve(t, tr)
 		for _, got := range []*trace.Program{p, lp} {
 			if !reflect.DeepEqual(got.Trace, want.Trace) || !reflect.DeepEqual(got.Ops, want.Ops) ||
 				!reflect.DeepEqual(got.Buffers, want.Buffers) || !reflect.DeepEqual(got.Views, want.Views) {

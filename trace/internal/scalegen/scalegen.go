@@ -7,6 +7,8 @@ package scalegen
 import (
 	"strconv"
 	"strings"
+
+	"github.com/subarena/subarena/trace/internal/tracejson"
 )
 
 // doc accumulates one trace document.
@@ -21,14 +23,8 @@ func newDoc(name string, granule int64, engines ...string) *doc {
 	d.b.WriteString(strconv.Quote(name))
 	d.b.WriteString(`, "granule": `)
 	d.b.WriteString(strconv.FormatInt(granule, 10))
-	d.b.WriteString(`, "engines": [`)
-	for i, e := range engines {
-		if i > 0 {
-			d.b.WriteString(", ")
-		}
-		d.b.WriteString(strconv.Quote(e))
-	}
-	d.b.WriteString("],\n \"steps\": [\n")
+	d.b.WriteString(`, "engines": ` + tracejson.Strings(engines))
+	d.b.WriteString(",\n \"steps\": [\n")
 	return d
 }
 
@@ -51,51 +47,25 @@ func n(x int64) string            { return strconv.FormatInt(x, 10) }
 func ni(x int) string             { return strconv.Itoa(x) }
 func name(p string, i int) string { return p + strconv.Itoa(i) }
 
-func list(names ...string) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, s := range names {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(q(s))
-	}
-	b.WriteByte(']')
-	return b.String()
-}
-
-func ints(v ...int64) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, x := range v {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(n(x))
-	}
-	b.WriteByte(']')
-	return b.String()
-}
-
 func (d *doc) alloc(b string, size int64, engine string) {
 	d.step(`{"alloc": ` + q(b) + `, "size": ` + n(size) + `, "engine": ` + q(engine) + `}`)
 }
 
 func (d *doc) view(v, of string, offset int64, shape, strides []int64, elem int64) {
-	d.step(`{"view": ` + q(v) + `, "of": ` + q(of) + `, "offset": ` + n(offset) + `, "shape": ` + ints(shape...) +
-		`, "strides": ` + ints(strides...) + `, "elem": ` + n(elem) + `}`)
+	d.step(`{"view": ` + q(v) + `, "of": ` + q(of) + `, "offset": ` + n(offset) + `, "shape": ` + tracejson.Ints(shape) +
+		`, "strides": ` + tracejson.Ints(strides) + `, "elem": ` + n(elem) + `}`)
 }
 
 func (d *doc) op(o, engine string, reads, writes, waits []string, cost int64) {
 	s := `{"op": ` + q(o) + `, "engine": ` + q(engine)
 	if len(reads) > 0 {
-		s += `, "reads": ` + list(reads...)
+		s += `, "reads": ` + tracejson.Strings(reads)
 	}
 	if len(writes) > 0 {
-		s += `, "writes": ` + list(writes...)
+		s += `, "writes": ` + tracejson.Strings(writes)
 	}
 	if len(waits) > 0 {
-		s += `, "waits": ` + list(waits...)
+		s += `, "waits": ` + tracejson.Strings(waits)
 	}
 	d.step(s + `, "cost": ` + n(cost) + `}`)
 }

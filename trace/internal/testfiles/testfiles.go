@@ -33,3 +33,14 @@ func Read(tb testing.TB, dir, rel string) []byte {
 	}
 	return data
 }
+
+// Text returns the contents of the file at path (relative to the calling test's
+// package) as a string, for a fixture a test package reads once into a variable; it
+// panics when the file cannot be read.
+func Text(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}

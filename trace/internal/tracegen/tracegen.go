@@ -5,25 +5,23 @@
 package tracegen
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/subarena/subarena/strided/stridedtest"
+	"github.com/subarena/subarena/trace/internal/tracejson"
 )
 
-// kind is a step's kind, named as the document's key.
-type kind string
-
+// The kinds of steps, named as the document's keys.
 const (
-	kindAlloc    kind = "alloc"
-	kindExternal kind = "external"
-	kindView     kind = "view"
-	kindOp       kind = "op"
-	kindRelease  kind = "release"
-	kindSync     kind = "sync"
+	kindAlloc    = "alloc"
+	kindExternal = "external"
+	kindView     = "view"
+	kindOp       = "op"
+	kindRelease  = "release"
+	kindSync     = "sync"
 )
 
 // doc is the trace being generated.
@@ -31,95 +29,15 @@ type doc struct {
 	Name    string
 	Granule int64
 	Engines []string
-	Steps   []step
-}
-
-// step is one step, with the fields of trace.Step the generator sets.
-type step struct {
-	Kind                 kind
-	Name, Engine, Of     string
-	Size, Offset, Elem   int64
-	Shape, Strides       []int64
-	Reads, Writes, Waits []string
-	Cost                 int64
-	Inplace              bool
+	Steps   []tracejson.Step
 }
 
 // json renders d as trace.Write would: every default written out.
 func (d *doc) json() []byte {
-	var b strings.Builder
-	b.WriteString("{\n  \"format\": \"subarena-trace/v1\",\n")
-	b.WriteString("  \"name\": " + strconv.Quote(d.Name) + ",\n")
-	b.WriteString("  \"granule\": " + strconv.FormatInt(d.Granule, 10) + ",\n")
-	b.WriteString("  \"engines\": " + strs(d.Engines) + ",\n  \"steps\": [")
-	for i, s := range d.Steps {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("\n    " + s.json())
-	}
-	if len(d.Steps) > 0 {
-		b.WriteString("\n  ")
-	}
-	b.WriteString("]\n}\n")
-	return []byte(b.String())
-}
-
-func (s step) json() string {
-	var b strings.Builder
-	b.WriteString("{" + strconv.Quote(string(s.Kind)) + ": " + strconv.Quote(s.Name))
-	kv := func(k, v string) { b.WriteString(", " + strconv.Quote(k) + ": " + v) }
-	num := func(v int64) string { return strconv.FormatInt(v, 10) }
-	switch s.Kind {
-	case kindAlloc:
-		kv("size", num(s.Size))
-		kv("engine", strconv.Quote(s.Engine))
-		if s.Shape != nil {
-			kv("shape", ints(s.Shape))
-			kv("elem", num(s.Elem))
-		}
-	case kindExternal:
-		kv("size", num(s.Size))
-	case kindView:
-		kv("of", strconv.Quote(s.Of))
-		kv("offset", num(s.Offset))
-		kv("shape", ints(s.Shape))
-		kv("strides", ints(s.Strides))
-		kv("elem", num(s.Elem))
-	case kindOp:
-		kv("engine", strconv.Quote(s.Engine))
-		if len(s.Reads) > 0 {
-			kv("reads", strs(s.Reads))
-		}
-		if len(s.Writes) > 0 {
-			kv("writes", strs(s.Writes))
-		}
-		if len(s.Waits) > 0 {
-			kv("waits", strs(s.Waits))
-		}
-		kv("cost", num(s.Cost))
-		if s.Inplace {
-			kv("inplace", "true")
-		}
-	}
-	b.WriteString("}")
-	return b.String()
-}
-
-func ints(v []int64) string {
-	out := make([]string, len(v))
-	for i, x := range v {
-		out[i] = strconv.FormatInt(x, 10)
-	}
-	return "[" + strings.Join(out, ", ") + "]"
-}
-
-func strs(v []string) string {
-	out := make([]string, len(v))
-	for i, x := range v {
-		out[i] = strconv.Quote(x)
-	}
-	return "[" + strings.Join(out, ", ") + "]"
+	var b bytes.Buffer
+	h := tracejson.Header{Format: "subarena-trace/v1", Name: d.Name, Granule: d.Granule, Engines: d.Engines}
+	_ = tracejson.Write(&b, h, len(d.Steps), func(i int) string { return d.Steps[i].JSON() }) // a bytes.Buffer never fails
+	return b.Bytes()
 }
 
 // genState tracks what a random trace has brought into being, byte by byte, so the
@@ -165,14 +83,14 @@ func Random(rng *rand.Rand, steps int) []byte {
 			g.release()
 		default:
 			if len(g.ops) > 0 {
-				g.t.Steps = append(g.t.Steps, step{Kind: kindSync, Name: g.ops[rng.IntN(len(g.ops))]})
+				g.t.Steps = append(g.t.Steps, tracejson.Step{Kind: kindSync, Name: g.ops[rng.IntN(len(g.ops))]})
 			}
 		}
 	}
 	// Release most of what is left, keeping a buffer or two held to the end.
 	for _, n := range append([]string(nil), g.names...) {
 		if g.bufOf[n] == n && !g.external[n] && !g.released[n] && rng.IntN(4) > 0 {
-			g.t.Steps = append(g.t.Steps, step{Kind: kindRelease, Name: n})
+			g.t.Steps = append(g.t.Steps, tracejson.Step{Kind: kindRelease, Name: n})
 			g.released[n] = true
 		}
 	}
@@ -185,9 +103,9 @@ func (g *genState) alloc(external bool) {
 	name := fmt.Sprintf("b%d", g.nbuf)
 	g.nbuf++
 	size := 1 + g.rng.Int64N(64)
-	s := step{Kind: kindAlloc, Name: name, Size: size, Engine: g.engine()}
+	s := tracejson.Step{Kind: kindAlloc, Name: name, Size: size, Engine: g.engine()}
 	if external {
-		s = step{Kind: kindExternal, Name: name, Size: size}
+		s = tracejson.Step{Kind: kindExternal, Name: name, Size: size}
 		g.external[name] = true
 	} else if g.rng.IntN(3) == 0 && size%4 == 0 {
 		s.Shape, s.Elem = []int64{size / 4}, 4
@@ -263,7 +181,7 @@ func (g *genState) view() {
 		abs = g.rng.Int64N(size + 1)
 	}
 	name := fmt.Sprintf("v%d", len(g.t.Steps))
-	g.t.Steps = append(g.t.Steps, step{Kind: kindView, Name: name, Of: of, Offset: abs - g.offset[of],
+	g.t.Steps = append(g.t.Steps, tracejson.Step{Kind: kindView, Name: name, Of: of, Offset: abs - g.offset[of],
 		Shape: shape, Strides: strides, Elem: elem})
 	g.names = append(g.names, name)
 	g.bufOf[name], g.offset[name] = buf, abs
@@ -295,7 +213,7 @@ func (g *genState) touchesDropped(n string) bool {
 
 func (g *genState) op() {
 	name := fmt.Sprintf("o%d", len(g.t.Steps))
-	s := step{Kind: kindOp, Name: name, Engine: g.engine(), Cost: 1 + g.rng.Int64N(5), Inplace: g.rng.IntN(2) == 0}
+	s := tracejson.Step{Kind: kindOp, Name: name, Engine: g.engine(), Cost: 1 + g.rng.Int64N(5), Inplace: g.rng.IntN(2) == 0}
 	for i := g.rng.IntN(3); i > 0; i-- {
 		if n, ok := g.pick(); ok && !g.touchesDropped(n) && !slices.Contains(s.Reads, n) {
 			s.Reads = append(s.Reads, n)
@@ -321,7 +239,7 @@ func (g *genState) release() {
 	if !ok || g.external[g.bufOf[n]] {
 		return
 	}
-	g.t.Steps = append(g.t.Steps, step{Kind: kindRelease, Name: n})
+	g.t.Steps = append(g.t.Steps, tracejson.Step{Kind: kindRelease, Name: n})
 	g.released[n] = true
 	if g.bufOf[n] != n {
 		d := g.dropped[g.bufOf[n]]

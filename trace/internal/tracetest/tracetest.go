@@ -59,6 +59,17 @@ func DataProgram(tb testing.TB, dir, rel string) *trace.Program {
 	return Resolve(tb, tr)
 }
 
+// ShapeProgram returns the program of the generated shape sh at size n, failing the test
+// when it does not parse or resolve.
+func ShapeProgram(tb testing.TB, sh scalegen.Shape, n int) *trace.Program {
+	tb.Helper()
+	tr, err := trace.Parse(sh.Gen(n))
+	if err != nil {
+		tb.Fatalf("%s at %d: %v", sh.Name, n, err)
+	}
+	return Resolve(tb, tr)
+}
+
 // scaleSizes are the sizes of the generated traces the scale benchmarks
 // run at, so that growth per 10x size shows in ns/op.
 var scaleSizes = []int{1000, 10000, 100000}
@@ -69,11 +80,7 @@ func ForScaleShapes(b *testing.B, run func(b *testing.B, p *trace.Program)) {
 	for _, sh := range scalegen.Shapes {
 		for _, n := range scaleSizes {
 			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
-				tr, err := trace.Parse(sh.Gen(n))
-				if err != nil {
-					b.Fatal(err)
-				}
-				p := Resolve(b, tr)
+				p := ShapeProgram(b, sh, n)
 				b.ReportAllocs()
 				b.ResetTimer()
 				run(b, p)
