@@ -25,24 +25,28 @@ func splitQKVProgram() *trace.Program {
 	return p
 }
 
-// Replay the trace under the unsafe ir-order baseline and check the plan it produces: the
-// copy engine still reads v, through the view chain v -> qkv, when tmp is written over it.
+// Replay the trace under the unsafe ir-order baseline and under the default policy, and
+// check the plan each produces: under ir-order the copy engine still reads v, through the
+// view chain v -> qkv, when tmp is written over it.
 func ExampleRun_irOrder() {
 	p := splitQKVProgram()
-	res, err := replay.Run(p, replay.Options{Policy: subarena.IROrder})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	rep, _ := check.Plan(p, res.Plan)
-	fmt.Println("safe:", rep.Safe)
-	for _, v := range rep.Violations {
-		fmt.Println(v.Earlier.Op, "on", v.Earlier.Engine, "via", strings.Join(v.Earlier.Chain, " -> "),
-			"| missing edge:", v.MissingEdge())
+	for _, policy := range []subarena.Policy{subarena.IROrder, subarena.SubrangeFenced} {
+		res, err := replay.Run(p, replay.Options{Policy: policy})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		rep, _ := check.Plan(p, res.Plan)
+		fmt.Println(policy, "safe:", rep.Safe)
+		for _, v := range rep.Violations {
+			fmt.Println(v.Earlier.Op, "on", v.Earlier.Engine, "via", strings.Join(v.Earlier.Chain, " -> "),
+				"| missing edge:", v.MissingEdge())
+		}
 	}
 	// Output:
-	// safe: false
+	// ir-order safe: false
 	// offload_v on copy via v -> qkv | missing edge: offload_v -> use_tmp
+	// subrange-fenced safe: true
 }
 
 // Replay under the default policy and write the plan.
@@ -53,11 +57,10 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
-	rep, _ := check.Plan(p, res.Plan)
-	fmt.Println("buffers", res.Buffers, "ops", res.Ops, "live_lb", res.LiveLB, "safe", rep.Safe)
+	fmt.Println("buffers", res.Buffers, "ops", res.Ops, "live_lb", res.LiveLB)
 	_ = trace.WritePlan(os.Stdout, &trace.Plan{Trace: res.Trace, Size: res.HWM, Offsets: res.Plan.Offsets})
 	// Output:
-	// buffers 2 ops 4 live_lb 24576 safe true
+	// buffers 2 ops 4 live_lb 24576
 	// {
 	//   "format": "subarena-plan/v1",
 	//   "trace": "split-qkv",
