@@ -10,7 +10,7 @@
 package ggmltest
 
 /*
-#cgo CPPFLAGS: -I${SRCDIR}/../include
+#cgo CPPFLAGS: -I${SRCDIR}/../third_party/ggml/include
 #cgo CFLAGS: -O2
 #cgo LDFLAGS: -lm
 #include <stdlib.h>
