@@ -515,11 +515,7 @@ type ReadOptions struct {
 // documentation). Tensors that already have data or a buffer are external;
 // the others are the allocator's to place.
 func ReadGraph(graph unsafe.Pointer, opts ReadOptions) (*trace.Trace, error) {
-	buft := opts.BufferType
-	if buft == nil {
-		buft = cpuBufferType()
-	}
-	sc, err := newScanner(buft)
+	sc, buft, err := newScannerFor(opts.BufferType)
 	if err != nil {
 		return nil, err
 	}
@@ -543,6 +539,16 @@ func Dump(w io.Writer, graph unsafe.Pointer, opts ReadOptions) error {
 		return err
 	}
 	return trace.Write(w, t)
+}
+
+// newScannerFor returns a scanner for buffer type buft, or for ggml's CPU
+// buffer type when buft is nil, and the buffer type it scans for.
+func newScannerFor(buft unsafe.Pointer) (*scanner, unsafe.Pointer, error) {
+	if buft == nil {
+		buft = cpuBufferType()
+	}
+	sc, err := newScanner(buft)
+	return sc, buft, err
 }
 
 func bufferAlignment(buft unsafe.Pointer) int64 {

@@ -94,12 +94,9 @@ func TestReadTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := ggmltest.NewModel(ggmltest.Tiny())
-	defer m.Free()
-	c := m.NewCache()
-	defer c.Free()
-	g := m.Build(c, 32, 0)
-	defer g.Free()
+	mg := ggmltest.NewModelGraph(ggmltest.Tiny(), 32, 0)
+	defer mg.Free()
+	g := mg.Graph
 	got, err := ReadGraph(g.CGraph(), ReadOptions{Name: "ggml-tiny"})
 	if err != nil {
 		t.Fatal(err)

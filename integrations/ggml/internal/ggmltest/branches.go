@@ -2,15 +2,6 @@ package ggmltest
 
 /*
 #include "branches.h"
-#include "ggml-alloc.h"
-
-static size_t sa_branches_gallocr_size(struct ggml_cgraph * gf) {
-    ggml_gallocr_t ga = ggml_gallocr_new(ggml_backend_cpu_buffer_type());
-    size_t size = 0;
-    ggml_gallocr_reserve_n_size(ga, gf, NULL, NULL, &size);
-    ggml_gallocr_free(ga);
-    return size;
-}
 */
 import "C"
 
@@ -66,7 +57,7 @@ func (b *Branches) AllocOwn() (free func(), err error) {
 
 // GallocrSize returns the buffer ggml_gallocr reserves for the graph of
 // the last Build, in its current node order.
-func (b *Branches) GallocrSize() int64 { return int64(C.sa_branches_gallocr_size(b.b.gf)) }
+func (b *Branches) GallocrSize() int64 { return gallocrSize(b.b.gf) }
 
 // Free releases the weights and the graph.
 func (b *Branches) Free() { C.sa_branches_free(b.b) }

@@ -221,7 +221,11 @@ func (g *Graph) AllocOwn() (free func(), err error) {
 
 // GallocrSize is the buffer ggml_gallocr would reserve for the graph
 // (ggml_gallocr_reserve_n_size: no memory is allocated).
-func (g *Graph) GallocrSize() int64 { return int64(C.sa_gallocr_size_only(g.g.gf)) }
+func (g *Graph) GallocrSize() int64 { return gallocrSize(g.g.gf) }
+
+// gallocrSize returns the buffer a new ggml_gallocr on the CPU buffer type
+// reserves for gf, without allocating it.
+func gallocrSize(gf *C.struct_ggml_cgraph) int64 { return int64(C.sa_gallocr_size_only(gf)) }
 
 // Backend is ggml's CPU backend.
 type Backend struct {
