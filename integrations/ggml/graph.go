@@ -276,25 +276,7 @@ func layout(x *tensor) (shape, strides []int64, elem int64, err error) {
 
 // dense reports whether nb is the dense row-major stride vector of ne.
 func dense(x *tensor) bool {
-	blck, size := typeBlck[x.typ], typeSize[x.typ]
-	if x.nb[0] != size || size <= 0 {
-		return false
-	}
-	want := size
-	for k := 1; k < 4; k++ {
-		prev := x.ne[k-1]
-		if k == 1 {
-			prev /= blck
-		}
-		var ok bool
-		if want, ok = checked.Mul(want, prev); !ok {
-			return false
-		}
-		if x.nb[k] != want && x.ne[k] != 1 {
-			return false
-		}
-	}
-	return true
+	return ggmltrace.DenseStrides(x.ne[:], x.nb[:], typeBlck[x.typ], typeSize[x.typ])
 }
 
 // buildTrace maps tensors (in walk order) to a one-engine trace exactly as
