@@ -2,6 +2,7 @@ package ggml_test
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/subarena/subarena/integrations/ggml"
 	"github.com/subarena/subarena/integrations/ggml/internal/ggmltest"
@@ -47,6 +48,17 @@ func reservedGallocr(b *testing.B, g *ggmltest.Graph) *ggmltest.Gallocr {
 	return ga
 }
 
+// placedGallocr returns a gallocr, freed when the benchmark ends, that has
+// reserved and allocated g, and the buffer g's output is in.
+func placedGallocr(b *testing.B, g *ggmltest.Graph) (*ggmltest.Gallocr, unsafe.Pointer) {
+	b.Helper()
+	ga := reservedGallocr(b, g)
+	if err := ga.Alloc(g); err != nil {
+		b.Fatal(err)
+	}
+	return ga, g.OutputBuffer()
+}
+
 // BenchmarkGallocrReserve times ggml_gallocr_reserve on a graph whose buffer
 // is already large enough: ggml-alloc's planning.
 func BenchmarkGallocrReserve(b *testing.B) {
@@ -67,11 +79,7 @@ func BenchmarkGallocrReserve(b *testing.B) {
 // BenchmarkClear for that part).
 func BenchmarkGallocrAllocGraph(b *testing.B) {
 	forShapes(b, func(b *testing.B, mg *ggmltest.ModelGraph) {
-		ga := reservedGallocr(b, mg.Graph)
-		if err := ga.Alloc(mg.Graph); err != nil {
-			b.Fatal(err)
-		}
-		buf := mg.Graph.OutputBuffer()
+		ga, buf := placedGallocr(b, mg.Graph)
 		b.ReportAllocs()
 		cpu := startCPU(b)
 		for b.Loop() {
@@ -136,11 +144,7 @@ func benchAllocGraph(b *testing.B, mg *ggmltest.ModelGraph, opts ggml.Options, a
 // benchmarks of both allocators include.
 func BenchmarkClear(b *testing.B) {
 	forShapes(b, func(b *testing.B, mg *ggmltest.ModelGraph) {
-		ga := reservedGallocr(b, mg.Graph)
-		if err := ga.Alloc(mg.Graph); err != nil {
-			b.Fatal(err)
-		}
-		buf := mg.Graph.OutputBuffer()
+		_, buf := placedGallocr(b, mg.Graph)
 		cpu := startCPU(b)
 		for b.Loop() {
 			mg.Graph.Clear(buf)
