@@ -15,11 +15,11 @@ import (
 	"github.com/subarena/subarena/trace/tracefile"
 )
 
-// ggmlEdit returns ggmlDoc with the fields of one tensor replaced (a nil value removes
+// ggmlEdit returns tinyDoc with the fields of one tensor replaced (a nil value removes
 // the field); the tensor "extra", when named, is appended as a copy of "ht" first.
 func ggmlEdit(t *testing.T, tensor string, fields map[string]any) string {
 	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(ggmlDoc))
+	dec := json.NewDecoder(strings.NewReader(tinyDoc(t)))
 	dec.UseNumber()
 	var doc map[string]any
 	require.NoError(t, dec.Decode(&doc))
