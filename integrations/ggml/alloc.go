@@ -146,11 +146,7 @@ type Allocator struct {
 // New returns an Allocator with no buffer yet; the first Reserve or
 // AllocGraph allocates it.
 func New(opts Options) (*Allocator, error) {
-	buft := opts.BufferType
-	if buft == nil {
-		buft = cpuBufferType()
-	}
-	sc, err := newScanner(buft)
+	sc, buft, err := newScannerFor(opts.BufferType)
 	if err != nil {
 		return nil, err
 	}
@@ -182,17 +178,23 @@ func (a *Allocator) Free() {
 }
 
 func (a *Allocator) freeBuffer() {
-	if a.buf != nil {
-		C.ggml_backend_buffer_free(a.buf)
-		a.buf = nil
-	}
-	if a.arena != nil {
-		C.sa_arena_free(a.arena, C.size_t(a.size))
-		a.arena = nil
-	}
+	freeArenaBuffer(&a.buf, &a.arena, a.size)
 	a.size = 0
 	if a.sc.s != nil {
 		a.sc.s.buffer = nil
+	}
+}
+
+// freeArenaBuffer frees *buf, a ggml buffer over arena memory, and then the
+// arena memory *mem of size bytes, each when set, and clears both.
+func freeArenaBuffer(buf *C.ggml_backend_buffer_t, mem *unsafe.Pointer, size int64) {
+	if *buf != nil {
+		C.ggml_backend_buffer_free(*buf)
+		*buf = nil
+	}
+	if *mem != nil {
+		C.sa_arena_free(*mem, C.size_t(size))
+		*mem = nil
 	}
 }
 

@@ -1,7 +1,6 @@
 package ggml_test
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 
@@ -31,19 +30,8 @@ type run struct {
 	stats                        ggml.Stats
 }
 
-// steps is a prefill of prompt tokens and decode single-token steps.
-func steps(prompt, decode int) [][2]int {
-	s := [][2]int{{prompt, 0}}
-	for i := range decode {
-		s = append(s, [2]int{1, prompt + i})
-	}
-	return s
-}
-
 func runSteps(t testing.TB, m *ggmltest.Model, be *ggmltest.Backend, md mode, opts ggml.Options, sched [][2]int) *run {
 	t.Helper()
-	c := m.NewCache()
-	defer c.Free()
 	r := &run{}
 	var a *ggml.Allocator
 	var ga *ggmltest.Gallocr
@@ -58,9 +46,7 @@ func runSteps(t testing.TB, m *ggmltest.Model, be *ggmltest.Backend, md mode, op
 		ga = ggmltest.NewGallocr()
 		defer ga.Free()
 	}
-	for i, st := range sched {
-		g := m.Build(c, st[0], st[1])
-		var free func()
+	r.outs, r.cache = computeSteps(t, m, be, sched, 1000, func(g *ggmltest.Graph) (free func()) {
 		switch md {
 		case modeSubarena:
 			p, err := a.Plan(g.CGraph())
@@ -84,34 +70,65 @@ func runSteps(t testing.TB, m *ggmltest.Model, be *ggmltest.Backend, md mode, op
 				t.Fatal(err)
 			}
 		}
-		g.SetInputs(m, uint64(1000+i))
-		if err := be.Compute(g); err != nil {
-			t.Fatal(err)
-		}
-		r.outs = append(r.outs, g.Output())
-		if free != nil {
-			free()
-		}
-		g.Free()
-	}
-	r.cache = c.Bytes()
+		return free
+	})
 	if a != nil {
 		r.stats = a.Stats()
 	}
 	return r
 }
 
-func diffBytes(a, b []byte) int {
-	if len(a) != len(b) {
-		return max(len(a), len(b))
-	}
-	n := 0
-	for i := range a {
-		if a[i] != b[i] {
-			n++
+// computeSteps builds the graph of each step of sched on a fresh KV cache of
+// m, lets alloc place it, sets its inputs from seed+i (step i) and computes
+// it; free, when alloc returns one, is called once the step's output is
+// read. It returns every step's output and the KV cache after the last step.
+func computeSteps(t testing.TB, m *ggmltest.Model, be *ggmltest.Backend, sched [][2]int, seed uint64,
+	alloc func(g *ggmltest.Graph) (free func())) (outs [][]byte, cache []byte) {
+	t.Helper()
+	c := m.NewCache()
+	defer c.Free()
+	for i, st := range sched {
+		g := m.Build(c, st[0], st[1])
+		free := alloc(g)
+		g.SetInputs(m, seed+uint64(i))
+		if err := be.Compute(g); err != nil {
+			t.Fatal(err)
 		}
+		outs = append(outs, g.Output())
+		if free != nil {
+			free()
+		}
+		g.Free()
 	}
-	return n
+	return outs, c.Bytes()
+}
+
+// caseEnv is a case's model and backend, its steps and their run with
+// every tensor in its own memory.
+type caseEnv struct {
+	m     *ggmltest.Model
+	be    *ggmltest.Backend
+	sched [][2]int
+	own   *run
+}
+
+// newCaseEnv makes cc's model and backend, freed when the test ends, and
+// runs cc's steps with every tensor in its own memory.
+func newCaseEnv(t testing.TB, cc ggmltest.Case) *caseEnv {
+	t.Helper()
+	e := &caseEnv{m: ggmltest.NewModel(cc.Params), be: ggmltest.NewBackend(cc.Threads), sched: cc.Steps()}
+	t.Cleanup(func() {
+		e.be.Free()
+		e.m.Free()
+	})
+	e.own = runSteps(t, e.m, e.be, modeOwn, ggml.Options{}, e.sched)
+	return e
+}
+
+// run runs the case's steps allocated as md says (opts for the Allocator).
+func (e *caseEnv) run(t testing.TB, md mode, opts ggml.Options) *run {
+	t.Helper()
+	return runSteps(t, e.m, e.be, md, opts, e.sched)
 }
 
 // compareRuns checks that every run produced the reference's bytes.
@@ -119,28 +136,17 @@ func compareRuns(t testing.TB, ref *run, refName string, others map[string]*run)
 	t.Helper()
 	for name, r := range others {
 		for i := range ref.outs {
-			if d := diffBytes(ref.outs[i], r.outs[i]); d != 0 {
+			if d := ggmltest.DiffBytes(ref.outs[i], r.outs[i]); d != 0 {
 				t.Errorf("step %d: %s output: %d of %d bytes differ from %s", i, name, d, len(ref.outs[i]), refName)
 			}
 		}
-		if d := diffBytes(ref.cache, r.cache); d != 0 {
+		if d := ggmltest.DiffBytes(ref.cache, r.cache); d != 0 {
 			t.Errorf("%s KV cache: %d of %d bytes differ from %s", name, d, len(ref.cache), refName)
 		}
 	}
 }
 
-type computeCase struct {
-	p       ggmltest.Params
-	prompt  int
-	decode  int
-	threads int
-}
-
-func (c computeCase) String() string {
-	return fmt.Sprintf("%v-p%d-d%d-t%d", c.p, c.prompt, c.decode, c.threads)
-}
-
-func computeCases(short bool) []computeCase {
+func computeCases(short bool) []ggmltest.Case {
 	L, G := ggmltest.LLaMA, ggmltest.GPT2
 	mi, sm, fl := ggmltest.AttnMaskInf, ggmltest.AttnSoftMax, ggmltest.AttnFlash
 	P := func(arch ggmltest.Arch, e, h, f, l, b int, attn ggmltest.Attn, pad int) ggmltest.Params {
@@ -151,23 +157,26 @@ func computeCases(short bool) []computeCase {
 		return ggmltest.Params{Arch: arch, Embd: e, Heads: h, FF: f, Layers: l, Vocab: v, Ctx: 48, Seqs: b,
 			Attn: attn, KVPad: pad, Seed: uint64(e*7 + l*3 + b)}
 	}
-	cs := []computeCase{
-		{ggmltest.Tiny(), 32, 0, 2},
-		{P(L, 256, 4, 688, 2, 1, mi, 8), 16, 3, 2},
-		{P(L, 128, 4, 344, 3, 8, sm, 8), 8, 3, 1},
-		{P(L, 128, 2, 344, 2, 1, fl, 0), 12, 2, 2},
-		{P(L, 128, 4, 344, 1, 8, fl, 8), 6, 2, 2},
-		{P(G, 128, 4, 512, 2, 1, sm, 8), 10, 3, 1},
-		{P(G, 128, 4, 512, 2, 8, sm, 0), 5, 2, 2},
-		{P(G, 64, 2, 256, 6, 1, fl, 8), 9, 3, 2},
-		{P(G, 96, 3, 384, 1, 8, mi, 0), 7, 1, 1},
-		{P(L, 256, 4, 688, 6, 1, mi, 8), 16, 2, 1},
+	C := func(p ggmltest.Params, prompt, decode, threads int) ggmltest.Case {
+		return ggmltest.Case{Params: p, Prompt: prompt, Decode: decode, Threads: threads}
+	}
+	cs := []ggmltest.Case{
+		C(ggmltest.Tiny(), 32, 0, 2),
+		C(P(L, 256, 4, 688, 2, 1, mi, 8), 16, 3, 2),
+		C(P(L, 128, 4, 344, 3, 8, sm, 8), 8, 3, 1),
+		C(P(L, 128, 2, 344, 2, 1, fl, 0), 12, 2, 2),
+		C(P(L, 128, 4, 344, 1, 8, fl, 8), 6, 2, 2),
+		C(P(G, 128, 4, 512, 2, 1, sm, 8), 10, 3, 1),
+		C(P(G, 128, 4, 512, 2, 8, sm, 0), 5, 2, 2),
+		C(P(G, 64, 2, 256, 6, 1, fl, 8), 9, 3, 2),
+		C(P(G, 96, 3, 384, 1, 8, mi, 0), 7, 1, 1),
+		C(P(L, 256, 4, 688, 6, 1, mi, 8), 16, 2, 1),
 	}
 	if !short {
 		cs = append(cs,
-			computeCase{P(L, 1024, 8, 2816, 1, 1, sm, 8), 16, 2, 2},
-			computeCase{P(G, 1024, 16, 4096, 1, 8, fl, 8), 4, 2, 2},
-			computeCase{P(L, 512, 8, 1376, 4, 8, mi, 16), 12, 2, 2},
+			C(P(L, 1024, 8, 2816, 1, 1, sm, 8), 16, 2, 2),
+			C(P(G, 1024, 16, 4096, 1, 8, fl, 8), 4, 2, 2),
+			C(P(L, 512, 8, 1376, 4, 8, mi, 16), 12, 2, 2),
 		)
 	}
 	return cs
@@ -182,16 +191,12 @@ func computeCases(short bool) []computeCase {
 func TestAllocGraphBitExact(t *testing.T) {
 	for _, cc := range computeCases(testing.Short()) {
 		t.Run(cc.String(), func(t *testing.T) {
-			m := ggmltest.NewModel(cc.p)
-			defer m.Free()
-			be := ggmltest.NewBackend(cc.threads)
-			defer be.Free()
-			sched := steps(cc.prompt, cc.decode)
-			own := runSteps(t, m, be, modeOwn, ggml.Options{}, sched)
-			gal := runSteps(t, m, be, modeGallocr, ggml.Options{}, sched)
-			off := runSteps(t, m, be, modeSubarena, ggml.Options{Check: true, NoRelayout: true}, sched)
-			rel := runSteps(t, m, be, modeSubarena, ggml.Options{Check: true}, sched)
-			compareRuns(t, own, "own memory", map[string]*run{"gallocr": gal, "subarena offsets": off, "subarena": rel})
+			e := newCaseEnv(t, cc)
+			sched := e.sched
+			gal := e.run(t, modeGallocr, ggml.Options{})
+			off := e.run(t, modeSubarena, ggml.Options{Check: true, NoRelayout: true})
+			rel := e.run(t, modeSubarena, ggml.Options{Check: true})
+			compareRuns(t, e.own, "own memory", map[string]*run{"gallocr": gal, "subarena offsets": off, "subarena": rel})
 			for i := range sched {
 				for _, r := range []*run{off, rel} {
 					if r.planSize[i] > r.gallocrSize[i] {
@@ -203,7 +208,7 @@ func TestAllocGraphBitExact(t *testing.T) {
 					rel.planSize[i], float64(rel.planSize[i])/float64(rel.gallocrSize[i]), rel.bound[i], rel.relaid[i])
 			}
 			t.Logf("stats %+v", rel.stats)
-			if cc.p.Arch == ggmltest.LLaMA && cc.p.Attn == ggmltest.AttnFlash && !slices.Contains(rel.relaid[0], "Q_rope-0") {
+			if cc.Params.Arch == ggmltest.LLaMA && cc.Params.Attn == ggmltest.AttnFlash && !slices.Contains(rel.relaid[0], "Q_rope-0") {
 				// flash attention reading q, a permuted view of a relaid Q_rope, is verified here
 				t.Errorf("prefill: Q_rope-0 not relaid: %v", rel.relaid[0])
 			}

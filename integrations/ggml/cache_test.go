@@ -21,52 +21,39 @@ func TestPlanCache(t *testing.T) {
 	// cache positions: two structures
 	sched := [][2]int{{8, 0}, {1, 8}, {1, 9}, {8, 16}, {1, 24}, {8, 20}, {1, 10}}
 	run := func(md mode, again bool) ([][]byte, []byte, ggml.Stats) {
-		c := m.NewCache()
-		defer c.Free()
 		a, err := ggml.New(ggml.Options{Check: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer a.Free()
-		var outs [][]byte
-		for i, st := range sched {
-			g := m.Build(c, st[0], st[1])
-			var free func()
+		outs, cache := computeSteps(t, m, be, sched, 50, func(g *ggmltest.Graph) (free func()) {
 			if md == modeOwn {
 				if free, err = g.AllocOwn(); err != nil {
 					t.Fatal(err)
 				}
-			} else {
+				return free
+			}
+			if err := a.AllocGraph(g.CGraph()); err != nil {
+				t.Fatal(err)
+			}
+			if again {
 				if err := a.AllocGraph(g.CGraph()); err != nil {
 					t.Fatal(err)
 				}
-				if again {
-					if err := a.AllocGraph(g.CGraph()); err != nil {
-						t.Fatal(err)
-					}
-				}
 			}
-			g.SetInputs(m, uint64(50+i))
-			if err := be.Compute(g); err != nil {
-				t.Fatal(err)
-			}
-			outs = append(outs, g.Output())
-			if free != nil {
-				free()
-			}
-			g.Free()
-		}
-		return outs, c.Bytes(), a.Stats()
+			return nil
+		})
+		return outs, cache, a.Stats()
 	}
 	refOuts, refCache, _ := run(modeOwn, false)
 	for _, again := range []bool{false, true} {
 		outs, cache, st := run(modeSubarena, again)
 		for i := range outs {
-			if d := diffBytes(refOuts[i], outs[i]); d != 0 {
+			if d := ggmltest.DiffBytes(refOuts[i], outs[i]); d != 0 {
 				t.Errorf("again=%v step %d: %d bytes differ", again, i, d)
 			}
 		}
-		if d := diffBytes(refCache, cache); d != 0 {
+		if d := ggmltest.DiffBytes(refCache, cache); d != 0 {
 			t.Errorf("again=%v: KV cache: %d bytes differ", again, d)
 		}
 		calls := len(sched)
@@ -81,12 +68,9 @@ func TestPlanCache(t *testing.T) {
 
 // TestFreed: an Allocator refuses work once freed, and Free twice is a no-op.
 func TestFreed(t *testing.T) {
-	m := ggmltest.NewModel(ggmltest.Tiny())
-	defer m.Free()
-	c := m.NewCache()
-	defer c.Free()
-	g := m.Build(c, 4, 0)
-	defer g.Free()
+	mg := ggmltest.NewModelGraph(ggmltest.Tiny(), 4, 0)
+	defer mg.Free()
+	g := mg.Graph
 	a, err := ggml.New(ggml.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,7 @@
 package ggml
 
 /*
-#cgo CPPFLAGS: -I${SRCDIR}/internal/include
+#cgo CPPFLAGS: -I${SRCDIR}/internal/third_party/ggml/include
 #cgo CFLAGS: -O2
 #include <stdlib.h>
 #include "sa_ggml.h"

@@ -48,12 +48,9 @@ func Example() {
 
 // Plan tells what the Allocator decided for a graph without placing it.
 func ExampleAllocator_Plan() {
-	m := ggmltest.NewModel(ggmltest.Tiny())
-	defer m.Free()
-	cache := m.NewCache()
-	defer cache.Free()
-	g := m.Build(cache, 32, 0)
-	defer g.Free()
+	mg := ggmltest.NewModelGraph(ggmltest.Tiny(), 32, 0) // ggml-tiny, a 32-token prefill
+	defer mg.Free()
+	g := mg.Graph
 
 	for _, noRelayout := range []bool{true, false} {
 		a, err := ggml.New(ggml.Options{NoRelayout: noRelayout})
@@ -76,12 +73,9 @@ func ExampleAllocator_Plan() {
 // Dump writes a graph as a subarena-trace/v1 document for the subarena
 // command (plan, check, viz).
 func ExampleDump() {
-	m := ggmltest.NewModel(ggmltest.Tiny())
-	defer m.Free()
-	cache := m.NewCache()
-	defer cache.Free()
-	g := m.Build(cache, 32, 0)
-	defer g.Free()
+	mg := ggmltest.NewModelGraph(ggmltest.Tiny(), 32, 0) // ggml-tiny, a 32-token prefill
+	defer mg.Free()
+	g := mg.Graph
 
 	f, err := os.CreateTemp("", "ggml-tiny-*.json")
 	if err != nil {

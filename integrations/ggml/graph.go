@@ -276,25 +276,7 @@ func layout(x *tensor) (shape, strides []int64, elem int64, err error) {
 
 // dense reports whether nb is the dense row-major stride vector of ne.
 func dense(x *tensor) bool {
-	blck, size := typeBlck[x.typ], typeSize[x.typ]
-	if x.nb[0] != size || size <= 0 {
-		return false
-	}
-	want := size
-	for k := 1; k < 4; k++ {
-		prev := x.ne[k-1]
-		if k == 1 {
-			prev /= blck
-		}
-		var ok bool
-		if want, ok = checked.Mul(want, prev); !ok {
-			return false
-		}
-		if x.nb[k] != want && x.ne[k] != 1 {
-			return false
-		}
-	}
-	return true
+	return ggmltrace.DenseStrides(x.ne[:], x.nb[:], typeBlck[x.typ], typeSize[x.typ])
 }
 
 // buildTrace maps tensors (in walk order) to a one-engine trace exactly as
@@ -515,11 +497,7 @@ type ReadOptions struct {
 // documentation). Tensors that already have data or a buffer are external;
 // the others are the allocator's to place.
 func ReadGraph(graph unsafe.Pointer, opts ReadOptions) (*trace.Trace, error) {
-	buft := opts.BufferType
-	if buft == nil {
-		buft = cpuBufferType()
-	}
-	sc, err := newScanner(buft)
+	sc, buft, err := newScannerFor(opts.BufferType)
 	if err != nil {
 		return nil, err
 	}
@@ -543,6 +521,16 @@ func Dump(w io.Writer, graph unsafe.Pointer, opts ReadOptions) error {
 		return err
 	}
 	return trace.Write(w, t)
+}
+
+// newScannerFor returns a scanner for buffer type buft, or for ggml's CPU
+// buffer type when buft is nil, and the buffer type it scans for.
+func newScannerFor(buft unsafe.Pointer) (*scanner, unsafe.Pointer, error) {
+	if buft == nil {
+		buft = cpuBufferType()
+	}
+	sc, err := newScanner(buft)
+	return sc, buft, err
 }
 
 func bufferAlignment(buft unsafe.Pointer) int64 {

@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// TestHeadersMatchOllama checks that the headers in internal/include are the
-// ones of the ggml the module links: ollama's vendored copy.
+// TestHeadersMatchOllama checks that the headers in
+// internal/third_party/ggml/include are the ones of the ggml the module links:
+// ollama's vendored copy.
 func TestHeadersMatchOllama(t *testing.T) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/ollama/ollama").Output()
 	if err != nil {
@@ -25,12 +26,12 @@ func TestHeadersMatchOllama(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := os.ReadFile(filepath.Join("internal/include", filepath.Base(name)))
+		got, err := os.ReadFile(filepath.Join("internal/third_party/ggml/include", filepath.Base(name)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("internal/include/%s differs from ollama's", filepath.Base(name))
+			t.Errorf("internal/third_party/ggml/include/%s differs from ollama's", filepath.Base(name))
 		}
 	}
 }

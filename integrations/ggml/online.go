@@ -326,14 +326,7 @@ func (o *Online) freeC() {
 		C.ggml_free(o.gctx)
 		o.gctx, o.g1 = nil, nil
 	}
-	if o.buf != nil {
-		C.ggml_backend_buffer_free(o.buf)
-		o.buf = nil
-	}
-	if o.mem != nil {
-		C.sa_arena_free(o.mem, C.size_t(o.size))
-		o.mem = nil
-	}
+	freeArenaBuffer(&o.buf, &o.mem, o.size)
 }
 
 // Allocator returns the subarena Allocator behind the arena.
@@ -932,24 +925,9 @@ func (r *oreader) coverCompute() bool {
 // offload submits a copy op reading v (written by the op behind after) to
 // host memory.
 func (o *Online) offload(st *OnlineStep, after sasync.Event, v *subarena.View) error {
-	slot := new([]byte)
-	st.offloads = append(st.offloads, slot)
-	n := o.nCopies
+	op := gatherOp{engine: o.copier, v: v, src: v.Buffer().Bytes(), l: v.Layout(), delay: o.opts.CopyDelay, n: o.nCopies}
 	o.nCopies++
-	delay := o.opts.CopyDelay
-	src, l := v.Buffer().Bytes(), v.Layout()
-	ev, err := o.submit(o.copier, []sasync.Event{after}, func() error {
-		if delay != nil {
-			sleep(delay(n))
-		}
-		*slot = gather(nil, src, l)
-		return nil
-	}, use{v, subarena.Read})
-	if err != nil {
-		return err
-	}
-	st.copies = append(st.copies, ev)
-	return nil
+	return o.submitGather(after, op, &st.offloads, &st.copies)
 }
 
 // consume submits a consumer op reading the output rows of t.
@@ -962,31 +940,51 @@ func (o *Online) consume(st *OnlineStep, after sasync.Event, t *C.struct_ggml_te
 	if err != nil {
 		return err
 	}
-	slot := new([]byte)
-	st.outputs = append(st.outputs, slot)
-	n := o.nConsumed
+	op := gatherOp{engine: o.consumer, v: v, src: b.buf.Bytes(), l: l, delay: o.opts.ConsumerDelay, n: o.nConsumed}
 	o.nConsumed++
-	delay := o.opts.ConsumerDelay
-	hold := o.opts.HoldConsumer
-	o.hmu.Lock()
-	epoch := o.epoch
-	o.hmu.Unlock()
-	target := after.Seq + sasync.Seq(hold)
-	src := b.buf.Bytes()
-	ev, err := o.submit(o.consumer, []sasync.Event{after}, func() error {
-		if hold > 0 {
-			o.holdUntil(target, epoch)
+	if hold := o.opts.HoldConsumer; hold > 0 {
+		o.hmu.Lock()
+		epoch := o.epoch
+		o.hmu.Unlock()
+		target := after.Seq + sasync.Seq(hold)
+		op.before = func() { o.holdUntil(target, epoch) }
+	}
+	return o.submitGather(after, op, &st.outputs, &st.consumers)
+}
+
+// gatherOp is a copy or consumer op: it reads v, copying the bytes of
+// layout l of src to host memory.
+type gatherOp struct {
+	engine sasync.EngineID
+	v      *subarena.View
+	src    []byte
+	l      strided.Layout
+	// delay, when set, is how long the op sleeps: delay(n).
+	delay func(n int) time.Duration
+	n     int
+	// before, when set, runs first in the op.
+	before func()
+}
+
+// submitGather submits op on its engine after after, appending the slot
+// the op writes its bytes to to *slots and the op's event to *events.
+func (o *Online) submitGather(after sasync.Event, op gatherOp, slots *[]*[]byte, events *[]sasync.Event) error {
+	slot := new([]byte)
+	*slots = append(*slots, slot)
+	ev, err := o.submit(op.engine, []sasync.Event{after}, func() error {
+		if op.before != nil {
+			op.before()
 		}
-		if delay != nil {
-			sleep(delay(n))
+		if op.delay != nil {
+			sleep(op.delay(op.n))
 		}
-		*slot = gather(nil, src, l)
+		*slot = gather(nil, op.src, op.l)
 		return nil
-	}, use{v, subarena.Read})
+	}, use{op.v, subarena.Read})
 	if err != nil {
 		return err
 	}
-	st.consumers = append(st.consumers, ev)
+	*events = append(*events, ev)
 	return nil
 }
 

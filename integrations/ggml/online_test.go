@@ -7,30 +7,9 @@ import (
 	"time"
 
 	"github.com/subarena/subarena"
+	"github.com/subarena/subarena/fuzz"
 	"github.com/subarena/subarena/integrations/ggml/internal/ggmltest"
 )
-
-// onlineCase is a model, a schedule of steps and a thread count.
-type onlineCase struct {
-	p       ggmltest.Params
-	prompt  int
-	decode  int
-	threads int
-}
-
-func (c onlineCase) String() string {
-	return fmt.Sprintf("%v-p%d-d%d-t%d", c.p, c.prompt, c.decode, c.threads)
-}
-
-// sched is a prefill of prompt tokens, then decode single-token steps:
-// {tokens, past} per step.
-func (c onlineCase) sched() [][2]int {
-	s := [][2]int{{c.prompt, 0}}
-	for i := range c.decode {
-		s = append(s, [2]int{1, c.prompt + i})
-	}
-	return s
-}
 
 func onlineParams(arch ggmltest.Arch, seqs int, attn ggmltest.Attn) ggmltest.Params {
 	ff := 160
@@ -41,19 +20,19 @@ func onlineParams(arch ggmltest.Arch, seqs int, attn ggmltest.Attn) ggmltest.Par
 		Attn: attn, Seed: uint64(11 + 5*seqs + int(arch))}
 }
 
-func onlineCases(short bool) []onlineCase {
+func onlineCases(short bool) []ggmltest.Case {
 	L, G := ggmltest.LLaMA, ggmltest.GPT2
 	// ggml's threads meet at spinning barriers inside every node: two
 	// threads on a busy machine cost far more than one, so one case has
 	// them.
-	cs := []onlineCase{
-		{onlineParams(L, 1, ggmltest.AttnSoftMax), 4, 3, 1},
-		{onlineParams(G, 1, ggmltest.AttnMaskInf), 4, 2, 2},
+	cs := []ggmltest.Case{
+		{Params: onlineParams(L, 1, ggmltest.AttnSoftMax), Prompt: 4, Decode: 3, Threads: 1},
+		{Params: onlineParams(G, 1, ggmltest.AttnMaskInf), Prompt: 4, Decode: 2, Threads: 2},
 	}
 	if !short {
 		cs = append(cs,
-			onlineCase{onlineParams(L, 8, ggmltest.AttnMaskInf), 3, 2, 1},
-			onlineCase{onlineParams(G, 8, ggmltest.AttnSoftMax), 3, 2, 1},
+			ggmltest.Case{Params: onlineParams(L, 8, ggmltest.AttnMaskInf), Prompt: 3, Decode: 2, Threads: 1},
+			ggmltest.Case{Params: onlineParams(G, 8, ggmltest.AttnSoftMax), Prompt: 3, Decode: 2, Threads: 1},
 		)
 	}
 	return cs
@@ -170,36 +149,13 @@ func onlineDiff(t *testing.T, want, got *onlineBytes) (outputs, offloads, cache 
 				len(got.outputs[i]), len(got.offloads[i]), len(want.outputs[i]), len(want.offloads[i]))
 		}
 		for k := range want.outputs[i] {
-			outputs += onlineDiffBytes(want.outputs[i][k], got.outputs[i][k])
+			outputs += ggmltest.DiffBytes(want.outputs[i][k], got.outputs[i][k])
 		}
 		for k := range want.offloads[i] {
-			offloads += onlineDiffBytes(want.offloads[i][k], got.offloads[i][k])
+			offloads += ggmltest.DiffBytes(want.offloads[i][k], got.offloads[i][k])
 		}
 	}
-	return outputs, offloads, onlineDiffBytes(want.cache, got.cache)
-}
-
-func onlineDiffBytes(a, b []byte) int {
-	if len(a) != len(b) {
-		return max(len(a), len(b))
-	}
-	n := 0
-	for i := range a {
-		if a[i] != b[i] {
-			n++
-		}
-	}
-	return n
-}
-
-func onlineSafePolicies() []subarena.Policy {
-	var ps []subarena.Policy
-	for _, p := range subarena.Policies() {
-		if p.Safe() {
-			ps = append(ps, p)
-		}
-	}
-	return ps
+	return outputs, offloads, ggmltest.DiffBytes(want.cache, got.cache)
 }
 
 // onlineJitter is a delay of 0 to 200 µs that varies with n.
@@ -217,12 +173,12 @@ func onlineJitter(seed int) func(int) time.Duration {
 func TestOnlineBitExact(t *testing.T) {
 	for _, cc := range onlineCases(testing.Short()) {
 		t.Run(cc.String(), func(t *testing.T) {
-			m := ggmltest.NewModel(cc.p)
+			m := ggmltest.NewModel(cc.Params)
 			defer m.Free()
-			sched := cc.sched()
-			ref, gallocr := onlineReference(t, m, cc.threads, sched)
+			sched := cc.Steps()
+			ref, gallocr := onlineReference(t, m, cc.Threads, sched)
 			cacheBytes := int64(len(ref.cache))
-			for _, p := range onlineSafePolicies() {
+			for _, p := range fuzz.SafePolicies() {
 				for _, tight := range []bool{false, true} {
 					capacity := cacheBytes + 8*gallocr
 					if tight {
@@ -231,7 +187,7 @@ func TestOnlineBitExact(t *testing.T) {
 						}
 						capacity = cacheBytes + 3*gallocr
 					}
-					opts := OnlineOptions{Capacity: capacity, Policy: p, Threads: cc.threads,
+					opts := OnlineOptions{Capacity: capacity, Policy: p, Threads: cc.Threads,
 						CopyDelay: onlineJitter(1), ConsumerDelay: onlineJitter(3), Check: tight}
 					got, st := runOnline(t, m, sched, opts)
 					do, dk, dc := onlineDiff(t, ref, got)
@@ -253,19 +209,19 @@ func TestOnlineBitExact(t *testing.T) {
 // next step's nodes wrote over them first: the consumer reads wrong bytes.
 // Every safe policy, with the same hold, reads exactly the reference.
 func TestOnlineIROrderHeldConsumer(t *testing.T) {
-	cc := onlineCase{onlineParams(ggmltest.LLaMA, 1, ggmltest.AttnSoftMax), 4, 3, 1}
-	m := ggmltest.NewModel(cc.p)
+	cc := ggmltest.Case{Params: onlineParams(ggmltest.LLaMA, 1, ggmltest.AttnSoftMax), Prompt: 4, Decode: 3, Threads: 1}
+	m := ggmltest.NewModel(cc.Params)
 	defer m.Free()
-	sched := cc.sched()
-	ref, gallocr := onlineReference(t, m, cc.threads, sched)
+	sched := cc.Steps()
+	ref, gallocr := onlineReference(t, m, cc.Threads, sched)
 	probe := m.NewCache()
-	g := m.Build(probe, 1, cc.prompt)
+	g := m.Build(probe, 1, cc.Prompt)
 	hold := g.Nodes()
 	g.Free()
 	probe.Free()
 	capacity := int64(len(ref.cache)) + 8*gallocr
-	for _, p := range append([]subarena.Policy{subarena.IROrder}, onlineSafePolicies()...) {
-		opts := OnlineOptions{Capacity: capacity, Policy: p, Threads: cc.threads, HoldConsumer: hold, Check: true}
+	for _, p := range append([]subarena.Policy{subarena.IROrder}, fuzz.SafePolicies()...) {
+		opts := OnlineOptions{Capacity: capacity, Policy: p, Threads: cc.Threads, HoldConsumer: hold, Check: true}
 		got, st := runOnline(t, m, sched, opts)
 		do, dk, dc := onlineDiff(t, ref, got)
 		var rows int
@@ -298,11 +254,11 @@ func TestOnlineIROrderHeldConsumer(t *testing.T) {
 // planned offline with the whole graph known.
 func TestOnlineHighWater(t *testing.T) {
 	for _, arch := range []ggmltest.Arch{ggmltest.LLaMA, ggmltest.GPT2} {
-		cc := onlineCase{onlineParams(arch, 8, ggmltest.AttnSoftMax), 3, 1, 1}
-		m := ggmltest.NewModel(cc.p)
-		sched := cc.sched()
-		ref, gallocr := onlineReference(t, m, cc.threads, sched)
-		for _, p := range onlineSafePolicies() {
+		cc := ggmltest.Case{Params: onlineParams(arch, 8, ggmltest.AttnSoftMax), Prompt: 3, Decode: 1, Threads: 1}
+		m := ggmltest.NewModel(cc.Params)
+		sched := cc.Steps()
+		ref, gallocr := onlineReference(t, m, cc.Threads, sched)
+		for _, p := range fuzz.SafePolicies() {
 			for _, v := range []struct {
 				name string
 				opts OnlineOptions
@@ -316,7 +272,7 @@ func TestOnlineHighWater(t *testing.T) {
 					continue // the host runs ahead of completions: timing, not layout
 				}
 				opts := v.opts
-				opts.Capacity, opts.Policy, opts.Threads = int64(len(ref.cache))+8*gallocr, p, cc.threads
+				opts.Capacity, opts.Policy, opts.Threads = int64(len(ref.cache))+8*gallocr, p, cc.Threads
 				got, st := runOnline(t, m, sched, opts)
 				if do, dk, dc := onlineDiff(t, ref, got); do+dk+dc != 0 {
 					t.Errorf("%v %v %s: %d output, %d offload and %d cache bytes differ", arch, p, v.name, do, dk, dc)

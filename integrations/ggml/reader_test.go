@@ -16,31 +16,10 @@ import (
 // allocTraceJSON writes the tensors as a ggml-alloc-trace/1 document (the
 // fields ggmltrace.Import reads).
 func allocTraceJSON(t *testing.T, ts []tensor, align int64) []byte {
-	type jt struct {
-		Name      string    `json:"name"`
-		Op        string    `json:"op"`
-		Type      string    `json:"type"`
-		Ne        []int64   `json:"ne"`
-		Nb        []int64   `json:"nb"`
-		Nbytes    int64     `json:"nbytes"`
-		AllocSize *int64    `json:"alloc_size"`
-		Src       []*string `json:"src"`
-		ViewSrc   *string   `json:"view_src"`
-		ViewOffs  int64     `json:"view_offs"`
-		IsInput   bool      `json:"is_input"`
-		IsOutput  bool      `json:"is_output"`
-		Buffer    string    `json:"buffer"`
-		ExecIndex int64     `json:"exec_index"`
-	}
-	doc := struct {
-		Format    string `json:"format"`
-		Config    string `json:"config"`
-		Alignment int64  `json:"alignment"`
-		Tensors   []jt   `json:"tensors"`
-	}{Format: ggmltrace.Format, Config: "x", Alignment: align}
+	doc := ggmltrace.Document{Format: ggmltrace.Format, Config: "x", Alignment: align}
 	for i := range ts {
 		x := &ts[i]
-		j := jt{Name: x.name, Op: opNames[x.op], Type: typeNames[x.typ], Ne: x.ne[:], Nb: x.nb[:], Nbytes: x.nbytes,
+		j := ggmltrace.Tensor{Name: x.name, Op: opNames[x.op], Type: typeNames[x.typ], Ne: x.ne[:], Nb: x.nb[:], Nbytes: x.nbytes,
 			ViewOffs: x.viewOffs, IsInput: x.input, IsOutput: x.output, Buffer: "weights", ExecIndex: int64(x.exec)}
 		if x.kind == kindOwn {
 			j.Buffer = "compute"
@@ -94,12 +73,9 @@ func TestReadTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := ggmltest.NewModel(ggmltest.Tiny())
-	defer m.Free()
-	c := m.NewCache()
-	defer c.Free()
-	g := m.Build(c, 32, 0)
-	defer g.Free()
+	mg := ggmltest.NewModelGraph(ggmltest.Tiny(), 32, 0)
+	defer mg.Free()
+	g := mg.Graph
 	got, err := ReadGraph(g.CGraph(), ReadOptions{Name: "ggml-tiny"})
 	if err != nil {
 		t.Fatal(err)

@@ -79,10 +79,10 @@ func TestRelayoutKernels(t *testing.T) {
 			if !slices.Contains(p.Relaid, "y") {
 				t.Errorf("y is not relaid: relaid %v, out of place %v", p.Relaid, p.OutOfPlace)
 			}
-			if d := diffBytes(own, gal); d != 0 {
+			if d := ggmltest.DiffBytes(own, gal); d != 0 {
 				t.Errorf("gallocr: %d bytes differ", d)
 			}
-			if d := diffBytes(own, sub); d != 0 {
+			if d := ggmltest.DiffBytes(own, sub); d != 0 {
 				t.Errorf("subarena: %d bytes differ", d)
 			}
 			t.Logf("relaid %v out of place %v size %d bound %d", p.Relaid, p.OutOfPlace, p.Size, p.LowerBound)

@@ -8,32 +8,23 @@ import (
 	"github.com/subarena/subarena/integrations/ggml/internal/ggmltest"
 )
 
-// runReordered is runSteps for the Allocator, with each graph reordered by
-// order before it is allocated and computed.
-func runReordered(t *testing.T, m *ggmltest.Model, be *ggmltest.Backend, sched [][2]int, order func(g *ggmltest.Graph)) *run {
+// runReordered is runSteps of the case for the Allocator, with each graph
+// reordered by order before it is allocated and computed.
+func runReordered(t *testing.T, e *caseEnv, order func(g *ggmltest.Graph)) *run {
 	t.Helper()
-	c := m.NewCache()
-	defer c.Free()
 	a, err := ggml.New(ggml.Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Free()
 	r := &run{}
-	for i, st := range sched {
-		g := m.Build(c, st[0], st[1])
+	r.outs, r.cache = computeSteps(t, e.m, e.be, e.sched, 1000, func(g *ggmltest.Graph) (free func()) {
 		order(g)
 		if err := a.AllocGraph(g.CGraph()); err != nil {
 			t.Fatal(err)
 		}
-		g.SetInputs(m, uint64(1000+i))
-		if err := be.Compute(g); err != nil {
-			t.Fatal(err)
-		}
-		r.outs = append(r.outs, g.Output())
-		g.Free()
-	}
-	r.cache = c.Bytes()
+		return nil
+	})
 	return r
 }
 
@@ -47,14 +38,9 @@ func TestReorderGraphBitExact(t *testing.T) {
 	moved := 0
 	for _, cc := range computeCases(true) {
 		t.Run(cc.String(), func(t *testing.T) {
-			m := ggmltest.NewModel(cc.p)
-			defer m.Free()
-			be := ggmltest.NewBackend(cc.threads)
-			defer be.Free()
-			sched := steps(cc.prompt, cc.decode)
-			own := runSteps(t, m, be, modeOwn, ggml.Options{}, sched)
+			e := newCaseEnv(t, cc)
 			runs := map[string]*run{}
-			runs["ReorderGraph"] = runReordered(t, m, be, sched, func(g *ggmltest.Graph) {
+			runs["ReorderGraph"] = runReordered(t, e, func(g *ggmltest.Graph) {
 				o, err := ggml.ReorderGraph(g.CGraph(), ggml.Options{})
 				if err != nil {
 					t.Fatal(err)
@@ -72,7 +58,7 @@ func TestReorderGraphBitExact(t *testing.T) {
 			})
 			for k := range 3 {
 				name := "order " + string(rune('a'+k))
-				runs[name] = runReordered(t, m, be, sched, func(g *ggmltest.Graph) {
+				runs[name] = runReordered(t, e, func(g *ggmltest.Graph) {
 					orders, err := ggml.NodeOrders(g.CGraph())
 					if err != nil {
 						t.Fatal(err)
@@ -85,7 +71,7 @@ func TestReorderGraphBitExact(t *testing.T) {
 					}
 				})
 			}
-			compareRuns(t, own, "own memory, fixed order", runs)
+			compareRuns(t, e.own, "own memory, fixed order", runs)
 		})
 	}
 	if moved == 0 {
@@ -96,12 +82,9 @@ func TestReorderGraphBitExact(t *testing.T) {
 // TestPermuteNodesRejects: an order that is not a permutation of the
 // graph's nodes is refused, and the graph is left as it was.
 func TestPermuteNodesRejects(t *testing.T) {
-	m := ggmltest.NewModel(ggmltest.Tiny())
-	defer m.Free()
-	c := m.NewCache()
-	defer c.Free()
-	g := m.Build(c, 4, 0)
-	defer g.Free()
+	mg := ggmltest.NewModelGraph(ggmltest.Tiny(), 4, 0)
+	defer mg.Free()
+	g := mg.Graph
 	n := g.Nodes()
 	bad := make([]int, n)
 	for _, o := range [][]int{nil, bad, make([]int, n+1)} {
@@ -109,6 +92,24 @@ func TestPermuteNodesRejects(t *testing.T) {
 			t.Errorf("order of %d nodes accepted", len(o))
 		}
 	}
+}
+
+// branchesOwnOutput builds a graph of br in its own order, gives every
+// tensor its own bytes, computes it with inputs from seed and returns its
+// output.
+func branchesOwnOutput(t *testing.T, br *ggmltest.Branches, be *ggmltest.Backend, seed uint64) []byte {
+	t.Helper()
+	br.Build()
+	free, err := br.AllocOwn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer free()
+	br.SetInputs(seed)
+	if err := be.ComputeCGraph(br.CGraph()); err != nil {
+		t.Fatal(err)
+	}
+	return br.Output()
 }
 
 // TestReorderGraphBranches: a graph whose independent branches each make a
@@ -120,17 +121,7 @@ func TestReorderGraphBranches(t *testing.T) {
 	for _, n := range []int{2, 3, 5} {
 		br := ggmltest.NewBranches(n, uint64(n))
 		be := ggmltest.NewBackend(2)
-		br.Build()
-		free, err := br.AllocOwn()
-		if err != nil {
-			t.Fatal(err)
-		}
-		br.SetInputs(9)
-		if err := be.ComputeCGraph(br.CGraph()); err != nil {
-			t.Fatal(err)
-		}
-		want := br.Output()
-		free()
+		want := branchesOwnOutput(t, br, be, 9)
 
 		br.Build()
 		gallocrFixed := br.GallocrSize()
@@ -179,7 +170,7 @@ func TestReorderGraphBranches(t *testing.T) {
 		if err := be.ComputeCGraph(br.CGraph()); err != nil {
 			t.Fatal(err)
 		}
-		if d := diffBytes(want, br.Output()); d != 0 {
+		if d := ggmltest.DiffBytes(want, br.Output()); d != 0 {
 			t.Errorf("%d branches: %d of %d output bytes differ from the fixed order's", n, d, len(want))
 		}
 		a.Free()
@@ -199,17 +190,7 @@ func TestAllocGraphReorder(t *testing.T) {
 	defer br.Free()
 	be := ggmltest.NewBackend(2)
 	defer be.Free()
-	br.Build()
-	free, err := br.AllocOwn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	br.SetInputs(5)
-	if err := be.ComputeCGraph(br.CGraph()); err != nil {
-		t.Fatal(err)
-	}
-	want := br.Output()
-	free()
+	want := branchesOwnOutput(t, br, be, 5)
 	a, err := ggml.New(ggml.Options{Reorder: true, Check: true})
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +220,7 @@ func TestAllocGraphReorder(t *testing.T) {
 		if err := be.ComputeCGraph(br.CGraph()); err != nil {
 			t.Fatal(err)
 		}
-		if d := diffBytes(want, br.Output()); d != 0 {
+		if d := ggmltest.DiffBytes(want, br.Output()); d != 0 {
 			t.Errorf("graph %d: %d of %d output bytes differ from the fixed order's", i, d, len(want))
 		}
 	}
@@ -251,13 +232,8 @@ func TestAllocGraphReorder(t *testing.T) {
 	}
 
 	for _, cc := range computeCases(true)[:4] {
-		m := ggmltest.NewModel(cc.p)
-		be := ggmltest.NewBackend(cc.threads)
-		sched := steps(cc.prompt, cc.decode)
-		own := runSteps(t, m, be, modeOwn, ggml.Options{}, sched)
-		re := runSteps(t, m, be, modeSubarena, ggml.Options{Reorder: true, Check: true}, sched)
-		compareRuns(t, own, "own memory", map[string]*run{cc.String() + " reorder": re})
-		be.Free()
-		m.Free()
+		e := newCaseEnv(t, cc)
+		re := e.run(t, modeSubarena, ggml.Options{Reorder: true, Check: true})
+		compareRuns(t, e.own, "own memory", map[string]*run{cc.String() + " reorder": re})
 	}
 }

@@ -79,21 +79,32 @@ static int table_reserve(sa_state * s, int32_t n) {
     return 0;
 }
 
-static int recs_reserve(sa_state * s, int32_t n) {
-    if (n <= s->cap_recs) {
+// sa_reserve grows an array of elements of elem bytes, holding *cap of them,
+// to hold at least n: the capacity doubles from *cap, or from first when
+// *cap is 0, until it does. pp is the address of the array's pointer,
+// whatever its element type. It returns 0, or -1 when realloc fails (the
+// array and *cap are then as they were).
+static int sa_reserve(void * pp, int64_t * cap, int64_t n, int64_t first, size_t elem) {
+    if (n <= *cap) {
         return 0;
     }
-    int32_t want = s->cap_recs > 0 ? s->cap_recs : 64;
+    int64_t want = *cap > 0 ? *cap : first;
     while (want < n) {
         want *= 2;
     }
-    sa_rec * r = (sa_rec *) realloc(s->recs, (size_t) want * sizeof(sa_rec));
-    if (r == NULL) {
+    void * p;
+    memcpy(&p, pp, sizeof p);
+    void * q = realloc(p, (size_t) want * elem);
+    if (q == NULL) {
         return -1;
     }
-    s->recs = r;
-    s->cap_recs = want;
+    memcpy(pp, &q, sizeof q);
+    *cap = want;
     return 0;
+}
+
+static int recs_reserve(sa_state * s, int32_t n) {
+    return sa_reserve(&s->recs, &s->cap_recs, n, 64, sizeof(sa_rec));
 }
 
 // rec_of returns the record index of t, appending a leaf record when t is new.
@@ -154,20 +165,7 @@ static const sa_relaid * relaid_find(const sa_state * s, const struct ggml_tenso
 }
 
 static int key_reserve(sa_state * s, int64_t n) {
-    if (n <= s->cap_key) {
-        return 0;
-    }
-    int64_t want = s->cap_key > 0 ? s->cap_key : 1024;
-    while (want < n) {
-        want *= 2;
-    }
-    uint64_t * k = (uint64_t *) realloc(s->key, (size_t) want * sizeof(uint64_t));
-    if (k == NULL) {
-        return -1;
-    }
-    s->key = k;
-    s->cap_key = want;
-    return 0;
+    return sa_reserve(&s->key, &s->cap_key, n, 1024, sizeof(uint64_t));
 }
 
 // The most key words one record takes: a header, five words of sources,

@@ -54,7 +54,8 @@ typedef struct sa_state {
     ggml_backend_buffer_type_t buft;
     ggml_backend_buffer_t buffer;   // the allocator's buffer, or NULL
     sa_rec * recs;
-    int32_t n_recs, cap_recs, n_nodes, n_node_recs;
+    int32_t n_recs, n_nodes, n_node_recs;
+    int64_t cap_recs;
     // pointer -> record index, open addressing, cap a power of two
     struct ggml_tensor ** keys;
     int32_t * vals;

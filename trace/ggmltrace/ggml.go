@@ -21,16 +21,20 @@ const Format = "ggml-alloc-trace/1"
 // Engine is the one engine of a trace imported from ggml.
 const Engine = "compute"
 
-// ggmlTrace holds the fields of a ggml-alloc-trace/1 document the importer needs; the
-// format's other fields (analysis, notes, timings) are ignored.
-type ggmlTrace struct {
-	Format    string       `json:"format"`
-	Config    string       `json:"config"`
-	Alignment int64        `json:"alignment"`
-	Tensors   []ggmlTensor `json:"tensors"`
+// Document holds the fields of a ggml-alloc-trace/1 document that Import reads; the
+// format's other fields (analysis, notes, timings) are ignored. Marshalled with
+// encoding/json, a Document is a ggml-alloc-trace/1 document with those fields only.
+type Document struct {
+	Format    string   `json:"format"`
+	Config    string   `json:"config"`
+	Alignment int64    `json:"alignment"`
+	Tensors   []Tensor `json:"tensors"`
 }
 
-type ggmlTensor struct {
+// Tensor holds the fields of one tensor of a ggml-alloc-trace/1 document that Import
+// reads. Ne and Nb are innermost first, as ggml has them; Src names the sources (nil for
+// an empty slot); ExecIndex is the node's place in the graph, -1 for a leaf.
+type Tensor struct {
 	Name      string    `json:"name"`
 	Op        string    `json:"op"`
 	Type      string    `json:"type"`
@@ -86,7 +90,7 @@ func ggmlTypeNames() string {
 	return strings.Join(names, ", ")
 }
 
-// ggmlTensor kinds, as the importer maps them.
+// Tensor kinds, as the importer maps them.
 const (
 	ggmlAlloc    = iota // own compute-buffer tensor: an alloc step
 	ggmlExternal        // weights, kv cache: an external step
@@ -124,7 +128,7 @@ func Import(data []byte, name string) (*trace.Trace, error) {
 // ImportProgram is Import followed by Resolve, at the cost of Import alone: validating
 // the trace resolves it, and the Program that validation built is the one returned.
 func ImportProgram(data []byte, name string) (*trace.Program, error) {
-	var g ggmlTrace
+	var g Document
 	if !utf8.Valid(data) {
 		return nil, fmt.Errorf("ggml: %w: invalid UTF-8", trace.ErrSyntax)
 	}
@@ -178,7 +182,7 @@ func ggmlJSONError(data []byte, err error) error {
 }
 
 type ggmlImporter struct {
-	g      *ggmlTrace
+	g      *Document
 	t      *trace.Trace
 	byName map[string]int
 	kind   []int
@@ -374,7 +378,7 @@ func (im *ggmlImporter) emitData(i int, emitted []bool) error {
 
 // ggmlLayout converts ne/nb (innermost first) to shape/strides (outermost first); a
 // quantized type's innermost dimension counts blocks of blck elements.
-func ggmlLayout(x *ggmlTensor) (shape, strides []int64, elem int64, err error) {
+func ggmlLayout(x *Tensor) (shape, strides []int64, elem int64, err error) {
 	ty, ok := ggmlTypes[x.Type]
 	if !ok {
 		return nil, nil, 0, fmt.Errorf("%w: tensor %q has unknown ggml type %q", trace.ErrFormat, x.Name, x.Type)

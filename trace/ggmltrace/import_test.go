@@ -1,27 +1,25 @@
 package ggmltrace_test
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/tracefile"
 )
 
-// ggmlDoc is a small ggml-alloc-trace/1 document: weights, an input, an in-place MUL, a
-// TRANSPOSE view of its output and a CONT reading it.
-var ggmlDoc = func() string {
-	data, err := os.ReadFile("testdata/tiny.json")
-	if err != nil {
-		panic(err)
-	}
-	return string(data)
-}()
+// tinyDoc returns testdata/tiny.json, a small ggml-alloc-trace/1 document: weights, an
+// input, an in-place MUL, a TRANSPOSE view of its output and a CONT reading it.
+func tinyDoc(tb testing.TB) string {
+	tb.Helper()
+	return string(testfiles.Read(tb, "testdata", "tiny.json"))
+}
 
 func TestGGMLImport(t *testing.T) {
+	ggmlDoc := tinyDoc(t)
 	tr, err := tracefile.Read(strings.NewReader(ggmlDoc), "tiny")
 	if err != nil {
 		t.Fatal(err)

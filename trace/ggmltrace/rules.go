@@ -151,7 +151,7 @@ func (im *ggmlImporter) check(i int) error {
 	return nil
 }
 
-func viewSrcName(x *ggmlTensor) string {
+func viewSrcName(x *Tensor) string {
 	if x.ViewSrc == nil {
 		return "nothing"
 	}
@@ -160,7 +160,7 @@ func viewSrcName(x *ggmlTensor) string {
 
 // ggmlNbytes is ggml_nbytes: the bytes from a tensor's first element to one past its
 // last, for ne >= 1 and nb >= 0; false on int64 overflow.
-func ggmlNbytes(x *ggmlTensor, ty ggmlType) (int64, bool) {
+func ggmlNbytes(x *Tensor, ty ggmlType) (int64, bool) {
 	var n int64
 	var ok bool
 	if ty.blck == 1 {
@@ -184,25 +184,33 @@ func ggmlNbytes(x *ggmlTensor, ty ggmlType) (int64, bool) {
 }
 
 // ggmlDense reports whether nb is the dense row-major stride vector of ne.
-func ggmlDense(x *ggmlTensor) bool {
+func ggmlDense(x *Tensor) bool {
 	ty, ok := ggmlTypes[x.Type]
-	if !ok || len(x.Ne) != len(x.Nb) || len(x.Ne) == 0 || x.Nb[0] != ty.size {
+	return ok && DenseStrides(x.Ne, x.Nb, ty.blck, ty.size)
+}
+
+// DenseStrides reports whether nb is the dense row-major stride vector (in
+// bytes) of extents ne, both innermost first as ggml has them, for a type
+// whose blocks of blck elements take size bytes: nb[0] is size and every
+// further stride is the one before it times the extent before it (the
+// innermost counted in blocks), except that an extent of 1 may have any
+// stride. A product that overflows int64 is not dense.
+func DenseStrides(ne, nb []int64, blck, size int64) bool {
+	if len(ne) == 0 || len(ne) != len(nb) || size <= 0 || nb[0] != size {
 		return false
 	}
-	want := ty.size
-	for k := range x.Ne {
-		if k > 0 {
-			prev := x.Ne[k-1]
-			if k == 1 {
-				prev /= ty.blck
-			}
-			var ok bool
-			if want, ok = checked.Mul(want, prev); !ok {
-				return false
-			}
-			if x.Nb[k] != want && x.Ne[k] != 1 {
-				return false
-			}
+	want := size
+	for k := 1; k < len(ne); k++ {
+		prev := ne[k-1]
+		if k == 1 {
+			prev /= blck
+		}
+		var ok bool
+		if want, ok = checked.Mul(want, prev); !ok {
+			return false
+		}
+		if nb[k] != want && ne[k] != 1 {
+			return false
 		}
 	}
 	return true

@@ -31,26 +31,33 @@ import (
 //     op that ggml did not run in place, min(bytes of its own sources whose
 //     last read is that op, its output's bytes).
 
+// ggTensorFields are the fields of a ggml-alloc-trace/1 tensor that the
+// generator (ggmlgen_test.go) writes and the calculator reads with the same
+// Go types; ne, nb and exec_index are declared by each.
+type ggTensorFields struct {
+	Name      string    `json:"name"`
+	Op        string    `json:"op"`
+	OpDesc    string    `json:"op_desc"`
+	Type      string    `json:"type"`
+	Nbytes    int64     `json:"nbytes"`
+	AllocSize *int64    `json:"alloc_size"`
+	Src       []*string `json:"src"`
+	ViewSrc   *string   `json:"view_src"`
+	ViewOffs  int64     `json:"view_offs"`
+	IsLeaf    bool      `json:"is_leaf"`
+	IsInput   bool      `json:"is_input"`
+	IsOutput  bool      `json:"is_output"`
+	IsView    bool      `json:"is_view"`
+	Buffer    string    `json:"buffer"`
+}
+
 // ggTensorIn is what the calculator reads of a tensor (and what
 // TestGGMLGeneratorTiny compares between the generator and the real file).
 type ggTensorIn struct {
-	Name     string    `json:"name"`
-	Op       string    `json:"op"`
-	OpDesc   string    `json:"op_desc"`
-	Type     string    `json:"type"`
-	Ne       []int64   `json:"ne"`
-	Nb       []int64   `json:"nb"`
-	Nbytes   int64     `json:"nbytes"`
-	Alloc    *int64    `json:"alloc_size"`
-	Src      []*string `json:"src"`
-	ViewSrc  *string   `json:"view_src"`
-	ViewOffs int64     `json:"view_offs"`
-	IsLeaf   bool      `json:"is_leaf"`
-	IsInput  bool      `json:"is_input"`
-	IsOutput bool      `json:"is_output"`
-	IsView   bool      `json:"is_view"`
-	Buffer   string    `json:"buffer"`
-	Exec     int       `json:"exec_index"`
+	ggTensorFields
+	Ne   []int64 `json:"ne"`
+	Nb   []int64 `json:"nb"`
+	Exec int     `json:"exec_index"`
 }
 
 // ggFigures are the calculator's results. Per-step slices have one entry
@@ -142,8 +149,8 @@ func ggmlAnalyze(data []byte) (*ggFigures, error) {
 	newBlock := func(i, step int) {
 		sz := ts[i].Nbytes
 		al := sz
-		if ts[i].Alloc != nil {
-			al = *ts[i].Alloc
+		if ts[i].AllocSize != nil {
+			al = *ts[i].AllocSize
 		}
 		if a := doc.Alignment; a > 0 {
 			al = (al + a - 1) / a * a

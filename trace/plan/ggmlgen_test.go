@@ -50,29 +50,25 @@ func (p ggParams) String() string {
 
 // ggTensorOut is one tensor of a generated graph, every field of the format.
 type ggTensorOut struct {
-	Index      int       `json:"index"`
-	ExecIndex  int       `json:"exec_index"`
-	Name       string    `json:"name"`
-	Op         string    `json:"op"`
-	OpDesc     string    `json:"op_desc"`
-	Type       string    `json:"type"`
-	Ne         [4]int64  `json:"ne"`
-	Nb         [4]int64  `json:"nb"`
-	Nbytes     int64     `json:"nbytes"`
-	AllocSize  *int64    `json:"alloc_size"`
-	Src        []*string `json:"src"`
-	ViewSrc    *string   `json:"view_src"`
-	ViewOffs   int64     `json:"view_offs"`
-	IsLeaf     bool      `json:"is_leaf"`
-	IsInput    bool      `json:"is_input"`
-	IsOutput   bool      `json:"is_output"`
-	IsView     bool      `json:"is_view"`
-	Buffer     string    `json:"buffer"`
-	Offset     *int64    `json:"offset"`
-	AllocStep  *int64    `json:"ggml_alloc_step"`
-	FreeStep   *int64    `json:"ggml_free_step"`
-	InplaceOf  *string   `json:"inplace_of"`
+	Index     int `json:"index"`
+	ExecIndex int `json:"exec_index"`
+	ggTensorFields
+	Ne         [4]int64 `json:"ne"`
+	Nb         [4]int64 `json:"nb"`
+	Offset     *int64   `json:"offset"`
+	AllocStep  *int64   `json:"ggml_alloc_step"`
+	FreeStep   *int64   `json:"ggml_free_step"`
+	InplaceOf  *string  `json:"inplace_of"`
 	viewSrcPtr *ggTensorOut
+}
+
+// setDense gives t the dense strides of its type and shape, and the bytes
+// and allocation size they take.
+func (t *ggTensorOut) setDense() {
+	t.Nb = ggDenseNb(t.Type, t.Ne)
+	t.Nbytes = ggNbytes(t.Type, t.Ne, t.Nb)
+	sz := t.Nbytes
+	t.AllocSize = &sz
 }
 
 type ggBuilder struct {
@@ -104,12 +100,9 @@ func ggNe(ne ...int64) [4]int64 {
 }
 
 func (g *ggBuilder) leaf(name, typ, buffer string, input bool, ne ...int64) *ggTensorOut {
-	t := &ggTensorOut{Name: name, Op: "NONE", OpDesc: "NONE", Type: typ, Ne: ggNe(ne...), ExecIndex: -1,
-		IsLeaf: true, IsInput: input, Buffer: buffer, Src: []*string{}}
-	t.Nb = ggDenseNb(typ, t.Ne)
-	t.Nbytes = ggNbytes(typ, t.Ne, t.Nb)
-	sz := t.Nbytes
-	t.AllocSize = &sz
+	t := &ggTensorOut{ExecIndex: -1, Ne: ggNe(ne...), ggTensorFields: ggTensorFields{Name: name, Op: "NONE", OpDesc: "NONE",
+		Type: typ, IsLeaf: true, IsInput: input, Buffer: buffer, Src: []*string{}}}
+	t.setDense()
 	g.leafs = append(g.leafs, t)
 	return t
 }
@@ -128,11 +121,9 @@ func (g *ggBuilder) op(name, op, desc string, ne [4]int64, srcs ...*ggTensorOut)
 	if desc == "" {
 		desc = op
 	}
-	t := &ggTensorOut{Name: name, Op: op, OpDesc: desc, Type: "f32", Ne: ne, Src: ggSrcs(srcs), Buffer: "compute"}
-	t.Nb = ggDenseNb("f32", ne)
-	t.Nbytes = ggNbytes("f32", ne, t.Nb)
-	sz := t.Nbytes
-	t.AllocSize = &sz
+	t := &ggTensorOut{Ne: ne, ggTensorFields: ggTensorFields{Name: name, Op: op, OpDesc: desc, Type: "f32", Src: ggSrcs(srcs),
+		Buffer: "compute"}}
+	t.setDense()
 	g.nodes = append(g.nodes, t)
 	return t
 }
@@ -165,8 +156,8 @@ func (g *ggBuilder) view4(name, op string, src *ggTensorOut, ne, nb [4]int64, of
 		base, off = src.viewSrcPtr, src.ViewOffs+offs
 	}
 	bn := base.Name
-	t := &ggTensorOut{Name: name, Op: op, OpDesc: op, Type: src.Type, Ne: ne, Nb: nb, Src: ggSrcs([]*ggTensorOut{src}),
-		ViewSrc: &bn, ViewOffs: off, IsView: true, Buffer: base.Buffer, viewSrcPtr: base}
+	t := &ggTensorOut{Ne: ne, Nb: nb, viewSrcPtr: base, ggTensorFields: ggTensorFields{Name: name, Op: op, OpDesc: op,
+		Type: src.Type, Src: ggSrcs([]*ggTensorOut{src}), ViewSrc: &bn, ViewOffs: off, IsView: true, Buffer: base.Buffer}}
 	t.Nbytes = ggNbytes(t.Type, ne, nb)
 	g.nodes = append(g.nodes, t)
 	return t

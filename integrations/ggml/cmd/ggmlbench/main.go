@@ -29,6 +29,7 @@ import (
 	"runtime"
 	"text/tabwriter"
 	"time"
+	"unsafe"
 
 	"github.com/subarena/subarena/integrations/ggml"
 	"github.com/subarena/subarena/integrations/ggml/internal/ggmltest"
@@ -138,33 +139,22 @@ type result struct {
 }
 
 func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget time.Duration) (*result, error) {
-	m := ggmltest.NewModel(sh.Params)
-	defer m.Free()
-	c := m.NewCache()
-	defer c.Free()
-	g := m.Build(c, sh.Tokens, sh.Past)
-	defer g.Free()
+	mg := ggmltest.NewModelGraph(sh.Params, sh.Tokens, sh.Past)
+	defer mg.Free()
+	m, c, g := mg.Model, mg.Cache, mg.Graph
 	r := &result{nodes: g.Nodes(), gallocr: g.GallocrSize()}
 
-	off, err := ggml.New(ggml.Options{NoRelayout: true})
+	off, po, err := planWith(g.CGraph(), ggml.Options{NoRelayout: true})
 	if err != nil {
 		return nil, err
 	}
 	defer off.Free()
-	po, err := off.Plan(g.CGraph())
-	if err != nil {
-		return nil, err
-	}
 	r.offsets = po.Size
-	a, err := ggml.New(ggml.Options{Budget: budget})
+	a, p, err := planWith(g.CGraph(), ggml.Options{Budget: budget})
 	if err != nil {
 		return nil, err
 	}
 	defer a.Free()
-	p, err := a.Plan(g.CGraph())
-	if err != nil {
-		return nil, err
-	}
 	r.strided, r.bound, r.proven = p.Size, p.LowerBound, p.Result.Proven
 	r.first = float64((p.Read + p.Result.FirstPlan).Nanoseconds())
 	prog, err := p.Trace.Resolve()
@@ -244,6 +234,21 @@ func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget t
 		return nil, fmt.Errorf("placements planned again: %+v", st)
 	}
 	return r, nil
+}
+
+// planWith makes an Allocator with opts and returns it, for the caller to
+// free, with its plan of graph.
+func planWith(graph unsafe.Pointer, opts ggml.Options) (*ggml.Allocator, *ggml.Plan, error) {
+	a, err := ggml.New(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := a.Plan(graph)
+	if err != nil {
+		a.Free()
+		return nil, nil, err
+	}
+	return a, p, nil
 }
 
 // measure returns f's mean time in ns over repetitions filling minTime (at

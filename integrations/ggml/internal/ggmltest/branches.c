@@ -31,14 +31,14 @@ sa_branches * sa_branches_new(int32_t n, uint64_t seed) {
     b->F = 512;
     b->T = 16;
     struct ggml_init_params ip = { ggml_tensor_overhead() * 2 * SA_BRANCHES_MAX, NULL, true };
-    b->ctx_w = ggml_init(ip);
+    b->fx.ctx_w = ggml_init(ip);
     for (int i = 0; i < n; i++) {
-        b->up[i] = ggml_new_tensor_2d(b->ctx_w, GGML_TYPE_F32, b->E, b->F);
+        b->up[i] = ggml_new_tensor_2d(b->fx.ctx_w, GGML_TYPE_F32, b->E, b->F);
         ggml_format_name(b->up[i], "up-%d", i);
-        b->down[i] = ggml_new_tensor_2d(b->ctx_w, GGML_TYPE_F32, b->F, b->E);
+        b->down[i] = ggml_new_tensor_2d(b->fx.ctx_w, GGML_TYPE_F32, b->F, b->E);
         ggml_format_name(b->down[i], "down-%d", i);
     }
-    b->buf_w = ggml_backend_alloc_ctx_tensors_from_buft(b->ctx_w, ggml_backend_cpu_buffer_type());
+    b->fx.buf_w = ggml_backend_alloc_ctx_tensors_from_buft(b->fx.ctx_w, ggml_backend_cpu_buffer_type());
     for (int i = 0; i < n; i++) {
         sa_br_fill(b->up[i], seed ^ (uint64_t) (2 * i + 1), 1.0f / sqrtf((float) b->E));
         sa_br_fill(b->down[i], seed ^ (uint64_t) (2 * i + 2), 1.0f / sqrtf((float) b->F));
@@ -47,11 +47,7 @@ sa_branches * sa_branches_new(int32_t n, uint64_t seed) {
 }
 
 void sa_branches_build(sa_branches * b) {
-    const size_t size = 64;
-    struct ggml_init_params ip = { ggml_tensor_overhead() * size + ggml_graph_overhead_custom(size, false), NULL, true };
-    struct ggml_context * ctx = ggml_init(ip);
-    b->ctx = ctx;
-    b->gf = ggml_new_graph_custom(ctx, size, false);
+    struct ggml_context * ctx = sa_fixture_new_graph(&b->fx, 64);
     b->inp = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, b->E, b->T);
     ggml_set_name(b->inp, "x");
     ggml_set_input(b->inp);
@@ -59,17 +55,17 @@ void sa_branches_build(sa_branches * b) {
     for (int i = 0; i < b->n; i++) {
         h[i] = ggml_mul_mat(ctx, b->up[i], b->inp);
         ggml_format_name(h[i], "h-%d", i);
-        ggml_build_forward_expand(b->gf, h[i]);
+        ggml_build_forward_expand(b->fx.gf, h[i]);
     }
     for (int i = 0; i < b->n; i++) {
         a[i] = ggml_gelu(ctx, h[i]);
         ggml_format_name(a[i], "a-%d", i);
-        ggml_build_forward_expand(b->gf, a[i]);
+        ggml_build_forward_expand(b->fx.gf, a[i]);
     }
     for (int i = 0; i < b->n; i++) {
         r[i] = ggml_mul_mat(ctx, b->down[i], a[i]);
         ggml_format_name(r[i], "r-%d", i);
-        ggml_build_forward_expand(b->gf, r[i]);
+        ggml_build_forward_expand(b->fx.gf, r[i]);
     }
     struct ggml_tensor * out = r[0];
     for (int i = 1; i < b->n; i++) {
@@ -78,27 +74,17 @@ void sa_branches_build(sa_branches * b) {
     }
     ggml_set_output(out);
     b->out = out;
-    ggml_build_forward_expand(b->gf, out);
+    ggml_build_forward_expand(b->fx.gf, out);
 }
 
 void sa_branches_set_inputs(sa_branches * b, uint64_t seed) {
     sa_br_fill(b->inp, seed, 1.0f);
 }
 
-void sa_branches_free_graph(sa_branches * b) {
-    if (b->ctx != NULL) {
-        ggml_free(b->ctx);
-        b->ctx = NULL;
-        b->gf = NULL;
-    }
-}
-
 void sa_branches_free(sa_branches * b) {
     if (b == NULL) {
         return;
     }
-    sa_branches_free_graph(b);
-    ggml_backend_buffer_free(b->buf_w);
-    ggml_free(b->ctx_w);
+    sa_fixture_free(&b->fx);
     free(b);
 }

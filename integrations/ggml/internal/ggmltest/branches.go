@@ -2,15 +2,6 @@ package ggmltest
 
 /*
 #include "branches.h"
-#include "ggml-alloc.h"
-
-static size_t sa_branches_gallocr_size(struct ggml_cgraph * gf) {
-    ggml_gallocr_t ga = ggml_gallocr_new(ggml_backend_cpu_buffer_type());
-    size_t size = 0;
-    ggml_gallocr_reserve_n_size(ga, gf, NULL, NULL, &size);
-    ggml_gallocr_free(ga);
-    return size;
-}
 */
 import "C"
 
@@ -39,15 +30,15 @@ func NewBranches(n int, seed uint64) *Branches {
 
 // Build makes a new graph (freeing the last one).
 func (b *Branches) Build() {
-	C.sa_branches_free_graph(b.b)
+	C.sa_fixture_free_graph(&b.b.fx)
 	C.sa_branches_build(b.b)
 }
 
 // CGraph returns the graph of the last Build.
-func (b *Branches) CGraph() unsafe.Pointer { return unsafe.Pointer(b.b.gf) }
+func (b *Branches) CGraph() unsafe.Pointer { return unsafe.Pointer(b.b.fx.gf) }
 
 // Nodes returns the graph's node count.
-func (b *Branches) Nodes() int { return int(C.ggml_graph_n_nodes(b.b.gf)) }
+func (b *Branches) Nodes() int { return int(C.ggml_graph_n_nodes(b.b.fx.gf)) }
 
 // SetInputs writes the input after allocation.
 func (b *Branches) SetInputs(seed uint64) { C.sa_branches_set_inputs(b.b, C.uint64_t(seed)) }
@@ -56,17 +47,11 @@ func (b *Branches) SetInputs(seed uint64) { C.sa_branches_set_inputs(b.b, C.uint
 func (b *Branches) Output() []byte { return tensorBytes(b.b.out) }
 
 // AllocOwn gives every tensor of the graph its own bytes.
-func (b *Branches) AllocOwn() (free func(), err error) {
-	buf := C.ggml_backend_alloc_ctx_tensors_from_buft(b.b.ctx, C.ggml_backend_cpu_buffer_type())
-	if buf == nil {
-		return nil, fmt.Errorf("ggml_backend_alloc_ctx_tensors failed")
-	}
-	return func() { C.ggml_backend_buffer_free(buf) }, nil
-}
+func (b *Branches) AllocOwn() (free func(), err error) { return allocOwn(&b.b.fx) }
 
 // GallocrSize returns the buffer ggml_gallocr reserves for the graph of
 // the last Build, in its current node order.
-func (b *Branches) GallocrSize() int64 { return int64(C.sa_branches_gallocr_size(b.b.gf)) }
+func (b *Branches) GallocrSize() int64 { return gallocrSize(b.b.fx.gf) }
 
 // Free releases the weights and the graph.
 func (b *Branches) Free() { C.sa_branches_free(b.b) }

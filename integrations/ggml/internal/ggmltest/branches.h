@@ -10,6 +10,8 @@
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
 
+#include "fixture.h"
+
 #define SA_BRANCHES_MAX 8
 
 // sa_branches: x (input, E×T) feeds n branches, each
@@ -18,19 +20,15 @@
 // gelu, then every reduction, then the sum.
 typedef struct sa_branches {
     int32_t n, E, F, T;
-    struct ggml_context * ctx_w;
-    ggml_backend_buffer_t buf_w;
+    sa_fixture fx;
     struct ggml_tensor * up[SA_BRANCHES_MAX], * down[SA_BRANCHES_MAX];
-    // the graph of the last sa_branches_build
-    struct ggml_context * ctx;
-    struct ggml_cgraph * gf;
+    // tensors of the graph of the last sa_branches_build
     struct ggml_tensor * inp, * out;
 } sa_branches;
 
 sa_branches * sa_branches_new(int32_t n, uint64_t seed);
 void sa_branches_build(sa_branches * b);
 void sa_branches_set_inputs(sa_branches * b, uint64_t seed);
-void sa_branches_free_graph(sa_branches * b);
 void sa_branches_free(sa_branches * b);
 
 #endif

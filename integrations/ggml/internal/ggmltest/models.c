@@ -143,10 +143,7 @@ void sa_model_free(sa_model * m) {
     if (m == NULL) {
         return;
     }
-    if (m->buf != NULL) {
-        ggml_backend_buffer_free(m->buf);
-    }
-    ggml_free(m->ctx);
+    sa_free_tensors(m->ctx, m->buf);
     free(m->layers);
     free(m);
 }
@@ -186,10 +183,7 @@ void sa_cache_free(sa_cache * c) {
     if (c == NULL) {
         return;
     }
-    if (c->buf != NULL) {
-        ggml_backend_buffer_free(c->buf);
-    }
-    ggml_free(c->ctx);
+    sa_free_tensors(c->ctx, c->buf);
     free(c->k);
     free(c->v);
     free(c);
@@ -504,14 +498,14 @@ sa_micro * sa_micro_new(int32_t writer, int32_t reader, uint64_t seed) {
     m->F = 96; // 6 heads of D
     m->T = 12;
     struct ggml_init_params ip = { ggml_tensor_overhead() * 4, NULL, true };
-    m->ctx_w = ggml_init(ip);
-    m->w1 = ggml_new_tensor_2d(m->ctx_w, GGML_TYPE_F16, m->E, 2 * m->F);
-    m->w2 = ggml_new_tensor_2d(m->ctx_w, GGML_TYPE_F16, m->F, m->E);
-    m->w3 = ggml_new_tensor_2d(m->ctx_w, GGML_TYPE_F16, m->D, m->E);
+    m->fx.ctx_w = ggml_init(ip);
+    m->w1 = ggml_new_tensor_2d(m->fx.ctx_w, GGML_TYPE_F16, m->E, 2 * m->F);
+    m->w2 = ggml_new_tensor_2d(m->fx.ctx_w, GGML_TYPE_F16, m->F, m->E);
+    m->w3 = ggml_new_tensor_2d(m->fx.ctx_w, GGML_TYPE_F16, m->D, m->E);
     ggml_set_name(m->w1, "w1");
     ggml_set_name(m->w2, "w2");
     ggml_set_name(m->w3, "w3");
-    m->buf_w = ggml_backend_alloc_ctx_tensors_from_buft(m->ctx_w, ggml_backend_cpu_buffer_type());
+    m->fx.buf_w = ggml_backend_alloc_ctx_tensors_from_buft(m->fx.ctx_w, ggml_backend_cpu_buffer_type());
     fill(m->w1, seed ^ 1, 0.0f, 1.0f / sqrtf((float) m->E));
     fill(m->w2, seed ^ 2, 0.0f, 1.0f / sqrtf((float) m->F));
     fill(m->w3, seed ^ 3, 0.0f, 1.0f / sqrtf((float) m->D));
@@ -519,11 +513,7 @@ sa_micro * sa_micro_new(int32_t writer, int32_t reader, uint64_t seed) {
 }
 
 void sa_micro_build(sa_micro * m) {
-    const size_t size = 64;
-    struct ggml_init_params ip = { ggml_tensor_overhead() * size + ggml_graph_overhead_custom(size, false), NULL, true };
-    struct ggml_context * ctx = ggml_init(ip);
-    m->ctx = ctx;
-    m->gf = ggml_new_graph_custom(ctx, size, false);
+    struct ggml_context * ctx = sa_fixture_new_graph(&m->fx, 64);
     const int E = m->E, F = m->F, D = m->D, T = m->T, H = F / D;
     m->inp = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, E, T);
     ggml_set_name(m->inp, "inp");
@@ -577,8 +567,8 @@ void sa_micro_build(sa_micro * m) {
     struct ggml_tensor * keep = nm(ggml_cont(ctx, b), "keep", -1);
     ggml_set_output(keep);
     m->keep = keep;
-    ggml_build_forward_expand(m->gf, out);
-    ggml_build_forward_expand(m->gf, keep);
+    ggml_build_forward_expand(m->fx.gf, out);
+    ggml_build_forward_expand(m->fx.gf, keep);
 }
 
 void sa_micro_set_inputs(sa_micro * m, uint64_t seed) {
@@ -601,20 +591,10 @@ void sa_micro_set_inputs(sa_micro * m, uint64_t seed) {
     free(p);
 }
 
-void sa_micro_free_graph(sa_micro * m) {
-    if (m->ctx != NULL) {
-        ggml_free(m->ctx);
-        m->ctx = NULL;
-        m->gf = NULL;
-    }
-}
-
 void sa_micro_free(sa_micro * m) {
     if (m == NULL) {
         return;
     }
-    sa_micro_free_graph(m);
-    ggml_backend_buffer_free(m->buf_w);
-    ggml_free(m->ctx_w);
+    sa_fixture_free(&m->fx);
     free(m);
 }

@@ -10,7 +10,7 @@
 package ggmltest
 
 /*
-#cgo CPPFLAGS: -I${SRCDIR}/../include
+#cgo CPPFLAGS: -I${SRCDIR}/../third_party/ggml/include
 #cgo CFLAGS: -O2
 #cgo LDFLAGS: -lm
 #include <stdlib.h>
@@ -221,7 +221,11 @@ func (g *Graph) AllocOwn() (free func(), err error) {
 
 // GallocrSize is the buffer ggml_gallocr would reserve for the graph
 // (ggml_gallocr_reserve_n_size: no memory is allocated).
-func (g *Graph) GallocrSize() int64 { return int64(C.sa_gallocr_size_only(g.g.gf)) }
+func (g *Graph) GallocrSize() int64 { return gallocrSize(g.g.gf) }
+
+// gallocrSize returns the buffer a new ggml_gallocr on the CPU buffer type
+// reserves for gf, without allocating it.
+func gallocrSize(gf *C.struct_ggml_cgraph) int64 { return int64(C.sa_gallocr_size_only(gf)) }
 
 // Backend is ggml's CPU backend.
 type Backend struct {
@@ -343,12 +347,12 @@ func NewMicro(writer, reader int, seed uint64) *Micro {
 
 // Build builds a fresh graph (freeing the previous one).
 func (m *Micro) Build() {
-	C.sa_micro_free_graph(m.m)
+	C.sa_fixture_free_graph(&m.m.fx)
 	C.sa_micro_build(m.m)
 }
 
 // CGraph returns the graph of the last Build.
-func (m *Micro) CGraph() unsafe.Pointer { return unsafe.Pointer(m.m.gf) }
+func (m *Micro) CGraph() unsafe.Pointer { return unsafe.Pointer(m.m.fx.gf) }
 
 // SetInputs writes the inputs after allocation.
 func (m *Micro) SetInputs(seed uint64) { C.sa_micro_set_inputs(m.m, C.uint64_t(seed)) }
@@ -359,8 +363,12 @@ func (m *Micro) Outputs() []byte {
 }
 
 // AllocOwn gives every tensor of the graph its own bytes.
-func (m *Micro) AllocOwn() (free func(), err error) {
-	buf := C.ggml_backend_alloc_ctx_tensors_from_buft(m.m.ctx, C.ggml_backend_cpu_buffer_type())
+func (m *Micro) AllocOwn() (free func(), err error) { return allocOwn(&m.m.fx) }
+
+// allocOwn gives every tensor of the fixture's graph its own bytes, in one
+// CPU buffer that free releases.
+func allocOwn(fx *C.sa_fixture) (free func(), err error) {
+	buf := C.ggml_backend_alloc_ctx_tensors_from_buft(fx.ctx, C.ggml_backend_cpu_buffer_type())
 	if buf == nil {
 		return nil, fmt.Errorf("ggml_backend_alloc_ctx_tensors failed")
 	}

@@ -15,6 +15,8 @@
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
 
+#include "fixture.h"
+
 enum { SA_ARCH_LLAMA = 0, SA_ARCH_GPT2 = 1 };
 
 enum {
@@ -104,17 +106,13 @@ enum {
 
 typedef struct sa_micro {
     int32_t writer, reader, E, F, D, T;
-    struct ggml_context * ctx_w;
-    ggml_backend_buffer_t buf_w;
+    sa_fixture fx;
     struct ggml_tensor * w1, * w2, * w3;
-    // the graph of the last sa_micro_build
-    struct ggml_context * ctx;
-    struct ggml_cgraph * gf;
+    // tensors of the graph of the last sa_micro_build
     struct ggml_tensor * inp, * pos, * out, * keep;
 } sa_micro;
 
 sa_micro * sa_micro_new(int32_t writer, int32_t reader, uint64_t seed);
 void sa_micro_build(sa_micro * m);
 void sa_micro_set_inputs(sa_micro * m, uint64_t seed);
-void sa_micro_free_graph(sa_micro * m);
 void sa_micro_free(sa_micro * m);
