@@ -1,7 +1,6 @@
 package ggmltrace
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -408,12 +407,3 @@ type formatError struct{ msg string }
 
 func (e *formatError) Error() string   { return e.msg }
 func (e *formatError) Unwrap() []error { return []error{trace.ErrFormat, trace.ErrUnknownFormat} }
-
-// quote renders s as a JSON string without HTML escaping.
-func quote(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a Go string always encodes
-	return string(bytes.TrimRight(b.Bytes(), "\n"))
-}

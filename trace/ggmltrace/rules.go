@@ -5,6 +5,7 @@ import (
 
 	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracejson"
 )
 
 // The rules every tensor of a ggml-alloc-trace/1 document is validated against before
@@ -50,7 +51,7 @@ type TensorError struct {
 // Error formats the error as "ggml: tensor I "NAME": rule: detail" (the sentinel's own
 // text left out, as in trace.StepError).
 func (e *TensorError) Error() string {
-	return fmt.Sprintf("ggml: tensor %d %s: %s: %s", e.Index, quote(e.Name), e.Rule, trace.Detail(e.Err))
+	return fmt.Sprintf("ggml: tensor %d %s: %s: %s", e.Index, tracejson.Quote(e.Name), e.Rule, trace.Detail(e.Err))
 }
 
 // Unwrap returns the underlying error, so errors.Is matches its sentinel.
@@ -65,7 +66,7 @@ func (im *ggmlImporter) check(i int) error {
 	}
 	ty, ok := ggmlTypes[x.Type]
 	if !ok {
-		return fail(RuleType, trace.ErrFormat, "type %s is not one of ggml's (%s)", quote(x.Type), ggmlTypeNames())
+		return fail(RuleType, trace.ErrFormat, "type %s is not one of ggml's (%s)", tracejson.Quote(x.Type), ggmlTypeNames())
 	}
 	n := len(x.Ne)
 	if n != len(x.Nb) || n == 0 || n > 4 {
@@ -137,7 +138,7 @@ func (im *ggmlImporter) check(i int) error {
 	base := &im.g.Tensors[j]
 	if base.ViewSrc != nil || ggmlViewOps[base.Op] {
 		return fail(RuleViewSrc, trace.ErrShape, "view_src %s is itself a view (of %s); ggml collapses views of views onto their base",
-			quote(base.Name), viewSrcName(base))
+			tracejson.Quote(base.Name), viewSrcName(base))
 	}
 	size := base.Nbytes
 	if base.AllocSize != nil && *base.AllocSize > size {
@@ -146,7 +147,7 @@ func (im *ggmlImporter) check(i int) error {
 	end, ok := checked.Add(x.ViewOffs, nbytes)
 	if x.ViewOffs < 0 || !ok || end > size {
 		return fail(RuleViewBounds, trace.ErrOutOfBounds, "bytes [%d, %d+%d) outside view_src %s of %d bytes",
-			x.ViewOffs, x.ViewOffs, nbytes, quote(base.Name), size)
+			x.ViewOffs, x.ViewOffs, nbytes, tracejson.Quote(base.Name), size)
 	}
 	return nil
 }
@@ -155,7 +156,7 @@ func viewSrcName(x *Tensor) string {
 	if x.ViewSrc == nil {
 		return "nothing"
 	}
-	return quote(*x.ViewSrc)
+	return tracejson.Quote(*x.ViewSrc)
 }
 
 // ggmlNbytes is ggml_nbytes: the bytes from a tensor's first element to one past its

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/ggmltrace"
+	"github.com/subarena/subarena/trace/internal/tracejson"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/tracefile"
 )
@@ -117,7 +118,7 @@ func TestGGMLTensorRules(t *testing.T) {
 			require.Equal(t, c.tensor, te.Name)
 			require.Equal(t, c.rule, te.Rule)
 			require.Contains(t, err.Error(), `tensor `)
-			require.Contains(t, err.Error(), ggmltrace.Quote(c.tensor)+": "+c.rule+": ")
+			require.Contains(t, err.Error(), tracejson.Quote(c.tensor)+": "+c.rule+": ")
 			require.Contains(t, err.Error(), c.says)
 		})
 	}
