@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/ggmltrace"
 	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
-	"github.com/subarena/subarena/trace/tracefile"
 )
 
 // tinyDoc returns testdata/tiny.json, a small ggml-alloc-trace/1 document: weights, an
@@ -20,7 +20,7 @@ func tinyDoc(tb testing.TB) string {
 
 func TestGGMLImport(t *testing.T) {
 	ggmlDoc := tinyDoc(t)
-	tr, err := tracefile.Read(strings.NewReader(ggmlDoc), "tiny")
+	tr, err := ggmltrace.Import([]byte(ggmlDoc), "tiny")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestGGMLImport(t *testing.T) {
 		strings.Replace(ggmlDoc, `"view_src": "h"`, `"view_src": null`, 1),
 		strings.Replace(ggmlDoc, `"name": "out"`, `"name": "h"`, 1),
 	} {
-		if _, err := tracefile.Read(strings.NewReader(bad), "bad"); err == nil {
+		if _, err := ggmltrace.Import([]byte(bad), "bad"); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
 	}

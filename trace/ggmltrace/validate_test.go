@@ -13,7 +13,6 @@ import (
 	"github.com/subarena/subarena/trace/ggmltrace"
 	"github.com/subarena/subarena/trace/internal/tracejson"
 	"github.com/subarena/subarena/trace/internal/tracetest"
-	"github.com/subarena/subarena/trace/tracefile"
 )
 
 // ggmlEdit returns tinyDoc with the fields of one tensor replaced (a nil value removes
@@ -110,7 +109,7 @@ func TestGGMLTensorRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			doc := ggmlEdit(t, c.tensor, c.fields)
 			var err error
-			require.NotPanics(t, func() { _, err = tracefile.Read(strings.NewReader(doc), "bad") })
+			require.NotPanics(t, func() { _, err = ggmltrace.Import([]byte(doc), "bad") })
 			require.Error(t, err)
 			require.ErrorIs(t, err, c.is)
 			var te *ggmltrace.TensorError
@@ -135,7 +134,7 @@ func TestGGMLTensorRulesAccept(t *testing.T) {
 		"null alloc_size":   ggmlEdit(t, "h", map[string]any{"alloc_size": nil}),
 		"view at the end":   ggmlEdit(t, "ht", map[string]any{"ne": []int{2, 4, 1, 1}, "nbytes": 48, "view_offs": 16}),
 	} {
-		_, err := tracefile.Read(strings.NewReader(doc), "ok")
+		_, err := ggmltrace.Import([]byte(doc), "ok")
 		require.NoError(t, err, name)
 	}
 }
@@ -144,7 +143,7 @@ func TestGGMLTensorRulesAccept(t *testing.T) {
 // inplace ops.
 func TestGGMLInplaceFillClamp(t *testing.T) {
 	for _, op := range []string{"FILL", "CLAMP"} {
-		tr, err := tracefile.Read(strings.NewReader(ggmlEdit(t, "h", map[string]any{"op": op})), "inplace")
+		tr, err := ggmltrace.Import([]byte(ggmlEdit(t, "h", map[string]any{"op": op})), "inplace")
 		require.NoError(t, err)
 		p := tracetest.Resolve(t, tr)
 		k, ok := p.OpIndex("h")
