@@ -176,8 +176,8 @@ func viewerRun(p *trace.Program, tl *timeline, r ViewerRun) (htmlviz.Run, error)
 			return -1
 		}
 		for _, v := range r.Report.Violations {
-			hv := htmlviz.Violation{Rule: v.Rule, Bytes: v.Bytes, Earlier: htmlviz.Party(v.Earlier),
-				Later: htmlviz.Party(v.Later), MissingEdge: v.MissingEdge(), From: step(v.Earlier.Op), To: step(v.Later.Op)}
+			hv := htmlviz.Violation{Rule: v.Rule, Bytes: v.Bytes, Earlier: v.Earlier,
+				Later: v.Later, MissingEdge: v.MissingEdge(), From: step(v.Earlier.Op), To: step(v.Later.Op)}
 			for _, rg := range v.Ranges {
 				hv.Ranges = append(hv.Ranges, [2]int64{rg.Lo, rg.Hi})
 			}

@@ -1,7 +1,8 @@
 // Package htmlviz renders a memory timeline as one self-contained, interactive HTML
-// page: subarena's answer to PyTorch's memory viewer. It is the renderer only: it knows
-// nothing of traces, and depends on the standard library alone. bench.ViewerPage builds
-// a Page from a trace and its replays or plans; `subarena viz FILE --html` writes one.
+// page: subarena's answer to PyTorch's memory viewer. It is the renderer only: it reads
+// no trace, and of the rest of subarena uses only the checker's Party, the side of a
+// violation it shows as the checker reports it. bench.ViewerPage builds a Page from a
+// trace and its replays or plans; `subarena viz FILE --html` writes one.
 //
 // # What the page shows
 //

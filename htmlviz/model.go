@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/subarena/subarena/trace/check"
 )
 
 // Schema is the value of Page.Schema: the version of the embedded JSON document.
@@ -155,15 +157,10 @@ type Violation struct {
 	To   int `json:"to"`
 }
 
-// Party is one side of a violation.
-type Party struct {
-	Buffer string `json:"buffer"`
-	Op     string `json:"op"`
-	Engine string `json:"engine"`
-	Access string `json:"access"`
-	// Chain is the name the op used, each view it was taken of, and the buffer.
-	Chain []string `json:"chain"`
-}
+// Party is one side of a violation, exactly as the checker reports it and
+// `subarena check --json` prints it: the buffer, the op, its engine, its access and
+// the view chain through which it reaches the bytes.
+type Party = check.Party
 
 // Validate reports the first inconsistency in the page, as an error matching ErrPage.
 func (p *Page) Validate() error {
