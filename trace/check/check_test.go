@@ -114,7 +114,7 @@ func TestCheckHeldAndDiscard(t *testing.T) {
 }
 
 func TestCheckPlanErrors(t *testing.T) {
-	p := tracetest.Resolve(t, tracetest.Load(t, "../testdata/split-qkv.json"))
+	p := tracetest.Program(t, "../testdata/split-qkv.json")
 	cases := map[string]*trace.Plan{
 		"missing":  {Size: 1 << 20, Offsets: map[string]int64{"qkv": 0}},
 		"negative": {Size: 1 << 20, Offsets: map[string]int64{"qkv": 0, "tmp": -256}},

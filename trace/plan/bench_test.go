@@ -14,8 +14,7 @@ import (
 // its placements (no search, check or replay). ggml-alloc plans the same
 // graph in 21-54 us.
 func BenchmarkPlanGGMLTinyGreedy(b *testing.B) {
-	tr := tracetest.Load(b, ggmlTiny)
-	p := tracetest.Resolve(b, tr)
+	p := tracetest.Program(b, ggmlTiny)
 	res, err := PlanProgram(p, Options{})
 	if err != nil || res.Plan.Size > ggmlBound(b, ggmlTiny) {
 		b.Fatalf("size %d, %v", res.Plan.Size, err)
@@ -82,8 +81,7 @@ func BenchmarkSearchDecide(b *testing.B) {
 }
 
 func ggmlTinyProblem(tb testing.TB) *Problem {
-	tr := tracetest.Load(tb, ggmlTiny)
-	p := tracetest.Resolve(tb, tr)
+	p := tracetest.Program(tb, ggmlTiny)
 	ip := newInplacer(p, func(a, b int) bool { return a < b }, true)
 	ip.decide()
 	return derive(ip).prob

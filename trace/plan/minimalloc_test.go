@@ -10,9 +10,6 @@ import (
 	"time"
 )
 
-// minimallocDir holds the MiniMalloc benchmark instances.
-const minimallocDir = "../../testdata/minimalloc"
-
 // instance is one MiniMalloc benchmark with its published figures.
 type instance struct {
 	name      string

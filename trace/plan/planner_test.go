@@ -26,8 +26,6 @@ import (
 	"github.com/subarena/subarena/trace/replay"
 )
 
-const ggmlTiny = "../../testdata/ggml/ggml-tiny.json"
-
 // ggmlBound reads a ggml trace's max_live_bytes_subrange_elementwise_inplace_exact:
 // the bound when each byte lives until its last read through any view and
 // elementwise ops may write over dying inputs, through views too.

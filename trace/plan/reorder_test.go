@@ -18,20 +18,13 @@ import (
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
-// twoBranchesFile holds x feeding two independent branches, each a big temporary
-// reduced to a small result, joined at the end. In the input order the two
-// temporaries are made before either is reduced, so both are live at once
-// (4096-byte temporaries, 256-byte results).
-const twoBranchesFile = "testdata/two-branches.json"
-
 // TestReorderTwoBranches: running each branch to its small result before
 // the other starts keeps one temporary live at a time. Fixed order: x and
 // both temporaries, 256 + 2×4096 = 8448 bytes; reordered: x, one
 // temporary and one result, 256 + 4096 + 256 = 4608, and the plans reach
 // both bounds.
 func TestReorderTwoBranches(t *testing.T) {
-	tr := tracetest.Load(t, twoBranchesFile)
-	p := tracetest.Resolve(t, tr)
+	p := tracetest.Program(t, twoBranchesFile)
 	for _, rule := range ReorderRules {
 		ro, err := Reorder(p, rule)
 		if err != nil {
@@ -44,7 +37,7 @@ func TestReorderTwoBranches(t *testing.T) {
 			t.Errorf("%v: model peaks %d (fixed %d), want 4608 (8448)", rule, ro.Peak, ro.Fixed)
 		}
 	}
-	res, err := Plan(tr, Options{Reorder: true})
+	res, err := Plan(p.Trace, Options{Reorder: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +66,7 @@ func TestReorderTwoBranches(t *testing.T) {
 		t.Errorf("order bound %d, want 4352", res.OrderBound)
 	}
 	// Without Reorder, Plan is the fixed order's.
-	plain, err := Plan(tr, Options{})
+	plain, err := Plan(p.Trace, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 func TestSharedDataReplayAndCheck(t *testing.T) {
 	files := append(sharedFiles(t, "minimalloc/*.csv"), sharedFiles(t, "ggml/*.json")...)
 	for _, f := range files {
-		p := tracetest.Resolve(t, tracetest.Load(t, f))
+		p := tracetest.Program(t, f)
 		for _, pol := range subarena.Policies() {
 			res, err := Run(p, Options{Policy: pol})
 			if err != nil {
@@ -47,7 +47,7 @@ func TestSharedDataReplayAndCheck(t *testing.T) {
 func TestMiniMallocConflicts(t *testing.T) {
 	for _, f := range sharedFiles(t, "minimalloc/*.csv") {
 		mm := readMiniMalloc(t, f)
-		p := tracetest.Resolve(t, tracetest.Load(t, f))
+		p := tracetest.Program(t, f)
 		for _, pol := range subarena.Policies() {
 			res, err := Run(p, Options{Policy: pol})
 			if err != nil {
@@ -88,7 +88,7 @@ func TestMiniMallocLowerBound(t *testing.T) {
 			}
 			want = max(want, live)
 		}
-		p := tracetest.Resolve(t, tracetest.Load(t, f))
+		p := tracetest.Program(t, f)
 		res, err := Run(p, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -103,7 +103,7 @@ func TestMiniMallocLowerBound(t *testing.T) {
 // chain, the ir-order plan hands the read bytes to a compute writer; check.Plan names the
 // reader, its view chain and the missing edge. Every safe policy's plan passes.
 func TestIROrderCounterexample(t *testing.T) {
-	p := tracetest.Resolve(t, tracetest.Load(t, "../testdata/split-qkv.json"))
+	p := tracetest.Program(t, "../testdata/split-qkv.json")
 	res, err := Run(p, Options{Policy: subarena.IROrder})
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +157,7 @@ func TestGGMLReproducesGGML(t *testing.T) {
 		if err := json.Unmarshal(data, &g); err != nil {
 			t.Fatal(err)
 		}
-		p := tracetest.Resolve(t, tracetest.Load(t, f))
+		p := tracetest.Program(t, f)
 		res, err := Run(p, Options{Policy: subarena.IROrder})
 		if err != nil {
 			t.Fatal(err)
@@ -227,8 +227,7 @@ func TestReplayAllDiscarded(t *testing.T) {
 // TestReplayAllocatorTime: the time inside the Allocator's calls is measured only when
 // asked, and the measurement changes nothing else the replay reports.
 func TestReplayAllocatorTime(t *testing.T) {
-	tr := tracetest.Load(t, "../testdata/split-qkv.json")
-	p := tracetest.Resolve(t, tr)
+	p := tracetest.Program(t, "../testdata/split-qkv.json")
 	plain, err := Run(p, Options{})
 	if err != nil {
 		t.Fatal(err)

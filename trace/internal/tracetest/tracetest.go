@@ -38,6 +38,12 @@ func Load(tb testing.TB, path string) *trace.Trace {
 	return tr
 }
 
+// Program returns the trace in the file at path resolved (Load, then Resolve).
+func Program(tb testing.TB, path string) *trace.Program {
+	tb.Helper()
+	return Resolve(tb, Load(tb, path))
+}
+
 // RandomTrace returns a valid random trace of about steps steps
 // (tracegen.Random read back).
 func RandomTrace(rng *rand.Rand, steps int) *trace.Trace {

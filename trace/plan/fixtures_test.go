@@ -1,0 +1,14 @@
+package plan
+
+// The files the tests read: the repository's third-party data (testdata/README.md at the
+// root) and this package's own fixtures.
+const (
+	ggmlTiny = "../../testdata/ggml/ggml-tiny.json"
+	// minimallocDir holds the MiniMalloc benchmark instances.
+	minimallocDir = "../../testdata/minimalloc"
+	// twoBranchesFile holds x feeding two independent branches, each a big temporary
+	// reduced to a small result, joined at the end. In the input order the two
+	// temporaries are made before either is reduced, so both are live at once
+	// (4096-byte temporaries, 256-byte results).
+	twoBranchesFile = "testdata/two-branches.json"
+)
