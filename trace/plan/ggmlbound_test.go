@@ -1,11 +1,14 @@
 package plan
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/subarena/subarena/trace/ggmltrace"
 )
 
 // This file is an independent calculator of a ggml-alloc-trace/1 graph's
@@ -30,35 +33,10 @@ import (
 //   - subrange_elementwise_inplace: granular, minus, at each in-place-able
 //     op that ggml did not run in place, min(bytes of its own sources whose
 //     last read is that op, its output's bytes).
-
-// ggTensorFields are the fields of a ggml-alloc-trace/1 tensor that the
-// generator (ggmlgen_test.go) writes and the calculator reads with the same
-// Go types; ne, nb and exec_index are declared by each.
-type ggTensorFields struct {
-	Name      string    `json:"name"`
-	Op        string    `json:"op"`
-	OpDesc    string    `json:"op_desc"`
-	Type      string    `json:"type"`
-	Nbytes    int64     `json:"nbytes"`
-	AllocSize *int64    `json:"alloc_size"`
-	Src       []*string `json:"src"`
-	ViewSrc   *string   `json:"view_src"`
-	ViewOffs  int64     `json:"view_offs"`
-	IsLeaf    bool      `json:"is_leaf"`
-	IsInput   bool      `json:"is_input"`
-	IsOutput  bool      `json:"is_output"`
-	IsView    bool      `json:"is_view"`
-	Buffer    string    `json:"buffer"`
-}
-
-// ggTensorIn is what the calculator reads of a tensor (and what
-// TestGGMLGeneratorTiny compares between the generator and the real file).
-type ggTensorIn struct {
-	ggTensorFields
-	Ne   []int64 `json:"ne"`
-	Nb   []int64 `json:"nb"`
-	Exec int     `json:"exec_index"`
-}
+//
+// Only the declaration of the format's fields, ggmltrace.Document, is shared
+// with the importer: the calculator decodes a graph into it and works out
+// every figure itself.
 
 // ggFigures are the calculator's results. Per-step slices have one entry
 // before node 0 and one right after allocating each node.
@@ -92,10 +70,7 @@ func ggGCD(a, b int64) int64 {
 
 // ggmlAnalyze computes the figures of one graph.
 func ggmlAnalyze(data []byte) (*ggFigures, error) {
-	var doc struct {
-		Alignment int64        `json:"alignment"`
-		Tensors   []ggTensorIn `json:"tensors"`
-	}
+	var doc ggmltrace.Document
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
@@ -104,7 +79,7 @@ func ggmlAnalyze(data []byte) (*ggFigures, error) {
 	for i, t := range ts {
 		idx[t.Name] = i
 	}
-	src := func(t *ggTensorIn) []int { // src slots, nulls skipped, duplicates kept
+	src := func(t *ggmltrace.Tensor) []int { // src slots, nulls skipped, duplicates kept
 		var out []int
 		for _, s := range t.Src {
 			if s != nil {
@@ -117,11 +92,11 @@ func ggmlAnalyze(data []byte) (*ggFigures, error) {
 	own := func(i int) bool { return ts[i].Buffer == "compute" && !isView(i) }
 	var nodes []int
 	for i, t := range ts {
-		if t.Exec >= 0 {
+		if t.ExecIndex >= 0 {
 			nodes = append(nodes, i)
 		}
 	}
-	slices.SortStableFunc(nodes, func(a, b int) int { return ts[a].Exec - ts[b].Exec })
+	slices.SortStableFunc(nodes, func(a, b int) int { return cmp.Compare(ts[a].ExecIndex, ts[b].ExecIndex) })
 	nSteps := len(nodes) + 1
 	children := make([]int, len(ts))
 	views := make([]int, len(ts))
@@ -160,7 +135,7 @@ func ggmlAnalyze(data []byte) (*ggFigures, error) {
 		allocated[i] = true
 	}
 	for i, t := range ts {
-		if t.Exec < 0 || t.IsInput {
+		if t.ExecIndex < 0 || t.IsInput {
 			if own(i) && !allocated[i] {
 				newBlock(i, -1)
 			}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/subarena/subarena/trace"
-
+	"github.com/subarena/subarena/trace/ggmltrace"
 	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/replay"
 	"github.com/subarena/subarena/trace/tracefile"
@@ -53,7 +53,7 @@ func TestGGMLGeneratorTiny(t *testing.T) {
 	gen := ggGen(t, ggTinyParams)
 	read := func(data []byte) map[string]string {
 		var doc struct {
-			Tensors []ggTensorIn `json:"tensors"`
+			Tensors []ggTensorRecord `json:"tensors"`
 		}
 		if err := json.Unmarshal(data, &doc); err != nil {
 			t.Fatal(err)
@@ -101,9 +101,7 @@ func TestGGMLGeneratedImport(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", p, err)
 		}
-		var doc struct {
-			Tensors []ggTensorIn `json:"tensors"`
-		}
+		var doc ggmltrace.Document
 		if err := json.Unmarshal(data, &doc); err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +110,7 @@ func TestGGMLGeneratedImport(t *testing.T) {
 			if x.Buffer == "compute" && x.ViewSrc == nil {
 				allocs++
 			}
-			if x.Exec >= 0 && !ggPureViews[x.Op] {
+			if x.ExecIndex >= 0 && !ggPureViews[x.Op] {
 				ops++
 			}
 		}

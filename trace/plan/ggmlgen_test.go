@@ -3,6 +3,9 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+
+	"github.com/subarena/subarena/trace/ggmltrace"
 )
 
 // This file builds synthetic ggml-alloc-trace/1 graphs the way ggml builds
@@ -48,17 +51,24 @@ func (p ggParams) String() string {
 	return s
 }
 
+// ggTensorRecord is a tensor as ggml records its graph: the fields the
+// importer reads (ggmltrace.Tensor) and the descriptive ones it does not.
+type ggTensorRecord struct {
+	ggmltrace.Tensor
+	OpDesc string `json:"op_desc"`
+	IsLeaf bool   `json:"is_leaf"`
+	IsView bool   `json:"is_view"`
+}
+
 // ggTensorOut is one tensor of a generated graph, every field of the format.
+// Ne and Nb always have four entries, and no two tensors share them.
 type ggTensorOut struct {
-	Index     int `json:"index"`
-	ExecIndex int `json:"exec_index"`
-	ggTensorFields
-	Ne         [4]int64 `json:"ne"`
-	Nb         [4]int64 `json:"nb"`
-	Offset     *int64   `json:"offset"`
-	AllocStep  *int64   `json:"ggml_alloc_step"`
-	FreeStep   *int64   `json:"ggml_free_step"`
-	InplaceOf  *string  `json:"inplace_of"`
+	Index int `json:"index"`
+	ggTensorRecord
+	Offset     *int64  `json:"offset"`
+	AllocStep  *int64  `json:"ggml_alloc_step"`
+	FreeStep   *int64  `json:"ggml_free_step"`
+	InplaceOf  *string `json:"inplace_of"`
 	viewSrcPtr *ggTensorOut
 }
 
@@ -77,15 +87,15 @@ type ggBuilder struct {
 
 func ggElem(typ string) int64 { return ggTypeSize[typ][0] }
 
-func ggDenseNb(typ string, ne [4]int64) [4]int64 {
-	nb := [4]int64{ggElem(typ)}
+func ggDenseNb(typ string, ne []int64) []int64 {
+	nb := []int64{ggElem(typ), 0, 0, 0}
 	for k := 1; k < 4; k++ {
 		nb[k] = nb[k-1] * ne[k-1]
 	}
 	return nb
 }
 
-func ggNbytes(typ string, ne, nb [4]int64) int64 {
+func ggNbytes(typ string, ne, nb []int64) int64 {
 	n := ggElem(typ)
 	for k := range 4 {
 		n += (ne[k] - 1) * nb[k]
@@ -93,15 +103,15 @@ func ggNbytes(typ string, ne, nb [4]int64) int64 {
 	return n
 }
 
-func ggNe(ne ...int64) [4]int64 {
-	out := [4]int64{1, 1, 1, 1}
-	copy(out[:], ne)
+func ggNe(ne ...int64) []int64 {
+	out := []int64{1, 1, 1, 1}
+	copy(out, ne)
 	return out
 }
 
 func (g *ggBuilder) leaf(name, typ, buffer string, input bool, ne ...int64) *ggTensorOut {
-	t := &ggTensorOut{ExecIndex: -1, Ne: ggNe(ne...), ggTensorFields: ggTensorFields{Name: name, Op: "NONE", OpDesc: "NONE",
-		Type: typ, IsLeaf: true, IsInput: input, Buffer: buffer, Src: []*string{}}}
+	t := &ggTensorOut{ggTensorRecord: ggTensorRecord{Tensor: ggmltrace.Tensor{Name: name, Op: "NONE", Type: typ,
+		Ne: ggNe(ne...), Src: []*string{}, IsInput: input, Buffer: buffer, ExecIndex: -1}, OpDesc: "NONE", IsLeaf: true}}
 	t.setDense()
 	g.leafs = append(g.leafs, t)
 	return t
@@ -117,12 +127,12 @@ func ggSrcs(srcs []*ggTensorOut) []*string {
 }
 
 // op appends a node computing a fresh dense f32 tensor of shape ne.
-func (g *ggBuilder) op(name, op, desc string, ne [4]int64, srcs ...*ggTensorOut) *ggTensorOut {
+func (g *ggBuilder) op(name, op, desc string, ne []int64, srcs ...*ggTensorOut) *ggTensorOut {
 	if desc == "" {
 		desc = op
 	}
-	t := &ggTensorOut{Ne: ne, ggTensorFields: ggTensorFields{Name: name, Op: op, OpDesc: desc, Type: "f32", Src: ggSrcs(srcs),
-		Buffer: "compute"}}
+	t := &ggTensorOut{ggTensorRecord: ggTensorRecord{Tensor: ggmltrace.Tensor{Name: name, Op: op, Type: "f32",
+		Ne: slices.Clone(ne), Src: ggSrcs(srcs), Buffer: "compute"}, OpDesc: desc}}
 	t.setDense()
 	g.nodes = append(g.nodes, t)
 	return t
@@ -142,34 +152,36 @@ func (g *ggBuilder) mulMat(name string, a, b *ggTensorOut) *ggTensorOut {
 // views collapse onto the base, as ggml does).
 func (g *ggBuilder) view(name, op string, src *ggTensorOut, ne, nb []int64, offs int64) *ggTensorOut {
 	n4 := ggNe(ne...)
-	var b4 [4]int64
-	copy(b4[:], nb)
+	b4 := make([]int64, 4)
+	copy(b4, nb)
 	for k := len(nb); k < 4; k++ {
 		b4[k] = b4[k-1] * n4[k-1]
 	}
 	return g.view4(name, op, src, n4, b4, offs)
 }
 
-func (g *ggBuilder) view4(name, op string, src *ggTensorOut, ne, nb [4]int64, offs int64) *ggTensorOut {
+// view4 appends a view node of src with four-entry ne and nb.
+func (g *ggBuilder) view4(name, op string, src *ggTensorOut, ne, nb []int64, offs int64) *ggTensorOut {
 	base, off := src, offs
 	if src.viewSrcPtr != nil {
 		base, off = src.viewSrcPtr, src.ViewOffs+offs
 	}
 	bn := base.Name
-	t := &ggTensorOut{Ne: ne, Nb: nb, viewSrcPtr: base, ggTensorFields: ggTensorFields{Name: name, Op: op, OpDesc: op,
-		Type: src.Type, Src: ggSrcs([]*ggTensorOut{src}), ViewSrc: &bn, ViewOffs: off, IsView: true, Buffer: base.Buffer}}
+	t := &ggTensorOut{viewSrcPtr: base, ggTensorRecord: ggTensorRecord{Tensor: ggmltrace.Tensor{Name: name, Op: op,
+		Type: src.Type, Ne: slices.Clone(ne), Nb: slices.Clone(nb), Src: ggSrcs([]*ggTensorOut{src}), ViewSrc: &bn,
+		ViewOffs: off, Buffer: base.Buffer}, OpDesc: op, IsView: true}}
 	t.Nbytes = ggNbytes(t.Type, ne, nb)
 	g.nodes = append(g.nodes, t)
 	return t
 }
 
-func (g *ggBuilder) reshape(name string, src *ggTensorOut, ne [4]int64) *ggTensorOut {
+func (g *ggBuilder) reshape(name string, src *ggTensorOut, ne []int64) *ggTensorOut {
 	return g.view4(name, "RESHAPE", src, ne, ggDenseNb(src.Type, ne), 0)
 }
 
 // permute is ggml_permute(src, a0..a3): dimension k goes to position ax[k].
 func (g *ggBuilder) permute(name string, src *ggTensorOut, ax [4]int) *ggTensorOut {
-	var ne, nb [4]int64
+	ne, nb := make([]int64, 4), make([]int64, 4)
 	for k := range 4 {
 		ne[ax[k]], nb[ax[k]] = src.Ne[k], src.Nb[k]
 	}
@@ -177,7 +189,7 @@ func (g *ggBuilder) permute(name string, src *ggTensorOut, ax [4]int) *ggTensorO
 }
 
 func (g *ggBuilder) transpose(name string, src *ggTensorOut) *ggTensorOut {
-	ne, nb := src.Ne, src.Nb
+	ne, nb := slices.Clone(src.Ne), slices.Clone(src.Nb)
 	ne[0], ne[1] = ne[1], ne[0]
 	nb[0], nb[1] = nb[1], nb[0]
 	return g.view4(name, "TRANSPOSE", src, ne, nb, 0)
@@ -303,7 +315,7 @@ func ggGenerate(p ggParams) ([]byte, error) {
 	for i, t := range all {
 		t.Index = i
 		if i >= len(g.leafs) {
-			t.ExecIndex = i - len(g.leafs)
+			t.ExecIndex = int64(i - len(g.leafs))
 		}
 	}
 	doc := map[string]any{
