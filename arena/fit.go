@@ -1,6 +1,10 @@
 package arena
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/subarena/subarena/internal/coreenum"
+)
 
 // Fit selects how Alloc chooses among free regions large enough for a request.
 type Fit uint8
@@ -21,18 +25,11 @@ const (
 	FitLean
 )
 
+// fitNames holds the name of each Fit, indexed by value.
+var fitNames = [...]string{FitDefault: "default", FitFast: "fast", FitLean: "lean"}
+
 // String returns the name ParseFit accepts.
-func (f Fit) String() string {
-	switch f {
-	case FitDefault:
-		return "default"
-	case FitFast:
-		return "fast"
-	case FitLean:
-		return "lean"
-	}
-	return fmt.Sprintf("Fit(%d)", uint8(f))
-}
+func (f Fit) String() string { return coreenum.Name(fitNames[:], f, "Fit") }
 
 // ParseFit returns the Fit named s ("default", "fast" or "lean").
 func ParseFit(s string) (Fit, error) {
