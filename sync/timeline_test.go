@@ -32,6 +32,22 @@ func mustSubmit(tb testing.TB, t *Timeline, e EngineID, waits ...Event) Event {
 	return ev
 }
 
+// mustHostSync records tl.HostSync(ev), failing tb on an error.
+func mustHostSync(tb testing.TB, tl *Timeline, ev Event) {
+	tb.Helper()
+	if err := tl.HostSync(ev); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// mustComplete records tl.Complete(ev), failing tb on an error.
+func mustComplete(tb testing.TB, tl *Timeline, ev Event) {
+	tb.Helper()
+	if err := tl.Complete(ev); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 func mustHB(tb testing.TB, t *Timeline, a, b Event) bool {
 	tb.Helper()
 	hb, err := t.HappensBefore(a, b)
@@ -108,9 +124,7 @@ func TestHappensBeforeRules(t *testing.T) {
 			name: "host sync orders later submissions on any engine",
 			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
 				a := mustSubmit(tb, tl, 0)
-				if err := tl.HostSync(a); err != nil {
-					tb.Fatal(err)
-				}
+				mustHostSync(tb, tl, a)
 				return a, mustSubmit(tb, tl, 1)
 			},
 			aBeforeB: true, aCompletedByB: true,
@@ -120,9 +134,7 @@ func TestHappensBeforeRules(t *testing.T) {
 			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
 				x := mustSubmit(tb, tl, 2)
 				a := mustSubmit(tb, tl, 0, x)
-				if err := tl.HostSync(a); err != nil {
-					tb.Fatal(err)
-				}
+				mustHostSync(tb, tl, a)
 				return x, mustSubmit(tb, tl, 1)
 			},
 			aBeforeB: true, aCompletedByB: true,
@@ -132,9 +144,7 @@ func TestHappensBeforeRules(t *testing.T) {
 			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
 				b := mustSubmit(tb, tl, 1)
 				a := mustSubmit(tb, tl, 0)
-				if err := tl.HostSync(a); err != nil {
-					tb.Fatal(err)
-				}
+				mustHostSync(tb, tl, a)
 				return a, b
 			},
 		},
@@ -158,9 +168,7 @@ func TestHappensBeforeRules(t *testing.T) {
 			name: "completion is not ordering",
 			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
 				a := mustSubmit(tb, tl, 0)
-				if err := tl.Complete(a); err != nil {
-					tb.Fatal(err)
-				}
+				mustComplete(tb, tl, a)
 				return a, mustSubmit(tb, tl, 1)
 			},
 		},
@@ -199,9 +207,7 @@ func TestHappensBeforeRules(t *testing.T) {
 				t.Errorf("EventClock(%v) = %v covers %v: %v", b, bc, a, got)
 			}
 			if !tl.Completed(a) {
-				if err := tl.Complete(b); err != nil {
-					t.Fatal(err)
-				}
+				mustComplete(t, tl, b)
 				mustCheck(t, tl)
 				if got := tl.Completed(a); got != tc.aCompletedByB {
 					t.Errorf("after Complete(%v), Completed(%v) = %v, want %v", b, a, got, tc.aCompletedByB)
@@ -263,9 +269,7 @@ func TestPointSemantics(t *testing.T) {
 		x := mustSubmit(t, tl, 2)
 		a := mustSubmit(t, tl, 0, x)
 		mustSubmit(t, tl, 1)
-		if err := tl.HostSync(a); err != nil {
-			t.Fatal(err)
-		}
+		mustHostSync(t, tl, a)
 		mustCheck(t, tl)
 		for e := EngineID(0); e < 3; e++ {
 			p, _ := tl.Point(e)
@@ -286,9 +290,7 @@ func TestPointSemantics(t *testing.T) {
 		if tl.SafeFor(&fence, p) {
 			t.Fatalf("fence %v safe for %v while %v is neither ordered nor complete", fence, p.Clock, r2)
 		}
-		if err := tl.Complete(r2); err != nil {
-			t.Fatal(err)
-		}
+		mustComplete(t, tl, r2)
 		if !tl.SafeFor(&fence, p) {
 			t.Fatalf("fence %v not safe for %v after %v completed", fence, p.Clock, r2)
 		}
@@ -351,9 +353,7 @@ func TestSubscribe(t *testing.T) {
 	})
 	a := mustSubmit(t, tl, 0)
 	b := mustSubmit(t, tl, 1, a)
-	if err := tl.Complete(b); err != nil {
-		t.Fatal(err)
-	}
+	mustComplete(t, tl, b)
 	if err := tl.Complete(a); !errors.Is(err, ErrAlreadyCompleted) {
 		t.Fatalf("Complete(%v) after %v = %v, want ErrAlreadyCompleted", a, b, err)
 	}
@@ -364,9 +364,7 @@ func TestSubscribe(t *testing.T) {
 	unsubscribe()
 	unsubscribe()
 	c := mustSubmit(t, tl, 0)
-	if err := tl.Complete(c); err != nil {
-		t.Fatal(err)
-	}
+	mustComplete(t, tl, c)
 	if len(got) != 1 {
 		t.Fatalf("notified after unsubscribe: %v", got)
 	}
@@ -445,9 +443,7 @@ func TestLongHistory(t *testing.T) {
 			}
 		}
 	}
-	if err := tl.Complete(Event{1, n}); err != nil {
-		t.Fatal(err)
-	}
+	mustComplete(t, tl, Event{1, n})
 	// The last engine-1 op that waited was at i0, for engine 0's op i0+1.
 	i0 := (n - 1) - (n-1)%3
 	if got, want := tl.CompletedClock(), (Clock{Seq(i0 + 1), n}); got != want {
@@ -479,9 +475,7 @@ func TestForgetRecyclesChunks(t *testing.T) {
 		} else {
 			b = mustSubmitQuiet(t, tl, 1, a, prev) // prev is usually forgotten
 		}
-		if err := tl.Complete(b); err != nil {
-			t.Fatal(err)
-		}
+		mustComplete(t, tl, b)
 		prev = b
 		if b.Seq%chunkLen == 0 {
 			tl.Forget()
