@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
@@ -283,7 +282,6 @@ func (r *runner) check() error {
 // for everything in flight) and retries.
 func (r *runner) alloc(e sasync.EngineID, elems int) (*subarena.Buffer, error) {
 	size := int64(elems) * 4
-	idle := 0
 	for attempt := 0; ; attempt++ {
 		pt, err := r.tl.Point(e)
 		if err != nil {
@@ -305,7 +303,7 @@ func (r *runner) alloc(e sasync.EngineID, elems int) (*subarena.Buffer, error) {
 		if r.hooks.stalled != nil {
 			r.hooks.stalled()
 		}
-		progress, werr := r.waitForSpace(ns, &idle)
+		progress, werr := subarena.WaitForSpace(r.x, ns, r.waitable, r.compute, r.copier, r.consumer)
 		if werr != nil {
 			return nil, werr
 		}
@@ -313,37 +311,6 @@ func (r *runner) alloc(e sasync.EngineID, elems int) (*subarena.Buffer, error) {
 			return nil, err
 		}
 	}
-}
-
-// waitForSpace waits for the event the NoSpaceError names, or else for the
-// last op of every engine that still has work in flight. It reports false
-// when there is nothing left to wait for (the live set does not fit).
-func (r *runner) waitForSpace(ns *subarena.NoSpaceError, idle *int) (bool, error) {
-	if ns.HasWait && !r.tl.Completed(ns.Wait) && r.waitable(ns.Wait.Engine) {
-		return true, r.x.Wait(ns.Wait)
-	}
-	waited := false
-	for _, e := range []sasync.EngineID{r.compute, r.copier, r.consumer} {
-		last := sasync.Event{Engine: e, Seq: r.tl.Submitted(e)}
-		if last.IsZero() || r.tl.Completed(last) || !r.waitable(e) {
-			continue
-		}
-		if err := r.x.Wait(last); err != nil {
-			return false, err
-		}
-		waited = true
-	}
-	if waited {
-		return true, nil
-	}
-	// Everything has completed, but a completion reaches the Allocator
-	// just after the Timeline records it: give it a moment.
-	*idle++
-	if *idle > 1000 {
-		return false, nil
-	}
-	runtime.Gosched()
-	return true, nil
 }
 
 // waitable reports whether the host may block on e's work: not on a held
