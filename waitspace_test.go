@@ -15,26 +15,21 @@ import (
 // back, so the retry succeeds; with nothing in flight, or only work the
 // host may not wait for, it reports false.
 func TestWaitForSpace(t *testing.T) {
-	tl := sasync.NewTimeline()
-	e0, _ := tl.AddEngine("compute", sasync.Compute)
+	tl, e0, a := newComputeAllocator(t, 256, 256)
 	e1, _ := tl.AddEngine("copy", sasync.Copy)
 	x := sasync.NewExecutor(tl)
 	gate := make(chan struct{})
 	var open stdsync.Once
 	defer x.Close()
 	defer open.Do(func() { close(gate) })
-	a, err := New(Config{Capacity: 256, Granule: 256, Timeline: tl})
-	require.NoError(t, err)
-	pt, _ := tl.Point(e0)
-	b, err := a.Alloc(256, pt)
-	require.NoError(t, err)
+	b := allocAtNext(t, a, e0, 256)
 	ev, err := x.Submit(e0, nil, func(context.Context) error { <-gate; return nil })
 	require.NoError(t, err)
 	require.NoError(t, a.UseBuffer(b, ev, Read))
 	require.NoError(t, a.Release(b))
 	x.Start(context.Background())
 
-	pt, _ = tl.Point(e1) // not ordered after the reader
+	pt, _ := tl.Point(e1) // not ordered after the reader
 	_, err = a.Alloc(256, pt)
 	var ns *NoSpaceError
 	require.True(t, errors.As(err, &ns), "%v", err)

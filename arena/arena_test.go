@@ -300,6 +300,9 @@ func TestFitNames(t *testing.T) {
 			t.Fatalf("ParseFit(%q) = %v, %v", f.String(), g, err)
 		}
 	}
+	if g, err := ParseFit(""); err != nil || g != FitDefault {
+		t.Fatalf(`ParseFit("") = %v, %v`, g, err)
+	}
 	if _, err := ParseFit("best"); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("ParseFit(best) = %v", err)
 	}

@@ -2,6 +2,7 @@ package arena
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/subarena/subarena/internal/coreenum"
 )
@@ -25,21 +26,21 @@ const (
 	FitLean
 )
 
-// fitNames holds the name of each Fit, indexed by value.
-var fitNames = [...]string{FitDefault: "default", FitFast: "fast", FitLean: "lean"}
-
 // String returns the name ParseFit accepts.
 func (f Fit) String() string { return coreenum.Name(fitNames[:], f, "Fit") }
 
-// ParseFit returns the Fit named s ("default", "fast" or "lean").
+// fitNames holds the name of each Fit, indexed by value: String returns
+// them and ParseFit looks them up.
+var fitNames = [...]string{FitDefault: "default", FitFast: "fast", FitLean: "lean"}
+
+// ParseFit returns the Fit named s ("default", "fast" or "lean"); the empty
+// string is "default".
 func ParseFit(s string) (Fit, error) {
-	switch s {
-	case "default", "":
+	if s == "" {
 		return FitDefault, nil
-	case "fast":
-		return FitFast, nil
-	case "lean":
-		return FitLean, nil
+	}
+	if i := slices.Index(fitNames[:], s); i >= 0 {
+		return Fit(i), nil
 	}
 	return 0, fmt.Errorf("arena: parse fit %q: %w", s, ErrInvalidConfig)
 }
