@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/bits-and-blooms/bitset"
+	"github.com/subarena/subarena/internal/corebits"
 	"github.com/subarena/subarena/ranges"
 )
 
@@ -116,19 +117,11 @@ func rfModelOfRange(r ranges.Range) *bitset.BitSet {
 	return b
 }
 
-// rfRuns returns the maximal runs of a model bitmap.
+// rfRuns returns the maximal runs of a model bitmap (corebits.Runs visits
+// every value of the universe).
 func rfRuns(b *bitset.BitSet) []ranges.Range {
 	var runs []ranges.Range
-	for x := int64(rfModelLo); x < rfModelLo+rfModelN; x++ {
-		if !b.Test(rfBit(x)) {
-			continue
-		}
-		if n := len(runs); n > 0 && runs[n-1].Hi == x {
-			runs[n-1].Hi++
-		} else {
-			runs = append(runs, ranges.Range{Lo: x, Hi: x + 1})
-		}
-	}
+	corebits.Runs(b, rfModelLo, rfModelN, func(lo, hi int64) { runs = append(runs, ranges.Range{Lo: lo, Hi: hi}) })
 	return runs
 }
 

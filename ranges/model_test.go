@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bits-and-blooms/bitset"
+	"github.com/subarena/subarena/internal/corebits"
 )
 
 // The reference model: a bitmap over the universe [modelLo, modelLo+modelN). Every
@@ -35,19 +36,11 @@ func modelOf(s *Set) *bitset.BitSet {
 	return b
 }
 
-// setOfModel builds the expected normalized runs of a bitmap, independently of Set's code.
+// setOfModel builds the expected normalized runs of a bitmap, independently
+// of Set's code: corebits.Runs visits every value of the universe.
 func setOfModel(b *bitset.BitSet) []Range {
 	var runs []Range
-	for x := int64(modelLo); x < modelLo+modelN; x++ {
-		if !b.Test(bitOf(x)) {
-			continue
-		}
-		if n := len(runs); n > 0 && runs[n-1].Hi == x {
-			runs[n-1].Hi++
-		} else {
-			runs = append(runs, Range{x, x + 1})
-		}
-	}
+	corebits.Runs(b, modelLo, modelN, func(lo, hi int64) { runs = append(runs, Range{lo, hi}) })
 	return runs
 }
 
