@@ -43,27 +43,10 @@ func FuzzRanges(f *testing.F) {
 			case 3:
 				o.Remove(r)
 				mo.InPlaceDifference(mr)
-			case 4:
-				s.AddSet(&o)
-				ms.InPlaceUnion(mo)
-			case 5:
-				s.RemoveSet(&o)
-				ms.InPlaceDifference(mo)
-			case 6:
-				s.RetainSet(&o)
-				ms.InPlaceIntersection(mo)
-			case 7:
-				s = ranges.Union(&s, &o)
-				ms.InPlaceUnion(mo)
-			case 8:
-				s = ranges.Intersect(&s, &o)
-				ms.InPlaceIntersection(mo)
-			case 9:
-				s = ranges.Subtract(&s, &o)
-				ms.InPlaceDifference(mo)
-			case 10:
-				s = ranges.Subtract(&o, &s)
-				ms = mo.Difference(ms)
+			case 4, 5, 6, 7, 8, 9, 10:
+				so := rfSetOps[op%17-4]
+				so.apply(&s, &o)
+				so.model(ms, mo)
 			case 11:
 				s = s.IntersectRange(r)
 				ms.InPlaceIntersection(mr)
@@ -100,6 +83,22 @@ func FuzzRanges(f *testing.F) {
 			rfQueries(t, &s, ms, &o, mo, r)
 		}
 	})
+}
+
+// rfSetOps are the operations of s with o that ops 4 to 10 encode, in that
+// order, each with its model: model(ms, mo) leaves in ms what apply(s, o)
+// leaves in s.
+var rfSetOps = [...]struct {
+	apply func(s, o *ranges.Set)
+	model func(ms, mo *bitset.BitSet)
+}{
+	{(*ranges.Set).AddSet, (*bitset.BitSet).InPlaceUnion},
+	{(*ranges.Set).RemoveSet, (*bitset.BitSet).InPlaceDifference},
+	{(*ranges.Set).RetainSet, (*bitset.BitSet).InPlaceIntersection},
+	{func(s, o *ranges.Set) { *s = ranges.Union(s, o) }, (*bitset.BitSet).InPlaceUnion},
+	{func(s, o *ranges.Set) { *s = ranges.Intersect(s, o) }, (*bitset.BitSet).InPlaceIntersection},
+	{func(s, o *ranges.Set) { *s = ranges.Subtract(s, o) }, (*bitset.BitSet).InPlaceDifference},
+	{func(s, o *ranges.Set) { *s = ranges.Subtract(o, s) }, func(ms, mo *bitset.BitSet) { *ms = *mo.Difference(ms) }},
 }
 
 const (

@@ -90,6 +90,28 @@ func checkAgainst(t *testing.T, step string, s *Set, m *bitset.BitSet) {
 	}
 }
 
+// newSetOps are the operations TestSetAgainstBitmap's ops 8 and 9 pick
+// from with a coin: each returns a new Set from s and o or r, and model
+// returns the bitmap of that Set from those of s, o and r.
+var newSetOps = [2][2]struct {
+	name  string
+	apply func(s, o *Set, r Range) Set
+	model func(m, om, rm *bitset.BitSet) *bitset.BitSet
+}{
+	{
+		{"Intersect", func(s, o *Set, _ Range) Set { return Intersect(s, o) },
+			func(m, om, _ *bitset.BitSet) *bitset.BitSet { return m.Intersection(om) }},
+		{"IntersectRange", func(s, _ *Set, r Range) Set { return s.IntersectRange(r) },
+			func(m, _, rm *bitset.BitSet) *bitset.BitSet { return m.Intersection(rm) }},
+	},
+	{
+		{"Subtract", func(s, o *Set, _ Range) Set { return Subtract(s, o) },
+			func(m, om, _ *bitset.BitSet) *bitset.BitSet { return m.Difference(om) }},
+		{"Subtract from o", func(s, o *Set, _ Range) Set { return Subtract(o, s) },
+			func(m, om, _ *bitset.BitSet) *bitset.BitSet { return om.Difference(m) }},
+	},
+}
+
 func TestSetAgainstBitmap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for iter := range 200 {
@@ -126,24 +148,11 @@ func TestSetAgainstBitmap(t *testing.T) {
 				name = "Union"
 				s = Union(&s, &o)
 				m.InPlaceUnion(om)
-			case 8:
-				name = "Intersect/IntersectRange"
-				if rng.IntN(2) == 0 {
-					s = Intersect(&s, &o)
-					m.InPlaceIntersection(om)
-				} else {
-					s = s.IntersectRange(r)
-					m.InPlaceIntersection(rm)
-				}
-			case 9:
-				name = "Subtract"
-				if rng.IntN(2) == 0 {
-					s = Subtract(&s, &o)
-					m.InPlaceDifference(om)
-				} else {
-					s = Subtract(&o, &s)
-					m = om.Difference(m)
-				}
+			case 8, 9:
+				v := newSetOps[op-8][rng.IntN(2)]
+				name = v.name
+				s = v.apply(&s, &o, r)
+				m = v.model(m, om, rm)
 			}
 			checkAgainst(t, name, &s, m)
 			if t.Failed() {
