@@ -6,6 +6,7 @@ import (
 
 	"github.com/bits-and-blooms/bitset"
 	"github.com/subarena/subarena/internal/corebits"
+	"github.com/subarena/subarena/internal/corecheck"
 )
 
 // The reference model: a bitmap over the universe [modelLo, modelLo+modelN). Every
@@ -267,7 +268,7 @@ func TestAlignAgainstBitmap(t *testing.T) {
 		outClip := out.IntersectRange(Range{modelLo, modelLo + modelN})
 		checkAgainst(t, "AlignOut", &outClip, wantOut)
 		checkAgainst(t, "AlignIn", &in, wantIn)
-		mustCheck(t, &out)
+		corecheck.Invariants(t, &out)
 		for _, r := range out.Runs() {
 			if floorMul(r.Lo, g) != r.Lo || floorMul(r.Hi, g) != r.Hi {
 				t.Fatalf("AlignOut(%d) run %v not aligned", g, r)
