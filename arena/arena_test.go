@@ -348,43 +348,59 @@ func TestClasses(t *testing.T) {
 	}
 }
 
+// randomToggles drives a bit structure and its reference ref through steps
+// pseudo-random steps (a linear congruential generator from seed): each
+// step draws x and, from x>>33 mod n, a bit k; x's bit 32 says set, else
+// clear if set, done on both the structure (set, clear) and ref. probe(i,
+// x) then compares the structure's queries with ref.
+func randomToggles(seed uint64, steps int, n int64, ref *[]bool, set, clear func(k int64), probe func(i int, x uint64)) {
+	x := seed
+	for i := 0; i < steps; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		k := int64(x>>33) % n
+		if x>>32&1 == 0 {
+			set(k)
+			(*ref)[k] = true
+		} else if (*ref)[k] {
+			clear(k)
+			(*ref)[k] = false
+		}
+		probe(i, x)
+	}
+}
+
+// firstSet returns the first index at or after from whose ref entry is
+// set, or -1.
+func firstSet(ref []bool, from int64) int64 {
+	for k := max(from, 0); k < int64(len(ref)); k++ {
+		if ref[k] {
+			return k
+		}
+	}
+	return -1
+}
+
 func TestClassSet(t *testing.T) {
 	var s classSet
 	ref := make([]bool, numClasses)
-	firstRef := func(c int) int {
-		for ; c < numClasses; c++ {
-			if ref[c] {
-				return c
+	randomToggles(7, 20000, numClasses, &ref,
+		func(c int64) { s.add(int(c)) }, func(c int64) { s.remove(int(c)) },
+		func(_ int, x uint64) {
+			q := int(x>>20) % (numClasses + 2)
+			if got, want := s.first(q), firstSet(ref, int64(q)); got != int(want) {
+				t.Fatalf("first(%d) = %d, want %d", q, got, want)
 			}
-		}
-		return -1
-	}
-	x := uint64(7)
-	for i := 0; i < 20000; i++ {
-		x = x*6364136223846793005 + 1442695040888963407
-		c := int(x>>33) % numClasses
-		if x>>32&1 == 0 {
-			s.add(c)
-			ref[c] = true
-		} else if ref[c] {
-			s.remove(c)
-			ref[c] = false
-		}
-		q := int(x>>20) % (numClasses + 2)
-		if got, want := s.first(q), firstRef(q); got != want {
-			t.Fatalf("first(%d) = %d, want %d", q, got, want)
-		}
-		last := -1
-		for c := numClasses - 1; c >= 0; c-- {
-			if ref[c] {
-				last = c
-				break
+			last := -1
+			for c := numClasses - 1; c >= 0; c-- {
+				if ref[c] {
+					last = c
+					break
+				}
 			}
-		}
-		if s.last() != last {
-			t.Fatalf("last = %d, want %d", s.last(), last)
-		}
-	}
+			if s.last() != last {
+				t.Fatalf("last = %d, want %d", s.last(), last)
+			}
+		})
 }
 
 func TestTailBits(t *testing.T) {
@@ -392,44 +408,20 @@ func TestTailBits(t *testing.T) {
 		var b tailBits
 		b.reset(n)
 		ref := make([]bool, b.size())
-		x := uint64(n)
-		for i := 0; i < 3000; i++ {
-			x = x*6364136223846793005 + 1442695040888963407
-			w := int64(x>>33) % n
-			if x>>32&1 == 0 {
-				b.set(w)
-				ref[w] = true
-			} else if ref[w] {
-				b.clear(w)
-				ref[w] = false
-			}
+		randomToggles(uint64(n), 3000, n, &ref, b.set, b.clear, func(i int, x uint64) {
 			q := int64(x>>14) % (n + 1)
-			want := int64(-1)
-			for k := q; k < int64(len(ref)); k++ {
-				if ref[k] {
-					want = k
-					break
-				}
-			}
-			if got := b.next(q); got != want {
+			if got, want := b.next(q), firstSet(ref, q); got != want {
 				t.Fatalf("n %d: next(%d) = %d, want %d", n, q, got, want)
 			}
 			// nextAfterWord(j): the first set bit from word j+1 on.
 			j := uint64(q) >> 6
-			want = -1
-			for k := int64(j+1) << 6; k < int64(len(ref)); k++ {
-				if ref[k] {
-					want = k
-					break
-				}
-			}
-			if got := b.nextAfterWord(j); got != want {
+			if got, want := b.nextAfterWord(j), firstSet(ref, int64(j+1)<<6); got != want {
 				t.Fatalf("n %d: nextAfterWord(%d) = %d, want %d", n, j, got, want)
 			}
 			if i%500 == 0 {
 				b.grow(b.size() + 1)
 				ref = append(ref, make([]bool, b.size()-int64(len(ref)))...)
 			}
-		}
+		})
 	}
 }
