@@ -9,12 +9,15 @@ import (
 	"github.com/subarena/subarena/internal/corecheck"
 )
 
+// mustNew returns a new arena of cfg, failing t unless New accepts cfg
+// and the new arena's invariants hold.
 func mustNew(t testing.TB, cfg Config) *Arena {
 	t.Helper()
 	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	corecheck.Invariants(t, a)
 	return a
 }
 

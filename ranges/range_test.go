@@ -7,11 +7,12 @@ import (
 
 func TestRangeBasics(t *testing.T) {
 	cases := []struct {
-		name              string
-		r                 Range
-		len               int64
-		empty             bool
-		contains, outside []int64 // values r holds and values it does not
+		name     string
+		r        Range
+		len      int64
+		empty    bool
+		contains []int64
+		outside  []int64
 	}{
 		{"ordinary", Range{2, 5}, 3, false, []int64{2, 3, 4}, []int64{1, 5}},
 		{"empty-equal", Range{7, 7}, 0, true, nil, []int64{7}},
