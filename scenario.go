@@ -271,16 +271,21 @@ func (s *scenarioRun) use(c scenario.Command) (string, error) {
 	return "ok", s.a.Use(v, ev, access(c.Args[2]))
 }
 
+// stateAfter returns the state a command leaves, or err when it failed.
+func (s *scenarioRun) stateAfter(err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	return s.state(), nil
+}
+
 // release BUF
 func (s *scenarioRun) release(c scenario.Command) (string, error) {
 	b, err := s.buf(c.Args[0])
 	if err != nil {
 		return "", err
 	}
-	if err := s.a.Release(b); err != nil {
-		return "", err
-	}
-	return s.state(), nil
+	return s.stateAfter(s.a.Release(b))
 }
 
 // discard VIEW
@@ -289,10 +294,7 @@ func (s *scenarioRun) discard(c scenario.Command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := s.a.Discard(v); err != nil {
-		return "", err
-	}
-	return s.state(), nil
+	return s.stateAfter(s.a.Discard(v))
 }
 
 // complete OP; sync OP
@@ -304,10 +306,7 @@ func (s *scenarioRun) complete(c scenario.Command) (string, error) {
 	if c.Name == "sync" {
 		return "ok", s.tl.HostSync(ev)
 	}
-	if err := s.tl.Complete(ev); err != nil {
-		return "", err
-	}
-	return s.state(), nil
+	return s.stateAfter(s.tl.Complete(ev))
 }
 
 // donate NEW VIEW OP
@@ -360,10 +359,7 @@ func (s *scenarioRun) commitOrAbandon(c scenario.Command) (string, error) {
 	if c.Name == "abandon" {
 		return "ok", cl.Abandon()
 	}
-	if err := cl.Commit(); err != nil {
-		return "", err
-	}
-	return s.state(), nil
+	return s.stateAfter(cl.Commit())
 }
 
 // activate NAME OP [access=]; cancel NAME
