@@ -14,10 +14,24 @@ import (
 // Checking "no one uses it" and blocking new users happen under one lock,
 // so a claim and a use can never both succeed.
 type Claim struct {
-	a     *Allocator
-	view  *View
+	viewHold
 	bytes ranges.Set
-	done  bool
+}
+
+// viewHold is what a Claim and a Reservation hold: the Allocator and the
+// view they were taken on, and whether they have been finished.
+type viewHold struct {
+	a    *Allocator
+	view *View
+	done bool
+}
+
+// locked runs f with the Allocator h was taken on locked; h must have been
+// made by one.
+func (h *viewHold) locked(f func(a *Allocator) error) error {
+	h.a.mu.Lock()
+	defer h.a.unlockChecked()
+	return f(h.a)
 }
 
 // Claim claims v's bytes for eviction. It fails with ErrPending if any
@@ -41,7 +55,7 @@ func (a *Allocator) Claim(v *View) (*Claim, error) {
 			return nil, fmt.Errorf("%w: %v of buffer %d", ErrPending, r, b.id)
 		}
 	}
-	c := &Claim{a: a, view: v, bytes: cover.Clone()}
+	c := &Claim{viewHold: viewHold{a: a, view: v}, bytes: cover.Clone()}
 	b.claims = append(b.claims, c)
 	return c, nil
 }
@@ -73,18 +87,17 @@ func (c *Claim) Commit() error {
 	if c == nil || c.a == nil {
 		return errZeroClaim
 	}
-	a := c.a
-	a.mu.Lock()
-	defer a.unlockChecked()
-	if err := c.finish(); err != nil {
-		return err
-	}
-	b := c.view.buf
-	part := ranges.Intersect(&c.bytes, &b.live)
-	if part.IsEmpty() {
-		return nil
-	}
-	return a.releaseLocked(b, &part)
+	return c.locked(func(a *Allocator) error {
+		if err := c.finish(); err != nil {
+			return err
+		}
+		b := c.view.buf
+		part := ranges.Intersect(&c.bytes, &b.live)
+		if part.IsEmpty() {
+			return nil
+		}
+		return a.releaseLocked(b, &part)
+	})
 }
 
 // Abandon gives up the eviction: the bytes are usable again.
@@ -92,9 +105,7 @@ func (c *Claim) Abandon() error {
 	if c == nil || c.a == nil {
 		return errZeroClaim
 	}
-	c.a.mu.Lock()
-	defer c.a.unlockChecked()
-	return c.finish()
+	return c.locked(func(*Allocator) error { return c.finish() })
 }
 
 // Reservation binds a view to an op that has not been submitted yet (a
@@ -103,10 +114,8 @@ func (c *Claim) Abandon() error {
 // reservation is activated with the op's event or cancelled. Releasing the
 // buffer meanwhile does not free the reserved bytes.
 type Reservation struct {
-	a    *Allocator
-	view *View
+	viewHold
 	user liveness.UserID
-	done bool
 }
 
 // Reserve pins v's bytes for an op to be submitted later.
@@ -121,7 +130,7 @@ func (a *Allocator) Reserve(v *View) (*Reservation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Reservation{a: a, view: v, user: id}, nil
+	return &Reservation{viewHold: viewHold{a: a, view: v}, user: id}, nil
 }
 
 // Activate turns the reservation into a Use by the op behind ev, with the
@@ -134,24 +143,23 @@ func (r *Reservation) Activate(ev sasync.Event, acc Access) error {
 	if acc == 0 || acc&^ReadWrite != 0 {
 		return fmt.Errorf("%w: %d", ErrInvalidAccess, acc)
 	}
-	a := r.a
-	a.mu.Lock()
-	defer a.unlockChecked()
-	if r.done {
-		return fmt.Errorf("%w: reservation", ErrFinished)
-	}
-	done, err := a.checkOrder(r.view.buf, ev)
-	if err != nil {
-		return err
-	}
-	if !done {
-		cover, _, _ := r.view.coverLocked()
-		if _, err := a.idx.AddUser(ev, false, cover.Runs()); err != nil {
+	return r.locked(func(a *Allocator) error {
+		if r.done {
+			return fmt.Errorf("%w: reservation", ErrFinished)
+		}
+		done, err := a.checkOrder(r.view.buf, ev)
+		if err != nil {
 			return err
 		}
-	}
-	r.done = true
-	return a.idx.RemoveUser(r.user, a.freeFn)
+		if !done {
+			cover, _, _ := r.view.coverLocked()
+			if _, err := a.idx.AddUser(ev, false, cover.Runs()); err != nil {
+				return err
+			}
+		}
+		r.done = true
+		return a.idx.RemoveUser(r.user, a.freeFn)
+	})
 }
 
 // Cancel drops the reservation: its bytes are no longer pinned by it.
@@ -159,12 +167,11 @@ func (r *Reservation) Cancel() error {
 	if r == nil || r.a == nil {
 		return errZeroReservation
 	}
-	a := r.a
-	a.mu.Lock()
-	defer a.unlockChecked()
-	if r.done {
-		return fmt.Errorf("%w: reservation", ErrFinished)
-	}
-	r.done = true
-	return a.idx.RemoveUser(r.user, a.freeFn)
+	return r.locked(func(a *Allocator) error {
+		if r.done {
+			return fmt.Errorf("%w: reservation", ErrFinished)
+		}
+		r.done = true
+		return a.idx.RemoveUser(r.user, a.freeFn)
+	})
 }
