@@ -3,6 +3,8 @@ package sync
 import (
 	"errors"
 	"fmt"
+
+	"github.com/subarena/subarena/internal/coreinvariant"
 )
 
 // ErrInvariant is wrapped by every error CheckInvariants returns.
@@ -40,11 +42,7 @@ func (t *Timeline) CheckInvariants() error {
 
 // verifyLocked panics with the first broken invariant; in builds with the
 // invariants tag every mutator defers it. t.mu must be held.
-func (t *Timeline) verifyLocked() {
-	if err := t.checkLocked(); err != nil {
-		panic(err)
-	}
-}
+func (t *Timeline) verifyLocked() { coreinvariant.Hold(t.checkLocked()) }
 
 // checkLocked is CheckInvariants with t.mu held.
 func (t *Timeline) checkLocked() error {
