@@ -364,3 +364,28 @@ func (r *runner) allocDense(e sasync.EngineID, rows, cols int) (*subarena.Buffer
 	}
 	return b, v, nil
 }
+
+// allocTensor is allocDense with the tensor over the new view.
+func (r *runner) allocTensor(e sasync.EngineID, rows, cols int) (*subarena.Buffer, *subarena.View, Tensor, error) {
+	b, v, err := r.allocDense(e, rows, cols)
+	if err != nil {
+		return nil, nil, Tensor{}, err
+	}
+	ts, err := tensors(v)
+	if err != nil {
+		return nil, nil, Tensor{}, err
+	}
+	return b, v, ts[0], nil
+}
+
+// computeThen submits fn on the compute engine with uses, then releases
+// done (when not nil): the op was the last reader of its bytes.
+func (r *runner) computeThen(done *subarena.Buffer, fn func() error, uses ...use) error {
+	if _, err := r.submit(r.compute, nil, fn, uses...); err != nil {
+		return err
+	}
+	if done == nil {
+		return nil
+	}
+	return r.releaseBuf(done)
+}

@@ -5,6 +5,13 @@ import (
 	sasync "github.com/subarena/subarena/sync"
 )
 
+// Short names for the accesses the block's ops declare.
+const (
+	rd = subarena.Read
+	wr = subarena.Write
+	rw = subarena.ReadWrite
+)
+
 // step submits one step: the embedding of its n tokens, every layer, the
 // final norm and LM head on the compute engine, and the consumer's read of
 // the last logits row. Each buffer is allocated at the point of the engine
@@ -15,15 +22,10 @@ func (r *runner) step(s int) error {
 	n, p0 := c.stepTokens(s)
 	d := c.Dim
 
-	xb, xv, err := r.allocDense(r.compute, n, d)
+	xb, xv, xt, err := r.allocTensor(r.compute, n, d)
 	if err != nil {
 		return err
 	}
-	ts, err := tensors(xv)
-	if err != nil {
-		return err
-	}
-	xt := ts[0]
 	var waits []sasync.Event
 	if s > 0 && !c.Forced {
 		waits = []sasync.Event{r.lastConsumer} // the token comes from the consumer
@@ -50,16 +52,12 @@ func (r *runner) step(s int) error {
 	if err != nil {
 		return err
 	}
-	ts, err = tensors(hv, lv, last)
+	ts, err := tensors(hv, lv, last)
 	if err != nil {
 		return err
 	}
 	ht, lt, lastT := ts[0], ts[1], ts[2]
-	if _, err := r.submit(r.compute, nil, func() error { return RMSNorm(ht, xt, w.Norm) },
-		use{xv, subarena.Read}, use{hv, subarena.Write}); err != nil {
-		return err
-	}
-	if err := r.releaseBuf(xb); err != nil {
+	if err := r.computeThen(xb, func() error { return RMSNorm(ht, xt, w.Norm) }, use{xv, subarena.Read}, use{hv, subarena.Write}); err != nil {
 		return err
 	}
 	head, err := r.submit(r.compute, nil, func() error { return matMul(lt, ht, w.Head) },
@@ -102,11 +100,6 @@ func (r *runner) step(s int) error {
 func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 	c, lw := r.c, r.w.Layers[l]
 	d, h, dh := c.Dim, c.Heads, c.HeadDim()
-	const (
-		rd = subarena.Read
-		wr = subarena.Write
-		rw = subarena.ReadWrite
-	)
 
 	// h = RMSNorm(x); qkv = h·Wqkv, split into Q, K, V views [n, H, Dh].
 	hb, hv, err := r.allocDense(r.compute, n, d)
@@ -133,13 +126,10 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 		return err
 	}
 	ht, qkvt, qt, kt, vt := ts[0], ts[1], ts[2], ts[3], ts[4]
-	if _, err := r.submit(r.compute, nil, func() error { return RMSNorm(ht, xt, lw.Norm1) }, use{xv, rd}, use{hv, wr}); err != nil {
+	if err := r.computeThen(nil, func() error { return RMSNorm(ht, xt, lw.Norm1) }, use{xv, rd}, use{hv, wr}); err != nil {
 		return err
 	}
-	if _, err := r.submit(r.compute, nil, func() error { return matMul(qkvt, ht, lw.QKV) }, use{hv, rd}, use{qkvv, wr}); err != nil {
-		return err
-	}
-	if err := r.releaseBuf(hb); err != nil {
+	if err := r.computeThen(hb, func() error { return matMul(qkvt, ht, lw.QKV) }, use{hv, rd}, use{qkvv, wr}); err != nil {
 		return err
 	}
 	rope, err := r.submit(r.compute, nil, func() error {
@@ -190,25 +180,7 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 	if err := r.releaseBuf(qb); err != nil {
 		return err
 	}
-	ob, ov, err := r.allocDense(r.compute, n, d)
-	if err != nil {
-		return err
-	}
-	ts, err = tensors(ov)
-	if err != nil {
-		return err
-	}
-	ot := ts[0]
-	if _, err := r.submit(r.compute, nil, func() error { return matMul(ot, at, lw.Out) }, use{av, rd}, use{ov, wr}); err != nil {
-		return err
-	}
-	if err := r.releaseBuf(ab); err != nil {
-		return err
-	}
-	if _, err := r.submit(r.compute, nil, func() error { return add(xt, xt, ot) }, use{xv, rw}, use{ov, rd}); err != nil {
-		return err
-	}
-	if err := r.releaseBuf(ob); err != nil {
+	if err := r.addProjection(n, xv, xt, av, at, lw.Out, ab); err != nil {
 		return err
 	}
 
@@ -221,11 +193,6 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 func (r *runner) feedForward(l, n int, xv *subarena.View, xt Tensor) error {
 	c, lw := r.c, r.w.Layers[l]
 	d, f := c.Dim, c.FFN
-	const (
-		rd = subarena.Read
-		wr = subarena.Write
-		rw = subarena.ReadWrite
-	)
 	h2b, h2v, err := r.allocDense(r.compute, n, d)
 	if err != nil {
 		return err
@@ -244,38 +211,31 @@ func (r *runner) feedForward(l, n int, xv *subarena.View, xt Tensor) error {
 		return err
 	}
 	h2t, gut, gatet, upt := ts[0], ts[1], ts[2], ts[3]
-	if _, err := r.submit(r.compute, nil, func() error { return RMSNorm(h2t, xt, lw.Norm2) }, use{xv, rd}, use{h2v, wr}); err != nil {
+	if err := r.computeThen(nil, func() error { return RMSNorm(h2t, xt, lw.Norm2) }, use{xv, rd}, use{h2v, wr}); err != nil {
 		return err
 	}
-	if _, err := r.submit(r.compute, nil, func() error { return matMul(gut, h2t, lw.GateUp) }, use{h2v, rd}, use{guv, wr}); err != nil {
+	if err := r.computeThen(h2b, func() error { return matMul(gut, h2t, lw.GateUp) }, use{h2v, rd}, use{guv, wr}); err != nil {
 		return err
 	}
-	if err := r.releaseBuf(h2b); err != nil {
-		return err
-	}
-	if _, err := r.submit(r.compute, nil, func() error { return siluMul(gatet, gatet, upt) }, use{gate, rw}, use{up, rd}); err != nil {
+	if err := r.computeThen(nil, func() error { return siluMul(gatet, gatet, upt) }, use{gate, rw}, use{up, rd}); err != nil {
 		return err
 	}
 	if err := r.discard(up); err != nil {
 		return err
 	}
-	db, dv, err := r.allocDense(r.compute, n, d)
+	return r.addProjection(n, xv, xt, gate, gatet, lw.Down, gub)
+}
+
+// addProjection adds in·w to the residual stream x [n, D] through a new
+// [n, D] buffer; done, the buffer of in's view inv, is released once the
+// projection is submitted, and the new buffer once the addition is.
+func (r *runner) addProjection(n int, xv *subarena.View, xt Tensor, inv *subarena.View, in Tensor, w []float32, done *subarena.Buffer) error {
+	ob, ov, ot, err := r.allocTensor(r.compute, n, r.c.Dim)
 	if err != nil {
 		return err
 	}
-	ts, err = tensors(dv)
-	if err != nil {
+	if err := r.computeThen(done, func() error { return matMul(ot, in, w) }, use{inv, rd}, use{ov, wr}); err != nil {
 		return err
 	}
-	dt := ts[0]
-	if _, err := r.submit(r.compute, nil, func() error { return matMul(dt, gatet, lw.Down) }, use{gate, rd}, use{dv, wr}); err != nil {
-		return err
-	}
-	if err := r.releaseBuf(gub); err != nil {
-		return err
-	}
-	if _, err := r.submit(r.compute, nil, func() error { return add(xt, xt, dt) }, use{xv, rw}, use{dv, rd}); err != nil {
-		return err
-	}
-	return r.releaseBuf(db)
+	return r.computeThen(ob, func() error { return add(xt, xt, ot) }, use{xv, rw}, use{ov, rd})
 }
