@@ -30,10 +30,7 @@ func fill(mem []byte, v byte) {
 // completes. B's read must see A's bytes whatever happens, and the race
 // detector watches every byte.
 func TestCachingRecordStream(t *testing.T) {
-	for _, p := range subarena.Policies() {
-		if !p.Safe() {
-			continue
-		}
+	for _, p := range subarena.SafePolicies() {
 		t.Run(p.String(), func(t *testing.T) { recordStreamPattern(t, p) })
 	}
 }
@@ -352,10 +349,7 @@ func TestCachingAgainstOracle(t *testing.T) {
 	if testing.Short() {
 		steps = 150
 	}
-	for _, p := range subarena.Policies() {
-		if !p.Safe() {
-			continue
-		}
+	for _, p := range subarena.SafePolicies() {
 		for seed := uint64(1); seed <= 2; seed++ {
 			t.Run(fmt.Sprintf("%v/%d", p, seed), func(t *testing.T) { cachingOracleRun(t, p, seed, steps) })
 		}

@@ -24,16 +24,6 @@ func tiny(t *testing.T, forced bool) *Weights {
 	return w
 }
 
-func safePolicies() []subarena.Policy {
-	var out []subarena.Policy
-	for _, p := range subarena.Policies() {
-		if p.Safe() {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // TestRunMatchesReference is the example's claim: under every safe policy,
 // greedy and forced, the arena run is bit-identical to the per-tensor
 // reference, the Allocator's invariants hold after every call, the run
@@ -46,7 +36,7 @@ func TestRunMatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		noReuse := w.Config.NoReuseBytes(256)
-		for _, p := range safePolicies() {
+		for _, p := range subarena.SafePolicies() {
 			res, st, err := Run(w, Options{Policy: p, Check: true})
 			if err != nil {
 				t.Fatalf("forced=%v %v: %v", forced, p, err)
@@ -79,7 +69,7 @@ func TestRunWaitsForSpace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range safePolicies() {
+		for _, p := range subarena.SafePolicies() {
 			gate := make(chan struct{})
 			open := false
 			hk := hooks{
@@ -150,7 +140,7 @@ func TestIROrderWrongWithSlowConsumer(t *testing.T) {
 		}
 		t.Logf("ir-order produced a wrong result: %d logits in %d of %d steps differ (%v)", values, steps, w.Config.Steps+1, cerr)
 	}
-	for _, p := range safePolicies() {
+	for _, p := range subarena.SafePolicies() {
 		res, _, err := Run(w, Options{Policy: p, HoldConsumer: true, Check: true})
 		if err != nil {
 			t.Fatalf("%v with held consumer: %v", p, err)
