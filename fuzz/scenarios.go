@@ -262,7 +262,7 @@ var namedSteps = map[string]struct {
 	lookup func(c *fromScenario, name string) (int, error)
 	add    func(b *Builder, x int)
 }{
-	"release": {(*fromScenario).buf, (*Builder).Release},
+	"release": {(*fromScenario).buf, func(b *Builder, buf int) { b.Release(buf) }},
 	"discard": {(*fromScenario).view, (*Builder).Discard},
 	"sync":    {(*fromScenario).op, (*Builder).HostSync},
 }
