@@ -208,11 +208,17 @@ func (s *scenarioRun) alloc(c scenario.Command) (string, error) {
 		return "", err
 	}
 	b, err := s.a.Alloc(c.Int(1), pt)
+	return s.addBuf(pos[0], b, err)
+}
+
+// addBuf names b, the buffer a command made (unless it failed with err),
+// and reports where it lies.
+func (s *scenarioRun) addBuf(name string, b *Buffer, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.bufs[pos[0]] = b
-	return fmt.Sprintf("%s at %v", pos[0], b.Range()), nil
+	s.bufs[name] = b
+	return fmt.Sprintf("%s at %v", name, b.Range()), nil
 }
 
 // view, slice, select, reshape, permute, split, chain: NAME OF ...
@@ -321,11 +327,7 @@ func (s *scenarioRun) donate(c scenario.Command) (string, error) {
 		return "", err
 	}
 	b, err := s.a.Donate(v, ev)
-	if err != nil {
-		return "", err
-	}
-	s.bufs[pos[0]] = b
-	return fmt.Sprintf("%s at %v", pos[0], b.Range()), nil
+	return s.addBuf(pos[0], b, err)
 }
 
 // claim NAME VIEW; reserve NAME VIEW

@@ -114,10 +114,10 @@ func TestHappensBeforeRules(t *testing.T) {
 		name string
 		// script builds a scenario on a 3-engine timeline and names the
 		// pair asked about a and b (see playScript).
-		script        string
-		aBeforeB      bool
-		bBeforeA      bool
-		aCompletedByB bool // Complete(b) completes a
+		script string
+		// aBeforeB and bBeforeA are the happens-before answers;
+		// aCompletedByB says Complete(b) completes a.
+		aBeforeB, bBeforeA, aCompletedByB bool
 	}{
 		{"same engine", "a=0; b=0", true, false, true},
 		{"same engine, not adjacent", "a=0; 0; b=0", true, false, true},
