@@ -1,6 +1,10 @@
 package subarena
 
-import sasync "github.com/subarena/subarena/sync"
+import (
+	"errors"
+
+	sasync "github.com/subarena/subarena/sync"
+)
 
 // WaitForSpace blocks the host, through x, until the work ns names has
 // completed and every subscriber of x's Timeline (the Allocator that
@@ -37,4 +41,48 @@ func WaitForSpace(x *sasync.Executor, ns *NoSpaceError, waitable func(sasync.Eng
 		waited = true
 	}
 	return waited, nil
+}
+
+// SpaceWait says how AllocWaiting waits when nothing fits.
+type SpaceWait struct {
+	// Executor runs the program's ops; the host waits through it.
+	Executor *sasync.Executor
+	// Engines are those whose last op is waited for when a NoSpaceError
+	// names no event the host may wait for.
+	Engines []sasync.EngineID
+	// Waitable says whether the host may block on an engine's work; nil
+	// means every engine.
+	Waitable func(sasync.EngineID) bool
+	// Stalled, when not nil, is called each time nothing fits, before the
+	// wait, with the number of attempts that failed before this one.
+	Stalled func(attempt int)
+}
+
+// AllocWaiting returns a buffer of size bytes for a writer at engine e's
+// next point, as Alloc does; when nothing fits it waits as w says (see
+// WaitForSpace) and tries again at e's new point. It returns the last
+// *NoSpaceError once there is nothing left to wait for, and any other
+// error at once.
+func (a *Allocator) AllocWaiting(size int64, e sasync.EngineID, w SpaceWait) (*Buffer, error) {
+	for attempt := 0; ; attempt++ {
+		pt, err := a.tl.Point(e)
+		if err != nil {
+			return nil, err
+		}
+		b, err := a.Alloc(size, pt)
+		var ns *NoSpaceError
+		if !errors.As(err, &ns) {
+			return b, err
+		}
+		if w.Stalled != nil {
+			w.Stalled(attempt)
+		}
+		progress, werr := WaitForSpace(w.Executor, ns, w.Waitable, w.Engines...)
+		if werr != nil {
+			return nil, werr
+		}
+		if !progress {
+			return nil, err
+		}
+	}
 }

@@ -2,7 +2,6 @@ package block
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/subarena/subarena"
@@ -282,34 +281,28 @@ func (r *runner) check() error {
 // for everything in flight) and retries.
 func (r *runner) alloc(e sasync.EngineID, elems int) (*subarena.Buffer, error) {
 	size := int64(elems) * 4
-	for attempt := 0; ; attempt++ {
-		pt, err := r.tl.Point(e)
-		if err != nil {
-			return nil, err
-		}
-		b, err := r.a.Alloc(size, pt)
-		if err == nil {
-			r.st.Allocs++
-			r.st.AllocBytes += ranges.Granule(r.opt.Granule).Up(size)
-			return b, r.check()
-		}
-		var ns *subarena.NoSpaceError
-		if !errors.As(err, &ns) {
-			return nil, err
-		}
-		if attempt == 0 {
-			r.st.Stalls++
-		}
-		if r.hooks.stalled != nil {
-			r.hooks.stalled()
-		}
-		progress, werr := subarena.WaitForSpace(r.x, ns, r.waitable, r.compute, r.copier, r.consumer)
-		if werr != nil {
-			return nil, werr
-		}
-		if !progress {
-			return nil, err
-		}
+	b, err := r.a.AllocWaiting(size, e, subarena.SpaceWait{
+		Executor: r.x,
+		Engines:  []sasync.EngineID{r.compute, r.copier, r.consumer},
+		Waitable: r.waitable,
+		Stalled:  r.stalled,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.st.Allocs++
+	r.st.AllocBytes += ranges.Granule(r.opt.Granule).Up(size)
+	return b, r.check()
+}
+
+// stalled counts an allocation that found no space (once, on its first
+// failed attempt) and runs the stalled hook.
+func (r *runner) stalled(attempt int) {
+	if attempt == 0 {
+		r.st.Stalls++
+	}
+	if r.hooks.stalled != nil {
+		r.hooks.stalled()
 	}
 }
 
