@@ -38,26 +38,35 @@ func (h *viewHold) locked(f func(a *Allocator) error) error {
 // pending user covers them, ErrClaimed if another claim does, ErrReleased if
 // the program no longer holds them.
 func (a *Allocator) Claim(v *View) (*Claim, error) {
+	return withHeldCover(a, v, func(cover *ranges.Set) (*Claim, error) {
+		if !v.coverOK {
+			// Committing would discard a superset of v's bytes: bytes the
+			// program still holds would return to reuse.
+			return nil, fmt.Errorf("%w: view %v needs more than %d runs; claim the buffer instead", ErrInvalidLayout, v.layout, CoverBudget)
+		}
+		b := v.buf
+		for _, r := range cover.Runs() {
+			if a.idx.Covered(r) {
+				return nil, fmt.Errorf("%w: %v of buffer %d", ErrPending, r, b.id)
+			}
+		}
+		c := &Claim{viewHold: viewHold{a: a, view: v}, bytes: cover.Clone()}
+		b.claims = append(b.claims, c)
+		return c, nil
+	})
+}
+
+// withHeldCover runs f, under a's lock, with v's held cover (heldCover),
+// unless heldCover refuses v.
+func withHeldCover[T any](a *Allocator, v *View, f func(cover *ranges.Set) (T, error)) (T, error) {
 	a.mu.Lock()
 	defer a.unlockChecked()
 	cover, err := a.heldCover(v)
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	if !v.coverOK {
-		// Committing would discard a superset of v's bytes: bytes the
-		// program still holds would return to reuse.
-		return nil, fmt.Errorf("%w: view %v needs more than %d runs; claim the buffer instead", ErrInvalidLayout, v.layout, CoverBudget)
-	}
-	b := v.buf
-	for _, r := range cover.Runs() {
-		if a.idx.Covered(r) {
-			return nil, fmt.Errorf("%w: %v of buffer %d", ErrPending, r, b.id)
-		}
-	}
-	c := &Claim{viewHold: viewHold{a: a, view: v}, bytes: cover.Clone()}
-	b.claims = append(b.claims, c)
-	return c, nil
+	return f(cover)
 }
 
 // Errors of operations on a nil or zero Claim or Reservation.
@@ -120,17 +129,13 @@ type Reservation struct {
 
 // Reserve pins v's bytes for an op to be submitted later.
 func (a *Allocator) Reserve(v *View) (*Reservation, error) {
-	a.mu.Lock()
-	defer a.unlockChecked()
-	cover, err := a.heldCover(v)
-	if err != nil {
-		return nil, err
-	}
-	id, err := a.idx.AddUser(sasync.Event{}, true, cover.Runs())
-	if err != nil {
-		return nil, err
-	}
-	return &Reservation{viewHold: viewHold{a: a, view: v}, user: id}, nil
+	return withHeldCover(a, v, func(cover *ranges.Set) (*Reservation, error) {
+		id, err := a.idx.AddUser(sasync.Event{}, true, cover.Runs())
+		if err != nil {
+			return nil, err
+		}
+		return &Reservation{viewHold: viewHold{a: a, view: v}, user: id}, nil
+	})
 }
 
 // Activate turns the reservation into a Use by the op behind ev, with the
