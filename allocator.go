@@ -37,29 +37,17 @@ type Config struct {
 	Fit arena.Fit
 }
 
-// Access is how an op uses a view's bytes.
-type Access uint8
+// Access is how an op uses a view's bytes; it is sync.Access, the one
+// definition package trace shares.
+type Access = sasync.Access
 
 // Accesses. Both pin the bytes until the op completes: a reader must not
 // see the next owner's bytes, and a writer must not write into them.
 const (
-	Read      Access = 1
-	Write     Access = 2
-	ReadWrite        = Read | Write
+	Read      Access = sasync.AccessRead
+	Write     Access = sasync.AccessWrite
+	ReadWrite Access = sasync.AccessReadWrite
 )
-
-// String returns "read", "write" or "read-write".
-func (acc Access) String() string {
-	switch acc {
-	case Read:
-		return "read"
-	case Write:
-		return "write"
-	case ReadWrite:
-		return "read-write"
-	}
-	return fmt.Sprintf("access(%d)", uint8(acc))
-}
 
 // Allocator hands out arena bytes to tensors and takes them back subrange by
 // subrange as their users complete. It is safe for concurrent use: one

@@ -30,12 +30,26 @@ func fill(mem []byte, v byte) {
 // completes. B's read must see A's bytes whatever happens, and the race
 // detector watches every byte.
 func TestCachingRecordStream(t *testing.T) {
-	for _, p := range subarena.Policies() {
-		if !p.Safe() {
-			continue
-		}
+	for _, p := range subarena.SafePolicies() {
 		t.Run(p.String(), func(t *testing.T) { recordStreamPattern(t, p) })
 	}
+}
+
+// newCaching returns an Allocator of cfg and a Caching over it, both
+// closed when the test ends.
+func newCaching(t *testing.T, cfg subarena.Config) (*subarena.Allocator, *subarena.Caching) {
+	t.Helper()
+	a, err := subarena.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	c, err := subarena.NewCaching(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return a, c
 }
 
 func recordStreamPattern(t *testing.T, p subarena.Policy) {
@@ -43,16 +57,7 @@ func recordStreamPattern(t *testing.T, p subarena.Policy) {
 	tl := sasync.NewTimeline()
 	sa, _ := tl.AddEngine("stream-a", sasync.Compute)
 	sb, _ := tl.AddEngine("stream-b", sasync.Compute)
-	a, err := subarena.New(subarena.Config{Capacity: 16 * size, Policy: p, Timeline: tl, Backing: make([]byte, 16*size)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	c, err := subarena.NewCaching(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	a, c := newCaching(t, subarena.Config{Capacity: 16 * size, Policy: p, Timeline: tl, Backing: make([]byte, 16*size)})
 	check := func() {
 		t.Helper()
 		if err := c.CheckInvariants(); err != nil {
@@ -153,13 +158,7 @@ func TestCachingWithoutRecordStream(t *testing.T) {
 	tl := sasync.NewTimeline()
 	sa, _ := tl.AddEngine("stream-a", sasync.Compute)
 	sb, _ := tl.AddEngine("stream-b", sasync.Compute)
-	a, err := subarena.New(subarena.Config{Capacity: 1 << 16, Timeline: tl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	c, _ := subarena.NewCaching(a)
-	defer c.Close()
+	_, c := newCaching(t, subarena.Config{Capacity: 1 << 16, Timeline: tl})
 	x1, _ := c.Malloc(4096, sa)
 	write, _ := tl.Submit(sa)
 	tl.Submit(sb, write) // B reads x1, unrecorded
@@ -184,13 +183,7 @@ func TestCachingDeferredFree(t *testing.T) {
 	sa, _ := tl.AddEngine("a", sasync.Compute)
 	sb, _ := tl.AddEngine("b", sasync.Compute)
 	sc, _ := tl.AddEngine("c", sasync.Copy)
-	a, err := subarena.New(subarena.Config{Capacity: 8192, Granule: 4096, Timeline: tl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	c, _ := subarena.NewCaching(a)
-	defer c.Close()
+	_, c := newCaching(t, subarena.Config{Capacity: 8192, Granule: 4096, Timeline: tl})
 
 	// x0 is read on C and freed; A then waits for C's read, so a Malloc on
 	// A takes x0's bytes fenced while C's read is still pending.
@@ -356,10 +349,7 @@ func TestCachingAgainstOracle(t *testing.T) {
 	if testing.Short() {
 		steps = 150
 	}
-	for _, p := range subarena.Policies() {
-		if !p.Safe() {
-			continue
-		}
+	for _, p := range subarena.SafePolicies() {
 		for seed := uint64(1); seed <= 2; seed++ {
 			t.Run(fmt.Sprintf("%v/%d", p, seed), func(t *testing.T) { cachingOracleRun(t, p, seed, steps) })
 		}
@@ -373,13 +363,7 @@ func cachingOracleRun(t *testing.T, p subarena.Policy, seed uint64, steps int) {
 	for e := range engines {
 		tl.AddEngine(fmt.Sprintf("s%d", e), sasync.Compute)
 	}
-	a, err := subarena.New(subarena.Config{Capacity: 24 * 256, Policy: p, Timeline: tl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	c, _ := subarena.NewCaching(a)
-	defer c.Close()
+	a, c := newCaching(t, subarena.Config{Capacity: 24 * 256, Policy: p, Timeline: tl})
 
 	type live struct {
 		b       *subarena.Buffer

@@ -14,36 +14,59 @@ import (
 // Checking "no one uses it" and blocking new users happen under one lock,
 // so a claim and a use can never both succeed.
 type Claim struct {
-	a     *Allocator
-	view  *View
+	viewHold
 	bytes ranges.Set
-	done  bool
+}
+
+// viewHold is what a Claim and a Reservation hold: the Allocator and the
+// view they were taken on, and whether they have been finished.
+type viewHold struct {
+	a    *Allocator
+	view *View
+	done bool
+}
+
+// locked runs f with the Allocator h was taken on locked; h must have been
+// made by one.
+func (h *viewHold) locked(f func(a *Allocator) error) error {
+	h.a.mu.Lock()
+	defer h.a.unlockChecked()
+	return f(h.a)
 }
 
 // Claim claims v's bytes for eviction. It fails with ErrPending if any
 // pending user covers them, ErrClaimed if another claim does, ErrReleased if
 // the program no longer holds them.
 func (a *Allocator) Claim(v *View) (*Claim, error) {
+	return withHeldCover(a, v, func(cover *ranges.Set) (*Claim, error) {
+		if !v.coverOK {
+			// Committing would discard a superset of v's bytes: bytes the
+			// program still holds would return to reuse.
+			return nil, fmt.Errorf("%w: view %v needs more than %d runs; claim the buffer instead", ErrInvalidLayout, v.layout, CoverBudget)
+		}
+		b := v.buf
+		for _, r := range cover.Runs() {
+			if a.idx.Covered(r) {
+				return nil, fmt.Errorf("%w: %v of buffer %d", ErrPending, r, b.id)
+			}
+		}
+		c := &Claim{viewHold: viewHold{a: a, view: v}, bytes: cover.Clone()}
+		b.claims = append(b.claims, c)
+		return c, nil
+	})
+}
+
+// withHeldCover runs f, under a's lock, with v's held cover (heldCover),
+// unless heldCover refuses v.
+func withHeldCover[T any](a *Allocator, v *View, f func(cover *ranges.Set) (T, error)) (T, error) {
 	a.mu.Lock()
 	defer a.unlockChecked()
 	cover, err := a.heldCover(v)
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	if !v.coverOK {
-		// Committing would discard a superset of v's bytes: bytes the
-		// program still holds would return to reuse.
-		return nil, fmt.Errorf("%w: view %v needs more than %d runs; claim the buffer instead", ErrInvalidLayout, v.layout, CoverBudget)
-	}
-	b := v.buf
-	for _, r := range cover.Runs() {
-		if a.idx.Covered(r) {
-			return nil, fmt.Errorf("%w: %v of buffer %d", ErrPending, r, b.id)
-		}
-	}
-	c := &Claim{a: a, view: v, bytes: cover.Clone()}
-	b.claims = append(b.claims, c)
-	return c, nil
+	return f(cover)
 }
 
 // Errors of operations on a nil or zero Claim or Reservation.
@@ -73,18 +96,17 @@ func (c *Claim) Commit() error {
 	if c == nil || c.a == nil {
 		return errZeroClaim
 	}
-	a := c.a
-	a.mu.Lock()
-	defer a.unlockChecked()
-	if err := c.finish(); err != nil {
-		return err
-	}
-	b := c.view.buf
-	part := ranges.Intersect(&c.bytes, &b.live)
-	if part.IsEmpty() {
-		return nil
-	}
-	return a.releaseLocked(b, &part)
+	return c.locked(func(a *Allocator) error {
+		if err := c.finish(); err != nil {
+			return err
+		}
+		b := c.view.buf
+		part := ranges.Intersect(&c.bytes, &b.live)
+		if part.IsEmpty() {
+			return nil
+		}
+		return a.releaseLocked(b, &part)
+	})
 }
 
 // Abandon gives up the eviction: the bytes are usable again.
@@ -92,9 +114,7 @@ func (c *Claim) Abandon() error {
 	if c == nil || c.a == nil {
 		return errZeroClaim
 	}
-	c.a.mu.Lock()
-	defer c.a.unlockChecked()
-	return c.finish()
+	return c.locked(func(*Allocator) error { return c.finish() })
 }
 
 // Reservation binds a view to an op that has not been submitted yet (a
@@ -103,25 +123,19 @@ func (c *Claim) Abandon() error {
 // reservation is activated with the op's event or cancelled. Releasing the
 // buffer meanwhile does not free the reserved bytes.
 type Reservation struct {
-	a    *Allocator
-	view *View
+	viewHold
 	user liveness.UserID
-	done bool
 }
 
 // Reserve pins v's bytes for an op to be submitted later.
 func (a *Allocator) Reserve(v *View) (*Reservation, error) {
-	a.mu.Lock()
-	defer a.unlockChecked()
-	cover, err := a.heldCover(v)
-	if err != nil {
-		return nil, err
-	}
-	id, err := a.idx.AddUser(sasync.Event{}, true, cover.Runs())
-	if err != nil {
-		return nil, err
-	}
-	return &Reservation{a: a, view: v, user: id}, nil
+	return withHeldCover(a, v, func(cover *ranges.Set) (*Reservation, error) {
+		id, err := a.idx.AddUser(sasync.Event{}, true, cover.Runs())
+		if err != nil {
+			return nil, err
+		}
+		return &Reservation{viewHold: viewHold{a: a, view: v}, user: id}, nil
+	})
 }
 
 // Activate turns the reservation into a Use by the op behind ev, with the
@@ -134,24 +148,23 @@ func (r *Reservation) Activate(ev sasync.Event, acc Access) error {
 	if acc == 0 || acc&^ReadWrite != 0 {
 		return fmt.Errorf("%w: %d", ErrInvalidAccess, acc)
 	}
-	a := r.a
-	a.mu.Lock()
-	defer a.unlockChecked()
-	if r.done {
-		return fmt.Errorf("%w: reservation", ErrFinished)
-	}
-	done, err := a.checkOrder(r.view.buf, ev)
-	if err != nil {
-		return err
-	}
-	if !done {
-		cover, _, _ := r.view.coverLocked()
-		if _, err := a.idx.AddUser(ev, false, cover.Runs()); err != nil {
+	return r.locked(func(a *Allocator) error {
+		if r.done {
+			return fmt.Errorf("%w: reservation", ErrFinished)
+		}
+		done, err := a.checkOrder(r.view.buf, ev)
+		if err != nil {
 			return err
 		}
-	}
-	r.done = true
-	return a.idx.RemoveUser(r.user, a.freeFn)
+		if !done {
+			cover, _, _ := r.view.coverLocked()
+			if _, err := a.idx.AddUser(ev, false, cover.Runs()); err != nil {
+				return err
+			}
+		}
+		r.done = true
+		return a.idx.RemoveUser(r.user, a.freeFn)
+	})
 }
 
 // Cancel drops the reservation: its bytes are no longer pinned by it.
@@ -159,12 +172,11 @@ func (r *Reservation) Cancel() error {
 	if r == nil || r.a == nil {
 		return errZeroReservation
 	}
-	a := r.a
-	a.mu.Lock()
-	defer a.unlockChecked()
-	if r.done {
-		return fmt.Errorf("%w: reservation", ErrFinished)
-	}
-	r.done = true
-	return a.idx.RemoveUser(r.user, a.freeFn)
+	return r.locked(func(a *Allocator) error {
+		if r.done {
+			return fmt.Errorf("%w: reservation", ErrFinished)
+		}
+		r.done = true
+		return a.idx.RemoveUser(r.user, a.freeFn)
+	})
 }

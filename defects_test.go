@@ -90,14 +90,9 @@ func TestResidualFenceStillRefusesUnordered(t *testing.T) {
 // claim on it would discard bytes the program still holds, so Claim
 // refuses it and changes nothing. The odd bytes stay usable.
 func TestClaimBeyondCoverBudget(t *testing.T) {
-	tl := sasync.NewTimeline()
-	e0, _ := tl.AddEngine("compute", sasync.Compute)
-	a, err := New(Config{Capacity: 1 << 18, Granule: 256, Timeline: tl})
-	require.NoError(t, err)
-	pt, _ := tl.Point(e0)
+	tl, e0, a := newComputeAllocator(t, 1<<18, 256)
 	const size = 131092
-	b, err := a.Alloc(size, pt)
-	require.NoError(t, err)
+	b := allocAtNext(t, a, e0, size)
 	even, err := b.View(strided.Layout{Shape: []int64{size / 2}, Strides: []int64{2}, Elem: 1})
 	require.NoError(t, err)
 	odd, err := b.View(strided.Layout{Offset: 1, Shape: []int64{size / 2}, Strides: []int64{2}, Elem: 1})
@@ -128,11 +123,8 @@ func TestClaimBeyondCoverBudget(t *testing.T) {
 // reader is pending is handed out on its word; the truthful point of the
 // same engine, and an older one, are accepted.
 func TestAllocForgedPoint(t *testing.T) {
-	tl := sasync.NewTimeline()
-	e0, _ := tl.AddEngine("compute", sasync.Compute)
+	tl, e0, a := newComputeAllocator(t, 1<<12, 256)
 	e1, _ := tl.AddEngine("copy", sasync.Copy)
-	a, err := New(Config{Capacity: 1 << 12, Granule: 256, Timeline: tl})
-	require.NoError(t, err)
 	old, _ := tl.Point(e0)
 	b1, err := a.Alloc(1024, old)
 	require.NoError(t, err)
@@ -161,13 +153,8 @@ func TestAllocForgedPoint(t *testing.T) {
 // buffer asked for also lets its granule padding go, so the buffer retires
 // and Live returns to zero.
 func TestDiscardEveryRequestedByte(t *testing.T) {
-	tl := sasync.NewTimeline()
-	e0, _ := tl.AddEngine("compute", sasync.Compute)
-	a, err := New(Config{Capacity: 1 << 12, Granule: 256, Timeline: tl})
-	require.NoError(t, err)
-	pt, _ := tl.Point(e0)
-	b, err := a.Alloc(1000, pt) // 24 bytes of padding
-	require.NoError(t, err)
+	_, e0, a := newComputeAllocator(t, 1<<12, 256)
+	b := allocAtNext(t, a, e0, 1000) // 24 bytes of padding
 	lo, err := b.View(strided.Bytes(0, 600))
 	require.NoError(t, err)
 	hi, err := b.View(strided.Bytes(600, 400))
@@ -189,13 +176,8 @@ func TestDiscardEveryRequestedByte(t *testing.T) {
 // pinning the granule for good: with nothing pending, released bytes never
 // returned).
 func TestDiscardLastGranulesRequestedBytes(t *testing.T) {
-	tl := sasync.NewTimeline()
-	e0, _ := tl.AddEngine("compute", sasync.Compute)
-	a, err := New(Config{Capacity: 64, Granule: 8, Timeline: tl})
-	require.NoError(t, err)
-	pt, _ := tl.Point(e0)
-	b, err := a.Alloc(9, pt) // granules [0,8) and [8,16); 7 bytes of padding
-	require.NoError(t, err)
+	_, e0, a := newComputeAllocator(t, 64, 8)
+	b := allocAtNext(t, a, e0, 9)            // granules [0,8) and [8,16); 7 bytes of padding
 	tail, err := b.View(strided.Bytes(6, 3)) // bytes 6..8: byte 8 is the last granule's only requested byte
 	require.NoError(t, err)
 	require.NoError(t, a.Discard(tail))
@@ -206,22 +188,15 @@ func TestDiscardLastGranulesRequestedBytes(t *testing.T) {
 	require.Equal(t, int64(2), st.Held, "bytes 6 and 7 wait in the granule bytes 0..5 still use")
 	require.NoError(t, a.CheckInvariants())
 	require.NoError(t, a.Release(b))
-	st = a.Stats()
-	require.Zero(t, st.InUse)
-	require.Zero(t, st.Held)
+	requireAllReturned(t, a)
 }
 
 // TestDonateLastGranulesRequestedBytes: donating the requested bytes of a
 // buffer's last granule lets the padding after them go too, as Discard
 // does, instead of leaving it held by a buffer no view reaches it through.
 func TestDonateLastGranulesRequestedBytes(t *testing.T) {
-	tl := sasync.NewTimeline()
-	e0, _ := tl.AddEngine("compute", sasync.Compute)
-	a, err := New(Config{Capacity: 64, Granule: 8, Timeline: tl})
-	require.NoError(t, err)
-	pt, _ := tl.Point(e0)
-	b, err := a.Alloc(9, pt) // 7 bytes of padding after byte 8
-	require.NoError(t, err)
+	tl, e0, a := newComputeAllocator(t, 64, 8)
+	b := allocAtNext(t, a, e0, 9) // 7 bytes of padding after byte 8
 	tail, err := b.View(strided.Bytes(6, 3))
 	require.NoError(t, err)
 	op, _ := tl.Submit(e0)
@@ -234,19 +209,14 @@ func TestDonateLastGranulesRequestedBytes(t *testing.T) {
 	require.NoError(t, tl.Complete(op))
 	require.NoError(t, a.Release(b))
 	require.NoError(t, a.Release(out))
-	st := a.Stats()
-	require.Zero(t, st.InUse)
-	require.Zero(t, st.Held)
+	requireAllReturned(t, a)
 }
 
 // TestCachingFreeAllOrNothing: Free records the uses of every engine in one
 // critical section; when recording one fails, none is recorded.
 func TestCachingFreeAllOrNothing(t *testing.T) {
-	tl := sasync.NewTimeline()
-	e0, _ := tl.AddEngine("compute", sasync.Compute)
+	tl, e0, a := newComputeAllocator(t, 1<<12, 256)
 	e1, _ := tl.AddEngine("copy", sasync.Copy)
-	a, err := New(Config{Capacity: 1 << 12, Granule: 256, Timeline: tl})
-	require.NoError(t, err)
 	c, err := NewCaching(a)
 	require.NoError(t, err)
 	b, err := c.Malloc(1024, e0)

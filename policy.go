@@ -2,6 +2,7 @@ package subarena
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/subarena/subarena/liveness"
 )
@@ -79,6 +80,12 @@ func ParsePolicy(s string) (Policy, error) {
 // subrange-fenced.
 func Policies() []Policy {
 	return []Policy{IROrder, WholeAfterUsers, WholeFenced, SubrangeAfterUsers, SubrangeFenced}
+}
+
+// SafePolicies returns the four policies that obey the reuse rule (all but
+// IROrder), in the order of Policies.
+func SafePolicies() []Policy {
+	return slices.DeleteFunc(Policies(), func(p Policy) bool { return !p.Safe() })
 }
 
 func (p Policy) mode() liveness.Mode {

@@ -208,11 +208,17 @@ func (s *scenarioRun) alloc(c scenario.Command) (string, error) {
 		return "", err
 	}
 	b, err := s.a.Alloc(c.Int(1), pt)
+	return s.addBuf(pos[0], b, err)
+}
+
+// addBuf names b, the buffer a command made (unless it failed with err),
+// and reports where it lies.
+func (s *scenarioRun) addBuf(name string, b *Buffer, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.bufs[pos[0]] = b
-	return fmt.Sprintf("%s at %v", pos[0], b.Range()), nil
+	s.bufs[name] = b
+	return fmt.Sprintf("%s at %v", name, b.Range()), nil
 }
 
 // view, slice, select, reshape, permute, split, chain: NAME OF ...
@@ -271,16 +277,21 @@ func (s *scenarioRun) use(c scenario.Command) (string, error) {
 	return "ok", s.a.Use(v, ev, access(c.Args[2]))
 }
 
+// stateAfter returns the state a command leaves, or err when it failed.
+func (s *scenarioRun) stateAfter(err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	return s.state(), nil
+}
+
 // release BUF
 func (s *scenarioRun) release(c scenario.Command) (string, error) {
 	b, err := s.buf(c.Args[0])
 	if err != nil {
 		return "", err
 	}
-	if err := s.a.Release(b); err != nil {
-		return "", err
-	}
-	return s.state(), nil
+	return s.stateAfter(s.a.Release(b))
 }
 
 // discard VIEW
@@ -289,10 +300,7 @@ func (s *scenarioRun) discard(c scenario.Command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := s.a.Discard(v); err != nil {
-		return "", err
-	}
-	return s.state(), nil
+	return s.stateAfter(s.a.Discard(v))
 }
 
 // complete OP; sync OP
@@ -304,10 +312,7 @@ func (s *scenarioRun) complete(c scenario.Command) (string, error) {
 	if c.Name == "sync" {
 		return "ok", s.tl.HostSync(ev)
 	}
-	if err := s.tl.Complete(ev); err != nil {
-		return "", err
-	}
-	return s.state(), nil
+	return s.stateAfter(s.tl.Complete(ev))
 }
 
 // donate NEW VIEW OP
@@ -322,11 +327,7 @@ func (s *scenarioRun) donate(c scenario.Command) (string, error) {
 		return "", err
 	}
 	b, err := s.a.Donate(v, ev)
-	if err != nil {
-		return "", err
-	}
-	s.bufs[pos[0]] = b
-	return fmt.Sprintf("%s at %v", pos[0], b.Range()), nil
+	return s.addBuf(pos[0], b, err)
 }
 
 // claim NAME VIEW; reserve NAME VIEW
@@ -360,10 +361,7 @@ func (s *scenarioRun) commitOrAbandon(c scenario.Command) (string, error) {
 	if c.Name == "abandon" {
 		return "ok", cl.Abandon()
 	}
-	if err := cl.Commit(); err != nil {
-		return "", err
-	}
-	return s.state(), nil
+	return s.stateAfter(cl.Commit())
 }
 
 // activate NAME OP [access=]; cancel NAME

@@ -126,53 +126,43 @@ func (v *View) derive(l strided.Layout, err error) (*View, error) {
 	return nv, nil
 }
 
-// Slice views elements start, start+step, ... (< stop) of dimension dim.
-func (v *View) Slice(dim int, start, stop, step int64) (*View, error) {
+// derived views what op makes of v's layout (see derive).
+func (v *View) derived(op func(l strided.Layout) (strided.Layout, error)) (*View, error) {
 	if !v.made() {
 		return nil, errZeroView
 	}
-	return v.derive(v.layout.Slice(dim, start, stop, step))
+	return v.derive(op(v.layout))
+}
+
+// Slice views elements start, start+step, ... (< stop) of dimension dim.
+func (v *View) Slice(dim int, start, stop, step int64) (*View, error) {
+	return v.derived(func(l strided.Layout) (strided.Layout, error) { return l.Slice(dim, start, stop, step) })
 }
 
 // Select views index i of dimension dim, dropping the dimension.
 func (v *View) Select(dim int, i int64) (*View, error) {
-	if !v.made() {
-		return nil, errZeroView
-	}
-	return v.derive(v.layout.Select(dim, i))
+	return v.derived(func(l strided.Layout) (strided.Layout, error) { return l.Select(dim, i) })
 }
 
 // Permute reorders the dimensions.
 func (v *View) Permute(perm ...int) (*View, error) {
-	if !v.made() {
-		return nil, errZeroView
-	}
-	return v.derive(v.layout.Permute(perm...))
+	return v.derived(func(l strided.Layout) (strided.Layout, error) { return l.Permute(perm...) })
 }
 
 // Transpose swaps dimensions a and b.
 func (v *View) Transpose(a, b int) (*View, error) {
-	if !v.made() {
-		return nil, errZeroView
-	}
-	return v.derive(v.layout.Transpose(a, b))
+	return v.derived(func(l strided.Layout) (strided.Layout, error) { return l.Transpose(a, b) })
 }
 
 // Reshape views the same elements with another shape; it fails with
 // strided.ErrNotExpressible when no single strided layout describes them.
 func (v *View) Reshape(shape ...int64) (*View, error) {
-	if !v.made() {
-		return nil, errZeroView
-	}
-	return v.derive(v.layout.Reshape(shape...))
+	return v.derived(func(l strided.Layout) (strided.Layout, error) { return l.Reshape(shape...) })
 }
 
 // Expand broadcasts size-1 dimensions to shape with stride 0.
 func (v *View) Expand(shape ...int64) (*View, error) {
-	if !v.made() {
-		return nil, errZeroView
-	}
-	return v.derive(v.layout.Expand(shape...))
+	return v.derived(func(l strided.Layout) (strided.Layout, error) { return l.Expand(shape...) })
 }
 
 // Split cuts dimension dim into consecutive parts of the given sizes.
@@ -195,10 +185,7 @@ func (v *View) Split(dim int, sizes ...int64) ([]*View, error) {
 
 // AsStrided views shape and strides at offset bytes from v's first byte.
 func (v *View) AsStrided(offset int64, shape, strides []int64) (*View, error) {
-	if !v.made() {
-		return nil, errZeroView
-	}
-	return v.derive(v.layout.AsStrided(offset, shape, strides))
+	return v.derived(func(l strided.Layout) (strided.Layout, error) { return l.AsStrided(offset, shape, strides) })
 }
 
 // coverLocked returns the view's covered bytes (absolute), computing them

@@ -5,22 +5,20 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/subarena/subarena/internal/corecheck"
 )
 
+// mustNew returns a new arena of cfg, failing t unless New accepts cfg
+// and the new arena's invariants hold.
 func mustNew(t testing.TB, cfg Config) *Arena {
 	t.Helper()
 	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	corecheck.Invariants(t, a)
 	return a
-}
-
-func check(t testing.TB, a *Arena) {
-	t.Helper()
-	if err := a.CheckInvariants(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
@@ -62,8 +60,8 @@ func TestNewAccepts(t *testing.T) {
 	if u.Granule() != DefaultGranule || u.Capacity() != 0 || u.Stats().FreeRegions != 0 || u.Fit() != FitFast {
 		t.Fatalf("unbounded: %+v", u.Stats())
 	}
-	check(t, a)
-	check(t, u)
+	corecheck.Invariants(t, a)
+	corecheck.Invariants(t, u)
 }
 
 func TestAllocRoundsAndPlacesLow(t *testing.T) {
@@ -75,7 +73,7 @@ func TestAllocRoundsAndPlacesLow(t *testing.T) {
 			if err != nil || b != want[i] {
 				t.Fatalf("%v: Alloc(%d) = %+v, %v; want %+v", fit, size, b, err, want[i])
 			}
-			check(t, a)
+			corecheck.Invariants(t, a)
 		}
 		if s := a.Stats(); s.InUse != 2048 || s.HighWater != 2048 || s.PeakInUse != 2048 {
 			t.Fatalf("%v: stats %+v", fit, s)
@@ -103,7 +101,7 @@ func TestFreeSubrangesCoalesce(t *testing.T) {
 		if err := a.Free(b.Offset+s.off, s.size); err != nil {
 			t.Fatalf("Free(%d, %d): %v", s.off, s.size, err)
 		}
-		check(t, a)
+		corecheck.Invariants(t, a)
 		if got := a.Stats().FreeRegions; got != s.regions {
 			t.Fatalf("after Free(%d, %d): %d regions, want %d", s.off, s.size, got, s.regions)
 		}
@@ -123,7 +121,7 @@ func TestFreeAcrossAdjacentBlocks(t *testing.T) {
 	if err := a.Free(x.Offset+256, 2*256); err != nil { // last granule of x, first of y
 		t.Fatal(err)
 	}
-	check(t, a)
+	corecheck.Invariants(t, a)
 	if !a.IsAllocated(x.Offset, 256) || a.IsAllocated(x.Offset, 512) || !a.IsAllocated(y.End()-256, 256) {
 		t.Fatal("IsAllocated disagrees with the pieces left")
 	}
@@ -166,7 +164,7 @@ func TestErrorsLeaveStateUnchanged(t *testing.T) {
 			t.Fatalf("Alloc(%d) = %v", size, err)
 		}
 	}
-	check(t, a)
+	corecheck.Invariants(t, a)
 }
 
 func TestNoSpaceCarriesFigures(t *testing.T) {
@@ -187,7 +185,7 @@ func TestNoSpaceCarriesFigures(t *testing.T) {
 			t.Fatalf("message %q lacks %s", err, s)
 		}
 	}
-	check(t, a)
+	corecheck.Invariants(t, a)
 }
 
 func TestAllocFindsTheOnlyFittingRegionDeepInItsClass(t *testing.T) {
@@ -205,12 +203,12 @@ func TestAllocFindsTheOnlyFittingRegionDeepInItsClass(t *testing.T) {
 			off += 34 * g
 		}
 		_ = a.Free(big.Offset+off, 34*g)
-		check(t, a)
+		corecheck.Invariants(t, a)
 		b, err := a.Alloc(34 * g)
 		if err != nil || b.Offset != off {
 			t.Fatalf("%v: Alloc = %+v, %v; want offset %d", fit, b, err, off)
 		}
-		check(t, a)
+		corecheck.Invariants(t, a)
 	}
 }
 
@@ -231,19 +229,19 @@ func TestUnboundedGrowsAtTheTop(t *testing.T) {
 	if w.Offset != 0 || a.Capacity() != 5120 {
 		t.Fatalf("w %+v capacity %d", w, a.Capacity())
 	}
-	check(t, a)
+	corecheck.Invariants(t, a)
 	// Grow across many buckets and bitmap levels.
 	for i := 0; i < 300; i++ {
 		if _, err := a.Alloc(64 * 256 * int64(i+1)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	check(t, a)
+	corecheck.Invariants(t, a)
 	a.Reset()
 	if a.Capacity() != 0 || a.Stats() != (Stats{}) {
 		t.Fatalf("after reset: capacity %d stats %+v", a.Capacity(), a.Stats())
 	}
-	check(t, a)
+	corecheck.Invariants(t, a)
 }
 
 func TestUnboundedLimit(t *testing.T) {
@@ -262,7 +260,7 @@ func TestUnboundedLimit(t *testing.T) {
 	if a.Capacity() != 1<<30 {
 		t.Fatalf("capacity %d", a.Capacity())
 	}
-	check(t, a)
+	corecheck.Invariants(t, a)
 }
 
 func TestBytes(t *testing.T) {
@@ -287,7 +285,7 @@ func TestResetBounded(t *testing.T) {
 		_, _ = a.Alloc(int64(i+1) * 256)
 	}
 	a.Reset()
-	check(t, a)
+	corecheck.Invariants(t, a)
 	if s := a.Stats(); s.Free != 64*256 || s.FreeRegions != 1 || s.HighWater != 0 || s.PeakInUse != 0 {
 		t.Fatalf("stats %+v", s)
 	}
@@ -299,6 +297,9 @@ func TestFitNames(t *testing.T) {
 		if err != nil || g != f {
 			t.Fatalf("ParseFit(%q) = %v, %v", f.String(), g, err)
 		}
+	}
+	if g, err := ParseFit(""); err != nil || g != FitDefault {
+		t.Fatalf(`ParseFit("") = %v, %v`, g, err)
 	}
 	if _, err := ParseFit("best"); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("ParseFit(best) = %v", err)
@@ -350,43 +351,59 @@ func TestClasses(t *testing.T) {
 	}
 }
 
+// randomToggles drives a bit structure and its reference ref through steps
+// pseudo-random steps (a linear congruential generator from seed): each
+// step draws x and, from x>>33 mod n, a bit k; x's bit 32 says set, else
+// clear if set, done on both the structure (set, clear) and ref. probe(i,
+// x) then compares the structure's queries with ref.
+func randomToggles(seed uint64, steps int, n int64, ref *[]bool, set, clear func(k int64), probe func(i int, x uint64)) {
+	x := seed
+	for i := 0; i < steps; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		k := int64(x>>33) % n
+		if x>>32&1 == 0 {
+			set(k)
+			(*ref)[k] = true
+		} else if (*ref)[k] {
+			clear(k)
+			(*ref)[k] = false
+		}
+		probe(i, x)
+	}
+}
+
+// firstSet returns the first index at or after from whose ref entry is
+// set, or -1.
+func firstSet(ref []bool, from int64) int64 {
+	for k := max(from, 0); k < int64(len(ref)); k++ {
+		if ref[k] {
+			return k
+		}
+	}
+	return -1
+}
+
 func TestClassSet(t *testing.T) {
 	var s classSet
 	ref := make([]bool, numClasses)
-	firstRef := func(c int) int {
-		for ; c < numClasses; c++ {
-			if ref[c] {
-				return c
+	randomToggles(7, 20000, numClasses, &ref,
+		func(c int64) { s.add(int(c)) }, func(c int64) { s.remove(int(c)) },
+		func(_ int, x uint64) {
+			q := int(x>>20) % (numClasses + 2)
+			if got, want := s.first(q), firstSet(ref, int64(q)); got != int(want) {
+				t.Fatalf("first(%d) = %d, want %d", q, got, want)
 			}
-		}
-		return -1
-	}
-	x := uint64(7)
-	for i := 0; i < 20000; i++ {
-		x = x*6364136223846793005 + 1442695040888963407
-		c := int(x>>33) % numClasses
-		if x>>32&1 == 0 {
-			s.add(c)
-			ref[c] = true
-		} else if ref[c] {
-			s.remove(c)
-			ref[c] = false
-		}
-		q := int(x>>20) % (numClasses + 2)
-		if got, want := s.first(q), firstRef(q); got != want {
-			t.Fatalf("first(%d) = %d, want %d", q, got, want)
-		}
-		last := -1
-		for c := numClasses - 1; c >= 0; c-- {
-			if ref[c] {
-				last = c
-				break
+			last := -1
+			for c := numClasses - 1; c >= 0; c-- {
+				if ref[c] {
+					last = c
+					break
+				}
 			}
-		}
-		if s.last() != last {
-			t.Fatalf("last = %d, want %d", s.last(), last)
-		}
-	}
+			if s.last() != last {
+				t.Fatalf("last = %d, want %d", s.last(), last)
+			}
+		})
 }
 
 func TestTailBits(t *testing.T) {
@@ -394,44 +411,20 @@ func TestTailBits(t *testing.T) {
 		var b tailBits
 		b.reset(n)
 		ref := make([]bool, b.size())
-		x := uint64(n)
-		for i := 0; i < 3000; i++ {
-			x = x*6364136223846793005 + 1442695040888963407
-			w := int64(x>>33) % n
-			if x>>32&1 == 0 {
-				b.set(w)
-				ref[w] = true
-			} else if ref[w] {
-				b.clear(w)
-				ref[w] = false
-			}
+		randomToggles(uint64(n), 3000, n, &ref, b.set, b.clear, func(i int, x uint64) {
 			q := int64(x>>14) % (n + 1)
-			want := int64(-1)
-			for k := q; k < int64(len(ref)); k++ {
-				if ref[k] {
-					want = k
-					break
-				}
-			}
-			if got := b.next(q); got != want {
+			if got, want := b.next(q), firstSet(ref, q); got != want {
 				t.Fatalf("n %d: next(%d) = %d, want %d", n, q, got, want)
 			}
 			// nextAfterWord(j): the first set bit from word j+1 on.
 			j := uint64(q) >> 6
-			want = -1
-			for k := int64(j+1) << 6; k < int64(len(ref)); k++ {
-				if ref[k] {
-					want = k
-					break
-				}
-			}
-			if got := b.nextAfterWord(j); got != want {
+			if got, want := b.nextAfterWord(j), firstSet(ref, int64(j+1)<<6); got != want {
 				t.Fatalf("n %d: nextAfterWord(%d) = %d, want %d", n, j, got, want)
 			}
 			if i%500 == 0 {
 				b.grow(b.size() + 1)
 				ref = append(ref, make([]bool, b.size()-int64(len(ref)))...)
 			}
-		}
+		})
 	}
 }

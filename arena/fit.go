@@ -1,6 +1,11 @@
 package arena
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/subarena/subarena/internal/coreenum"
+)
 
 // Fit selects how Alloc chooses among free regions large enough for a request.
 type Fit uint8
@@ -22,27 +27,20 @@ const (
 )
 
 // String returns the name ParseFit accepts.
-func (f Fit) String() string {
-	switch f {
-	case FitDefault:
-		return "default"
-	case FitFast:
-		return "fast"
-	case FitLean:
-		return "lean"
-	}
-	return fmt.Sprintf("Fit(%d)", uint8(f))
-}
+func (f Fit) String() string { return coreenum.Name(fitNames[:], f, "Fit") }
 
-// ParseFit returns the Fit named s ("default", "fast" or "lean").
+// fitNames holds the name of each Fit, indexed by value: String returns
+// them and ParseFit looks them up.
+var fitNames = [...]string{FitDefault: "default", FitFast: "fast", FitLean: "lean"}
+
+// ParseFit returns the Fit named s ("default", "fast" or "lean"); the empty
+// string is "default".
 func ParseFit(s string) (Fit, error) {
-	switch s {
-	case "default", "":
+	if s == "" {
 		return FitDefault, nil
-	case "fast":
-		return FitFast, nil
-	case "lean":
-		return FitLean, nil
+	}
+	if i := slices.Index(fitNames[:], s); i >= 0 {
+		return Fit(i), nil
 	}
 	return 0, fmt.Errorf("arena: parse fit %q: %w", s, ErrInvalidConfig)
 }

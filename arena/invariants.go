@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/subarena/subarena/internal/coreinvariant"
 )
 
 // errCorrupt wraps every invariant violation CheckInvariants reports.
@@ -16,11 +18,7 @@ func corrupt(format string, args ...any) error {
 
 // verify panics with the first broken invariant; in builds with the
 // invariants tag every mutator defers it.
-func (a *Arena) verify() {
-	if err := a.CheckInvariants(); err != nil {
-		panic(err)
-	}
-}
+func (a *Arena) verify() { coreinvariant.Hold(a.CheckInvariants()) }
 
 // CheckInvariants verifies the whole free-space index and returns the first
 // violation it finds, or nil. It checks that:

@@ -13,30 +13,46 @@ func snapshot(a *Arena) ([]Block, Stats) {
 	return a.AppendFreeRegions(nil), a.Stats()
 }
 
+// fullArena returns an arena of capacity bytes, granule 1, allocated
+// whole in blocks of block bytes: block 0 at offset 0, and so on.
+func fullArena(t *testing.T, capacity, block int64) *Arena {
+	t.Helper()
+	a := mustNew(t, Config{Capacity: capacity, Granule: 1})
+	for range capacity / block {
+		if _, err := a.Alloc(block); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a
+}
+
+// mustPlaceOver returns where PlaceOver puts size bytes over extra,
+// failing t unless it finds a place.
+func mustPlaceOver(t *testing.T, a *Arena, size int64, extra []Block) Placement {
+	t.Helper()
+	pl, ok, err := a.PlaceOver(size, extra)
+	require.NoError(t, err)
+	require.True(t, ok)
+	return pl
+}
+
 // TestPlaceOverReusesLowestRegionWithExtra: free space and extra runs side
 // by side form one region; the block goes to the start of the lowest one
 // whose first bytes include an extra run.
 func TestPlaceOverReusesLowestRegionWithExtra(t *testing.T) {
-	a := mustNew(t, Config{Capacity: 64, Granule: 1})
-	for range 8 {
-		if _, err := a.Alloc(8); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a := fullArena(t, 64, 8)
 	// free: [8,16) and [40,48); extra: [16,24) and [48,56).
 	require.NoError(t, a.Free(8, 8))
 	require.NoError(t, a.Free(40, 8))
 	extra := []Block{{16, 8}, {48, 8}}
 	free, st := snapshot(a)
-	pl, ok, err := a.PlaceOver(12, extra)
-	require.NoError(t, err)
-	require.True(t, ok)
+	pl := mustPlaceOver(t, a, 12, extra)
 	require.Equal(t, Placement{Block: Block{8, 12}}, pl)
 	f2, st2 := snapshot(a)
 	require.Equal(t, free, f2, "PlaceOver changed the free regions")
 	require.Equal(t, st, st2)
 	// 20 bytes do not fit [8,24) (16 bytes); [40,56) holds 16 too.
-	_, ok, err = a.PlaceOver(20, extra)
+	_, ok, err := a.PlaceOver(20, extra)
 	require.NoError(t, err)
 	require.False(t, ok, "a bounded arena with no region of 20 bytes")
 }
@@ -46,39 +62,23 @@ func TestPlaceOverReusesLowestRegionWithExtra(t *testing.T) {
 // it, so a tighter free region elsewhere is taken first; at equal class the
 // region with the extra run wins.
 func TestPlaceOverFitKeepsSpaceBesideExtra(t *testing.T) {
-	a := mustNew(t, Config{Capacity: 128, Granule: 1})
-	for range 16 {
-		if _, err := a.Alloc(8); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a := fullArena(t, 128, 8)
 	require.NoError(t, a.Free(0, 8))   // [0,8) beside the extra [8,16)
 	require.NoError(t, a.Free(64, 10)) // [64,74) apart
 	extra := []Block{{8, 8}}
 	// A 6-byte request: [0,8) alone is tighter than [64,74), but with the
 	// extra run it is [0,16): the fit takes [64,74)... unless reuse applies:
 	// the first 6 bytes of [0,16) are free, so no reuse.
-	pl, ok, err := a.PlaceOver(6, extra)
-	require.NoError(t, err)
-	require.True(t, ok)
+	pl := mustPlaceOver(t, a, 6, extra)
 	require.Equal(t, int64(64), pl.Offset)
 	// Without the extra run the fit takes the tighter [0,8).
-	pl, ok, err = a.PlaceOver(6, nil)
-	require.NoError(t, err)
-	require.True(t, ok)
+	pl = mustPlaceOver(t, a, 6, nil)
 	require.Equal(t, int64(0), pl.Offset)
 	// Equal classes: [0,16) with the extra run, and a free [96,112).
-	b := mustNew(t, Config{Capacity: 128, Granule: 1})
-	for range 16 {
-		if _, err := b.Alloc(8); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := fullArena(t, 128, 8)
 	require.NoError(t, b.Free(0, 8))
 	require.NoError(t, b.Free(96, 16))
-	pl, ok, err = b.PlaceOver(6, extra)
-	require.NoError(t, err)
-	require.True(t, ok)
+	pl = mustPlaceOver(t, b, 6, extra)
 	require.Equal(t, int64(0), pl.Offset, "equal class: the region with the extra run")
 }
 
@@ -113,18 +113,14 @@ func TestPlaceOverGrowsPastTopExtra(t *testing.T) {
 	a := mustNew(t, Config{Capacity: 0, Granule: 8, Unbounded: true})
 	_, _ = a.Alloc(32)
 	b, _ := a.Alloc(16) // [32,48): the extra run at the top
-	pl, ok, err := a.PlaceOver(40, []Block{b})
-	require.NoError(t, err)
-	require.True(t, ok)
+	pl := mustPlaceOver(t, a, 40, []Block{b})
 	require.Equal(t, Placement{Block: Block{32, 40}, Grow: true}, pl)
 	require.NoError(t, a.GrowTo(pl.End()))
 	require.Equal(t, int64(72), a.Capacity())
 	require.NoError(t, a.AllocAt(48, 24), "the grown bytes are free")
 	require.NoError(t, a.CheckInvariants())
 	// With no extra run the top is the capacity.
-	pl, ok, err = a.PlaceOver(8, nil)
-	require.NoError(t, err)
-	require.True(t, ok)
+	pl = mustPlaceOver(t, a, 8, nil)
 	require.Equal(t, Placement{Block: Block{72, 8}, Grow: true}, pl)
 }
 

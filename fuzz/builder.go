@@ -108,8 +108,38 @@ func (b *Builder) Op(engine int, waits []int, uses ...Use) int {
 	return op
 }
 
-// Release releases buf.
-func (b *Builder) Release(buf int) { b.p.Steps = append(b.p.Steps, Step{Kind: StepRelease, Buf: buf}) }
+// Produce allocates size bytes at the point of engine and submits an op on
+// engine that waits for waits, uses uses and then writes the whole new
+// buffer; it returns the buffer and the op.
+func (b *Builder) Produce(size int64, engine int, waits []int, uses ...Use) (buf, op int) {
+	buf = b.Alloc(size, engine)
+	return buf, b.Op(engine, waits, append(uses[:len(uses):len(uses)], W(b.Whole(buf)))...)
+}
+
+// Fused allocates a row-major [rows, Σ widths] buffer of elem-byte
+// elements at the point of engine, submits an op on engine that writes it
+// whole, and views its column blocks of the given widths (Split of the
+// dense view); it returns the buffer, the op and the blocks, in order.
+func (b *Builder) Fused(engine int, rows, elem int64, widths ...int64) (buf, op int, blocks []int) {
+	var cols int64
+	for _, w := range widths {
+		cols += w
+	}
+	buf = b.Alloc(rows*cols*elem, engine)
+	whole := b.Dense(buf, 0, []int64{rows, cols}, elem)
+	op = b.Op(engine, nil, W(whole))
+	for i := range widths {
+		blocks = append(blocks, b.Split(whole, 1, i, widths...))
+	}
+	return buf, op, blocks
+}
+
+// Release releases each of bufs, in order.
+func (b *Builder) Release(bufs ...int) {
+	for _, buf := range bufs {
+		b.p.Steps = append(b.p.Steps, Step{Kind: StepRelease, Buf: buf})
+	}
+}
 
 // Discard discards view v.
 func (b *Builder) Discard(v int) { b.p.Steps = append(b.p.Steps, Step{Kind: StepDiscard, View: v}) }

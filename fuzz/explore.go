@@ -265,12 +265,4 @@ func (s Summary) String() string {
 }
 
 // SafePolicies returns the four policies that must never fail.
-func SafePolicies() []subarena.Policy {
-	var out []subarena.Policy
-	for _, p := range subarena.Policies() {
-		if p.Safe() {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func SafePolicies() []subarena.Policy { return subarena.SafePolicies() }

@@ -30,13 +30,7 @@ func envInt(name string, def int) int {
 // interleaving; the safe policies must pass every check, ir-order must be
 // caught. SUBARENA_FUZZ_SEED and SUBARENA_FUZZ_WORKERS tune it.
 func TestRandomLong(t *testing.T) {
-	n := envInt("SUBARENA_FUZZ_PROGRAMS", 0)
-	if n == 0 && *longRun {
-		n = 1_000_000
-	}
-	if n == 0 {
-		t.Skip("set -long or SUBARENA_FUZZ_PROGRAMS")
-	}
+	n := longCount(t, "SUBARENA_FUZZ_PROGRAMS", 1_000_000)
 	c := Campaign{
 		Gen: DefaultConfig(), Policies: subarena.Policies(), Programs: n,
 		Seed:    uint64(envInt("SUBARENA_FUZZ_SEED", 1)),
@@ -65,14 +59,23 @@ func TestRandomLong(t *testing.T) {
 // HostSync steps run eagerly (RunOptions.EagerHost) unless
 // SUBARENA_FUZZ_EAGER=0.
 func TestExhaustiveLong(t *testing.T) {
-	n := envInt("SUBARENA_FUZZ_EXHAUSTIVE", 0)
+	n := longCount(t, "SUBARENA_FUZZ_EXHAUSTIVE", 120)
+	exhaustiveByOps(t, n, Campaign{Policies: SafePolicies()}, "")
+}
+
+// longCount returns how many programs a long test runs: the environment
+// variable name's value, or def under -long. It skips t when neither is
+// set.
+func longCount(t *testing.T, name string, def int) int {
+	t.Helper()
+	n := envInt(name, 0)
 	if n == 0 && *longRun {
-		n = 120
+		n = def
 	}
 	if n == 0 {
-		t.Skip("set -long or SUBARENA_FUZZ_EXHAUSTIVE")
+		t.Skip("set -long or " + name)
 	}
-	exhaustiveByOps(t, n, Campaign{Policies: SafePolicies()}, "")
+	return n
 }
 
 // exhaustiveByOps runs the exhaustive campaign base (its policies, Orders
@@ -115,13 +118,7 @@ func exhaustiveByOps(t *testing.T, n int, base Campaign, what string) {
 // (default 2·10^6; truncated enumerations are counted). The safe policies
 // must pass every check; how often ir-order is caught is logged.
 func TestExhaustiveOrdersLong(t *testing.T) {
-	n := envInt("SUBARENA_FUZZ_ORDERS", 0)
-	if n == 0 && *longRun {
-		n = 60000
-	}
-	if n == 0 {
-		t.Skip("set -long or SUBARENA_FUZZ_ORDERS")
-	}
+	n := longCount(t, "SUBARENA_FUZZ_ORDERS", 60000)
 	delays := envInt("SUBARENA_FUZZ_DELAYS", 0)
 	base := Campaign{Policies: append(SafePolicies(), subarena.IROrder), Orders: true, Delays: delays}
 	exhaustiveByOps(t, n, base, fmt.Sprintf(", every completion order with %d delays", delays))

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/bits-and-blooms/bitset"
+	"github.com/subarena/subarena/internal/corebits"
 	"github.com/subarena/subarena/ranges"
 )
 
@@ -42,27 +43,10 @@ func FuzzRanges(f *testing.F) {
 			case 3:
 				o.Remove(r)
 				mo.InPlaceDifference(mr)
-			case 4:
-				s.AddSet(&o)
-				ms.InPlaceUnion(mo)
-			case 5:
-				s.RemoveSet(&o)
-				ms.InPlaceDifference(mo)
-			case 6:
-				s.RetainSet(&o)
-				ms.InPlaceIntersection(mo)
-			case 7:
-				s = ranges.Union(&s, &o)
-				ms.InPlaceUnion(mo)
-			case 8:
-				s = ranges.Intersect(&s, &o)
-				ms.InPlaceIntersection(mo)
-			case 9:
-				s = ranges.Subtract(&s, &o)
-				ms.InPlaceDifference(mo)
-			case 10:
-				s = ranges.Subtract(&o, &s)
-				ms = mo.Difference(ms)
+			case 4, 5, 6, 7, 8, 9, 10:
+				so := rfSetOps[op%17-4]
+				so.apply(&s, &o)
+				so.model(ms, mo)
 			case 11:
 				s = s.IntersectRange(r)
 				ms.InPlaceIntersection(mr)
@@ -101,6 +85,22 @@ func FuzzRanges(f *testing.F) {
 	})
 }
 
+// rfSetOps are the operations of s with o that ops 4 to 10 encode, in that
+// order, each with its model: model(ms, mo) leaves in ms what apply(s, o)
+// leaves in s.
+var rfSetOps = [...]struct {
+	apply func(s, o *ranges.Set)
+	model func(ms, mo *bitset.BitSet)
+}{
+	{(*ranges.Set).AddSet, (*bitset.BitSet).InPlaceUnion},
+	{(*ranges.Set).RemoveSet, (*bitset.BitSet).InPlaceDifference},
+	{(*ranges.Set).RetainSet, (*bitset.BitSet).InPlaceIntersection},
+	{func(s, o *ranges.Set) { *s = ranges.Union(s, o) }, (*bitset.BitSet).InPlaceUnion},
+	{func(s, o *ranges.Set) { *s = ranges.Intersect(s, o) }, (*bitset.BitSet).InPlaceIntersection},
+	{func(s, o *ranges.Set) { *s = ranges.Subtract(s, o) }, (*bitset.BitSet).InPlaceDifference},
+	{func(s, o *ranges.Set) { *s = ranges.Subtract(o, s) }, func(ms, mo *bitset.BitSet) { *ms = *mo.Difference(ms) }},
+}
+
 const (
 	rfModelLo = -64
 	rfModelN  = 448
@@ -116,19 +116,11 @@ func rfModelOfRange(r ranges.Range) *bitset.BitSet {
 	return b
 }
 
-// rfRuns returns the maximal runs of a model bitmap.
+// rfRuns returns the maximal runs of a model bitmap (corebits.Runs visits
+// every value of the universe).
 func rfRuns(b *bitset.BitSet) []ranges.Range {
 	var runs []ranges.Range
-	for x := int64(rfModelLo); x < rfModelLo+rfModelN; x++ {
-		if !b.Test(rfBit(x)) {
-			continue
-		}
-		if n := len(runs); n > 0 && runs[n-1].Hi == x {
-			runs[n-1].Hi++
-		} else {
-			runs = append(runs, ranges.Range{Lo: x, Hi: x + 1})
-		}
-	}
+	corebits.Runs(b, rfModelLo, rfModelN, func(lo, hi int64) { runs = append(runs, ranges.Range{Lo: lo, Hi: hi}) })
 	return runs
 }
 

@@ -256,6 +256,17 @@ func (c *fromScenario) inline(cmd scenario.Command) error {
 	return nil // complete and state: the campaign enumerates completions itself
 }
 
+// namedSteps are the host steps that take one buffer, view or op by name:
+// lookup finds it, add adds the step for it.
+var namedSteps = map[string]struct {
+	lookup func(c *fromScenario, name string) (int, error)
+	add    func(b *Builder, x int)
+}{
+	"release": {(*fromScenario).buf, func(b *Builder, buf int) { b.Release(buf) }},
+	"discard": {(*fromScenario).view, (*Builder).Discard},
+	"sync":    {(*fromScenario).op, (*Builder).HostSync},
+}
+
 // host takes a line that is a host step of its own, after the open submit
 // is closed.
 func (c *fromScenario) host(cmd scenario.Command) error {
@@ -284,24 +295,13 @@ func (c *fromScenario) host(cmd scenario.Command) error {
 			return bad("op %q submitted twice", a[0])
 		}
 		c.open, c.openName, c.openEng, c.openWait = len(c.b.p.Ops), a[0], e, waits
-	case "release":
-		b, err := c.buf(a[0])
+	case "release", "discard", "sync":
+		st := namedSteps[cmd.Name]
+		x, err := st.lookup(c, a[0])
 		if err != nil {
 			return err
 		}
-		c.b.Release(b)
-	case "discard":
-		v, err := c.view(a[0])
-		if err != nil {
-			return err
-		}
-		c.b.Discard(v)
-	case "sync":
-		o, err := c.op(a[0])
-		if err != nil {
-			return err
-		}
-		c.b.HostSync(o)
+		st.add(c.b, x)
 	case "donate":
 		v, err := c.view(a[1])
 		if err != nil {

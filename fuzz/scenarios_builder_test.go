@@ -58,18 +58,15 @@ func TestSeedFilesMatchBuilder(t *testing.T) {
 // command) and lets E overwrite A while U is still queued.
 func viewChain() *Builder {
 	b := NewBuilder("view-chain", 2, 128, 16)
-	a := b.Alloc(64, 0)
-	pa := b.Op(0, nil, W(b.Whole(a)))
+	a, pa := b.Produce(64, 0, nil)
 	region := b.Slice(b.Whole(a), 0, 16, 48, 1) // B
 	c := b.Reshape(region, 4, 8)                // C
 	d := b.Permute(c, 1, 0)                     // D
 	u := b.Alloc(32, 1)                         // U's output
 	b.Op(1, []int{pa}, R(d), W(b.Dense(u, 0, []int64{8, 4}, 1)))
 	b.Release(a)
-	e := b.Alloc(64, 0) // E: lands on A's bytes under IR order
-	b.Op(0, nil, W(b.Whole(e)))
-	b.Release(e)
-	b.Release(u)
+	e, _ := b.Produce(64, 0, nil) // E: lands on A's bytes under IR order
+	b.Release(e, u)
 	return b
 }
 
@@ -78,23 +75,15 @@ func viewChain() *Builder {
 // races the slower branch; the results are combined.
 func twoBranches() *Builder {
 	b := NewBuilder("two-branches", 2, 160, 16)
-	x := b.Alloc(64, 0)
-	px := b.Op(0, nil, W(b.Whole(x)))
+	x, px := b.Produce(64, 0, nil)
 	v1 := b.Reshape(b.Slice(b.Whole(x), 0, 0, 32, 1), 2, 16)
 	v2 := b.Permute(b.Reshape(b.Slice(b.Whole(x), 0, 32, 64, 1), 4, 8), 1, 0)
-	y1 := b.Alloc(32, 1)
-	b1 := b.Op(1, []int{px}, R(v1), W(b.Whole(y1)))
-	y2 := b.Alloc(32, 0)
-	b.Op(0, nil, R(v2), W(b.Whole(y2)))
+	y1, b1 := b.Produce(32, 1, []int{px}, R(v1))
+	y2, _ := b.Produce(32, 0, nil, R(v2))
 	b.Release(x)
-	t := b.Alloc(64, 0) // a temporary on the fast engine
-	b.Op(0, nil, W(b.Whole(t)))
-	z := b.Alloc(32, 0)
-	b.Op(0, []int{b1}, R(b.Whole(y1)), R(b.Whole(y2)), R(b.Whole(t)), W(b.Whole(z)))
-	b.Release(t)
-	b.Release(y1)
-	b.Release(y2)
-	b.Release(z)
+	t, _ := b.Produce(64, 0, nil) // a temporary on the fast engine
+	z, _ := b.Produce(32, 0, []int{b1}, R(b.Whole(y1)), R(b.Whole(y2)), R(b.Whole(t)))
+	b.Release(t, y1, y2, z)
 	return b
 }
 
@@ -105,22 +94,13 @@ func twoBranches() *Builder {
 func qkvSlowCopy() *Builder {
 	const t, d = 4, 8
 	b := NewBuilder("qkv-slow-copy", 2, 192, 16)
-	qkv := b.Alloc(t*3*d, 0)
-	whole := b.Dense(qkv, 0, []int64{t, 3 * d}, 1)
-	m := b.Op(0, nil, W(whole))
-	q := b.Split(whole, 1, 0, d, d, d)
-	k := b.Split(whole, 1, 1, d, d, d)
-	v := b.Split(whole, 1, 2, d, d, d)
-	kv := b.Alloc(t*d, 1)
-	b.Op(1, []int{m}, R(v), W(b.Whole(kv))) // the slow copy
-	out := b.Alloc(t*d, 0)
-	b.Op(0, nil, R(q), R(b.Permute(k, 1, 0)), W(b.Whole(out)))
+	qkv, m, blocks := b.Fused(0, t, 1, d, d, d)
+	q, k, v := blocks[0], blocks[1], blocks[2]
+	kv, _ := b.Produce(t*d, 1, []int{m}, R(v)) // the slow copy
+	out, _ := b.Produce(t*d, 0, nil, R(q), R(b.Permute(k, 1, 0)))
 	b.Release(qkv)
-	next := b.Alloc(t*3*d, 0) // the next layer's QKV
-	b.Op(0, nil, R(b.Whole(out)), W(b.Whole(next)))
-	b.Release(out)
-	b.Release(next)
-	b.Release(kv)
+	next, _ := b.Produce(t*3*d, 0, nil, R(b.Whole(out))) // the next layer's QKV
+	b.Release(out, next, kv)
 	return b
 }
 
@@ -131,22 +111,14 @@ func qkvSlowCopy() *Builder {
 func gateUpSplit() *Builder {
 	const t, f = 4, 8
 	b := NewBuilder("gate-up-split", 2, 128, 8)
-	gu := b.Alloc(t*2*f, 0)
-	whole := b.Dense(gu, 0, []int64{t, 2 * f}, 1)
-	p := b.Op(0, nil, W(whole))
-	gate := b.Split(whole, 1, 0, f, f)
-	up := b.Split(whole, 1, 1, f, f)
-	hu := b.Alloc(t*f, 1)
-	upOp := b.Op(1, []int{p}, R(up), W(b.Whole(hu)))
-	hg := b.Alloc(t*f, 0)
-	b.Op(0, nil, R(gate), W(b.Whole(hg)))
+	gu, p, halves := b.Fused(0, t, 1, f, f)
+	gate, up := halves[0], halves[1]
+	hu, upOp := b.Produce(t*f, 1, []int{p}, R(up))
+	hg, _ := b.Produce(t*f, 0, nil, R(gate))
 	b.Release(gu)
-	act := b.Alloc(t*2*f, 0)
-	b.Op(0, nil, R(b.Whole(hg)), W(b.Whole(act)))
+	act, _ := b.Produce(t*2*f, 0, nil, R(b.Whole(hg)))
 	b.Op(0, []int{upOp}, R(b.Whole(act)), R(b.Whole(hu)), W(b.Whole(hg)))
-	b.Release(act)
-	b.Release(hu)
-	b.Release(hg)
+	b.Release(act, hu, hg)
 	return b
 }
 
@@ -160,13 +132,10 @@ func concatMembers() *Builder {
 	whole := b.Dense(cat, 0, []int64{2, 32}, 1)
 	m0 := b.Op(0, nil, W(b.Derive(whole, ViewOp{Kind: ViewSelect, Dim: 0, Index: 0})))
 	m1 := b.Op(1, nil, W(b.Derive(whole, ViewOp{Kind: ViewSelect, Dim: 0, Index: 1})))
-	out := b.Alloc(32, 1)
-	b.Op(1, []int{m0, m1}, R(b.Permute(whole, 1, 0)), W(b.Whole(out)))
+	out, _ := b.Produce(32, 1, []int{m0, m1}, R(b.Permute(whole, 1, 0)))
 	b.Release(cat)
-	n := b.Alloc(64, 0)
-	b.Op(0, nil, W(b.Whole(n)))
-	b.Release(n)
-	b.Release(out)
+	n, _ := b.Produce(64, 0, nil)
+	b.Release(n, out)
 	return b
 }
 
@@ -174,15 +143,11 @@ func concatMembers() *Builder {
 // reuse safe, so no policy may be flagged.
 func serialQueue() *Builder {
 	b := NewBuilder("serial-queue", 1, 96, 16)
-	a := b.Alloc(48, 0)
-	b.Op(0, nil, W(b.Whole(a)))
-	r := b.Alloc(16, 0)
-	b.Op(0, nil, R(b.Reshape(b.Whole(a), 6, 8)), W(b.Whole(r)))
+	a, _ := b.Produce(48, 0, nil)
+	r, _ := b.Produce(16, 0, nil, R(b.Reshape(b.Whole(a), 6, 8)))
 	b.Release(a)
-	c := b.Alloc(48, 0)
-	b.Op(0, nil, R(b.Whole(r)), W(b.Whole(c)))
+	c, _ := b.Produce(48, 0, nil, R(b.Whole(r)))
 	b.Op(0, nil, R(b.Whole(c)), W(b.Whole(r)))
-	b.Release(c)
-	b.Release(r)
+	b.Release(c, r)
 	return b
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	stdsync "sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/subarena/subarena"
@@ -44,7 +45,7 @@ func TestStressExecutor(t *testing.T) {
 			}
 			st.close()
 			t.Logf("%d ops in %d programs, %d bytes checked, %d host waits, %d programs abandoned for fragmentation",
-				st.ops, st.programs, st.checked(), st.waits, st.abandoned)
+				st.ops, st.programs, st.reads.Load(), st.waits, st.abandoned)
 		})
 	}
 }
@@ -61,7 +62,7 @@ type stress struct {
 
 	mu      stdsync.Mutex
 	failure error
-	reads   int64
+	reads   atomic.Int64 // bytes the ops have read and checked
 
 	ops, programs, waits, abandoned int
 }
@@ -84,12 +85,6 @@ func newStress(t *testing.T, pol subarena.Policy) *stress {
 	st.x = sasync.NewExecutor(st.tl)
 	st.x.Start(context.Background())
 	return st
-}
-
-func (st *stress) checked() int64 {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.reads
 }
 
 func (st *stress) opFailed(err error) error {
@@ -351,9 +346,7 @@ func (st *stress) submit(p *Program, s *Step, bufs []stressBuf, evs []sasync.Eve
 				w.mem[i] = stampByte(me, addr)
 			}
 		}
-		st.mu.Lock()
-		st.reads += int64(n)
-		st.mu.Unlock()
+		st.reads.Add(int64(n))
 		return nil
 	}
 	ev, err := st.x.Submit(st.eng[s.Engine], waits, fn)

@@ -78,22 +78,24 @@ func (t *keyTree) fix(n int32) {
 	nd.maxHi = m
 }
 
-func (t *keyTree) rotateRight(n int32) int32 {
-	l := t.nodes[n].left
-	t.nodes[n].left = t.nodes[l].right
-	t.nodes[l].right = n
-	t.fix(n)
-	t.fix(l)
-	return l
+// child returns the address of n's left link when left is true, else of
+// its right link.
+func (t *keyTree) child(n int32, left bool) *int32 {
+	if left {
+		return &t.nodes[n].left
+	}
+	return &t.nodes[n].right
 }
 
-func (t *keyTree) rotateLeft(n int32) int32 {
-	r := t.nodes[n].right
-	t.nodes[n].right = t.nodes[r].left
-	t.nodes[r].left = n
+// rotate lifts n's child on the given side (the left child when left is
+// true) into n's place, keeping the key order, and returns it.
+func (t *keyTree) rotate(n int32, left bool) int32 {
+	c := *t.child(n, left)
+	*t.child(n, left) = *t.child(c, !left)
+	*t.child(c, !left) = n
 	t.fix(n)
-	t.fix(r)
-	return r
+	t.fix(c)
+	return c
 }
 
 // Insert adds the key [lo, hi) with group g. The key must not be present.
@@ -108,18 +110,11 @@ func (t *keyTree) insert(n, nn int32) int32 {
 		return nn
 	}
 	k := &t.nodes[nn]
-	if keyLess(k.lo, k.hi, t.nodes[n].lo, t.nodes[n].hi) {
-		l := t.insert(t.nodes[n].left, nn)
-		t.nodes[n].left = l
-		if t.nodes[l].prio > t.nodes[n].prio {
-			return t.rotateRight(n)
-		}
-	} else {
-		r := t.insert(t.nodes[n].right, nn)
-		t.nodes[n].right = r
-		if t.nodes[r].prio > t.nodes[n].prio {
-			return t.rotateLeft(n)
-		}
+	left := keyLess(k.lo, k.hi, t.nodes[n].lo, t.nodes[n].hi)
+	c := t.insert(*t.child(n, left), nn)
+	*t.child(n, left) = c
+	if t.nodes[c].prio > t.nodes[n].prio {
+		return t.rotate(n, left)
 	}
 	t.fix(n)
 	return n

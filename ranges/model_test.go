@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/bits-and-blooms/bitset"
+	"github.com/subarena/subarena/internal/corebits"
+	"github.com/subarena/subarena/internal/corecheck"
 )
 
 // The reference model: a bitmap over the universe [modelLo, modelLo+modelN). Every
@@ -35,19 +37,11 @@ func modelOf(s *Set) *bitset.BitSet {
 	return b
 }
 
-// setOfModel builds the expected normalized runs of a bitmap, independently of Set's code.
+// setOfModel builds the expected normalized runs of a bitmap, independently
+// of Set's code: corebits.Runs visits every value of the universe.
 func setOfModel(b *bitset.BitSet) []Range {
 	var runs []Range
-	for x := int64(modelLo); x < modelLo+modelN; x++ {
-		if !b.Test(bitOf(x)) {
-			continue
-		}
-		if n := len(runs); n > 0 && runs[n-1].Hi == x {
-			runs[n-1].Hi++
-		} else {
-			runs = append(runs, Range{x, x + 1})
-		}
-	}
+	corebits.Runs(b, modelLo, modelN, func(lo, hi int64) { runs = append(runs, Range{lo, hi}) })
 	return runs
 }
 
@@ -97,6 +91,28 @@ func checkAgainst(t *testing.T, step string, s *Set, m *bitset.BitSet) {
 	}
 }
 
+// newSetOps are the operations TestSetAgainstBitmap's ops 8 and 9 pick
+// from with a coin: each returns a new Set from s and o or r, and model
+// returns the bitmap of that Set from those of s, o and r.
+var newSetOps = [2][2]struct {
+	name  string
+	apply func(s, o *Set, r Range) Set
+	model func(m, om, rm *bitset.BitSet) *bitset.BitSet
+}{
+	{
+		{"Intersect", func(s, o *Set, _ Range) Set { return Intersect(s, o) },
+			func(m, om, _ *bitset.BitSet) *bitset.BitSet { return m.Intersection(om) }},
+		{"IntersectRange", func(s, _ *Set, r Range) Set { return s.IntersectRange(r) },
+			func(m, _, rm *bitset.BitSet) *bitset.BitSet { return m.Intersection(rm) }},
+	},
+	{
+		{"Subtract", func(s, o *Set, _ Range) Set { return Subtract(s, o) },
+			func(m, om, _ *bitset.BitSet) *bitset.BitSet { return m.Difference(om) }},
+		{"Subtract from o", func(s, o *Set, _ Range) Set { return Subtract(o, s) },
+			func(m, om, _ *bitset.BitSet) *bitset.BitSet { return om.Difference(m) }},
+	},
+}
+
 func TestSetAgainstBitmap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for iter := range 200 {
@@ -133,24 +149,11 @@ func TestSetAgainstBitmap(t *testing.T) {
 				name = "Union"
 				s = Union(&s, &o)
 				m.InPlaceUnion(om)
-			case 8:
-				name = "Intersect/IntersectRange"
-				if rng.IntN(2) == 0 {
-					s = Intersect(&s, &o)
-					m.InPlaceIntersection(om)
-				} else {
-					s = s.IntersectRange(r)
-					m.InPlaceIntersection(rm)
-				}
-			case 9:
-				name = "Subtract"
-				if rng.IntN(2) == 0 {
-					s = Subtract(&s, &o)
-					m.InPlaceDifference(om)
-				} else {
-					s = Subtract(&o, &s)
-					m = om.Difference(m)
-				}
+			case 8, 9:
+				v := newSetOps[op-8][rng.IntN(2)]
+				name = v.name
+				s = v.apply(&s, &o, r)
+				m = v.model(m, om, rm)
 			}
 			checkAgainst(t, name, &s, m)
 			if t.Failed() {
@@ -265,7 +268,7 @@ func TestAlignAgainstBitmap(t *testing.T) {
 		outClip := out.IntersectRange(Range{modelLo, modelLo + modelN})
 		checkAgainst(t, "AlignOut", &outClip, wantOut)
 		checkAgainst(t, "AlignIn", &in, wantIn)
-		mustCheck(t, &out)
+		corecheck.Invariants(t, &out)
 		for _, r := range out.Runs() {
 			if floorMul(r.Lo, g) != r.Lo || floorMul(r.Hi, g) != r.Hi {
 				t.Fatalf("AlignOut(%d) run %v not aligned", g, r)

@@ -5,15 +5,19 @@ import (
 	"testing"
 )
 
+// rangeCase is a Range with what its methods must answer: its length,
+// whether it is empty, values it contains and values it does not.
+type rangeCase struct {
+	name     string
+	r        Range
+	len      int64
+	empty    bool
+	contains []int64
+	outside  []int64
+}
+
 func TestRangeBasics(t *testing.T) {
-	cases := []struct {
-		name     string
-		r        Range
-		len      int64
-		empty    bool
-		contains []int64
-		outside  []int64
-	}{
+	cases := []rangeCase{
 		{"ordinary", Range{2, 5}, 3, false, []int64{2, 3, 4}, []int64{1, 5}},
 		{"empty-equal", Range{7, 7}, 0, true, nil, []int64{7}},
 		{"empty-reversed", Range{9, 3}, 0, true, nil, []int64{3, 5, 9}},

@@ -65,10 +65,16 @@ func coalesceSorted(runs []Range) []Range {
 
 // firstEndingAfter returns the smallest index i with runs[i].Hi > x, or len(runs).
 func firstEndingAfter(runs []Range, x int64) int {
-	lo, hi := 0, len(runs)
+	return firstFrom(runs, 0, func(r Range) bool { return r.Hi > x })
+}
+
+// firstFrom returns the smallest index i >= from with past(runs[i]), or
+// len(runs); past must be false and then true along runs[from:].
+func firstFrom(runs []Range, from int, past func(r Range) bool) int {
+	lo, hi := from, len(runs)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if runs[m].Hi > x {
+		if past(runs[m]) {
 			hi = m
 		} else {
 			lo = m + 1
@@ -79,44 +85,17 @@ func firstEndingAfter(runs []Range, x int64) int {
 
 // firstEndingAtOrAfter returns the smallest index i with runs[i].Hi >= x, or len(runs).
 func firstEndingAtOrAfter(runs []Range, x int64) int {
-	lo, hi := 0, len(runs)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if runs[m].Hi >= x {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	return lo
+	return firstFrom(runs, 0, func(r Range) bool { return r.Hi >= x })
 }
 
 // firstStartingAfter returns the smallest index i >= from with runs[i].Lo > x, or len(runs).
 func firstStartingAfter(runs []Range, from int, x int64) int {
-	lo, hi := from, len(runs)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if runs[m].Lo > x {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	return lo
+	return firstFrom(runs, from, func(r Range) bool { return r.Lo > x })
 }
 
 // firstStartingAtOrAfter returns the smallest index i >= from with runs[i].Lo >= x, or len(runs).
 func firstStartingAtOrAfter(runs []Range, from int, x int64) int {
-	lo, hi := from, len(runs)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if runs[m].Lo >= x {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	return lo
+	return firstFrom(runs, from, func(r Range) bool { return r.Lo >= x })
 }
 
 // Add makes s the union of s and r. Adding after the last run (the order in which a strided

@@ -5,14 +5,9 @@ import (
 	"math"
 	"slices"
 	"testing"
-)
 
-func mustCheck(t *testing.T, s *Set) {
-	t.Helper()
-	if err := s.CheckInvariants(); err != nil {
-		t.Fatal(err)
-	}
-}
+	"github.com/subarena/subarena/internal/corecheck"
+)
 
 func TestFromRanges(t *testing.T) {
 	cases := []struct {
@@ -33,7 +28,7 @@ func TestFromRanges(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := slices.Clone(c.in)
 			s := FromRanges(c.in...)
-			mustCheck(t, &s)
+			corecheck.Invariants(t, &s)
 			if !slices.Equal(s.Runs(), c.want) {
 				t.Errorf("FromRanges(%v) = %v, want %v", c.in, s.Runs(), c.want)
 			}
@@ -83,7 +78,7 @@ func TestAddRemoveTable(t *testing.T) {
 			} else {
 				s.Remove(c.r)
 			}
-			mustCheck(t, &s)
+			corecheck.Invariants(t, &s)
 			if !slices.Equal(s.Runs(), c.want) {
 				t.Errorf("got %v, want %v", s.Runs(), c.want)
 			}
@@ -97,13 +92,13 @@ func TestExtremeCoordinates(t *testing.T) {
 	s.Add(Range{math.MinInt64, math.MinInt64 + 5})
 	s.Add(Range{math.MaxInt64 - 10, math.MaxInt64 - 5}) // touches the top run
 	s.Add(Range{math.MinInt64 + 5, math.MinInt64 + 6})  // touches the bottom run
-	mustCheck(t, &s)
+	corecheck.Invariants(t, &s)
 	want := []Range{{math.MinInt64, math.MinInt64 + 6}, {math.MaxInt64 - 10, math.MaxInt64}}
 	if !slices.Equal(s.Runs(), want) {
 		t.Fatalf("got %v, want %v", s.Runs(), want)
 	}
 	s.Remove(Range{math.MinInt64, math.MaxInt64})
-	mustCheck(t, &s)
+	corecheck.Invariants(t, &s)
 	if !s.IsEmpty() {
 		t.Fatalf("not empty: %v", s.String())
 	}
@@ -139,12 +134,12 @@ func TestAlign(t *testing.T) {
 	//   s:                [1,3)   [9,  15) [16,17)
 	s := FromRanges(Range{1, 3}, Range{9, 15}, Range{16, 17}, Range{-3, -1})
 	out := s.AlignOut(4)
-	mustCheck(t, &out)
+	corecheck.Invariants(t, &out)
 	if want := []Range{{-4, 4}, {8, 20}}; !slices.Equal(out.Runs(), want) {
 		t.Errorf("AlignOut = %v, want %v", out.Runs(), want)
 	}
 	in := s.AlignIn(4)
-	mustCheck(t, &in)
+	corecheck.Invariants(t, &in)
 	if want := []Range{{12, 13}}; slices.Equal(in.Runs(), want) {
 		t.Errorf("AlignIn kept a partial granule")
 	}

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/bits-and-blooms/bitset"
+	"github.com/subarena/subarena/internal/corebits"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided/stridedtest"
 )
@@ -29,19 +30,11 @@ func oracleBits(l Layout, size int64) *bitset.BitSet {
 	return b
 }
 
-// oracleRuns returns the maximal runs of a bitmap over [0, size).
+// oracleRuns returns the maximal runs of a bitmap over [0, size)
+// (corebits.Runs visits every byte).
 func oracleRuns(b *bitset.BitSet, size int64) []ranges.Range {
 	var runs []ranges.Range
-	for x := int64(0); x < size; x++ {
-		if !b.Test(uint(x)) {
-			continue
-		}
-		if n := len(runs); n > 0 && runs[n-1].Hi == x {
-			runs[n-1].Hi++
-		} else {
-			runs = append(runs, ranges.Range{Lo: x, Hi: x + 1})
-		}
-	}
+	corebits.Runs(b, 0, size, func(lo, hi int64) { runs = append(runs, ranges.Range{Lo: lo, Hi: hi}) })
 	return runs
 }
 

@@ -1,6 +1,8 @@
 package strided
 
-import "fmt"
+import (
+	"github.com/subarena/subarena/internal/coreenum"
+)
 
 // OverlapResult says whether two layouts over the same buffer share a byte.
 type OverlapResult uint8
@@ -15,18 +17,11 @@ const (
 	MayOverlap
 )
 
+// overlapNames holds the name of each OverlapResult, indexed by value.
+var overlapNames = [...]string{Disjoint: "disjoint", Overlapping: "overlapping", MayOverlap: "may-overlap"}
+
 // String returns "disjoint", "overlapping" or "may-overlap".
-func (r OverlapResult) String() string {
-	switch r {
-	case Disjoint:
-		return "disjoint"
-	case Overlapping:
-		return "overlapping"
-	case MayOverlap:
-		return "may-overlap"
-	}
-	return fmt.Sprintf("OverlapResult(%d)", uint8(r))
-}
+func (r OverlapResult) String() string { return coreenum.Name(overlapNames[:], r, "OverlapResult") }
 
 // Overlap reports whether layouts a and b (relative to the same buffer) share any byte.
 //

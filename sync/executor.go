@@ -159,8 +159,10 @@ func (x *Executor) Submit(e EngineID, waits []Event, fn func(ctx context.Context
 	return ev, nil
 }
 
-// Wait blocks the host until ev has completed, then records HostSync(ev)
-// so that every op submitted afterwards happens-after ev. ev may be any
+// Wait blocks the host until ev has completed and every subscriber of the
+// Timeline has been told (Timeline.Delivered: an Allocator subscribed to it
+// has given back what ev frees), then records HostSync(ev) so that every
+// op submitted afterwards happens-after ev. ev may be any
 // submitted op of the Timeline, including one completed by someone else.
 // Before Start, Wait blocks until Start has run the op. It returns the
 // Executor's first failure if there has been one (even if ev itself
@@ -178,6 +180,7 @@ func (x *Executor) Wait(ev Event) error {
 	done, failure := x.t.Completed(ev), x.err
 	x.mu.Unlock()
 	if done {
+		x.t.awaitDelivered(ev)
 		if err := x.t.HostSync(ev); err != nil {
 			return fmt.Errorf("executor wait: %w", err)
 		}

@@ -3,6 +3,8 @@ package sync
 import (
 	"errors"
 	"fmt"
+
+	"github.com/subarena/subarena/internal/coreinvariant"
 )
 
 // ErrInvariant is wrapped by every error CheckInvariants returns.
@@ -13,7 +15,8 @@ var ErrInvariant = errors.New("sync: invariant violated")
 //
 //   - engines [0, n) have ID i, a unique non-empty name and a valid kind,
 //     and the name index matches; engines [n, MaxEngines) are empty;
-//   - completed[e] <= submitted[e], and host[e] <= submitted[e];
+//   - completed[e] <= submitted[e], delivered[e] <= completed[e], and
+//     host[e] <= submitted[e];
 //   - the clock of op (e, s) has component e equal to s (an event's clock
 //     covers itself) and covers no unsubmitted op;
 //   - clocks are monotone along an engine: clock(e, s-1) <= clock(e, s);
@@ -39,11 +42,7 @@ func (t *Timeline) CheckInvariants() error {
 
 // verifyLocked panics with the first broken invariant; in builds with the
 // invariants tag every mutator defers it. t.mu must be held.
-func (t *Timeline) verifyLocked() {
-	if err := t.checkLocked(); err != nil {
-		panic(err)
-	}
-}
+func (t *Timeline) verifyLocked() { coreinvariant.Hold(t.checkLocked()) }
 
 // checkLocked is CheckInvariants with t.mu held.
 func (t *Timeline) checkLocked() error {
@@ -61,6 +60,9 @@ func (t *Timeline) checkLocked() error {
 	}
 	if !t.completed.LessEq(&submitted) {
 		return fmt.Errorf("%w: completed %v exceeds submitted %v", ErrInvariant, &t.completed, &submitted)
+	}
+	if !t.delivered.LessEq(&t.completed) {
+		return fmt.Errorf("%w: delivered %v exceeds completed %v", ErrInvariant, &t.delivered, &t.completed)
 	}
 	if !t.host.LessEq(&submitted) {
 		return fmt.Errorf("%w: host clock %v exceeds submitted %v", ErrInvariant, &t.host, &submitted)

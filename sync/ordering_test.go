@@ -53,9 +53,7 @@ func TestOrderedAfterForgotten(t *testing.T) {
 	if ok, err := tl.OrderedAfter(&fence, early); err != nil || ok {
 		t.Fatalf("unordered op: got %v, %v; want false", ok, err)
 	}
-	if err := tl.Complete(last); err != nil {
-		t.Fatal(err)
-	}
+	mustComplete(t, tl, last)
 	tl.Forget()
 	if tl.Forgotten(e0) < x.Seq {
 		t.Fatalf("x not forgotten: floor %d", tl.Forgotten(e0))

@@ -30,6 +30,13 @@ type Timeline struct {
 	// completed covers every op known to have completed. It is closed
 	// under happens-before, and completed[e] <= hist[e].n.
 	completed Clock
+	// delivered covers every op whose completion every subscriber has
+	// been called with: the join of the clocks of the Completes that have
+	// finished calling their subscribers. delivered <= completed.
+	delivered Clock
+	// delivery is broadcast when delivered grows; its L is &mu, set by
+	// the first waiter.
+	delivery sync.Cond
 	// host covers every op a HostSync has ordered before all later
 	// submissions: the join of the clocks of the synced events. It is
 	// closed under happens-before too.
@@ -263,6 +270,10 @@ func (t *Timeline) Complete(ev Event) error {
 			s.fn(completed)
 		}
 	}
+	t.mu.Lock()
+	t.delivered.Join(&completed)
+	t.mu.Unlock()
+	t.delivery.Broadcast()
 	return nil
 }
 
@@ -272,6 +283,31 @@ func (t *Timeline) Completed(ev Event) bool {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.completed.Covers(ev)
+}
+
+// Delivered reports whether ev has completed and every subscriber has
+// been called with a completed clock that covers it (see Subscribe), so
+// that what a subscriber keeps, such as an Allocator's free space, already
+// reflects ev. Completed turns true first: Complete records ev, then calls
+// the subscribers. A zero Event reads as delivered.
+func (t *Timeline) Delivered(ev Event) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.delivered.Covers(ev)
+}
+
+// awaitDelivered blocks until Delivered(ev). ev must have completed: the
+// Complete that recorded it is then calling the subscribers, and marks ev
+// delivered when they return.
+func (t *Timeline) awaitDelivered(ev Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.delivery.L == nil {
+		t.delivery.L = &t.mu
+	}
+	for !t.delivered.Covers(ev) {
+		t.delivery.Wait()
+	}
 }
 
 // CompletedClock returns the clock of completed ops: c[e] is the last
@@ -441,7 +477,9 @@ func (t *Timeline) Forgotten(e EngineID) Seq {
 // sees may arrive out of order (each is monotone in what it covers, but a
 // later call can carry an older clock); fn must be safe for that, for
 // example by joining what it receives. fn must not block for long: it
-// delays the completing goroutine.
+// delays the completing goroutine, and Executor.Wait, which returns only
+// once every subscriber has seen the event (see Delivered); so fn must not
+// call Executor.Wait either.
 //
 // unsubscribe removes fn; it may be called more than once. A Complete that
 // began before unsubscribe returned may still call fn once more. A nil fn

@@ -3,6 +3,8 @@ package sync
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -32,6 +34,22 @@ func mustSubmit(tb testing.TB, t *Timeline, e EngineID, waits ...Event) Event {
 	return ev
 }
 
+// mustHostSync records tl.HostSync(ev), failing tb on an error.
+func mustHostSync(tb testing.TB, tl *Timeline, ev Event) {
+	tb.Helper()
+	if err := tl.HostSync(ev); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// mustComplete records tl.Complete(ev), failing tb on an error.
+func mustComplete(tb testing.TB, tl *Timeline, ev Event) {
+	tb.Helper()
+	if err := tl.Complete(ev); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 func mustHB(tb testing.TB, t *Timeline, a, b Event) bool {
 	tb.Helper()
 	hb, err := t.HappensBefore(a, b)
@@ -41,150 +59,85 @@ func mustHB(tb testing.TB, t *Timeline, a, b Event) bool {
 	return hb
 }
 
+// playScript plays script on tl and returns the events it names a and b.
+// Steps are separated by ";": "n=E<-x,y" submits an op on engine E that
+// waits for the events named x and y and names it n (the name and the
+// waits are optional), "n=m" names m's event n too, "sync n" host-syncs n
+// and "complete n" completes it.
+func playScript(tb testing.TB, tl *Timeline, script string) (a, b Event) {
+	tb.Helper()
+	events := map[string]Event{}
+	named := func(n string) Event {
+		tb.Helper()
+		ev, ok := events[n]
+		if !ok {
+			tb.Fatalf("script %q: no event named %q", script, n)
+		}
+		return ev
+	}
+	for _, step := range strings.Split(script, ";") {
+		step = strings.TrimSpace(step)
+		if n, ok := strings.CutPrefix(step, "sync "); ok {
+			mustHostSync(tb, tl, named(n))
+			continue
+		}
+		if n, ok := strings.CutPrefix(step, "complete "); ok {
+			mustComplete(tb, tl, named(n))
+			continue
+		}
+		name, op, ok := strings.Cut(step, "=")
+		if !ok {
+			name, op = "", step
+		}
+		engine, deps, _ := strings.Cut(op, "<-")
+		e, err := strconv.Atoi(engine)
+		if err != nil {
+			events[name] = named(engine)
+			continue
+		}
+		var waits []Event
+		if deps != "" {
+			for _, d := range strings.Split(deps, ",") {
+				waits = append(waits, named(d))
+			}
+		}
+		ev := mustSubmit(tb, tl, EngineID(e), waits...)
+		if name != "" {
+			events[name] = ev
+		}
+	}
+	return named("a"), named("b")
+}
+
 func TestHappensBeforeRules(t *testing.T) {
 	cases := []struct {
 		name string
-		// build runs a scenario on a 3-engine timeline and returns the pair
-		// asked about.
-		build         func(tb testing.TB, tl *Timeline) (a, b Event)
-		aBeforeB      bool
-		bBeforeA      bool
-		aCompletedByB bool // Complete(b) completes a
+		// script builds a scenario on a 3-engine timeline and names the
+		// pair asked about a and b (see playScript).
+		script string
+		// aBeforeB and bBeforeA are the happens-before answers;
+		// aCompletedByB says Complete(b) completes a.
+		aBeforeB, bBeforeA, aCompletedByB bool
 	}{
-		{
-			name: "same engine",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				a := mustSubmit(tb, tl, 0)
-				return a, mustSubmit(tb, tl, 0)
-			},
-			aBeforeB: true, aCompletedByB: true,
-		},
-		{
-			name: "same engine, not adjacent",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				a := mustSubmit(tb, tl, 0)
-				mustSubmit(tb, tl, 0)
-				return a, mustSubmit(tb, tl, 0)
-			},
-			aBeforeB: true, aCompletedByB: true,
-		},
-		{
-			name: "direct wait",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				a := mustSubmit(tb, tl, 0)
-				return a, mustSubmit(tb, tl, 1, a)
-			},
-			aBeforeB: true, aCompletedByB: true,
-		},
-		{
-			name: "wait on a later op of the same engine covers earlier ops",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				a := mustSubmit(tb, tl, 0)
-				a2 := mustSubmit(tb, tl, 0)
-				return a, mustSubmit(tb, tl, 1, a2)
-			},
-			aBeforeB: true, aCompletedByB: true,
-		},
-		{
-			name: "transitive through a third engine",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				a := mustSubmit(tb, tl, 0)
-				m := mustSubmit(tb, tl, 2, a)
-				return a, mustSubmit(tb, tl, 1, m)
-			},
-			aBeforeB: true, aCompletedByB: true,
-		},
-		{
-			name: "transitive through a later op of the third engine",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				a := mustSubmit(tb, tl, 0)
-				mustSubmit(tb, tl, 2, a)
-				m2 := mustSubmit(tb, tl, 2)
-				return a, mustSubmit(tb, tl, 1, m2)
-			},
-			aBeforeB: true, aCompletedByB: true,
-		},
-		{
-			name: "host sync orders later submissions on any engine",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				a := mustSubmit(tb, tl, 0)
-				if err := tl.HostSync(a); err != nil {
-					tb.Fatal(err)
-				}
-				return a, mustSubmit(tb, tl, 1)
-			},
-			aBeforeB: true, aCompletedByB: true,
-		},
-		{
-			name: "host sync is transitive",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				x := mustSubmit(tb, tl, 2)
-				a := mustSubmit(tb, tl, 0, x)
-				if err := tl.HostSync(a); err != nil {
-					tb.Fatal(err)
-				}
-				return x, mustSubmit(tb, tl, 1)
-			},
-			aBeforeB: true, aCompletedByB: true,
-		},
-		{
-			name: "host sync does not order earlier submissions",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				b := mustSubmit(tb, tl, 1)
-				a := mustSubmit(tb, tl, 0)
-				if err := tl.HostSync(a); err != nil {
-					tb.Fatal(err)
-				}
-				return a, b
-			},
-		},
-		{
-			name: "unrelated engines",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				a := mustSubmit(tb, tl, 0)
-				return a, mustSubmit(tb, tl, 1)
-			},
-		},
-		{
-			name: "a later op's wait does not order an earlier op",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				a := mustSubmit(tb, tl, 0)
-				b := mustSubmit(tb, tl, 1)
-				mustSubmit(tb, tl, 1, a)
-				return a, b
-			},
-		},
-		{
-			name: "completion is not ordering",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				a := mustSubmit(tb, tl, 0)
-				if err := tl.Complete(a); err != nil {
-					tb.Fatal(err)
-				}
-				return a, mustSubmit(tb, tl, 1)
-			},
-		},
-		{
-			name: "wait in the other direction",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				b := mustSubmit(tb, tl, 1)
-				return mustSubmit(tb, tl, 0, b), b
-			},
-			bBeforeA: true,
-		},
-		{
-			name: "an event does not happen-before itself",
-			build: func(tb testing.TB, tl *Timeline) (Event, Event) {
-				a := mustSubmit(tb, tl, 0)
-				return a, a
-			},
-			aCompletedByB: true,
-		},
+		{"same engine", "a=0; b=0", true, false, true},
+		{"same engine, not adjacent", "a=0; 0; b=0", true, false, true},
+		{"direct wait", "a=0; b=1<-a", true, false, true},
+		{"wait on a later op of the same engine covers earlier ops", "a=0; a2=0; b=1<-a2", true, false, true},
+		{"transitive through a third engine", "a=0; m=2<-a; b=1<-m", true, false, true},
+		{"transitive through a later op of the third engine", "a=0; 2<-a; m2=2; b=1<-m2", true, false, true},
+		{"host sync orders later submissions on any engine", "a=0; sync a; b=1", true, false, true},
+		{"host sync is transitive", "a=2; m=0<-a; sync m; b=1", true, false, true},
+		{"host sync does not order earlier submissions", "b=1; a=0; sync a", false, false, false},
+		{"unrelated engines", "a=0; b=1", false, false, false},
+		{"a later op's wait does not order an earlier op", "a=0; b=1; 1<-a", false, false, false},
+		{"completion is not ordering", "a=0; complete a; b=1", false, false, false},
+		{"wait in the other direction", "b=1; a=0<-b", false, true, false},
+		{"an event does not happen-before itself", "a=0; b=a", false, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tl := newEngines(t, 3)
-			a, b := tc.build(t, tl)
+			a, b := playScript(t, tl, tc.script)
 			if got := mustHB(t, tl, a, b); got != tc.aBeforeB {
 				t.Errorf("HappensBefore(%v, %v) = %v, want %v", a, b, got, tc.aBeforeB)
 			}
@@ -199,9 +152,7 @@ func TestHappensBeforeRules(t *testing.T) {
 				t.Errorf("EventClock(%v) = %v covers %v: %v", b, bc, a, got)
 			}
 			if !tl.Completed(a) {
-				if err := tl.Complete(b); err != nil {
-					t.Fatal(err)
-				}
+				mustComplete(t, tl, b)
 				mustCheck(t, tl)
 				if got := tl.Completed(a); got != tc.aCompletedByB {
 					t.Errorf("after Complete(%v), Completed(%v) = %v, want %v", b, a, got, tc.aCompletedByB)
@@ -263,9 +214,7 @@ func TestPointSemantics(t *testing.T) {
 		x := mustSubmit(t, tl, 2)
 		a := mustSubmit(t, tl, 0, x)
 		mustSubmit(t, tl, 1)
-		if err := tl.HostSync(a); err != nil {
-			t.Fatal(err)
-		}
+		mustHostSync(t, tl, a)
 		mustCheck(t, tl)
 		for e := EngineID(0); e < 3; e++ {
 			p, _ := tl.Point(e)
@@ -286,9 +235,7 @@ func TestPointSemantics(t *testing.T) {
 		if tl.SafeFor(&fence, p) {
 			t.Fatalf("fence %v safe for %v while %v is neither ordered nor complete", fence, p.Clock, r2)
 		}
-		if err := tl.Complete(r2); err != nil {
-			t.Fatal(err)
-		}
+		mustComplete(t, tl, r2)
 		if !tl.SafeFor(&fence, p) {
 			t.Fatalf("fence %v not safe for %v after %v completed", fence, p.Clock, r2)
 		}
@@ -351,9 +298,7 @@ func TestSubscribe(t *testing.T) {
 	})
 	a := mustSubmit(t, tl, 0)
 	b := mustSubmit(t, tl, 1, a)
-	if err := tl.Complete(b); err != nil {
-		t.Fatal(err)
-	}
+	mustComplete(t, tl, b)
 	if err := tl.Complete(a); !errors.Is(err, ErrAlreadyCompleted) {
 		t.Fatalf("Complete(%v) after %v = %v, want ErrAlreadyCompleted", a, b, err)
 	}
@@ -364,9 +309,7 @@ func TestSubscribe(t *testing.T) {
 	unsubscribe()
 	unsubscribe()
 	c := mustSubmit(t, tl, 0)
-	if err := tl.Complete(c); err != nil {
-		t.Fatal(err)
-	}
+	mustComplete(t, tl, c)
 	if len(got) != 1 {
 		t.Fatalf("notified after unsubscribe: %v", got)
 	}
@@ -445,9 +388,7 @@ func TestLongHistory(t *testing.T) {
 			}
 		}
 	}
-	if err := tl.Complete(Event{1, n}); err != nil {
-		t.Fatal(err)
-	}
+	mustComplete(t, tl, Event{1, n})
 	// The last engine-1 op that waited was at i0, for engine 0's op i0+1.
 	i0 := (n - 1) - (n-1)%3
 	if got, want := tl.CompletedClock(), (Clock{Seq(i0 + 1), n}); got != want {
@@ -479,9 +420,7 @@ func TestForgetRecyclesChunks(t *testing.T) {
 		} else {
 			b = mustSubmitQuiet(t, tl, 1, a, prev) // prev is usually forgotten
 		}
-		if err := tl.Complete(b); err != nil {
-			t.Fatal(err)
-		}
+		mustComplete(t, tl, b)
 		prev = b
 		if b.Seq%chunkLen == 0 {
 			tl.Forget()

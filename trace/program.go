@@ -5,6 +5,7 @@ import (
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
+	sasync "github.com/subarena/subarena/sync"
 )
 
 // CoverBudget is the number of runs up to which a view's covered bytes are computed
@@ -84,28 +85,16 @@ type Ref struct {
 	View   int
 }
 
-// Access says how an op uses a Ref.
-type Access uint8
+// Access says how an op uses a Ref; it is sync.Access, the one definition
+// the root package shares.
+type Access = sasync.Access
 
 // Accesses; a name in both reads and writes is an AccessReadWrite use.
 const (
-	AccessRead      Access = 1
-	AccessWrite     Access = 2
-	AccessReadWrite        = AccessRead | AccessWrite
+	AccessRead      Access = sasync.AccessRead
+	AccessWrite     Access = sasync.AccessWrite
+	AccessReadWrite Access = sasync.AccessReadWrite
 )
-
-// String returns "read", "write" or "read-write".
-func (a Access) String() string {
-	switch a {
-	case AccessRead:
-		return "read"
-	case AccessWrite:
-		return "write"
-	case AccessReadWrite:
-		return "read-write"
-	}
-	return "none"
-}
 
 // Use is one op using one Ref.
 type Use struct {

@@ -69,7 +69,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -1111,34 +1110,12 @@ func (o *Online) alloc(size int64) (*subarena.Buffer, error) {
 }
 
 // waitForSpace waits for the event the NoSpaceError names, or else for the
-// last op of every engine with work in flight. It reports false when there
-// is nothing left to wait for.
-func (o *Online) waitForSpace(ns *subarena.NoSpaceError, idle *int) (bool, error) {
-	if ns.HasWait && !o.tl.Completed(ns.Wait) {
-		return true, o.x.Wait(ns.Wait)
-	}
-	waited := false
-	for _, e := range []sasync.EngineID{o.compute, o.copier, o.consumer} {
-		last := sasync.Event{Engine: e, Seq: o.tl.Submitted(e)}
-		if last.IsZero() || o.tl.Completed(last) {
-			continue
-		}
-		if err := o.x.Wait(last); err != nil {
-			return false, err
-		}
-		waited = true
-	}
-	if waited {
-		return true, nil
-	}
-	// Everything has completed, but a completion reaches the Allocator
-	// just after the Timeline records it: give it a moment.
-	*idle++
-	if *idle > 1000 {
-		return false, nil
-	}
-	runtime.Gosched()
-	return true, nil
+// last op of every engine with work in flight, until the Allocator has seen
+// it complete. It reports false when there is nothing left to wait for. The
+// counter is unused: subarena.WaitForSpace returns only once the Allocator
+// has seen what it waited for, so there is no completion left to wait out.
+func (o *Online) waitForSpace(ns *subarena.NoSpaceError, _ *int) (bool, error) {
+	return subarena.WaitForSpace(o.x, ns, nil, o.compute, o.copier, o.consumer)
 }
 
 // WaitCompute waits until the step's compute ops have run: the graph may

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/subarena/subarena/internal/coreenum"
+
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
 )
@@ -38,18 +40,11 @@ const (
 // them.
 var ReorderRules = []ReorderRule{ReorderNet, ReorderPeak, ReorderFree}
 
+// reorderNames holds the name of each ReorderRule, indexed by value.
+var reorderNames = [...]string{ReorderNet: "net", ReorderPeak: "peak", ReorderFree: "free"}
+
 // String returns the rule's name ("net", "peak", "free").
-func (r ReorderRule) String() string {
-	switch r {
-	case ReorderNet:
-		return "net"
-	case ReorderPeak:
-		return "peak"
-	case ReorderFree:
-		return "free"
-	}
-	return fmt.Sprintf("ReorderRule(%d)", uint8(r))
-}
+func (r ReorderRule) String() string { return coreenum.Name(reorderNames[:], r, "ReorderRule") }
 
 // Reordering is a trace with its ops in another order that respects every
 // dependency of the input (see Reorder).

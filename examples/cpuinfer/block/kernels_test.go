@@ -48,6 +48,20 @@ func randomDense(rng *rand.Rand, shape ...int) Tensor {
 	return t
 }
 
+// sameWhenStrided runs a kernel twice, dense into out and strided (into
+// sout, from restrided inputs); both runs must succeed and write the same
+// bits.
+func sameWhenStrided(t *testing.T, name string, out, sout Tensor, dense, strided func() error) {
+	t.Helper()
+	if err := dense(); err != nil {
+		t.Fatal(err)
+	}
+	if err := strided(); err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, name, sout, out)
+}
+
 // restride copies t into a fresh slice laid out with its dimensions in a
 // random storage order, random padding after every dimension, and
 // possibly a negative stride: the same values behind other strides, as a
@@ -113,13 +127,9 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 		wt := randomDense(rng, d, m).Data
 		out := newDense(n, m)
 		sout := restride(rng, out)
-		if err := matMul(out, in, wt); err != nil {
-			t.Fatal(err)
-		}
-		if err := matMul(sout, restride(rng, in), wt); err != nil {
-			t.Fatal(err)
-		}
-		sameBits(t, "matmul", sout, out)
+		sameWhenStrided(t, "matmul", out, sout,
+			func() error { return matMul(out, in, wt) },
+			func() error { return matMul(sout, restride(rng, in), wt) })
 		near(t, "matmul", out, func(idx ...int) (float64, float64) {
 			var v, s float64
 			for k := range d {
@@ -133,13 +143,9 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 		scale := randomDense(rng, d).Data
 		out = newDense(n, d)
 		sout = restride(rng, newDense(n, d))
-		if err := RMSNorm(out, in, scale); err != nil {
-			t.Fatal(err)
-		}
-		if err := RMSNorm(sout, restride(rng, in), scale); err != nil {
-			t.Fatal(err)
-		}
-		sameBits(t, "rmsnorm", sout, out)
+		sameWhenStrided(t, "rmsnorm", out, sout,
+			func() error { return RMSNorm(out, in, scale) },
+			func() error { return RMSNorm(sout, restride(rng, in), scale) })
 		near(t, "rmsnorm", out, func(idx ...int) (float64, float64) {
 			var ss float64
 			for k := range d {
@@ -185,13 +191,9 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 		}
 		out = newDense(n, h, dh)
 		sout = restride(rng, newDense(n, h, dh))
-		if err := Attention(out, q, p0, []Segment{{Lo: 0, K: kc, V: vc}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := Attention(sout, restride(rng, q), p0, ssegs); err != nil {
-			t.Fatal(err)
-		}
-		sameBits(t, "attention", sout, out)
+		sameWhenStrided(t, "attention", out, sout,
+			func() error { return Attention(out, q, p0, []Segment{{Lo: 0, K: kc, V: vc}}) },
+			func() error { return Attention(sout, restride(rng, q), p0, ssegs) })
 		near(t, "attention", out, func(idx ...int) (float64, float64) {
 			i, hh, e := idx[0], idx[1], idx[2]
 			last := p0 + i

@@ -2,9 +2,7 @@ package block
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
@@ -283,67 +281,29 @@ func (r *runner) check() error {
 // for everything in flight) and retries.
 func (r *runner) alloc(e sasync.EngineID, elems int) (*subarena.Buffer, error) {
 	size := int64(elems) * 4
-	idle := 0
-	for attempt := 0; ; attempt++ {
-		pt, err := r.tl.Point(e)
-		if err != nil {
-			return nil, err
-		}
-		b, err := r.a.Alloc(size, pt)
-		if err == nil {
-			r.st.Allocs++
-			r.st.AllocBytes += ranges.Granule(r.opt.Granule).Up(size)
-			return b, r.check()
-		}
-		var ns *subarena.NoSpaceError
-		if !errors.As(err, &ns) {
-			return nil, err
-		}
-		if attempt == 0 {
-			r.st.Stalls++
-		}
-		if r.hooks.stalled != nil {
-			r.hooks.stalled()
-		}
-		progress, werr := r.waitForSpace(ns, &idle)
-		if werr != nil {
-			return nil, werr
-		}
-		if !progress {
-			return nil, err
-		}
+	b, err := r.a.AllocWaiting(size, e, subarena.SpaceWait{
+		Executor: r.x,
+		Engines:  []sasync.EngineID{r.compute, r.copier, r.consumer},
+		Waitable: r.waitable,
+		Stalled:  r.stalled,
+	})
+	if err != nil {
+		return nil, err
 	}
+	r.st.Allocs++
+	r.st.AllocBytes += ranges.Granule(r.opt.Granule).Up(size)
+	return b, r.check()
 }
 
-// waitForSpace waits for the event the NoSpaceError names, or else for the
-// last op of every engine that still has work in flight. It reports false
-// when there is nothing left to wait for (the live set does not fit).
-func (r *runner) waitForSpace(ns *subarena.NoSpaceError, idle *int) (bool, error) {
-	if ns.HasWait && !r.tl.Completed(ns.Wait) && r.waitable(ns.Wait.Engine) {
-		return true, r.x.Wait(ns.Wait)
+// stalled counts an allocation that found no space (once, on its first
+// failed attempt) and runs the stalled hook.
+func (r *runner) stalled(attempt int) {
+	if attempt == 0 {
+		r.st.Stalls++
 	}
-	waited := false
-	for _, e := range []sasync.EngineID{r.compute, r.copier, r.consumer} {
-		last := sasync.Event{Engine: e, Seq: r.tl.Submitted(e)}
-		if last.IsZero() || r.tl.Completed(last) || !r.waitable(e) {
-			continue
-		}
-		if err := r.x.Wait(last); err != nil {
-			return false, err
-		}
-		waited = true
+	if r.hooks.stalled != nil {
+		r.hooks.stalled()
 	}
-	if waited {
-		return true, nil
-	}
-	// Everything has completed, but a completion reaches the Allocator
-	// just after the Timeline records it: give it a moment.
-	*idle++
-	if *idle > 1000 {
-		return false, nil
-	}
-	runtime.Gosched()
-	return true, nil
 }
 
 // waitable reports whether the host may block on e's work: not on a held
@@ -396,4 +356,29 @@ func (r *runner) allocDense(e sasync.EngineID, rows, cols int) (*subarena.Buffer
 		return nil, nil, err
 	}
 	return b, v, nil
+}
+
+// allocTensor is allocDense with the tensor over the new view.
+func (r *runner) allocTensor(e sasync.EngineID, rows, cols int) (*subarena.Buffer, *subarena.View, Tensor, error) {
+	b, v, err := r.allocDense(e, rows, cols)
+	if err != nil {
+		return nil, nil, Tensor{}, err
+	}
+	ts, err := tensors(v)
+	if err != nil {
+		return nil, nil, Tensor{}, err
+	}
+	return b, v, ts[0], nil
+}
+
+// computeThen submits fn on the compute engine with uses, then releases
+// done (when not nil): the op was the last reader of its bytes.
+func (r *runner) computeThen(done *subarena.Buffer, fn func() error, uses ...use) error {
+	if _, err := r.submit(r.compute, nil, fn, uses...); err != nil {
+		return err
+	}
+	if done == nil {
+		return nil
+	}
+	return r.releaseBuf(done)
 }

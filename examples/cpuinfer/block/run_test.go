@@ -24,14 +24,16 @@ func tiny(t *testing.T, forced bool) *Weights {
 	return w
 }
 
-func safePolicies() []subarena.Policy {
-	var out []subarena.Policy
-	for _, p := range subarena.Policies() {
-		if p.Safe() {
-			out = append(out, p)
-		}
+// tinyReference returns the tiny preset's weights, greedy or forced, and
+// the per-tensor reference run over them.
+func tinyReference(t *testing.T, forced bool) (*Weights, *Result, ReferenceStats) {
+	t.Helper()
+	w := tiny(t, forced)
+	ref, st, err := Reference(w)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return w, ref, st
 }
 
 // TestRunMatchesReference is the example's claim: under every safe policy,
@@ -40,13 +42,9 @@ func safePolicies() []subarena.Policy {
 // allocates exactly Config.NoReuseBytes and leaves the Allocator empty.
 func TestRunMatchesReference(t *testing.T) {
 	for _, forced := range []bool{false, true} {
-		w := tiny(t, forced)
-		ref, rst, err := Reference(w)
-		if err != nil {
-			t.Fatal(err)
-		}
+		w, ref, rst := tinyReference(t, forced)
 		noReuse := w.Config.NoReuseBytes(256)
-		for _, p := range safePolicies() {
+		for _, p := range subarena.SafePolicies() {
 			res, st, err := Run(w, Options{Policy: p, Check: true})
 			if err != nil {
 				t.Fatalf("forced=%v %v: %v", forced, p, err)
@@ -74,12 +72,8 @@ func TestRunMatchesReference(t *testing.T) {
 // compute's bytes in compute order.
 func TestRunWaitsForSpace(t *testing.T) {
 	for _, forced := range []bool{false, true} {
-		w := tiny(t, forced)
-		ref, _, err := Reference(w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range safePolicies() {
+		w, ref, _ := tinyReference(t, forced)
+		for _, p := range subarena.SafePolicies() {
 			gate := make(chan struct{})
 			open := false
 			hk := hooks{
@@ -127,11 +121,7 @@ const tight = 16 << 10
 // program with the same held consumer is bit-identical under every safe
 // policy, so the gate alone changes nothing.
 func TestIROrderWrongWithSlowConsumer(t *testing.T) {
-	w := tiny(t, true)
-	ref, _, err := Reference(w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, ref, _ := tinyReference(t, true)
 	res, _, err := Run(w, Options{Policy: subarena.IROrder, HoldConsumer: true, Check: true})
 	switch {
 	case err != nil:
@@ -150,7 +140,7 @@ func TestIROrderWrongWithSlowConsumer(t *testing.T) {
 		}
 		t.Logf("ir-order produced a wrong result: %d logits in %d of %d steps differ (%v)", values, steps, w.Config.Steps+1, cerr)
 	}
-	for _, p := range safePolicies() {
+	for _, p := range subarena.SafePolicies() {
 		res, _, err := Run(w, Options{Policy: p, HoldConsumer: true, Check: true})
 		if err != nil {
 			t.Fatalf("%v with held consumer: %v", p, err)
@@ -165,11 +155,7 @@ func TestIROrderWrongWithSlowConsumer(t *testing.T) {
 // seed, or greedy instead of forced decoding, changes the result, and a
 // single flipped bit is caught.
 func TestResultsDependOnTheModel(t *testing.T) {
-	w := tiny(t, false)
-	ref, _, err := Reference(w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, ref, _ := tinyReference(t, false)
 	c := w.Config
 	c.Seed++
 	w2, err := NewWeights(c)
@@ -260,14 +246,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("tiny arena: %v", err)
 	}
 
-	tl := sasync.NewTimeline()
-	e, _ := tl.AddEngine("compute", sasync.Compute)
-	a, err := subarena.New(subarena.Config{Capacity: 4096, Timeline: tl, Backing: backing(4096)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	pt, _ := tl.Point(e)
+	tl, pt, a := newBackedAllocator(t, 4096)
 	b, err := a.Alloc(1024, pt)
 	if err != nil {
 		t.Fatal(err)
@@ -308,17 +287,26 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestFromViewReadsThroughStrides: a tensor built from a strided view
-// addresses exactly the elements the view's layout names.
-func TestFromViewReadsThroughStrides(t *testing.T) {
+// newBackedAllocator returns a Timeline with one compute engine, the
+// point of its first op, and an Allocator of capacity bytes over host
+// memory, closed when the test ends.
+func newBackedAllocator(t *testing.T, capacity int64) (*sasync.Timeline, sasync.Point, *subarena.Allocator) {
+	t.Helper()
 	tl := sasync.NewTimeline()
 	e, _ := tl.AddEngine("compute", sasync.Compute)
-	a, err := subarena.New(subarena.Config{Capacity: 8192, Timeline: tl, Backing: backing(8192)})
+	a, err := subarena.New(subarena.Config{Capacity: capacity, Timeline: tl, Backing: backing(capacity)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
+	t.Cleanup(a.Close)
 	pt, _ := tl.Point(e)
+	return tl, pt, a
+}
+
+// TestFromViewReadsThroughStrides: a tensor built from a strided view
+// addresses exactly the elements the view's layout names.
+func TestFromViewReadsThroughStrides(t *testing.T) {
+	_, pt, a := newBackedAllocator(t, 8192)
 	a.Alloc(256, pt) // the buffer under test does not start at offset 0
 	b, err := a.Alloc(6*8*4, pt)
 	if err != nil {

@@ -5,6 +5,13 @@ import (
 	sasync "github.com/subarena/subarena/sync"
 )
 
+// Short names for the accesses the block's ops declare.
+const (
+	rd = subarena.Read
+	wr = subarena.Write
+	rw = subarena.ReadWrite
+)
+
 // step submits one step: the embedding of its n tokens, every layer, the
 // final norm and LM head on the compute engine, and the consumer's read of
 // the last logits row. Each buffer is allocated at the point of the engine
@@ -15,15 +22,10 @@ func (r *runner) step(s int) error {
 	n, p0 := c.stepTokens(s)
 	d := c.Dim
 
-	xb, xv, err := r.allocDense(r.compute, n, d)
+	xb, xv, xt, err := r.allocTensor(r.compute, n, d)
 	if err != nil {
 		return err
 	}
-	ts, err := tensors(xv)
-	if err != nil {
-		return err
-	}
-	xt := ts[0]
 	var waits []sasync.Event
 	if s > 0 && !c.Forced {
 		waits = []sasync.Event{r.lastConsumer} // the token comes from the consumer
@@ -50,16 +52,12 @@ func (r *runner) step(s int) error {
 	if err != nil {
 		return err
 	}
-	ts, err = tensors(hv, lv, last)
+	ts, err := tensors(hv, lv, last)
 	if err != nil {
 		return err
 	}
 	ht, lt, lastT := ts[0], ts[1], ts[2]
-	if _, err := r.submit(r.compute, nil, func() error { return RMSNorm(ht, xt, w.Norm) },
-		use{xv, subarena.Read}, use{hv, subarena.Write}); err != nil {
-		return err
-	}
-	if err := r.releaseBuf(xb); err != nil {
+	if err := r.computeThen(xb, func() error { return RMSNorm(ht, xt, w.Norm) }, use{xv, subarena.Read}, use{hv, subarena.Write}); err != nil {
 		return err
 	}
 	head, err := r.submit(r.compute, nil, func() error { return matMul(lt, ht, w.Head) },
@@ -102,22 +100,9 @@ func (r *runner) step(s int) error {
 func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 	c, lw := r.c, r.w.Layers[l]
 	d, h, dh := c.Dim, c.Heads, c.HeadDim()
-	const (
-		rd = subarena.Read
-		wr = subarena.Write
-		rw = subarena.ReadWrite
-	)
 
 	// h = RMSNorm(x); qkv = h·Wqkv, split into Q, K, V views [n, H, Dh].
-	hb, hv, err := r.allocDense(r.compute, n, d)
-	if err != nil {
-		return err
-	}
-	qb, qkvv, err := r.allocDense(r.compute, n, 3*d)
-	if err != nil {
-		return err
-	}
-	parts, err := qkvv.Split(1, int64(d), int64(d), int64(d))
+	qb, parts, err := r.normProject(n, xv, xt, lw.Norm1, lw.QKV, d, d, d)
 	if err != nil {
 		return err
 	}
@@ -128,20 +113,11 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 		}
 	}
 	qv, kv, vv := heads[0], heads[1], heads[2]
-	ts, err := tensors(hv, qkvv, qv, kv, vv)
+	ts, err := tensors(qv, kv, vv)
 	if err != nil {
 		return err
 	}
-	ht, qkvt, qt, kt, vt := ts[0], ts[1], ts[2], ts[3], ts[4]
-	if _, err := r.submit(r.compute, nil, func() error { return RMSNorm(ht, xt, lw.Norm1) }, use{xv, rd}, use{hv, wr}); err != nil {
-		return err
-	}
-	if _, err := r.submit(r.compute, nil, func() error { return matMul(qkvt, ht, lw.QKV) }, use{hv, rd}, use{qkvv, wr}); err != nil {
-		return err
-	}
-	if err := r.releaseBuf(hb); err != nil {
-		return err
-	}
+	qt, kt, vt := ts[0], ts[1], ts[2]
 	rope, err := r.submit(r.compute, nil, func() error {
 		if err := rope(qt, p0, r.w.Cos, r.w.Sin); err != nil {
 			return err
@@ -190,25 +166,7 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 	if err := r.releaseBuf(qb); err != nil {
 		return err
 	}
-	ob, ov, err := r.allocDense(r.compute, n, d)
-	if err != nil {
-		return err
-	}
-	ts, err = tensors(ov)
-	if err != nil {
-		return err
-	}
-	ot := ts[0]
-	if _, err := r.submit(r.compute, nil, func() error { return matMul(ot, at, lw.Out) }, use{av, rd}, use{ov, wr}); err != nil {
-		return err
-	}
-	if err := r.releaseBuf(ab); err != nil {
-		return err
-	}
-	if _, err := r.submit(r.compute, nil, func() error { return add(xt, xt, ot) }, use{xv, rw}, use{ov, rd}); err != nil {
-		return err
-	}
-	if err := r.releaseBuf(ob); err != nil {
+	if err := r.addProjection(n, xv, xt, av, at, lw.Out, ab); err != nil {
 		return err
 	}
 
@@ -219,63 +177,66 @@ func (r *runner) layer(l, n, p0 int, xv *subarena.View, xt Tensor) error {
 // x [n, D]: gate|up = RMSNorm(x)·Wgu, split in halves; gate = silu(gate)·up
 // in place (up is discarded at once); x += gate·Wdown.
 func (r *runner) feedForward(l, n int, xv *subarena.View, xt Tensor) error {
-	c, lw := r.c, r.w.Layers[l]
-	d, f := c.Dim, c.FFN
-	const (
-		rd = subarena.Read
-		wr = subarena.Write
-		rw = subarena.ReadWrite
-	)
-	h2b, h2v, err := r.allocDense(r.compute, n, d)
-	if err != nil {
-		return err
-	}
-	gub, guv, err := r.allocDense(r.compute, n, 2*f)
-	if err != nil {
-		return err
-	}
-	halves, err := guv.Split(1, int64(f), int64(f))
+	lw, f := r.w.Layers[l], r.c.FFN
+	gub, halves, err := r.normProject(n, xv, xt, lw.Norm2, lw.GateUp, f, f)
 	if err != nil {
 		return err
 	}
 	gate, up := halves[0], halves[1]
-	ts, err := tensors(h2v, guv, gate, up)
+	ts, err := tensors(gate, up)
 	if err != nil {
 		return err
 	}
-	h2t, gut, gatet, upt := ts[0], ts[1], ts[2], ts[3]
-	if _, err := r.submit(r.compute, nil, func() error { return RMSNorm(h2t, xt, lw.Norm2) }, use{xv, rd}, use{h2v, wr}); err != nil {
-		return err
-	}
-	if _, err := r.submit(r.compute, nil, func() error { return matMul(gut, h2t, lw.GateUp) }, use{h2v, rd}, use{guv, wr}); err != nil {
-		return err
-	}
-	if err := r.releaseBuf(h2b); err != nil {
-		return err
-	}
-	if _, err := r.submit(r.compute, nil, func() error { return siluMul(gatet, gatet, upt) }, use{gate, rw}, use{up, rd}); err != nil {
+	gatet, upt := ts[0], ts[1]
+	if err := r.computeThen(nil, func() error { return siluMul(gatet, gatet, upt) }, use{gate, rw}, use{up, rd}); err != nil {
 		return err
 	}
 	if err := r.discard(up); err != nil {
 		return err
 	}
-	db, dv, err := r.allocDense(r.compute, n, d)
+	return r.addProjection(n, xv, xt, gate, gatet, lw.Down, gub)
+}
+
+// normProject submits h = RMSNorm(x) into a new [n, D] buffer and then
+// h·w into a new [n, Σ widths] buffer, releasing h's, and returns the new
+// buffer and its column blocks of the given widths, in order.
+func (r *runner) normProject(n int, xv *subarena.View, xt Tensor, norm, w []float32, widths ...int) (*subarena.Buffer, []*subarena.View, error) {
+	cols, sizes := 0, make([]int64, len(widths))
+	for i, wd := range widths {
+		cols += wd
+		sizes[i] = int64(wd)
+	}
+	hb, hv, ht, err := r.allocTensor(r.compute, n, r.c.Dim)
+	if err != nil {
+		return nil, nil, err
+	}
+	pb, pv, pt, err := r.allocTensor(r.compute, n, cols)
+	if err != nil {
+		return nil, nil, err
+	}
+	blocks, err := pv.Split(1, sizes...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.computeThen(nil, func() error { return RMSNorm(ht, xt, norm) }, use{xv, rd}, use{hv, wr}); err != nil {
+		return nil, nil, err
+	}
+	if err := r.computeThen(hb, func() error { return matMul(pt, ht, w) }, use{hv, rd}, use{pv, wr}); err != nil {
+		return nil, nil, err
+	}
+	return pb, blocks, nil
+}
+
+// addProjection adds in·w to the residual stream x [n, D] through a new
+// [n, D] buffer; done, the buffer of in's view inv, is released once the
+// projection is submitted, and the new buffer once the addition is.
+func (r *runner) addProjection(n int, xv *subarena.View, xt Tensor, inv *subarena.View, in Tensor, w []float32, done *subarena.Buffer) error {
+	ob, ov, ot, err := r.allocTensor(r.compute, n, r.c.Dim)
 	if err != nil {
 		return err
 	}
-	ts, err = tensors(dv)
-	if err != nil {
+	if err := r.computeThen(done, func() error { return matMul(ot, in, w) }, use{inv, rd}, use{ov, wr}); err != nil {
 		return err
 	}
-	dt := ts[0]
-	if _, err := r.submit(r.compute, nil, func() error { return matMul(dt, gatet, lw.Down) }, use{gate, rd}, use{dv, wr}); err != nil {
-		return err
-	}
-	if err := r.releaseBuf(gub); err != nil {
-		return err
-	}
-	if _, err := r.submit(r.compute, nil, func() error { return add(xt, xt, dt) }, use{xv, rw}, use{dv, rd}); err != nil {
-		return err
-	}
-	return r.releaseBuf(db)
+	return r.computeThen(ob, func() error { return add(xt, xt, ot) }, use{xv, rw}, use{ov, rd})
 }

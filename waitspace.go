@@ -1,0 +1,88 @@
+package subarena
+
+import (
+	"errors"
+
+	sasync "github.com/subarena/subarena/sync"
+)
+
+// WaitForSpace blocks the host, through x, until the work ns names has
+// completed and every subscriber of x's Timeline (the Allocator that
+// returned ns among them) has seen it, so that retrying the allocation
+// finds the bytes it frees: the event ns.Wait when ns names one, else the
+// last op of every engine in engines that still has work in flight.
+// waitable says whether the host may block on an engine's work (for
+// example not on one that runs only once the host lets it); nil means
+// every engine.
+//
+// It reports true when a retry may succeed: it waited, or ns.Wait has been
+// seen complete since. It reports false, with no error, when there is
+// nothing left to wait for: ns names no event the host may wait for and
+// every such last op has completed and been seen, so the live set does not
+// fit and retrying fails again. An error is x.Wait's.
+func WaitForSpace(x *sasync.Executor, ns *NoSpaceError, waitable func(sasync.EngineID) bool, engines ...sasync.EngineID) (bool, error) {
+	tl := x.Timeline()
+	may := func(e sasync.EngineID) bool { return waitable == nil || waitable(e) }
+	if ns.HasWait && may(ns.Wait.Engine) {
+		if tl.Delivered(ns.Wait) {
+			return true, nil // seen since ns was made: the space is back
+		}
+		return true, x.Wait(ns.Wait)
+	}
+	waited := false
+	for _, e := range engines {
+		last := sasync.Event{Engine: e, Seq: tl.Submitted(e)}
+		if tl.Delivered(last) || !may(e) {
+			continue
+		}
+		if err := x.Wait(last); err != nil {
+			return false, err
+		}
+		waited = true
+	}
+	return waited, nil
+}
+
+// SpaceWait says how AllocWaiting waits when nothing fits.
+type SpaceWait struct {
+	// Executor runs the program's ops; the host waits through it.
+	Executor *sasync.Executor
+	// Engines are those whose last op is waited for when a NoSpaceError
+	// names no event the host may wait for.
+	Engines []sasync.EngineID
+	// Waitable says whether the host may block on an engine's work; nil
+	// means every engine.
+	Waitable func(sasync.EngineID) bool
+	// Stalled, when not nil, is called each time nothing fits, before the
+	// wait, with the number of attempts that failed before this one.
+	Stalled func(attempt int)
+}
+
+// AllocWaiting returns a buffer of size bytes for a writer at engine e's
+// next point, as Alloc does; when nothing fits it waits as w says (see
+// WaitForSpace) and tries again at e's new point. It returns the last
+// *NoSpaceError once there is nothing left to wait for, and any other
+// error at once.
+func (a *Allocator) AllocWaiting(size int64, e sasync.EngineID, w SpaceWait) (*Buffer, error) {
+	for attempt := 0; ; attempt++ {
+		pt, err := a.tl.Point(e)
+		if err != nil {
+			return nil, err
+		}
+		b, err := a.Alloc(size, pt)
+		var ns *NoSpaceError
+		if !errors.As(err, &ns) {
+			return b, err
+		}
+		if w.Stalled != nil {
+			w.Stalled(attempt)
+		}
+		progress, werr := WaitForSpace(w.Executor, ns, w.Waitable, w.Engines...)
+		if werr != nil {
+			return nil, werr
+		}
+		if !progress {
+			return nil, err
+		}
+	}
+}
