@@ -3,7 +3,7 @@ package subarena
 import (
 	"fmt"
 
-	"github.com/subarena/subarena/internal/coreinvariant"
+	"github.com/subarena/subarena/internal/invariant"
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -93,7 +93,7 @@ func (a *Allocator) unlockChecked() {
 // invariants tag every mutator runs it before unlocking (unlockChecked,
 // Pebble's way): a test then fails at the call that broke something, not
 // at the next check. Caller holds mu.
-func (a *Allocator) verifyLocked() { coreinvariant.Hold(a.checkLocked()) }
+func (a *Allocator) verifyLocked() { invariant.Hold(a.checkLocked()) }
 
 // checkLocked is CheckInvariants with mu held.
 func (a *Allocator) checkLocked() error {

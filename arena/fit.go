@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/subarena/subarena/internal/coreenum"
+	"github.com/subarena/subarena/internal/enumname"
 )
 
 // Fit selects how Alloc chooses among free regions large enough for a request.
@@ -27,7 +27,7 @@ const (
 )
 
 // String returns the name ParseFit accepts.
-func (f Fit) String() string { return coreenum.Name(fitNames[:], f, "Fit") }
+func (f Fit) String() string { return enumname.Name(fitNames[:], f, "Fit") }
 
 // fitNames holds the name of each Fit, indexed by value: String returns
 // them and ParseFit looks them up.

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/bits-and-blooms/bitset"
-	"github.com/subarena/subarena/internal/corebits"
+	"github.com/subarena/subarena/internal/bitruns"
 	"github.com/subarena/subarena/ranges"
 )
 
@@ -116,11 +116,11 @@ func rfModelOfRange(r ranges.Range) *bitset.BitSet {
 	return b
 }
 
-// rfRuns returns the maximal runs of a model bitmap (corebits.Runs visits
+// rfRuns returns the maximal runs of a model bitmap (bitruns.Runs visits
 // every value of the universe).
 func rfRuns(b *bitset.BitSet) []ranges.Range {
 	var runs []ranges.Range
-	corebits.Runs(b, rfModelLo, rfModelN, func(lo, hi int64) { runs = append(runs, ranges.Range{Lo: lo, Hi: hi}) })
+	bitruns.Runs(b, rfModelLo, rfModelN, func(lo, hi int64) { runs = append(runs, ranges.Range{Lo: lo, Hi: hi}) })
 	return runs
 }
 

@@ -3,7 +3,7 @@ package liveness
 import (
 	"fmt"
 
-	"github.com/subarena/subarena/internal/coreinvariant"
+	"github.com/subarena/subarena/internal/invariant"
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -216,7 +216,7 @@ func (s *sweep) len() int64 { return s.total + s.cur.Len() }
 
 // verify panics with the first broken invariant; in builds with the
 // invariants tag every mutator defers it.
-func (x *Index) verify() { coreinvariant.Hold(x.CheckInvariants()) }
+func (x *Index) verify() { invariant.Hold(x.CheckInvariants()) }
 
 // CheckInvariants verifies every invariant of the Index and returns the
 // first violation found:

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/bits-and-blooms/bitset"
-	"github.com/subarena/subarena/internal/corebits"
-	"github.com/subarena/subarena/internal/corecheck"
+	"github.com/subarena/subarena/internal/bitruns"
+	"github.com/subarena/subarena/internal/invarianttest"
 )
 
 // The reference model: a bitmap over the universe [modelLo, modelLo+modelN). Every
@@ -38,10 +38,10 @@ func modelOf(s *Set) *bitset.BitSet {
 }
 
 // setOfModel builds the expected normalized runs of a bitmap, independently
-// of Set's code: corebits.Runs visits every value of the universe.
+// of Set's code: bitruns.Runs visits every value of the universe.
 func setOfModel(b *bitset.BitSet) []Range {
 	var runs []Range
-	corebits.Runs(b, modelLo, modelN, func(lo, hi int64) { runs = append(runs, Range{lo, hi}) })
+	bitruns.Runs(b, modelLo, modelN, func(lo, hi int64) { runs = append(runs, Range{lo, hi}) })
 	return runs
 }
 
@@ -268,7 +268,7 @@ func TestAlignAgainstBitmap(t *testing.T) {
 		outClip := out.IntersectRange(Range{modelLo, modelLo + modelN})
 		checkAgainst(t, "AlignOut", &outClip, wantOut)
 		checkAgainst(t, "AlignIn", &in, wantIn)
-		corecheck.Invariants(t, &out)
+		invarianttest.Invariants(t, &out)
 		for _, r := range out.Runs() {
 			if floorMul(r.Lo, g) != r.Lo || floorMul(r.Hi, g) != r.Hi {
 				t.Fatalf("AlignOut(%d) run %v not aligned", g, r)

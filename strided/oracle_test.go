@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/bits-and-blooms/bitset"
-	"github.com/subarena/subarena/internal/corebits"
+	"github.com/subarena/subarena/internal/bitruns"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided/stridedtest"
 )
@@ -31,10 +31,10 @@ func oracleBits(l Layout, size int64) *bitset.BitSet {
 }
 
 // oracleRuns returns the maximal runs of a bitmap over [0, size)
-// (corebits.Runs visits every byte).
+// (bitruns.Runs visits every byte).
 func oracleRuns(b *bitset.BitSet, size int64) []ranges.Range {
 	var runs []ranges.Range
-	corebits.Runs(b, 0, size, func(lo, hi int64) { runs = append(runs, ranges.Range{Lo: lo, Hi: hi}) })
+	bitruns.Runs(b, 0, size, func(lo, hi int64) { runs = append(runs, ranges.Range{Lo: lo, Hi: hi}) })
 	return runs
 }
 

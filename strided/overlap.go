@@ -1,7 +1,7 @@
 package strided
 
 import (
-	"github.com/subarena/subarena/internal/coreenum"
+	"github.com/subarena/subarena/internal/enumname"
 )
 
 // OverlapResult says whether two layouts over the same buffer share a byte.
@@ -21,7 +21,7 @@ const (
 var overlapNames = [...]string{Disjoint: "disjoint", Overlapping: "overlapping", MayOverlap: "may-overlap"}
 
 // String returns "disjoint", "overlapping" or "may-overlap".
-func (r OverlapResult) String() string { return coreenum.Name(overlapNames[:], r, "OverlapResult") }
+func (r OverlapResult) String() string { return enumname.Name(overlapNames[:], r, "OverlapResult") }
 
 // Overlap reports whether layouts a and b (relative to the same buffer) share any byte.
 //

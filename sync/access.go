@@ -1,6 +1,6 @@
 package sync
 
-import "github.com/subarena/subarena/internal/coreenum"
+import "github.com/subarena/subarena/internal/enumname"
 
 // Access is how an op uses bytes: it reads them, writes them, or both. The
 // root package (subarena.Access) and package trace (trace.Access) name this
@@ -18,4 +18,4 @@ const (
 var accessNames = [...]string{AccessRead: "read", AccessWrite: "write", AccessReadWrite: "read-write"}
 
 // String returns "read", "write" or "read-write".
-func (a Access) String() string { return coreenum.Name(accessNames[:], a, "access") }
+func (a Access) String() string { return enumname.Name(accessNames[:], a, "access") }

@@ -1,5 +1,5 @@
-// Package corecheck holds test assertions the module's packages share.
-package corecheck
+// Package invarianttest holds test assertions the module's packages share.
+package invarianttest
 
 import "testing"
 

@@ -1,4 +1,4 @@
-package corecheck
+package invarianttest
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package coreinvariant
+package invariant
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package corebits
+package bitruns
 
 import (
 	"slices"

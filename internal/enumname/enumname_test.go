@@ -1,4 +1,4 @@
-package coreenum
+package enumname
 
 import "testing"
 

@@ -1,7 +1,7 @@
-// Package corebits reads bitmaps that model sets of int64 values, bit i
+// Package bitruns reads bitmaps that model sets of int64 values, bit i
 // standing for the value lo+i: the reference the set and layout tests
 // compare against, computed by visiting every value in turn.
-package corebits
+package bitruns
 
 import "github.com/bits-and-blooms/bitset"
 

@@ -1,6 +1,6 @@
-// Package coreenum formats the module's small enumerations from name
+// Package enumname formats the module's small enumerations from name
 // tables indexed by value.
-package coreenum
+package enumname
 
 import "fmt"
 
