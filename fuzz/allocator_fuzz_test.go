@@ -2,6 +2,8 @@ package fuzz
 
 import (
 	"testing"
+
+	"github.com/subarena/subarena"
 )
 
 // fuzzConfig is the program shape FuzzAllocator decodes: small enough that
@@ -33,7 +35,7 @@ func FuzzAllocator(f *testing.F) {
 		if err := p.Validate(); err != nil {
 			t.Fatalf("generated a malformed program: %v\n%v", err, p)
 		}
-		for _, pol := range SafePolicies() {
+		for _, pol := range subarena.SafePolicies() {
 			r := Run(p, pol, NewRandomScheduler(src))
 			if r.Failure != nil {
 				t.Fatalf("%s", r.Failure.Report())

@@ -60,7 +60,7 @@
 // NewByteSource for a fuzzer's bytes — with the shapes DefaultConfig,
 // SmallConfig (exhaustive mode) and StressConfig (goroutine engines).
 // Builder's uses are R, W and RW, and Reserved for a use registered by a
-// reservation. Campaign and Explore run many programs under SafePolicies,
+// reservation. Campaign and Explore run many programs under subarena.SafePolicies,
 // the four policies that must never fail, and ir-order.
 //
 // # What a run checks

@@ -263,6 +263,3 @@ func (s Summary) String() string {
 	}
 	return sb.String()
 }
-
-// SafePolicies returns the four policies that must never fail.
-func SafePolicies() []subarena.Policy { return subarena.SafePolicies() }

@@ -60,7 +60,7 @@ func TestRandomLong(t *testing.T) {
 // SUBARENA_FUZZ_EAGER=0.
 func TestExhaustiveLong(t *testing.T) {
 	n := longCount(t, "SUBARENA_FUZZ_EXHAUSTIVE", 120)
-	exhaustiveByOps(t, n, Campaign{Policies: SafePolicies()}, "")
+	exhaustiveByOps(t, n, Campaign{Policies: subarena.SafePolicies()}, "")
 }
 
 // longCount returns how many programs a long test runs: the environment
@@ -120,6 +120,6 @@ func exhaustiveByOps(t *testing.T, n int, base Campaign, what string) {
 func TestExhaustiveOrdersLong(t *testing.T) {
 	n := longCount(t, "SUBARENA_FUZZ_ORDERS", 60000)
 	delays := envInt("SUBARENA_FUZZ_DELAYS", 0)
-	base := Campaign{Policies: append(SafePolicies(), subarena.IROrder), Orders: true, Delays: delays}
+	base := Campaign{Policies: append(subarena.SafePolicies(), subarena.IROrder), Orders: true, Delays: delays}
 	exhaustiveByOps(t, n, base, fmt.Sprintf(", every completion order with %d delays", delays))
 }

@@ -12,7 +12,7 @@ import (
 // writer. The campaign must have taken pending bytes (or it tested
 // nothing new).
 func TestMayWaitSmoke(t *testing.T) {
-	c := Campaign{Gen: DefaultConfig(), Policies: SafePolicies(), Programs: 150, Seed: 77, Workers: 2, MayWait: true, Schedules: 2}
+	c := Campaign{Gen: DefaultConfig(), Policies: subarena.SafePolicies(), Programs: 150, Seed: 77, Workers: 2, MayWait: true, Schedules: 2}
 	if underRace {
 		c.Programs = 20
 	}

@@ -93,7 +93,7 @@ func orderKey(order []int) string { return fmt.Sprint(order) }
 // often waits, and only the first two properties are checked) and again in
 // an arena large enough that it seldom does.
 func TestOrdersEveryCompletionOrder(t *testing.T) {
-	pols := SafePolicies()
+	pols := subarena.SafePolicies()
 	seeds, opsMax := uint64(40), 6
 	if underRace {
 		seeds, opsMax, pols = 6, 5, pols[:1]

@@ -168,7 +168,7 @@ func exploreSafe(t *testing.T, b *Builder, check func(pol subarena.Policy, r Exp
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pol := range SafePolicies() {
+	for _, pol := range subarena.SafePolicies() {
 		r := Explore(p, pol, ExploreOptions{})
 		if r.Failures() > 0 {
 			t.Fatalf("%v: %d of %d interleavings fail; first:\n%s", pol, r.Failures(), r.Runs, r.First.Report())

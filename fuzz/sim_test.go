@@ -92,7 +92,7 @@ func TestCounterexampleReport(t *testing.T) {
 func TestExhaustiveSmall(t *testing.T) {
 	cfg := SmallConfig()
 	cfg.Ops = 4
-	c := Campaign{Gen: cfg, Policies: SafePolicies(), Programs: 12, Seed: 1000, Exhaustive: true, Eager: true, Limit: 20_000, Workers: 2}
+	c := Campaign{Gen: cfg, Policies: subarena.SafePolicies(), Programs: 12, Seed: 1000, Exhaustive: true, Eager: true, Limit: 20_000, Workers: 2}
 	if underRace {
 		c.Programs, c.Limit = 2, 500
 	}

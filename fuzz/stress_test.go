@@ -31,7 +31,7 @@ func TestStressExecutor(t *testing.T) {
 	for i := range pool {
 		pool[i] = Generate(NewRand(uint64(i+1)), StressConfig())
 	}
-	for _, pol := range SafePolicies() {
+	for _, pol := range subarena.SafePolicies() {
 		n := ops[pol]
 		if testing.Short() {
 			n /= 10

@@ -1076,46 +1076,26 @@ func (o *Online) check() error {
 
 // alloc returns a buffer of size bytes for a writer at the compute
 // engine's next point. When nothing fits it releases held consumers, waits
-// for the work the Allocator names (or for every engine's last op) and
-// retries.
+// for the work the Allocator names (or for the last op of every engine
+// with work in flight) until the Allocator has seen it complete, and
+// retries (subarena.Allocator.AllocWaiting).
 func (o *Online) alloc(size int64) (*subarena.Buffer, error) {
-	idle := 0
-	for attempt := 0; ; attempt++ {
-		pt, err := o.tl.Point(o.compute)
-		if err != nil {
-			return nil, err
-		}
-		b, err := o.a.Alloc(size, pt)
-		if err == nil {
-			o.st.Allocs++
-			o.st.AllocBytes += ranges.Granule(o.opts.Granule).Up(size)
-			return b, o.check()
-		}
-		var ns *subarena.NoSpaceError
-		if !errors.As(err, &ns) {
-			return nil, err
-		}
-		if attempt == 0 {
-			o.st.Stalls++
-		}
-		o.openHolds()
-		progress, werr := o.waitForSpace(ns, &idle)
-		if werr != nil {
-			return nil, werr
-		}
-		if !progress {
-			return nil, err
-		}
+	b, err := o.a.AllocWaiting(size, o.compute, subarena.SpaceWait{
+		Executor: o.x,
+		Engines:  []sasync.EngineID{o.compute, o.copier, o.consumer},
+		Stalled: func(attempt int) {
+			if attempt == 0 {
+				o.st.Stalls++
+			}
+			o.openHolds()
+		},
+	})
+	if err != nil {
+		return nil, err
 	}
-}
-
-// waitForSpace waits for the event the NoSpaceError names, or else for the
-// last op of every engine with work in flight, until the Allocator has seen
-// it complete. It reports false when there is nothing left to wait for. The
-// counter is unused: subarena.WaitForSpace returns only once the Allocator
-// has seen what it waited for, so there is no completion left to wait out.
-func (o *Online) waitForSpace(ns *subarena.NoSpaceError, _ *int) (bool, error) {
-	return subarena.WaitForSpace(o.x, ns, nil, o.compute, o.copier, o.consumer)
+	o.st.Allocs++
+	o.st.AllocBytes += ranges.Granule(o.opts.Granule).Up(size)
+	return b, o.check()
 }
 
 // WaitCompute waits until the step's compute ops have run: the graph may

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/subarena/subarena"
-	"github.com/subarena/subarena/fuzz"
 	"github.com/subarena/subarena/integrations/ggml/internal/ggmltest"
 )
 
@@ -178,7 +177,7 @@ func TestOnlineBitExact(t *testing.T) {
 			sched := cc.Steps()
 			ref, gallocr := onlineReference(t, m, cc.Threads, sched)
 			cacheBytes := int64(len(ref.cache))
-			for _, p := range fuzz.SafePolicies() {
+			for _, p := range subarena.SafePolicies() {
 				for _, tight := range []bool{false, true} {
 					capacity := cacheBytes + 8*gallocr
 					if tight {
@@ -220,7 +219,7 @@ func TestOnlineIROrderHeldConsumer(t *testing.T) {
 	g.Free()
 	probe.Free()
 	capacity := int64(len(ref.cache)) + 8*gallocr
-	for _, p := range append([]subarena.Policy{subarena.IROrder}, fuzz.SafePolicies()...) {
+	for _, p := range append([]subarena.Policy{subarena.IROrder}, subarena.SafePolicies()...) {
 		opts := OnlineOptions{Capacity: capacity, Policy: p, Threads: cc.Threads, HoldConsumer: hold, Check: true}
 		got, st := runOnline(t, m, sched, opts)
 		do, dk, dc := onlineDiff(t, ref, got)
@@ -258,7 +257,7 @@ func TestOnlineHighWater(t *testing.T) {
 		m := ggmltest.NewModel(cc.Params)
 		sched := cc.Steps()
 		ref, gallocr := onlineReference(t, m, cc.Threads, sched)
-		for _, p := range fuzz.SafePolicies() {
+		for _, p := range subarena.SafePolicies() {
 			for _, v := range []struct {
 				name string
 				opts OnlineOptions
