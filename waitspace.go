@@ -6,21 +6,21 @@ import (
 	sasync "github.com/subarena/subarena/sync"
 )
 
-// WaitForSpace blocks the host, through x, until the work ns names has
-// completed and every subscriber of x's Timeline (the Allocator that
-// returned ns among them) has seen it, so that retrying the allocation
-// finds the bytes it frees: the event ns.Wait when ns names one, else the
-// last op of every engine in engines that still has work in flight.
-// waitable says whether the host may block on an engine's work (for
-// example not on one that runs only once the host lets it); nil means
-// every engine.
+// waitForSpace is AllocWaiting's wait. It blocks the host, through x, until
+// the work ns names has completed and every subscriber of x's Timeline (the
+// Allocator that returned ns among them) has seen it, so that retrying the
+// allocation finds the bytes it frees: the event ns.Wait when ns names one,
+// else the last op of every engine in engines that still has work in
+// flight. waitable says whether the host may block on an engine's work (for
+// example not on one that runs only once the host lets it); nil means every
+// engine.
 //
 // It reports true when a retry may succeed: it waited, or ns.Wait has been
 // seen complete since. It reports false, with no error, when there is
 // nothing left to wait for: ns names no event the host may wait for and
 // every such last op has completed and been seen, so the live set does not
 // fit and retrying fails again. An error is x.Wait's.
-func WaitForSpace(x *sasync.Executor, ns *NoSpaceError, waitable func(sasync.EngineID) bool, engines ...sasync.EngineID) (bool, error) {
+func waitForSpace(x *sasync.Executor, ns *NoSpaceError, waitable func(sasync.EngineID) bool, engines ...sasync.EngineID) (bool, error) {
 	tl := x.Timeline()
 	may := func(e sasync.EngineID) bool { return waitable == nil || waitable(e) }
 	if ns.HasWait && may(ns.Wait.Engine) {
@@ -59,10 +59,14 @@ type SpaceWait struct {
 }
 
 // AllocWaiting returns a buffer of size bytes for a writer at engine e's
-// next point, as Alloc does; when nothing fits it waits as w says (see
-// WaitForSpace) and tries again at e's new point. It returns the last
-// *NoSpaceError once there is nothing left to wait for, and any other
-// error at once.
+// next point, as Alloc does. When nothing fits it blocks the host through
+// w.Executor until the work the *NoSpaceError names has completed (its
+// Wait event, when it has one on an engine w.Waitable allows; else the
+// last op of every engine in w.Engines with work in flight) and the
+// Allocator has seen that completion, then tries again at e's new point.
+// It returns the last *NoSpaceError once there is nothing left to wait
+// for (the live set does not fit), an error of the Executor's wait, and
+// any other error of Alloc at once.
 func (a *Allocator) AllocWaiting(size int64, e sasync.EngineID, w SpaceWait) (*Buffer, error) {
 	for attempt := 0; ; attempt++ {
 		pt, err := a.tl.Point(e)
@@ -77,7 +81,7 @@ func (a *Allocator) AllocWaiting(size int64, e sasync.EngineID, w SpaceWait) (*B
 		if w.Stalled != nil {
 			w.Stalled(attempt)
 		}
-		progress, werr := WaitForSpace(w.Executor, ns, w.Waitable, w.Engines...)
+		progress, werr := waitForSpace(w.Executor, ns, w.Waitable, w.Engines...)
 		if werr != nil {
 			return nil, werr
 		}

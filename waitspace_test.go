@@ -11,7 +11,7 @@ import (
 )
 
 // TestWaitForSpace: when the only room is held by a reader still running,
-// WaitForSpace waits for it and returns once the Allocator has the bytes
+// waitForSpace waits for it and returns once the Allocator has the bytes
 // back, so the retry succeeds; with nothing in flight, or only work the
 // host may not wait for, it reports false.
 func TestWaitForSpace(t *testing.T) {
@@ -34,22 +34,22 @@ func TestWaitForSpace(t *testing.T) {
 	var ns *NoSpaceError
 	require.True(t, errors.As(err, &ns), "%v", err)
 	never := func(sasync.EngineID) bool { return false }
-	ok, err := WaitForSpace(x, ns, never, e0, e1)
+	ok, err := waitForSpace(x, ns, never, e0, e1)
 	require.NoError(t, err)
 	require.False(t, ok, "the only work in flight may not be waited for")
 
 	open.Do(func() { close(gate) })
-	ok, err = WaitForSpace(x, ns, nil, e0)
+	ok, err = waitForSpace(x, ns, nil, e0)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.True(t, tl.Delivered(ev))
 	pt, _ = tl.Point(e1)
 	_, err = a.Alloc(256, pt)
-	require.NoError(t, err, "the reader's completion reached the Allocator before WaitForSpace returned")
+	require.NoError(t, err, "the reader's completion reached the Allocator before waitForSpace returned")
 
 	_, err = a.Alloc(256, pt)
 	require.True(t, errors.As(err, &ns), "%v", err)
-	ok, err = WaitForSpace(x, ns, nil, e0)
+	ok, err = waitForSpace(x, ns, nil, e0)
 	require.NoError(t, err)
 	require.False(t, ok, "nothing in flight: the live set does not fit")
 	require.NoError(t, a.CheckInvariants())
