@@ -56,6 +56,9 @@ var (
 	// ErrFinished: a Claim or Reservation was already committed, abandoned,
 	// activated or cancelled.
 	ErrFinished = errors.New("subarena: already finished")
+	// ErrInvalidWait: AllocWaiting's SpaceWait has no Executor, or one that
+	// runs another Timeline than the Allocator's.
+	ErrInvalidWait = errors.New("subarena: invalid space wait")
 )
 
 // NoSpaceError says why an allocation failed: how much is free, how much is

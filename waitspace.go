@@ -2,6 +2,7 @@ package subarena
 
 import (
 	"errors"
+	"fmt"
 
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -11,16 +12,18 @@ import (
 // Allocator that returned ns among them) has seen it, so that retrying the
 // allocation finds the bytes it frees: the event ns.Wait when ns names one,
 // else the last op of every engine in engines that still has work in
-// flight. waitable says whether the host may block on an engine's work (for
+// flight. seen is the Timeline's DeliveredClock from before the allocation
+// that failed with ns. waitable says whether the host may block on an engine's work (for
 // example not on one that runs only once the host lets it); nil means every
 // engine.
 //
-// It reports true when a retry may succeed: it waited, or ns.Wait has been
-// seen complete since. It reports false, with no error, when there is
-// nothing left to wait for: ns names no event the host may wait for and
-// every such last op has completed and been seen, so the live set does not
-// fit and retrying fails again. An error is x.Wait's.
-func waitForSpace(x *sasync.Executor, ns *NoSpaceError, waitable func(sasync.EngineID) bool, engines ...sasync.EngineID) (bool, error) {
+// It reports true when a retry may succeed: it waited, or some completion
+// (ns.Wait's among them) has been delivered since seen. It reports false,
+// with no error, when there is nothing left to wait for: ns names no event
+// the host may wait for, every such last op has completed and been seen,
+// and nothing was delivered after the failed allocation, so the live set
+// does not fit and retrying fails again. An error is x.Wait's.
+func waitForSpace(x *sasync.Executor, ns *NoSpaceError, waitable func(sasync.EngineID) bool, seen *sasync.Clock, engines ...sasync.EngineID) (bool, error) {
 	tl := x.Timeline()
 	may := func(e sasync.EngineID) bool { return waitable == nil || waitable(e) }
 	if ns.HasWait && may(ns.Wait.Engine) {
@@ -40,7 +43,13 @@ func waitForSpace(x *sasync.Executor, ns *NoSpaceError, waitable func(sasync.Eng
 		}
 		waited = true
 	}
-	return waited, nil
+	if waited {
+		return true, nil
+	}
+	// Work that completed between the failed allocation and now (an
+	// engine the Stalled hook let run, say) has given bytes back already.
+	now := tl.DeliveredClock()
+	return !now.LessEq(seen), nil
 }
 
 // SpaceWait says how AllocWaiting waits when nothing fits.
@@ -66,9 +75,15 @@ type SpaceWait struct {
 // Allocator has seen that completion, then tries again at e's new point.
 // It returns the last *NoSpaceError once there is nothing left to wait
 // for (the live set does not fit), an error of the Executor's wait, and
-// any other error of Alloc at once.
+// any other error of Alloc at once. A nil w.Executor, or one running
+// another Timeline than the Allocator's, is an error matching
+// ErrInvalidWait.
 func (a *Allocator) AllocWaiting(size int64, e sasync.EngineID, w SpaceWait) (*Buffer, error) {
+	if w.Executor == nil || w.Executor.Timeline() != a.tl {
+		return nil, fmt.Errorf("alloc waiting: %w: the executor must run the Allocator's Timeline", ErrInvalidWait)
+	}
 	for attempt := 0; ; attempt++ {
+		seen := a.tl.DeliveredClock()
 		pt, err := a.tl.Point(e)
 		if err != nil {
 			return nil, err
@@ -81,7 +96,7 @@ func (a *Allocator) AllocWaiting(size int64, e sasync.EngineID, w SpaceWait) (*B
 		if w.Stalled != nil {
 			w.Stalled(attempt)
 		}
-		progress, werr := waitForSpace(w.Executor, ns, w.Waitable, w.Engines...)
+		progress, werr := waitForSpace(w.Executor, ns, w.Waitable, &seen, w.Engines...)
 		if werr != nil {
 			return nil, werr
 		}

@@ -29,17 +29,18 @@ func TestWaitForSpace(t *testing.T) {
 	require.NoError(t, a.Release(b))
 	x.Start(context.Background())
 
+	seen := tl.DeliveredClock()
 	pt, _ := tl.Point(e1) // not ordered after the reader
 	_, err = a.Alloc(256, pt)
 	var ns *NoSpaceError
 	require.True(t, errors.As(err, &ns), "%v", err)
 	never := func(sasync.EngineID) bool { return false }
-	ok, err := waitForSpace(x, ns, never, e0, e1)
+	ok, err := waitForSpace(x, ns, never, &seen, e0, e1)
 	require.NoError(t, err)
 	require.False(t, ok, "the only work in flight may not be waited for")
 
 	open.Do(func() { close(gate) })
-	ok, err = waitForSpace(x, ns, nil, e0)
+	ok, err = waitForSpace(x, ns, nil, &seen, e0)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.True(t, tl.Delivered(ev))
@@ -47,11 +48,68 @@ func TestWaitForSpace(t *testing.T) {
 	_, err = a.Alloc(256, pt)
 	require.NoError(t, err, "the reader's completion reached the Allocator before waitForSpace returned")
 
+	seen = tl.DeliveredClock()
 	_, err = a.Alloc(256, pt)
 	require.True(t, errors.As(err, &ns), "%v", err)
-	ok, err = waitForSpace(x, ns, nil, e0)
+	ok, err = waitForSpace(x, ns, nil, &seen, e0)
 	require.NoError(t, err)
 	require.False(t, ok, "nothing in flight: the live set does not fit")
+	require.NoError(t, a.CheckInvariants())
+}
+
+// TestWaitForSpaceDeliveredSince: work the host may not wait for that
+// completes between the failed allocation and the wait has already given
+// its bytes back, so waitForSpace reports that a retry may succeed, and
+// the retry does.
+func TestWaitForSpaceDeliveredSince(t *testing.T) {
+	tl, e0, a := newComputeAllocator(t, 256, 256)
+	e1, _ := tl.AddEngine("copy", sasync.Copy)
+	x := sasync.NewExecutor(tl)
+	defer x.Close()
+	gate := make(chan struct{})
+	b := allocAtNext(t, a, e0, 256)
+	ev, err := x.Submit(e0, nil, func(context.Context) error { <-gate; return nil })
+	require.NoError(t, err)
+	require.NoError(t, a.UseBuffer(b, ev, Read))
+	require.NoError(t, a.Release(b))
+	x.Start(context.Background())
+
+	seen := tl.DeliveredClock()
+	pt, _ := tl.Point(e1)
+	_, err = a.Alloc(256, pt)
+	var ns *NoSpaceError
+	require.True(t, errors.As(err, &ns), "%v", err)
+	close(gate) // the reader runs now, as a Stalled hook may let it
+	require.NoError(t, x.Wait(ev))
+	notE0 := func(e sasync.EngineID) bool { return e != e0 }
+	ok, err := waitForSpace(x, ns, notE0, &seen, e0, e1)
+	require.NoError(t, err)
+	require.True(t, ok, "the reader's completion was delivered after the failed allocation")
+	pt, _ = tl.Point(e1)
+	_, err = a.Alloc(256, pt)
+	require.NoError(t, err)
+
+	seen = tl.DeliveredClock()
+	_, err = a.Alloc(256, pt)
+	require.True(t, errors.As(err, &ns), "%v", err)
+	ok, err = waitForSpace(x, ns, notE0, &seen, e0, e1)
+	require.NoError(t, err)
+	require.False(t, ok, "nothing delivered since: the live set does not fit")
+	require.NoError(t, a.CheckInvariants())
+}
+
+// TestAllocWaitingBadWait: a SpaceWait without an Executor, or with one of
+// another Timeline, is ErrInvalidWait, and nothing is allocated.
+func TestAllocWaitingBadWait(t *testing.T) {
+	_, e0, a := newComputeAllocator(t, 256, 256)
+	other := sasync.NewExecutor(sasync.NewTimeline())
+	defer other.Close()
+	for _, w := range []SpaceWait{{}, {Executor: other}} {
+		b, err := a.AllocWaiting(256, e0, w)
+		require.ErrorIs(t, err, ErrInvalidWait)
+		require.Nil(t, b)
+	}
+	require.Zero(t, a.Stats().Live)
 	require.NoError(t, a.CheckInvariants())
 }
 

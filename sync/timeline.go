@@ -296,6 +296,15 @@ func (t *Timeline) Delivered(ev Event) bool {
 	return t.delivered.Covers(ev)
 }
 
+// DeliveredClock returns the clock of delivered completions: c[e] is the
+// last seq of engine e that every subscriber has been told of. It only
+// grows, and never passes CompletedClock.
+func (t *Timeline) DeliveredClock() Clock {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.delivered
+}
+
 // awaitDelivered blocks until Delivered(ev). ev must have completed: the
 // Complete that recorded it is then calling the subscribers, and marks ev
 // delivered when they return.
