@@ -10,51 +10,85 @@ import (
 	sasync "github.com/subarena/subarena/sync"
 )
 
-// TestWaitForSpace: when the only room is held by a reader still running,
-// waitForSpace waits for it and returns once the Allocator has the bytes
-// back, so the retry succeeds; with nothing in flight, or only work the
-// host may not wait for, it reports false.
-func TestWaitForSpace(t *testing.T) {
+// heldByReader is the waits' fixture: a 256-byte arena whose only buffer
+// is released while a reader on compute (e0) still runs, blocked until
+// open is called; e1 is a copy engine not ordered after it. The executor
+// is started.
+type heldByReader struct {
+	tl     *sasync.Timeline
+	e0, e1 sasync.EngineID
+	a      *Allocator
+	x      *sasync.Executor
+	ev     sasync.Event // the reader
+	open   func()       // lets the reader run; idempotent
+}
+
+func newHeldByReader(t *testing.T) *heldByReader {
+	t.Helper()
 	tl, e0, a := newComputeAllocator(t, 256, 256)
 	e1, _ := tl.AddEngine("copy", sasync.Copy)
 	x := sasync.NewExecutor(tl)
 	gate := make(chan struct{})
-	var open stdsync.Once
-	defer x.Close()
-	defer open.Do(func() { close(gate) })
+	var once stdsync.Once
+	h := &heldByReader{tl: tl, e0: e0, e1: e1, a: a, x: x, open: func() { once.Do(func() { close(gate) }) }}
+	t.Cleanup(func() { h.open(); _ = x.Close() })
 	b := allocAtNext(t, a, e0, 256)
 	ev, err := x.Submit(e0, nil, func(context.Context) error { <-gate; return nil })
 	require.NoError(t, err)
 	require.NoError(t, a.UseBuffer(b, ev, Read))
 	require.NoError(t, a.Release(b))
+	h.ev = ev
 	x.Start(context.Background())
+	return h
+}
 
-	seen := tl.DeliveredClock()
-	pt, _ := tl.Point(e1) // not ordered after the reader
-	_, err = a.Alloc(256, pt)
+// failAt allocates 256 bytes for a writer on e1, which must fail, and
+// returns the NoSpaceError with the DeliveredClock from before the try.
+func (h *heldByReader) failAt(t *testing.T) (*NoSpaceError, sasync.Clock) {
+	t.Helper()
+	seen := h.tl.DeliveredClock()
+	pt, err := h.tl.Point(h.e1)
+	require.NoError(t, err)
+	_, err = h.a.Alloc(256, pt)
 	var ns *NoSpaceError
 	require.True(t, errors.As(err, &ns), "%v", err)
+	return ns, seen
+}
+
+// fitsAt allocates 256 bytes for a writer on e1, which must succeed.
+func (h *heldByReader) fitsAt(t *testing.T, why string) *Buffer {
+	t.Helper()
+	pt, err := h.tl.Point(h.e1)
+	require.NoError(t, err)
+	b, err := h.a.Alloc(256, pt)
+	require.NoError(t, err, why)
+	return b
+}
+
+// TestWaitForSpace: when the only room is held by a reader still running,
+// waitForSpace waits for it and returns once the Allocator has the bytes
+// back, so the retry succeeds; with nothing in flight, or only work the
+// host may not wait for, it reports false.
+func TestWaitForSpace(t *testing.T) {
+	h := newHeldByReader(t)
+	ns, seen := h.failAt(t)
 	never := func(sasync.EngineID) bool { return false }
-	ok, err := waitForSpace(x, ns, never, &seen, e0, e1)
+	ok, err := waitForSpace(h.x, ns, never, &seen, h.e0, h.e1)
 	require.NoError(t, err)
 	require.False(t, ok, "the only work in flight may not be waited for")
 
-	open.Do(func() { close(gate) })
-	ok, err = waitForSpace(x, ns, nil, &seen, e0)
+	h.open()
+	ok, err = waitForSpace(h.x, ns, nil, &seen, h.e0)
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.True(t, tl.Delivered(ev))
-	pt, _ = tl.Point(e1)
-	_, err = a.Alloc(256, pt)
-	require.NoError(t, err, "the reader's completion reached the Allocator before waitForSpace returned")
+	require.True(t, h.tl.Delivered(h.ev))
+	h.fitsAt(t, "the reader's completion reached the Allocator before waitForSpace returned")
 
-	seen = tl.DeliveredClock()
-	_, err = a.Alloc(256, pt)
-	require.True(t, errors.As(err, &ns), "%v", err)
-	ok, err = waitForSpace(x, ns, nil, &seen, e0)
+	ns, seen = h.failAt(t)
+	ok, err = waitForSpace(h.x, ns, nil, &seen, h.e0)
 	require.NoError(t, err)
 	require.False(t, ok, "nothing in flight: the live set does not fit")
-	require.NoError(t, a.CheckInvariants())
+	require.NoError(t, h.a.CheckInvariants())
 }
 
 // TestWaitForSpaceDeliveredSince: work the host may not wait for that
@@ -62,40 +96,21 @@ func TestWaitForSpace(t *testing.T) {
 // its bytes back, so waitForSpace reports that a retry may succeed, and
 // the retry does.
 func TestWaitForSpaceDeliveredSince(t *testing.T) {
-	tl, e0, a := newComputeAllocator(t, 256, 256)
-	e1, _ := tl.AddEngine("copy", sasync.Copy)
-	x := sasync.NewExecutor(tl)
-	defer x.Close()
-	gate := make(chan struct{})
-	b := allocAtNext(t, a, e0, 256)
-	ev, err := x.Submit(e0, nil, func(context.Context) error { <-gate; return nil })
-	require.NoError(t, err)
-	require.NoError(t, a.UseBuffer(b, ev, Read))
-	require.NoError(t, a.Release(b))
-	x.Start(context.Background())
-
-	seen := tl.DeliveredClock()
-	pt, _ := tl.Point(e1)
-	_, err = a.Alloc(256, pt)
-	var ns *NoSpaceError
-	require.True(t, errors.As(err, &ns), "%v", err)
-	close(gate) // the reader runs now, as a Stalled hook may let it
-	require.NoError(t, x.Wait(ev))
-	notE0 := func(e sasync.EngineID) bool { return e != e0 }
-	ok, err := waitForSpace(x, ns, notE0, &seen, e0, e1)
+	h := newHeldByReader(t)
+	ns, seen := h.failAt(t)
+	h.open() // the reader runs now, as a Stalled hook may let it
+	require.NoError(t, h.x.Wait(h.ev))
+	notE0 := func(e sasync.EngineID) bool { return e != h.e0 }
+	ok, err := waitForSpace(h.x, ns, notE0, &seen, h.e0, h.e1)
 	require.NoError(t, err)
 	require.True(t, ok, "the reader's completion was delivered after the failed allocation")
-	pt, _ = tl.Point(e1)
-	_, err = a.Alloc(256, pt)
-	require.NoError(t, err)
+	h.fitsAt(t, "the retry after the delivery")
 
-	seen = tl.DeliveredClock()
-	_, err = a.Alloc(256, pt)
-	require.True(t, errors.As(err, &ns), "%v", err)
-	ok, err = waitForSpace(x, ns, notE0, &seen, e0, e1)
+	ns, seen = h.failAt(t)
+	ok, err = waitForSpace(h.x, ns, notE0, &seen, h.e0, h.e1)
 	require.NoError(t, err)
 	require.False(t, ok, "nothing delivered since: the live set does not fit")
-	require.NoError(t, a.CheckInvariants())
+	require.NoError(t, h.a.CheckInvariants())
 }
 
 // TestAllocWaitingBadWait: a SpaceWait without an Executor, or with one of
@@ -117,34 +132,21 @@ func TestAllocWaitingBadWait(t *testing.T) {
 // for the reader holding the space and succeeds on its retry; one that
 // can never fit returns the NoSpaceError once nothing is left to wait for.
 func TestAllocWaiting(t *testing.T) {
-	tl, e0, a := newComputeAllocator(t, 256, 256)
-	e1, _ := tl.AddEngine("copy", sasync.Copy)
-	x := sasync.NewExecutor(tl)
-	defer x.Close()
-	x.Start(context.Background())
-	gate := make(chan struct{})
-	b := allocAtNext(t, a, e0, 256)
-	ev, err := x.Submit(e0, nil, func(context.Context) error { <-gate; return nil })
-	require.NoError(t, err)
-	require.NoError(t, a.UseBuffer(b, ev, Read))
-	require.NoError(t, a.Release(b))
-
+	h := newHeldByReader(t)
 	var stalls []int
-	var open stdsync.Once
-	defer open.Do(func() { close(gate) })
-	w := SpaceWait{Executor: x, Engines: []sasync.EngineID{e0, e1}, Stalled: func(attempt int) {
+	w := SpaceWait{Executor: h.x, Engines: []sasync.EngineID{h.e0, h.e1}, Stalled: func(attempt int) {
 		stalls = append(stalls, attempt)
-		open.Do(func() { close(gate) })
+		h.open()
 	}}
-	b, err = a.AllocWaiting(256, e1, w)
+	b, err := h.a.AllocWaiting(256, h.e1, w)
 	require.NoError(t, err)
 	require.Equal(t, []int{0}, stalls, "one stall, then the retry fits")
 
 	stalls = nil
-	_, err = a.AllocWaiting(256, e1, w)
+	_, err = h.a.AllocWaiting(256, h.e1, w)
 	var ns *NoSpaceError
 	require.True(t, errors.As(err, &ns), "%v", err)
 	require.Equal(t, []int{0}, stalls)
-	require.NoError(t, a.Release(b))
-	require.NoError(t, a.CheckInvariants())
+	require.NoError(t, h.a.Release(b))
+	require.NoError(t, h.a.CheckInvariants())
 }
