@@ -2,11 +2,11 @@ package trace
 
 import (
 	"cmp"
-	"container/heap"
 	"math"
 	"slices"
 
 	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/trace/internal/minheap"
 )
 
 // When each byte is let go. docs/TRACE.md's safety rule orders two buffers that share a
@@ -137,20 +137,6 @@ func piecesOf(taken []ranges.Set, steps []int, rest ranges.Set, final int) []Pie
 	return out
 }
 
-// intHeap is a min-heap of ints.
-type intHeap []int
-
-func (h intHeap) Len() int           { return len(h) }
-func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
-func (h *intHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // paint partitions [lo, hi) by the first of sets covering each byte: taken[i] holds the
 // bytes of [lo, hi) that sets[i] covers and no earlier set does; rest holds the bytes none
 // covers. It is the loop "take each set's bytes not taken before" in O(R log R) for R
@@ -185,16 +171,16 @@ func paint(lo, hi int64, sets []ranges.Set) (taken []ranges.Set, rest ranges.Set
 		runs[owner] = rs
 	}
 	active := make([]bool, len(sets))
-	var h intHeap
+	h := minheap.New(func(a, b int) bool { return a < b })
 	x := lo
 	for i := 0; i < len(edges); {
 		at := edges[i].x
 		owner := len(sets)
-		for h.Len() > 0 && !active[h[0]] {
-			heap.Pop(&h)
+		for h.Len() > 0 && !active[h.Min()] {
+			h.Pop()
 		}
 		if h.Len() > 0 {
-			owner = h[0]
+			owner = h.Min()
 		}
 		add(owner, ranges.Range{Lo: x, Hi: at})
 		x = at
@@ -202,7 +188,7 @@ func paint(lo, hi int64, sets []ranges.Set) (taken []ranges.Set, rest ranges.Set
 			e := edges[i]
 			active[e.set] = e.in
 			if e.in {
-				heap.Push(&h, e.set)
+				h.Push(e.set)
 			}
 		}
 	}
