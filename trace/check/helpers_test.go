@@ -11,10 +11,6 @@ import (
 // The test helpers this package shares with package trace's tests, on the format's
 // exported API.
 
-// sharedData is the repository's third-party test data (see testdata/README.md),
-// relative to this package.
-const sharedData = "../../testdata"
-
 func parseProgram(t *testing.T, doc string) *trace.Program {
 	t.Helper()
 	tr, err := trace.Parse([]byte(doc))
