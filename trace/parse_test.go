@@ -20,11 +20,11 @@ func mustResolve(t testing.TB, tr *Trace) *Program {
 
 func parseProgram(t *testing.T, doc string) *Program {
 	t.Helper()
-	tr, err := Parse([]byte(doc))
+	p, err := ParseProgram([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mustResolve(t, tr)
+	return p
 }
 
 func mustLoad(t *testing.T, path string) *Trace {

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace"
-
-	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 // The test helpers this package shares with package trace's tests, on the format's
@@ -13,9 +11,9 @@ import (
 
 func parseProgram(t *testing.T, doc string) *trace.Program {
 	t.Helper()
-	tr, err := trace.Parse([]byte(doc))
+	p, err := trace.ParseProgram([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tracetest.Resolve(t, tr)
+	return p
 }
