@@ -38,10 +38,15 @@ func Load(tb testing.TB, path string) *trace.Trace {
 	return tr
 }
 
-// Program returns the trace in the file at path resolved (Load, then Resolve).
+// Program returns the trace in the file at path resolved (tracefile.LoadProgram),
+// failing the test when it cannot be loaded.
 func Program(tb testing.TB, path string) *trace.Program {
 	tb.Helper()
-	return Resolve(tb, Load(tb, path))
+	p, err := tracefile.LoadProgram(path)
+	if err != nil {
+		tb.Fatalf("load %s: %v", path, err)
+	}
+	return p
 }
 
 // RandomTrace returns a valid random trace of about steps steps
@@ -58,22 +63,22 @@ func RandomTrace(rng *rand.Rand, steps int) *trace.Trace {
 // (testfiles.Read), failing the test when it cannot be read or resolved.
 func DataProgram(tb testing.TB, dir, rel string) *trace.Program {
 	tb.Helper()
-	tr, err := tracefile.Read(bytes.NewReader(testfiles.Read(tb, dir, rel)), filepath.Base(rel))
+	p, err := tracefile.ReadProgram(bytes.NewReader(testfiles.Read(tb, dir, rel)), filepath.Base(rel))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return Resolve(tb, tr)
+	return p
 }
 
 // ShapeProgram returns the program of the generated shape sh at size n, failing the test
 // when it does not parse or resolve.
 func ShapeProgram(tb testing.TB, sh scalegen.Shape, n int) *trace.Program {
 	tb.Helper()
-	tr, err := trace.Parse(sh.Gen(n))
+	p, err := trace.ParseProgram(sh.Gen(n))
 	if err != nil {
 		tb.Fatalf("%s at %d: %v", sh.Name, n, err)
 	}
-	return Resolve(tb, tr)
+	return p
 }
 
 // scaleSizes are the sizes of the generated traces the scale benchmarks
