@@ -36,6 +36,16 @@ func (f *Frame) Host(b int) int {
 	return -1
 }
 
+// Members returns the buffers the plan lays over buffer h (those whose Host is h), in
+// buffer order; nil when there are none. The slice is the frame's; the caller must not
+// modify it.
+func (f *Frame) Members(h int) []int {
+	if f.ps == nil {
+		return nil
+	}
+	return f.ps.members[h]
+}
+
 // Origin returns the arena offset that b's bytes (Bytes, Footprint) are relative to: b's
 // offset, or its host's when b is placed. It is 0 for an external buffer.
 func (f *Frame) Origin(b int) int64 {

@@ -40,6 +40,9 @@ func TestFrame(t *testing.T) {
 	if f.Host(silu.Buffer) != gu.Buffer || f.Host(gu.Buffer) != -1 || f.Host(act.Buffer) != -1 {
 		t.Fatalf("hosts: silu %d, gu %d, act %d", f.Host(silu.Buffer), f.Host(gu.Buffer), f.Host(act.Buffer))
 	}
+	if m := f.Members(gu.Buffer); len(m) != 1 || m[0] != silu.Buffer || f.Members(silu.Buffer) != nil {
+		t.Fatalf("members of gu %v, of silu %v", m, f.Members(silu.Buffer))
+	}
 	if b := f.Bytes(silu.Buffer); b.Len() != 32 || b.Bounds().Lo != 0 || b.Bounds().Hi != 48 {
 		t.Fatalf("silu's bytes %v", b.String())
 	}

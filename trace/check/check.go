@@ -142,9 +142,7 @@ type checker struct {
 	p     *trace.Program
 	order *trace.Order
 	frame *trace.Frame
-	// members[h] lists the buffers placed over host h, in buffer order (Plan.Placements).
-	members map[int][]int
-	agg     map[violationKey]*found
+	agg   map[violationKey]*found
 	// onHost caches the footprint and layout in host coordinates of the refs of placed
 	// buffers (each costs a Relayout and a Cover).
 	onHost map[trace.Ref]hostRef
@@ -217,7 +215,7 @@ func Plan(p *trace.Program, plan *trace.Plan) (*Report, error) {
 	}
 	c.sweep(bufs)
 	for i := range bufs {
-		if len(c.members[bufs[i].buf]) > 0 {
+		if len(c.frame.Members(bufs[i].buf)) > 0 {
 			rep.Pairs += c.checkGroup(i, &bufs[i])
 		}
 	}
@@ -299,8 +297,8 @@ func (c *checker) emit(rule string, a, b *placedUse, y *ranges.Set, pos enumPos)
 	f.v.Ranges = append(f.v.Ranges, y.Runs()...)
 }
 
-// newChecker prepares the check of plan on p: its frame (trace.CheckPlan), the
-// happens-before order and the groups of placed buffers.
+// newChecker prepares the check of plan on p: its frame (trace.CheckPlan; the groups of
+// placed buffers are its Members) and the happens-before order.
 func newChecker(p *trace.Program, plan *trace.Plan) (*checker, error) {
 	frame, err := trace.NewFrame(p, plan)
 	if err != nil {
@@ -310,7 +308,7 @@ func newChecker(p *trace.Program, plan *trace.Plan) (*checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &checker{p: p, order: order, frame: frame, members: membersOf(p, frame), agg: map[violationKey]*found{}}, nil
+	return &checker{p: p, order: order, frame: frame, agg: map[violationKey]*found{}}, nil
 }
 
 // newViolation returns the violation k names, its parties spelled out.
@@ -386,21 +384,6 @@ func (c *checker) arena(r trace.Ref, off int64) (ranges.Set, strided.Layout) {
 	l := h.layout.Clone()
 	l.Offset += off
 	return set, l
-}
-
-// membersOf lists, per host, the buffers frame lays over it, in buffer order (nil for a
-// plan of offsets only).
-func membersOf(p *trace.Program, frame *trace.Frame) map[int][]int {
-	var members map[int][]int
-	for b := range p.Buffers {
-		if h := frame.Host(b); h >= 0 {
-			if members == nil {
-				members = map[int][]int{}
-			}
-			members[h] = append(members[h], b)
-		}
-	}
-	return members
 }
 
 // translated returns a copy of s moved by d (s is not modified); on overflow it returns

@@ -44,7 +44,7 @@ func referenceCheck(p *trace.Program, plan *trace.Plan) (*Report, error) {
 			rep.Pairs++
 			c.refCheckPair(&bufs[i], &bufs[j])
 		}
-		if len(c.members[bufs[i].buf]) > 0 {
+		if len(c.frame.Members(bufs[i].buf)) > 0 {
 			rep.Pairs += c.refCheckGroup(&bufs[i])
 		}
 	}
@@ -138,7 +138,7 @@ func (c *refChecker) refCheckPair(a, b *placed) {
 // nothing placed over it these are its own death pieces.
 func (c *refChecker) refGroupPieces(h int, off int64) []trace.Piece {
 	p := c.p
-	members := c.members[h]
+	members := c.frame.Members(h)
 	if len(members) == 0 {
 		return refDeathPieces(p, h, off)
 	}
@@ -208,7 +208,7 @@ func (c *refChecker) refCheckGroup(g *placed) int {
 		}
 		return len(p.Ops)
 	}
-	placedOver := slices.Clone(c.members[g.buf])
+	placedOver := slices.Clone(c.frame.Members(g.buf))
 	sort.SliceStable(placedOver, func(i, j int) bool {
 		a, b := placedOver[i], placedOver[j]
 		if fa, fb := firstOp(a), firstOp(b); fa != fb {

@@ -22,7 +22,7 @@ func sameMap(a, b strided.Layout) bool {
 // with nothing placed over it these are its own pieces (trace.Program.LetGo).
 func (c *checker) groupPieces(h int, off int64) []trace.Piece {
 	p := c.p
-	members := c.members[h]
+	members := c.frame.Members(h)
 	if len(members) == 0 {
 		return p.LetGo(h, off)
 	}
@@ -54,7 +54,7 @@ type owner struct {
 // a class that reports every use, the others by engine and seq.
 func (c *checker) checkGroup(gpos int, g *placed) int {
 	p := c.p
-	bufs := append([]int{g.buf}, c.members[g.buf]...)
+	bufs := append([]int{g.buf}, c.frame.Members(g.buf)...)
 	owners := make([]owner, len(bufs))
 	at := make(map[int]int, len(bufs))
 	for i, b := range bufs {
