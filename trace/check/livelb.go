@@ -156,8 +156,9 @@ func inplaceCredits(p *trace.Program) map[trace.OpUse]bool {
 					p.Buffers[r.Ref.Buffer].External {
 					continue
 				}
-				// the same elements up to the offset
-				if lr := p.Layout(r.Ref); !hasNoElements(lr) && strided.SameElements(lr, -lr.Offset, lw, -lw.Offset) {
+				// the same elements up to the offset (lw has elements, so a read without
+				// any never matches)
+				if lr := p.Layout(r.Ref); strided.SameElements(lr, -lr.Offset, lw, -lw.Offset) {
 					out[opUse{Op: k, Use: u}] = true
 					break
 				}
