@@ -79,3 +79,11 @@ func (e *formatError) Unwrap() []error { return e.is }
 func UnknownFormat(what string, also ...error) error {
 	return &formatError{msg: ErrUnknownFormat.Error() + ": " + what, is: append([]error{ErrUnknownFormat}, also...)}
 }
+
+// UnsupportedFormat returns the error a reader gives for a document whose "format" names
+// a format (or version) it does not read: its text is msg, and it matches
+// ErrUnknownFormat and ErrFormat through errors.Is. The loaders (package
+// trace/tracefile) use it.
+func UnsupportedFormat(msg string) error {
+	return &formatError{msg: msg, is: []error{ErrUnknownFormat, ErrFormat}}
+}

@@ -129,16 +129,6 @@ func Detect(data []byte) (string, error) {
 // knownFormats is what the errors of Detect name as the formats Read understands.
 var knownFormats = trace.Format + " and " + ggmltrace.Format
 
-// formatError is an error of Detect naming a format it does not read: its text, and
-// the sentinels it matches.
-type formatError struct {
-	msg string
-	is  []error
-}
-
-func (e *formatError) Error() string   { return e.msg }
-func (e *formatError) Unwrap() []error { return e.is }
-
 func detectJSON(data []byte) (string, error) {
 	format, err := trace.FormatKey(data)
 	switch {
@@ -147,11 +137,10 @@ func detectJSON(data []byte) (string, error) {
 	case format == trace.Format || format == ggmltrace.Format:
 		return format, nil
 	case format == trace.PlanFormat:
-		return "", &formatError{msg: fmt.Sprintf("trace: unsupported format %q: a plan, not a trace; this reader knows %s",
-			format, knownFormats), is: []error{trace.ErrUnknownFormat, trace.ErrFormat}}
+		return "", trace.UnsupportedFormat(fmt.Sprintf("trace: unsupported format %q: a plan, not a trace; this reader knows %s",
+			format, knownFormats))
 	}
-	return "", &formatError{msg: fmt.Sprintf("trace: unsupported format %q; this reader knows %s", format, knownFormats),
-		is: []error{trace.ErrUnknownFormat, trace.ErrFormat}}
+	return "", trace.UnsupportedFormat(fmt.Sprintf("trace: unsupported format %q; this reader knows %s", format, knownFormats))
 }
 
 // detectCSV accepts text whose first line is a MiniMalloc header.
