@@ -43,16 +43,16 @@ func orderedSegments(in *Info) ([]oseg, func(x, y *oseg) bool) {
 			continue
 		}
 		for _, sg := range in.Segments[b] {
-			s := oseg{b: b, lo: sg.lo, hi: sg.hi, from: sg.from, to: sg.to, death: never}
+			s := oseg{b: b, lo: sg.Lo, hi: sg.Hi, from: sg.From, to: sg.To, death: never}
 			for _, ou := range in.UsesOf[b] {
 				fp, _ := p.Footprint(p.Ops[ou.Op].Uses[ou.Use].Ref)
-				if fp.Contains(sg.lo) {
+				if fp.Contains(sg.Lo) {
 					s.users = append(s.users, ou.Op)
 				}
 			}
 			for _, pc := range in.Pieces[b] {
-				if pc.set.Contains(sg.lo) {
-					s.death = pc.death
+				if pc.Bytes.Contains(sg.Lo) {
+					s.death = pc.Step
 				}
 			}
 			slices.Sort(s.users)

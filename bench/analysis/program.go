@@ -16,19 +16,6 @@ const never = trace.Never
 // opUse names one use: op index and index into its Uses.
 type opUse = trace.OpUse
 
-// piece is a part of a buffer (buffer-relative bytes) let go by one step.
-type piece struct {
-	set   ranges.Set
-	death int // step of the release or discard; never when held at the end
-}
-
-// segment is a byte range of one buffer live over [from, to) of the schedule
-// (LiveLB's elementary segment).
-type segment struct {
-	lo, hi   int64
-	from, to int64
-}
-
 // Info is what the analysis knows of a Program before any placement: the
 // schedule the replay simulates (it does not depend on placement), the
 // donations the replay plans, and per buffer its pieces, LiveLB segments and
@@ -51,8 +38,10 @@ type Info struct {
 	Makespan           int64
 	LiveLB             int64
 
-	Pieces   [][]piece
-	Segments [][]segment
+	// Per buffer: its bytes cut by the step that lets each go (trace.Program.LetGo,
+	// buffer-relative) and LiveLB's segments (check.LiveSegments).
+	Pieces   [][]trace.Piece
+	Segments [][]check.LiveSegment
 	// Per buffer: schedule time of its first use's start and its last use's
 	// end, the step of its last let-go (never: held to the end), the engines
 	// of its users (bit set).
@@ -82,15 +71,14 @@ func NewInfo(p *trace.Program) (*Info, error) {
 	in.schedule()
 	sched := check.Schedule{Start: in.Start, End: in.End, Makespan: in.Makespan}
 	in.LiveLB = check.LiveLowerBound(p, sched)
-	liveSegs := check.LiveSegments(p, sched)
+	in.Segments = check.LiveSegments(p, sched)
 	n := len(p.Buffers)
-	in.Pieces = make([][]piece, n)
-	in.Segments = make([][]segment, n)
+	in.Pieces = make([][]trace.Piece, n)
 	in.FirstUse, in.LastUse = make([]int64, n), make([]int64, n)
 	in.DeathStep = make([]int, n)
 	in.UserEngines = make([]uint32, n)
 	for b := range p.Buffers {
-		in.Pieces[b] = deathPieces(p, b)
+		in.Pieces[b] = p.LetGo(b, 0)
 		in.FirstUse[b], in.LastUse[b] = -1, -1
 		for _, ou := range in.UsesOf[b] {
 			if in.FirstUse[b] < 0 || in.Start[ou.Op] < in.FirstUse[b] {
@@ -101,10 +89,9 @@ func NewInfo(p *trace.Program) (*Info, error) {
 		}
 		d := 0
 		for _, pc := range in.Pieces[b] {
-			d = max(d, pc.death)
+			d = max(d, pc.Step)
 		}
 		in.DeathStep[b] = d
-		in.Segments[b] = segmentsOf(liveSegs[b])
 	}
 	return in, nil
 }
@@ -156,8 +143,8 @@ func (in *Info) schedule() {
 func (in *Info) LiveAt(b int, t int64) ranges.Set {
 	var s ranges.Set
 	for _, sg := range in.Segments[b] {
-		if sg.from <= t && t < sg.to {
-			s.Add(ranges.Range{Lo: sg.lo, Hi: sg.hi})
+		if sg.From <= t && t < sg.To {
+			s.Add(ranges.Range{Lo: sg.Lo, Hi: sg.Hi})
 		}
 	}
 	return s
@@ -177,22 +164,4 @@ func (in *Info) UsedAfter(b int, t int64) (after, unused ranges.Set) {
 	unused = ranges.FromRanges(ranges.Range{Lo: 0, Hi: in.P.Buffers[b].Size})
 	unused.RemoveSet(&used)
 	return after, unused
-}
-
-// deathPieces splits buffer b by the step that lets each byte go (trace.Program.LetGo).
-func deathPieces(p *trace.Program, b int) []piece {
-	var out []piece
-	for _, pc := range p.LetGo(b, 0) {
-		out = append(out, piece{set: pc.Bytes, death: pc.Step})
-	}
-	return out
-}
-
-// segmentsOf returns LiveLB's segments of one buffer (check.LiveSegments) as segments.
-func segmentsOf(live []check.LiveSegment) []segment {
-	var out []segment
-	for _, sg := range live {
-		out = append(out, segment{lo: sg.Lo, hi: sg.Hi, from: sg.From, to: sg.To})
-	}
-	return out
 }
