@@ -8,10 +8,6 @@ import (
 // opUse names one use: op index and index into its Uses.
 type opUse = trace.OpUse
 
-// donation is a planned in-place placement: buffer placed by op over the bytes of the
-// op's use read (an index into its Uses). op is -1 when the buffer is not donated to.
-type donation struct{ op, read int }
-
 // Donation is an in-place placement Run makes (unless Options.NoDonate): the buffer
 // takes, at its alloc, the bytes of use Read (an index into the Uses of op Op) — a read
 // of another buffer whose last user is that op. Op is -1 for a buffer Run places
@@ -22,22 +18,17 @@ type Donation struct{ Op, Read int }
 // being p's happens-before relation (trace.NewOrder). Analyses that mirror a replay use
 // it to make the same placements.
 func Donations(p *trace.Program, order *trace.Order) []Donation {
-	ds := planDonations(p, p.UsesByBuffer(), order, false)
-	out := make([]Donation, len(ds))
-	for i, d := range ds {
-		out[i] = Donation{Op: d.op, Read: d.read}
-	}
-	return out
+	return planDonations(p, p.UsesByBuffer(), order, false)
 }
 
 // planDonations decides, per alloc buffer, whether replay donates to it (see Run).
 // A buffer is donated to only when every later op using it happens-after the donating
 // op: bytes handed over in place carry the read view's users, and an op that could run
 // alongside the donor (a racy read of its output) would share them unordered.
-func planDonations(p *trace.Program, usesOf [][]opUse, order *trace.Order, off bool) []donation {
-	out := make([]donation, len(p.Buffers))
+func planDonations(p *trace.Program, usesOf [][]opUse, order *trace.Order, off bool) []Donation {
+	out := make([]Donation, len(p.Buffers))
 	for i := range out {
-		out[i] = donation{op: -1}
+		out[i] = Donation{Op: -1}
 	}
 	if off {
 		return out
@@ -58,7 +49,7 @@ func planDonations(p *trace.Program, usesOf [][]opUse, order *trace.Order, off b
 			if u == first.Use || taken[opUse{Op: first.Op, Use: u}] || !donatable(p, usesOf, first.Op, u, b, w.Ref, out) {
 				continue
 			}
-			out[b] = donation{op: first.Op, read: u}
+			out[b] = Donation{Op: first.Op, Read: u}
 			taken[opUse{Op: first.Op, Use: u}] = true
 			break
 		}
@@ -79,13 +70,13 @@ func laterUsesOrdered(uses []opUse, k int, order *trace.Order) bool {
 
 // donatable reports whether use u of op k (a read R of buffer a) may host buffer b,
 // written by op k through ref w.
-func donatable(p *trace.Program, usesOf [][]opUse, k, u, b int, w trace.Ref, planned []donation) bool {
+func donatable(p *trace.Program, usesOf [][]opUse, k, u, b int, w trace.Ref, planned []Donation) bool {
 	op := &p.Ops[k]
 	use := op.Uses[u]
 	a := use.Ref.Buffer
 	A := &p.Buffers[a]
 	if a == b || A.External || use.Access&trace.AccessRead == 0 || A.Release < 0 || A.Release < op.Step ||
-		planned[a].op == k {
+		planned[a].Op == k {
 		return false
 	}
 	l := p.Layout(use.Ref)

@@ -34,7 +34,7 @@ func (r *replayer) step(i int) error {
 			}
 		}
 		r.points[b], r.allocTime[b] = pt, r.host
-		if r.deferred[b].op >= 0 {
+		if r.deferred[b].Op >= 0 {
 			return nil // placed when its writer is submitted
 		}
 		return r.place(b)
@@ -236,7 +236,7 @@ func (r *replayer) op(k int) error {
 	for _, use := range op.Uses {
 		if b := use.Ref.Buffer; r.bufs[b] == nil && !p.Buffers[b].External {
 			d := r.deferred[b]
-			if d.op != k {
+			if d.Op != k {
 				return fmt.Errorf("buffer %q is not placed", p.Buffers[b].Name)
 			}
 			if err := r.donate(k, b, d, used); err != nil {
@@ -265,22 +265,22 @@ func (r *replayer) op(k int) error {
 	return nil
 }
 
-// donate places buffer b for op k over the read view d.read, or at b's recorded point if
+// donate places buffer b for op k over the read view d.Read, or at b's recorded point if
 // the Allocator refuses.
-func (r *replayer) donate(k, b int, d donation, used []bool) error {
+func (r *replayer) donate(k, b int, d Donation, used []bool) error {
 	op := &r.p.Ops[k]
-	rv, err := r.view(op.Uses[d.read].Ref)
+	rv, err := r.view(op.Uses[d.Read].Ref)
 	if err != nil {
 		return err
 	}
-	if !used[d.read] {
+	if !used[d.Read] {
 		t0 := r.clock()
-		err := r.alloc.Use(rv, r.events[k], subarena.Access(op.Uses[d.read].Access))
+		err := r.alloc.Use(rv, r.events[k], subarena.Access(op.Uses[d.Read].Access))
 		r.spent(t0)
 		if err != nil {
-			return fmt.Errorf("op %q uses %q: %w", op.Name, op.Uses[d.read].Name, err)
+			return fmt.Errorf("op %q uses %q: %w", op.Name, op.Uses[d.Read].Name, err)
 		}
-		used[d.read] = true
+		used[d.Read] = true
 	}
 	t0 := r.clock()
 	nb, err := r.alloc.Donate(rv, r.events[k])

@@ -222,7 +222,7 @@ type replayer struct {
 	allocTime  []int64
 	usesOf     [][]opUse      // per buffer: the ops using it
 	userClocks []sasync.Clock // per op: everything that happens-before it (itself included)
-	deferred   []donation     // per buffer: the donation planned for it, if any
+	deferred   []Donation     // per buffer: the donation planned for it, if any
 	donated    []bool         // per buffer: placed by donation
 
 	// With opts.WaitReuse: happens-before between ops, per engine the op of each
