@@ -219,8 +219,6 @@ type signature struct {
 	req  string          // the keys that must be given, separated by blanks
 }
 
-// signatures gives each command its signature: the commands with keys or with an
-// argument list of their own here, the others from sameArgs.
 var signatures = map[string]signature{
 	"new":      {keys: map[string]byte{"engines": argEngines, "policy": argWord, "granule": argInt, "capacity": argInt}, req: "engines"},
 	"alloc":    {args: "nin"},
@@ -228,28 +226,24 @@ var signatures = map[string]signature{
 	"dense":    {args: "nn", keys: map[string]byte{"offset": argInt, "shape": argInts, "elem": argInt}, req: "shape elem"},
 	"slice":    {args: "nniiii"},
 	"select":   {args: "nnii"},
+	"reshape":  {args: "nnl"},
+	"permute":  {args: "nnl"},
 	"split":    {args: "nniil"},
 	"chain":    {args: "nni"},
 	"submit":   {args: "nn", keys: map[string]byte{"waits": argNames}},
 	"use":      {args: "nna"},
+	"release":  {args: "n"},
+	"discard":  {args: "n"},
+	"complete": {args: "n"},
+	"sync":     {args: "n"},
 	"donate":   {args: "nnn"},
+	"claim":    {args: "nn"},
+	"commit":   {args: "n"},
+	"abandon":  {args: "n"},
+	"reserve":  {args: "nn"},
 	"activate": {args: "nn", keys: map[string]byte{"access": argAccess}},
+	"cancel":   {args: "n"},
 	"state":    {},
-}
-
-// sameArgs lists, by argument kinds, the commands without keys that share them.
-var sameArgs = map[string]string{
-	"n":   "release discard complete sync commit abandon cancel",
-	"nn":  "claim reserve",
-	"nnl": "reshape permute",
-}
-
-func init() {
-	for args, cmds := range sameArgs {
-		for _, c := range strings.Fields(cmds) {
-			signatures[c] = signature{args: args}
-		}
-	}
 }
 
 // Errorf returns an error "NAME:LINE: message" matching ErrInvalid, for a reader that
