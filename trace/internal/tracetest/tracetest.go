@@ -31,11 +31,7 @@ func Resolve(tb testing.TB, tr *trace.Trace) *trace.Program {
 // test when it cannot be loaded.
 func Load(tb testing.TB, path string) *trace.Trace {
 	tb.Helper()
-	tr, err := tracefile.Load(path)
-	if err != nil {
-		tb.Fatalf("load %s: %v", path, err)
-	}
-	return tr
+	return Program(tb, path).Trace
 }
 
 // Program returns the trace in the file at path resolved (tracefile.LoadProgram),
