@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/testfiles"
 )
 
 // fastCorpus returns documents fastDecode should read: the trace test data, generated
@@ -65,7 +66,7 @@ func TestFastDecodeMutations(t *testing.T) {
 	corpus := fastCorpus(t)
 	alphabet := []byte(`{}[]:,"\ -+.0123456789eEtruefalsnl` + "\t\n\x00\xff" + `abcdefghijklmnopqrstuvwxyz_`)
 	read, n := 0, 3000
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testfiles.RaceEnabled {
 		n = 600
 	}
 	for iter := range n {

@@ -14,6 +14,3 @@ var (
 	EqualKeys           = equalKeys
 	CompareLiveSegments = compareLiveSegments
 )
-
-// RaceEnabled reports whether the race detector is on (see raceEnabled).
-const RaceEnabled = raceEnabled

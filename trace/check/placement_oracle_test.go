@@ -9,6 +9,7 @@ import (
 
 	"github.com/subarena/subarena/strided/stridedtest"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -270,7 +271,7 @@ func abs64(x int64) int64 {
 // rejects matches ErrPlacement.
 func TestCheckPlacementsAgainstOracle(t *testing.T) {
 	n := 300
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testfiles.RaceEnabled {
 		n = 60
 	}
 	rng := rand.New(rand.NewPCG(7, 8))

@@ -13,6 +13,7 @@ import (
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -22,7 +23,7 @@ import (
 // plan of a safe policy must be safe and at least LiveLB.
 func TestReplayCheckAgainstOracles(t *testing.T) {
 	n := 150
-	if testing.Short() || check.RaceEnabled {
+	if testing.Short() || testfiles.RaceEnabled {
 		n = 30
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -114,7 +115,7 @@ func TestReplayCheckAgainstOracles(t *testing.T) {
 // checker reports.
 func TestCheckSweepMatchesPairwise(t *testing.T) {
 	n := 400
-	if testing.Short() || check.RaceEnabled {
+	if testing.Short() || testfiles.RaceEnabled {
 		n = 60
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -180,7 +181,7 @@ func TestCheckSweepMatchesPairwiseScaleShapes(t *testing.T) {
 // lower than LiveLB, and LiveLB agrees with its pairwise segments.
 func TestScaleShapes(t *testing.T) {
 	n := 1000
-	if testing.Short() || check.RaceEnabled {
+	if testing.Short() || testfiles.RaceEnabled {
 		n = 300
 	}
 	for _, sh := range scalegen.Shapes {
@@ -219,7 +220,7 @@ func TestLiveSegmentsMatchReference(t *testing.T) {
 		return s
 	}
 	n := 300
-	if testing.Short() || check.RaceEnabled {
+	if testing.Short() || testfiles.RaceEnabled {
 		n = 60
 	}
 	for i := 0; i < n; i++ {

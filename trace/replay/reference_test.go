@@ -8,6 +8,7 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -105,7 +106,7 @@ func TestReplayCountsMatchReference(t *testing.T) {
 		}
 	}
 	n := 200
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testfiles.RaceEnabled {
 		n = 30
 	}
 	waited := 0

@@ -2,4 +2,5 @@
 
 package testfiles
 
-const raceEnabled = false
+// RaceEnabled reports whether the race detector is on (see race_on.go).
+const RaceEnabled = false

@@ -2,6 +2,7 @@
 
 package testfiles
 
-// raceEnabled: the race detector slows the tests about tenfold, so Glob
-// keeps two files of a sweep.
-const raceEnabled = true
+// RaceEnabled reports whether the race detector is on: it slows the tests about
+// tenfold, so Glob keeps two files of a sweep and tests that sweep many inputs take a
+// sample under it (the full sweep runs in ordinary builds).
+const RaceEnabled = true

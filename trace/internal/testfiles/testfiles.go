@@ -17,7 +17,7 @@ func Glob(tb testing.TB, dir, pattern string) []string {
 	if err != nil || len(files) == 0 {
 		tb.Fatalf("no files match %s under %s", pattern, dir)
 	}
-	if raceEnabled && len(files) > 2 {
+	if RaceEnabled && len(files) > 2 {
 		files = []string{files[0], files[len(files)-1]}
 	}
 	return files

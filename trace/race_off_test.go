@@ -1,5 +1,0 @@
-//go:build !race
-
-package trace
-
-const raceEnabled = false

@@ -1,7 +1,0 @@
-//go:build race
-
-package trace
-
-// raceEnabled: the race detector slows replay about tenfold; tests that sweep many
-// inputs take a sample under it (the full sweep runs in ordinary builds).
-const raceEnabled = true
