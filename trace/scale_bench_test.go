@@ -7,15 +7,12 @@ import (
 	"github.com/subarena/subarena/trace/internal/scalegen"
 )
 
-// BenchmarkScaleParse parses the generated traces of scale_test.go at three sizes, so
-// that growth per 10x size shows in ns/op (package trace/check's scale benchmarks run the
-// checker and LiveLB on the same traces, package trace/replay's the replay).
-
-var scaleSizes = []int{1000, 10000, 100000}
-
+// BenchmarkScaleParse parses the generated traces of scale_test.go at scalegen.Sizes
+// (package trace/check's scale benchmarks run the checker and LiveLB on the same traces,
+// package trace/replay's the replay).
 func BenchmarkScaleParse(b *testing.B) {
 	for _, sh := range scalegen.Shapes {
-		for _, n := range scaleSizes {
+		for _, n := range scalegen.Sizes {
 			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
 				data := sh.Gen(n)
 				b.ReportAllocs()

@@ -38,7 +38,7 @@ func scaleOutput(t *testing.T) (dir string, sizes []int) {
 	}
 	list := os.Getenv("SUBARENA_SCALE_SIZES")
 	if list == "" {
-		return dir, []int{1000, 10000, 100000}
+		return dir, scalegen.Sizes
 	}
 	for _, f := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' }) {
 		var n int

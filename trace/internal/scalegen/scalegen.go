@@ -230,6 +230,10 @@ type Shape struct {
 	Gen  func(n int) []byte
 }
 
+// Sizes are the sizes the scale tests and benchmarks generate each shape at, so that
+// growth per 10x size shows in ns/op.
+var Sizes = []int{1000, 10000, 100000}
+
 // Shapes lists the generated large traces at a size parameter n (about n steps for the
 // loops, n views, n buffers or n runs).
 var Shapes = []Shape{

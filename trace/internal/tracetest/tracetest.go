@@ -77,15 +77,11 @@ func ShapeProgram(tb testing.TB, sh scalegen.Shape, n int) *trace.Program {
 	return p
 }
 
-// scaleSizes are the sizes of the generated traces the scale benchmarks
-// run at, so that growth per 10x size shows in ns/op.
-var scaleSizes = []int{1000, 10000, 100000}
-
 // ForScaleShapes runs run on every generated shape (scalegen.Shapes) at
-// every size of scaleSizes, as a sub-benchmark reporting allocations.
+// every size of scalegen.Sizes, as a sub-benchmark reporting allocations.
 func ForScaleShapes(b *testing.B, run func(b *testing.B, p *trace.Program)) {
 	for _, sh := range scalegen.Shapes {
-		for _, n := range scaleSizes {
+		for _, n := range scalegen.Sizes {
 			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
 				p := ShapeProgram(b, sh, n)
 				b.ReportAllocs()
