@@ -346,9 +346,24 @@ func (p *Program) checkCovers() error {
 type OpUse struct{ Op, Use int }
 
 // UsesByBuffer lists, per buffer, every use of it (through any of its views)
-// in op order, the uses of one op in the order of its Uses.
+// in op order, the uses of one op in the order of its Uses. The lists are
+// slices of one array, each capped at its own length.
 func (p *Program) UsesByBuffer() [][]OpUse {
 	out := make([][]OpUse, len(p.Buffers))
+	count := make([]int, len(p.Buffers))
+	nUses := 0
+	for k := range p.Ops {
+		for _, use := range p.Ops[k].Uses {
+			count[use.Ref.Buffer]++
+			nUses++
+		}
+	}
+	all := make([]OpUse, nUses)
+	at := 0
+	for b, c := range count {
+		out[b] = all[at : at : at+c]
+		at += c
+	}
 	for k := range p.Ops {
 		for u, use := range p.Ops[k].Uses {
 			out[use.Ref.Buffer] = append(out[use.Ref.Buffer], OpUse{k, u})

@@ -21,7 +21,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -110,9 +109,7 @@ type Stats struct {
 }
 
 type entry struct {
-	hash    uint64
-	key     []uint64 // the graph's structural key (sa_scan)
-	n       int32
+	structure
 	place   []C.sa_place
 	nRelaid int32
 	plan    *Plan
@@ -369,17 +366,10 @@ func (a *Allocator) applyErr(r int) error {
 	return fmt.Errorf("%w: the plan does not fit the graph", ErrAlloc)
 }
 
-// scannedKey returns the scanned graph's key (C memory, valid until the
-// next scan).
-func (a *Allocator) scannedKey() []uint64 {
-	return unsafe.Slice((*uint64)(unsafe.Pointer(a.sc.s.key)), int(a.sc.s.n_key))
-}
-
 // lookup returns the cached plan of the scanned graph, or nil.
 func (a *Allocator) lookup() *entry {
-	key := a.scannedKey()
-	e, ok := a.cache[uint64(C.sa_key_hash(a.sc.s.key, a.sc.s.n_key))]
-	if !ok || e.n != int32(a.sc.s.n_recs) || !slices.Equal(e.key, key) {
+	e, ok := a.cache[a.sc.keyHash()]
+	if !ok || !a.sc.has(&e.structure) {
 		return nil
 	}
 	return e
@@ -419,8 +409,7 @@ func (a *Allocator) planScanned() (*entry, error) {
 	p.Read = read
 	p.Planning = time.Since(start) - read
 	a.stats.Plans++
-	e := &entry{hash: uint64(C.sa_key_hash(a.sc.s.key, a.sc.s.n_key)), key: slices.Clone(a.scannedKey()),
-		n: int32(a.sc.s.n_recs), place: place, nRelaid: nRelaid, plan: p}
+	e := &entry{structure: a.sc.structure(), place: place, nRelaid: nRelaid, plan: p}
 	a.insert(e)
 	return e, nil
 }

@@ -12,3 +12,16 @@ func NodeOrders(graph unsafe.Pointer) ([][]int, error) {
 	orders, _, err := nodeOrders(graph, cpuBufferType(), t)
 	return orders, err
 }
+
+// OrderCache returns the entries of a's cache of node orders
+// (Options.Reorder), one per graph structure whose order was decided: an
+// entry is replaced only when its structure's order is decided again.
+func OrderCache(a *Allocator) []any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]any, 0, len(a.orders))
+	for _, o := range a.orders {
+		out = append(out, o)
+	}
+	return out
+}

@@ -90,6 +90,32 @@ func (sc *scanner) scan(graph unsafe.Pointer) error {
 	return nil
 }
 
+// structure identifies a graph's structure as sa_scan keys it: the key, its
+// hash and the number of scan records.
+type structure struct {
+	hash uint64
+	key  []uint64
+	n    int32
+}
+
+// key returns the scanned graph's key (C memory, valid until the next scan).
+func (sc *scanner) key() []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(sc.s.key)), int(sc.s.n_key))
+}
+
+// keyHash returns the hash of the scanned graph's key.
+func (sc *scanner) keyHash() uint64 { return uint64(C.sa_key_hash(sc.s.key, sc.s.n_key)) }
+
+// structure returns the scanned graph's structure, its key copied.
+func (sc *scanner) structure() structure {
+	return structure{hash: sc.keyHash(), key: slices.Clone(sc.key()), n: int32(sc.s.n_recs)}
+}
+
+// has reports whether the scanned graph has structure st.
+func (sc *scanner) has(st *structure) bool {
+	return st.n == int32(sc.s.n_recs) && slices.Equal(st.key, sc.key())
+}
+
 func (sc *scanner) recs() []C.sa_rec {
 	if sc.s.n_recs == 0 {
 		return nil

@@ -211,6 +211,10 @@ func TestAllocGraphReorder(t *testing.T) {
 	if after, _ := ggml.NodeOrders(br.CGraph()); !slices.EqualFunc(before, after, slices.Equal) {
 		t.Error("Plan left the graph reordered")
 	}
+	decided := ggml.OrderCache(a)
+	if len(decided) != 1 {
+		t.Fatalf("Plan decided %d orders, want 1", len(decided))
+	}
 	for i := range 3 {
 		br.Build()
 		if err := a.AllocGraph(br.CGraph()); err != nil {
@@ -229,6 +233,9 @@ func TestAllocGraphReorder(t *testing.T) {
 	}
 	if st := a.Stats(); st.Plans != 1 || st.Misses != 0 {
 		t.Errorf("stats %+v: want one plan, made by Plan, then hits", st)
+	}
+	if got := ggml.OrderCache(a); !slices.Equal(got, decided) {
+		t.Errorf("order cache %v after the graphs, want the order Plan decided, %v", got, decided)
 	}
 
 	for _, cc := range computeCases(true)[:4] {

@@ -5,16 +5,12 @@ package ggml
 */
 import "C"
 
-import (
-	"slices"
-	"unsafe"
-)
+import "unsafe"
 
 // order is the node order Options.Reorder chose for one graph structure.
 type order struct {
-	key   []uint64 // the structure as built (sa_scan's key)
-	n     int32
-	nodes []int // nil: the graph's own order
+	structure       // the graph's structure as built
+	nodes     []int // nil: the graph's own order
 }
 
 // reorder permutes graph's nodes to the order Options.Reorder chose for its
@@ -33,10 +29,7 @@ func (a *Allocator) reorder(graph unsafe.Pointer) ([]int, error) {
 	if err := a.osc.scan(graph); err != nil {
 		return nil, err
 	}
-	key := unsafe.Slice((*uint64)(unsafe.Pointer(a.osc.s.key)), int(a.osc.s.n_key))
-	hash := uint64(C.sa_key_hash(a.osc.s.key, a.osc.s.n_key))
-	n := int32(a.osc.s.n_recs)
-	if o, ok := a.orders[hash]; ok && o.n == n && slices.Equal(o.key, key) {
+	if o, ok := a.orders[a.osc.keyHash()]; ok && a.osc.has(&o.structure) {
 		if o.nodes != nil {
 			if err := permuteNodes((*C.struct_ggml_cgraph)(graph), o.nodes); err != nil {
 				return nil, err
@@ -44,7 +37,7 @@ func (a *Allocator) reorder(graph unsafe.Pointer) ([]int, error) {
 		}
 		return o.nodes, nil
 	}
-	key = slices.Clone(key)
+	st := a.osc.structure()
 	opts := a.opts
 	opts.Reorder = false
 	got, err := ReorderGraph(graph, opts) // permutes graph when it keeps an order
@@ -55,7 +48,7 @@ func (a *Allocator) reorder(graph unsafe.Pointer) ([]int, error) {
 		if a.orders == nil || len(a.orders) >= a.opts.CacheSize {
 			a.orders = map[uint64]*order{}
 		}
-		a.orders[hash] = &order{key: key, n: n, nodes: got.Nodes}
+		a.orders[st.hash] = &order{structure: st, nodes: got.Nodes}
 	}
 	return got.Nodes, nil
 }

@@ -96,22 +96,13 @@ func (im *ggmlImporter) check(i int) error {
 	}
 	view := ggmlViewOps[x.Op] || x.ViewSrc != nil
 	if !view {
-		want := make([]int64, n)
-		want[0] = ty.size
-		for k := 1; k < n; k++ {
-			prev := x.Ne[k-1]
-			if k == 1 {
-				prev /= ty.blck
-			}
-			if want[k], ok = checked.Mul(want[k-1], prev); !ok {
-				return fail(trace.RuleOf(trace.ErrOverflow), trace.ErrOverflow, "ne %v of %s: the byte size overflows int64", x.Ne, x.Type)
-			}
+		want, ok := denseNb(make([]int64, 0, n), x.Ne, ty.blck, ty.size)
+		if !ok {
+			return fail(trace.RuleOf(trace.ErrOverflow), trace.ErrOverflow, "ne %v of %s: the byte size overflows int64", x.Ne, x.Type)
 		}
-		for k := range n {
-			if x.Nb[k] != want[k] && x.Ne[k] != 1 {
-				return fail(RuleNb, trace.ErrShape, "nb %v is not the dense layout %v of ne %v of %s "+
-					"(a tensor that is not a view is dense)", x.Nb, want, x.Ne, x.Type)
-			}
+		if !stridesAre(x.Ne, x.Nb, want) {
+			return fail(RuleNb, trace.ErrShape, "nb %v is not the dense layout %v of ne %v of %s "+
+				"(a tensor that is not a view is dense)", x.Nb, want, x.Ne, x.Type)
 		}
 	}
 	nbytes, ok := ggmlNbytes(x, ty)
@@ -200,7 +191,18 @@ func DenseStrides(ne, nb []int64, blck, size int64) bool {
 	if len(ne) == 0 || len(ne) != len(nb) || size <= 0 || nb[0] != size {
 		return false
 	}
+	var buf [4]int64 // ggml's GGML_MAX_DIMS
+	want, ok := denseNb(buf[:0], ne, blck, size)
+	return ok && stridesAre(ne, nb, want)
+}
+
+// denseNb appends to dst the dense row-major stride vector (in bytes) of extents ne,
+// innermost first, for a type whose blocks of blck elements take size bytes: size, then
+// each stride the one before it times the extent before it (the innermost counted in
+// blocks). It reports false when a stride overflows int64.
+func denseNb(dst, ne []int64, blck, size int64) ([]int64, bool) {
 	want := size
+	dst = append(dst, want)
 	for k := 1; k < len(ne); k++ {
 		prev := ne[k-1]
 		if k == 1 {
@@ -208,9 +210,18 @@ func DenseStrides(ne, nb []int64, blck, size int64) bool {
 		}
 		var ok bool
 		if want, ok = checked.Mul(want, prev); !ok {
-			return false
+			return dst, false
 		}
-		if nb[k] != want && ne[k] != 1 {
+		dst = append(dst, want)
+	}
+	return dst, true
+}
+
+// stridesAre reports whether nb is want, but for the dimensions of extent 1 in ne, which
+// may have any stride.
+func stridesAre(ne, nb, want []int64) bool {
+	for k := range ne {
+		if nb[k] != want[k] && ne[k] != 1 {
 			return false
 		}
 	}

@@ -77,11 +77,11 @@ func (c *compiled) holeBound() int64 {
 	var (
 		best    int64
 		work    int
-		runs    []holeRun // the live runs of the section, item by item, by offset
-		lens    []int64   // run lengths, longest first
-		sums    []int64   // sums[k]: total of lens[:k]
-		holedAt []int32   // where in runs each item with two live runs or more starts
-		edgeTo  []int32   // scratch for unhidden: per item, its edge from the holed item, plus one
+		runs    []holeRun  // the live runs of the section, item by item, by offset
+		lens    []int64    // run lengths, longest first
+		sums    []int64    // sums[k]: total of lens[:k]
+		holedAt [][2]int32 // where in runs the runs of each item with two or more start and end
+		edgeTo  []int32    // scratch for unhidden: per item, its edge from the holed item, plus one
 	)
 	for k := range c.nsec {
 		items := c.secItems[k]
@@ -101,7 +101,7 @@ func (c *compiled) holeBound() int64 {
 			own := runs[from:]
 			if len(own) >= 2 {
 				slices.SortFunc(own, func(a, b holeRun) int { return cmp.Compare(a.lo, b.lo) })
-				holedAt = append(holedAt, int32(from))
+				holedAt = append(holedAt, [2]int32{int32(from), int32(len(runs))})
 			}
 		}
 		if len(holedAt) > 0 {
@@ -114,12 +114,13 @@ func (c *compiled) holeBound() int64 {
 			for _, l := range lens {
 				sums = append(sums, sums[len(sums)-1]+l)
 			}
-			for _, from := range holedAt {
-				b, hole, short := boundAround(runs, int(from), lens, sums)
+			for _, at := range holedAt {
+				from, end := int(at[0]), int(at[1])
+				b, hole, short := boundAround(runs, from, end, lens, sums)
 				if b+short > best {
 					// Some short runs may not hide in a hole after all.
 					var w int
-					b, w = c.unhidden(runs, int(from), hole, b, &edgeTo)
+					b, w = c.unhidden(runs, from, end, hole, b, &edgeTo)
 					work += w
 				}
 				best = max(best, b)
@@ -132,15 +133,10 @@ func (c *compiled) holeBound() int64 {
 	return best
 }
 
-// boundAround is the hole bound of the item whose runs start at runs[from]
+// boundAround is the hole bound of the item whose runs are runs[from:end]
 // (at least two, by offset), given the section's run lengths longest first
 // and their prefix sums, and the item's largest hole.
-func boundAround(runs []holeRun, from int, lens, sums []int64) (bound, hole, short int64) {
-	item := runs[from].item
-	end := from
-	for end < len(runs) && runs[end].item == item {
-		end++
-	}
+func boundAround(runs []holeRun, from, end int, lens, sums []int64) (bound, hole, short int64) {
 	own := runs[from:end]
 	for k := 1; k < len(own); k++ {
 		hole = max(hole, own[k].lo-own[k-1].hi)
@@ -158,21 +154,17 @@ func boundAround(runs []holeRun, from int, lens, sums []int64) (bound, hole, sho
 	return own[len(own)-1].hi - own[0].lo + outside, hole, short
 }
 
-// unhidden adds to bound, the hole bound of the item whose runs start at
-// runs[from] with largest hole hole, every other item's run no longer than
+// unhidden adds to bound, the hole bound of the item whose runs are
+// runs[from:end] with largest hole hole, every other item's run no longer than
 // hole that cannot hide in one of the item's holes: a run inside a hole
 // puts its item at a relative offset to the holed one that the pair's
 // conflicts at other times may forbid (a small input live through the
 // whole graph cannot sit in a hole of a tensor whose bytes were all live
 // once). It returns the new bound and the work done. edgeTo is scratch of
 // one entry per item, left zeroed.
-func (c *compiled) unhidden(runs []holeRun, from int, hole, bound int64, edgeTo *[]int32) (int64, int) {
-	item := runs[from].item
-	end := from
-	for end < len(runs) && runs[end].item == item {
-		end++
-	}
+func (c *compiled) unhidden(runs []holeRun, from, end int, hole, bound int64, edgeTo *[]int32) (int64, int) {
 	own := runs[from:end]
+	item := own[0].item
 	if len(*edgeTo) < c.n {
 		*edgeTo = make([]int32, c.n)
 	}

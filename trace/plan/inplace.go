@@ -48,8 +48,8 @@ type inplacer struct {
 	hb       func(a, b int) bool
 	order    *trace.Order // happens-before as clocks, with several engines (nil: built when needed)
 	relayout bool
-	usesOf   [][]opUse // per buffer, in op order (slices of one array)
-	viewsOf  [][]int   // per buffer, its views (slices of one array)
+	usesOf   [][]trace.OpUse // per buffer, in op order (Program.UsesByBuffer)
+	viewsOf  [][]int         // per buffer, its views (slices of one array)
 	place    []placement
 	members  [][]int // per root with members: the root and its members, in placement order
 	self     []int   // self[b] == b: group(b) of a buffer with no members
@@ -62,8 +62,6 @@ type inplacer struct {
 	// afterCommit, a test hook, runs after every in-place placement.
 	afterCommit func()
 }
-
-type opUse = trace.OpUse
 
 // rootFP is a cached root footprint: set is exact unless the layout was too
 // irregular to list within trace.CoverBudget runs. For a ref of a relaid
@@ -78,36 +76,16 @@ type rootFP struct {
 
 func newInplacer(p *trace.Program, hb func(a, b int) bool, allowRelayout bool) *inplacer {
 	n := len(p.Buffers)
-	ip := &inplacer{p: p, hb: hb, relayout: allowRelayout, usesOf: make([][]opUse, n), viewsOf: make([][]int, n),
+	ip := &inplacer{p: p, hb: hb, relayout: allowRelayout, usesOf: p.UsesByBuffer(), viewsOf: make([][]int, n),
 		place: make([]placement, n), members: make([][]int, n), self: make([]int, n), dense: make([]bool, n),
 		relaid: make([]bool, n), fpWhole: make([]rootFP, n), fpView: make([]rootFP, len(p.Views))}
-	// Count, then carve every buffer's list out of one array.
+	// Count, then carve every buffer's list of views out of one array.
 	count := make([]int, n+1)
-	nUses := 0
-	for k := range p.Ops {
-		for _, use := range p.Ops[k].Uses {
-			count[use.Ref.Buffer]++
-			nUses++
-		}
-	}
-	all := make([]opUse, nUses)
-	at := 0
-	for b := range n {
-		ip.usesOf[b] = all[at : at : at+count[b]]
-		at += count[b]
-	}
-	for k := range p.Ops {
-		for u, use := range p.Ops[k].Uses {
-			b := use.Ref.Buffer
-			ip.usesOf[b] = append(ip.usesOf[b], opUse{Op: k, Use: u})
-		}
-	}
-	clear(count)
 	for v := range p.Views {
 		count[p.Views[v].Buffer]++
 	}
 	views := make([]int, len(p.Views))
-	at = 0
+	at := 0
 	for b := range n {
 		ip.viewsOf[b] = views[at : at : at+count[b]]
 		at += count[b]

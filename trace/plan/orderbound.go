@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
@@ -44,8 +43,7 @@ func OrderBound(p *trace.Program) (int64, error) {
 	g := newDepGraph(p)
 	anc := reachable(g.pred, false) // anc row k: ops that run before k in every order
 	desc := reachable(g.succ, true) // desc row k: ops that run after k in every order
-	live := opLive(p, anc.has, desc.has)
-	return slices.Max(append(live, 0)), nil
+	return mostLive(p, anc, desc), nil
 }
 
 // bitMatrix is a square bit matrix over ops, one row of words per op.
@@ -84,12 +82,12 @@ func reachable(edges [][]int32, reverse bool) bitMatrix {
 	return m
 }
 
-// opLive returns, per op k, the bytes held at once while k runs in every
-// order where the ops before(k, j) run before k and the ops after(k, j)
-// after it (see OrderBound).
-func opLive(p *trace.Program, before, after func(k, j int) bool) []int64 {
+// mostLive returns the most bytes held at once while an op k runs, over
+// every k, in every order where the ops of anc's row k run before k and
+// those of desc's row k after it (see OrderBound).
+func mostLive(p *trace.Program, anc, desc bitMatrix) int64 {
 	n := len(p.Ops)
-	out := make([]int64, n)
+	var best int64
 	// Uses per buffer.
 	type use struct {
 		op    int
@@ -108,7 +106,7 @@ func opLive(p *trace.Program, before, after func(k, j int) bool) []int64 {
 		}
 	}
 	exact := func(r trace.Ref) bool { _, ok := p.Footprint(r); return ok }
-	var bs, as, own ranges.Set
+	var before, after, own ranges.Set
 	for k := range n {
 		op := &p.Ops[k]
 		// k's own operands, per buffer: exact footprints only. Reads of
@@ -147,10 +145,10 @@ func opLive(p *trace.Program, before, after func(k, j int) bool) []int64 {
 		for b, us := range uses {
 			var inA, inD bool
 			for _, u := range us {
-				if u.op != k && before(k, u.op) {
+				if u.op != k && anc.has(k, u.op) {
 					inA = true
 				}
-				if u.op != k && after(k, u.op) {
+				if u.op != k && desc.has(k, u.op) {
 					inD = true
 				}
 			}
@@ -158,22 +156,22 @@ func opLive(p *trace.Program, before, after func(k, j int) bool) []int64 {
 			if !inA || !inD && !held {
 				continue
 			}
-			bs.Reset()
-			as.Reset()
+			before.Reset()
+			after.Reset()
 			for _, u := range us {
 				if !u.exact {
 					continue
 				}
-				if before(k, u.op) {
-					bs.AddSet(&u.fp)
+				if anc.has(k, u.op) {
+					before.AddSet(&u.fp)
 				}
-				if after(k, u.op) {
-					as.AddSet(&u.fp)
+				if desc.has(k, u.op) {
+					after.AddSet(&u.fp)
 				}
 			}
-			live := &bs
+			live := &before
 			if !held {
-				live = intersect(&bs, &as, &own)
+				live = intersect(&before, &after, &own)
 			}
 			c := live.Len()
 			if s := opBytes[b]; s != nil {
@@ -181,9 +179,9 @@ func opLive(p *trace.Program, before, after func(k, j int) bool) []int64 {
 			}
 			total += c
 		}
-		out[k] = total
+		best = max(best, total)
 	}
-	return out
+	return best
 }
 
 // intersect puts a ∩ b into out and returns it.

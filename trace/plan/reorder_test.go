@@ -256,6 +256,13 @@ func TestReorderProperty(t *testing.T) {
 		bytes := byteSets(p)
 		// OpDependencies lists exactly the pairs that must keep their order.
 		deps := OpDependencies(p)
+		for b, d := range deps {
+			for k, a := range d {
+				if a >= b || k > 0 && d[k-1] >= a {
+					t.Fatalf("trace %d: op %q depends on %v: not distinct earlier ops, sorted", i, p.Ops[b].Name, d)
+				}
+			}
+		}
 		for b := range p.Ops {
 			for a := range b {
 				if must, listed := mustPrecede(p, bytes, a, b), slices.Contains(deps[b], a); must != listed {

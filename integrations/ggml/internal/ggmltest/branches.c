@@ -3,24 +3,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-static uint64_t sa_br_mix(uint64_t * s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static void sa_br_fill(struct ggml_tensor * t, uint64_t seed, float scale) {
-    int64_t n = ggml_nelements(t);
-    float * f = (float *) malloc((size_t) n * sizeof(float));
-    uint64_t s = seed;
-    for (int64_t i = 0; i < n; i++) {
-        f[i] = scale * (float) ((double) (sa_br_mix(&s) >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
-    }
-    ggml_backend_tensor_set(t, f, 0, (size_t) n * sizeof(float));
-    free(f);
-}
-
 sa_branches * sa_branches_new(int32_t n, uint64_t seed) {
     if (n < 1 || n > SA_BRANCHES_MAX) {
         return NULL;
@@ -40,8 +22,8 @@ sa_branches * sa_branches_new(int32_t n, uint64_t seed) {
     }
     b->fx.buf_w = ggml_backend_alloc_ctx_tensors_from_buft(b->fx.ctx_w, ggml_backend_cpu_buffer_type());
     for (int i = 0; i < n; i++) {
-        sa_br_fill(b->up[i], seed ^ (uint64_t) (2 * i + 1), 1.0f / sqrtf((float) b->E));
-        sa_br_fill(b->down[i], seed ^ (uint64_t) (2 * i + 2), 1.0f / sqrtf((float) b->F));
+        sa_fill(b->up[i], seed ^ (uint64_t) (2 * i + 1), 0.0f, 1.0f / sqrtf((float) b->E));
+        sa_fill(b->down[i], seed ^ (uint64_t) (2 * i + 2), 0.0f, 1.0f / sqrtf((float) b->F));
     }
     return b;
 }
@@ -78,7 +60,7 @@ void sa_branches_build(sa_branches * b) {
 }
 
 void sa_branches_set_inputs(sa_branches * b, uint64_t seed) {
-    sa_br_fill(b->inp, seed, 1.0f);
+    sa_fill(b->inp, seed, 0.0f, 1.0f);
 }
 
 void sa_branches_free(sa_branches * b) {

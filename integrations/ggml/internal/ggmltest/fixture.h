@@ -5,6 +5,7 @@
 #define SA_FIXTURE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ggml.h"
 #include "ggml-backend.h"
@@ -16,6 +17,17 @@ typedef struct sa_fixture {
     struct ggml_context * ctx;
     struct ggml_cgraph * gf;
 } sa_fixture;
+
+// sa_splitmix returns the next number of the splitmix64 sequence whose
+// state is *s.
+uint64_t sa_splitmix(uint64_t * s);
+
+// sa_unif returns a number uniform in [-1, 1) drawn from *s.
+float sa_unif(uint64_t * s);
+
+// sa_fill sets every element of t, an F32, F16 or quantized tensor with
+// data, to base + scale * sa_unif of a sequence seeded with seed.
+void sa_fill(struct ggml_tensor * t, uint64_t seed, float base, float scale);
 
 // sa_free_tensors frees a context and buf, the buffer its tensors were
 // allocated in (NULL for none).

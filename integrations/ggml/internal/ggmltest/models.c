@@ -9,18 +9,6 @@
 // allocators) only need to see data that is not theirs to place.
 static char sa_fake_data[64];
 
-static uint64_t splitmix(uint64_t * s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-// uniform in [-1, 1)
-static float unif(uint64_t * s) {
-    return (float) ((double) (splitmix(s) >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
-}
-
 static struct ggml_tensor * named(struct ggml_tensor * t, const char * fmt, int il) {
     if (il >= 0) {
         ggml_format_name(t, fmt, il);
@@ -36,33 +24,6 @@ static struct ggml_tensor * w2(struct ggml_context * ctx, enum ggml_type type, i
 
 static struct ggml_tensor * w1(struct ggml_context * ctx, int64_t ne0, const char * fmt, int il) {
     return named(ggml_new_tensor_1d(ctx, GGML_TYPE_F32, ne0), fmt, il);
-}
-
-// fill writes base + scale * uniform values into t.
-static void fill(struct ggml_tensor * t, uint64_t seed, float base, float scale) {
-    int64_t n = ggml_nelements(t);
-    float * f = (float *) malloc((size_t) n * sizeof(float));
-    uint64_t s = seed;
-    for (int64_t i = 0; i < n; i++) {
-        f[i] = base + scale * unif(&s);
-    }
-    if (t->type == GGML_TYPE_F32) {
-        ggml_backend_tensor_set(t, f, 0, (size_t) n * sizeof(float));
-    } else if (t->type == GGML_TYPE_F16) {
-        ggml_fp16_t * h = (ggml_fp16_t *) malloc((size_t) n * sizeof(ggml_fp16_t));
-        ggml_fp32_to_fp16_row(f, h, n);
-        ggml_backend_tensor_set(t, h, 0, (size_t) n * sizeof(ggml_fp16_t));
-        free(h);
-    } else {
-        // quantized: rows of ne[0] elements
-        size_t row = ggml_row_size(t->type, t->ne[0]);
-        int64_t nrows = n / t->ne[0];
-        void * q = malloc(row * (size_t) nrows);
-        ggml_quantize_chunk(t->type, f, q, 0, nrows, t->ne[0], NULL);
-        ggml_backend_tensor_set(t, q, 0, row * (size_t) nrows);
-        free(q);
-    }
-    free(f);
 }
 
 sa_model * sa_model_new(const sa_hparams * hp) {
@@ -126,13 +87,13 @@ sa_model * sa_model_new(const sa_hparams * hp) {
             if (ggml_n_dims(t) == 1) {
                 // norm weights near 1, biases near 0
                 int bias = t->name[0] == 'b';
-                fill(t, s, bias ? 0.0f : 1.0f, bias ? 0.02f : 0.1f);
+                sa_fill(t, s, bias ? 0.0f : 1.0f, bias ? 0.02f : 0.1f);
             } else if (t == m->pos_embd) {
-                fill(t, s, 0.0f, 0.1f);
+                sa_fill(t, s, 0.0f, 0.1f);
             } else if (t == m->tok_embd && hp->arch == SA_ARCH_GPT2) {
-                fill(t, s, 0.0f, 0.5f);
+                sa_fill(t, s, 0.0f, 0.5f);
             } else {
-                fill(t, s, 0.0f, 1.0f / sqrtf((float) t->ne[0]));
+                sa_fill(t, s, 0.0f, 1.0f / sqrtf((float) t->ne[0]));
             }
         }
     }
@@ -406,7 +367,7 @@ void sa_graph_set_inputs(const sa_model * m, sa_graph * g, uint64_t seed) {
         int64_t n = ggml_nelements(g->inp_embd);
         float * f = (float *) malloc((size_t) n * sizeof(float));
         for (int64_t i = 0; i < n; i++) {
-            f[i] = unif(&s);
+            f[i] = sa_unif(&s);
         }
         ggml_backend_tensor_set(g->inp_embd, f, 0, (size_t) n * sizeof(float));
         free(f);
@@ -415,7 +376,7 @@ void sa_graph_set_inputs(const sa_model * m, sa_graph * g, uint64_t seed) {
         int64_t n = ggml_nelements(g->inp_tokens);
         int32_t * v = (int32_t *) malloc((size_t) n * sizeof(int32_t));
         for (int64_t i = 0; i < n; i++) {
-            v[i] = (int32_t) (splitmix(&s) % (uint64_t) hp->n_vocab);
+            v[i] = (int32_t) (sa_splitmix(&s) % (uint64_t) hp->n_vocab);
         }
         ggml_backend_tensor_set(g->inp_tokens, v, 0, (size_t) n * sizeof(int32_t));
         free(v);
@@ -506,9 +467,9 @@ sa_micro * sa_micro_new(int32_t writer, int32_t reader, uint64_t seed) {
     ggml_set_name(m->w2, "w2");
     ggml_set_name(m->w3, "w3");
     m->fx.buf_w = ggml_backend_alloc_ctx_tensors_from_buft(m->fx.ctx_w, ggml_backend_cpu_buffer_type());
-    fill(m->w1, seed ^ 1, 0.0f, 1.0f / sqrtf((float) m->E));
-    fill(m->w2, seed ^ 2, 0.0f, 1.0f / sqrtf((float) m->F));
-    fill(m->w3, seed ^ 3, 0.0f, 1.0f / sqrtf((float) m->D));
+    sa_fill(m->w1, seed ^ 1, 0.0f, 1.0f / sqrtf((float) m->E));
+    sa_fill(m->w2, seed ^ 2, 0.0f, 1.0f / sqrtf((float) m->F));
+    sa_fill(m->w3, seed ^ 3, 0.0f, 1.0f / sqrtf((float) m->D));
     return m;
 }
 
@@ -576,7 +537,7 @@ void sa_micro_set_inputs(sa_micro * m, uint64_t seed) {
     int64_t n = ggml_nelements(m->inp);
     float * f = (float *) malloc((size_t) n * sizeof(float));
     for (int64_t i = 0; i < n; i++) {
-        f[i] = unif(&s);
+        f[i] = sa_unif(&s);
     }
     ggml_backend_tensor_set(m->inp, f, 0, (size_t) n * sizeof(float));
     free(f);
