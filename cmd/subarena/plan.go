@@ -59,6 +59,9 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			if docOnStdout && asJSON {
 				return fmt.Errorf("--json prints the plan on standard output, and so does an output \"-\": use one")
 			}
+			if reorderedOut != "" && !reorder {
+				return fmt.Errorf("--reordered-out needs --reorder")
+			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
 				return err
@@ -77,9 +80,6 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 				}
 			}()
 			name := strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
-			if reorderedOut != "" && !reorder {
-				return fmt.Errorf("--reordered-out needs --reorder")
-			}
 			opts := plan.Options{Budget: budget, NoInPlace: noInPlace, NoRelayout: noRelayout, Stop: stop,
 				Replay: replay.Online, Reorder: reorder}
 			var res plan.Result
