@@ -43,8 +43,8 @@ with each placed buffer a view of its host, for tools that read offsets only.
 --reorder also plans the trace with its ops reordered (one engine only: memory-aware list
 scheduling that keeps every data dependency and wait) and keeps the reordered plan when
 neither its lower bound nor its size is above the input order's. The plan is then for the
-reordered trace, which --reordered-out writes (the input itself when its order is kept):
-check that trace with the plan. The report gives both orders' bounds and sizes, and
+reordered trace, which --reordered-out writes (the input itself when its order is kept)
+and --trace-out rewrites: check that trace with the plan. The report gives both orders' bounds and sizes, and
 order_bound, which no plan of any order of the ops is below.
 
 Each file written is reported as "wrote PATH" on standard error. One of -o and
