@@ -10,6 +10,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/bench"
+	"github.com/subarena/subarena/internal/benchtest"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -54,15 +55,8 @@ func readViewer(t *testing.T, path string) viewerData {
 // segments counts the pieces of p's timeline under pol.
 func segments(t *testing.T, path string, pol subarena.Policy) int {
 	t.Helper()
-	p, err := loadProgram(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := replay.Run(p, replay.Options{Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tl, err := bench.ReplayTimeline(p, res)
+	p := benchtest.Program(t, path)
+	tl, err := bench.ReplayTimeline(p, benchtest.Replay(t, p, replay.Options{Policy: pol}))
 	if err != nil {
 		t.Fatal(err)
 	}
