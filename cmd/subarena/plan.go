@@ -43,8 +43,8 @@ with each placed buffer a view of its host, for tools that read offsets only.
 --reorder also plans the trace with its ops reordered (one engine only: memory-aware list
 scheduling that keeps every data dependency and wait) and keeps the reordered plan when
 neither its lower bound nor its size is above the input order's. The plan is then for the
-reordered trace, which --reordered-out writes (the input itself when its order is kept):
-check that trace with the plan. The report gives both orders' bounds and sizes, and
+reordered trace, which --reordered-out writes (the input itself when its order is kept)
+and --trace-out rewrites: check that trace with the plan. The report gives both orders' bounds and sizes, and
 order_bound, which no plan of any order of the ops is below.
 
 Each file written is reported as "wrote PATH" on standard error. One of -o and
@@ -58,6 +58,9 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			}
 			if docOnStdout && asJSON {
 				return fmt.Errorf("--json prints the plan on standard output, and so does an output \"-\": use one")
+			}
+			if reorderedOut != "" && !reorder {
+				return fmt.Errorf("--reordered-out needs --reorder")
 			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
@@ -77,9 +80,6 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 				}
 			}()
 			name := strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
-			if reorderedOut != "" && !reorder {
-				return fmt.Errorf("--reordered-out needs --reorder")
-			}
 			opts := plan.Options{Budget: budget, NoInPlace: noInPlace, NoRelayout: noRelayout, Stop: stop,
 				Replay: replay.Online, Reorder: reorder}
 			var res plan.Result

@@ -14,24 +14,21 @@ func TestPlanReorder(t *testing.T) {
 	dir := t.TempDir()
 	in := "../../trace/plan/testdata/two-branches.json"
 	planPath, reordered := filepath.Join(dir, "plan.json"), filepath.Join(dir, "reordered.json")
-	resetFlags() // flag values outlast a run
-	t.Cleanup(resetFlags)
-	if out, code := run(t, "plan", in, "--reordered-out", reordered); code == 0 {
-		t.Fatalf("--reordered-out without --reorder accepted\n%s", out)
+	t.Cleanup(resetFlags) // flag values outlast a run
+	if r := runClean(t, "plan", in, "--reordered-out", reordered); r.code == 0 || !strings.Contains(r.stderr, "--reordered-out needs --reorder") {
+		t.Fatalf("--reordered-out without --reorder: exit %d\n%s", r.code, r.stderr)
 	}
-	resetFlags()
-	out, code := run(t, "plan", in, "--budget", "0", "--reorder", "-o", planPath, "--reordered-out", reordered, "--json=false")
+	out, code := runFresh(t, "plan", in, "--budget", "0", "--reorder", "-o", planPath, "--reordered-out", reordered, "--json=false")
 	for _, want := range []string{"size          4608 B", "fixed_order   size 8448 B, lower_bound 8448 B",
-		"reordered     size 4608 B, lower_bound 4608 B", "kept", "order_bound   4352 B"} {
+		"reordered     size 4608 B, lower_bound 4608 B", "; kept)", "order_bound   4352 B"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("plan --reorder: exit %d, want %q in\n%s", code, want, out)
 		}
 	}
-	resetFlags()
-	if out, code := run(t, "check", reordered, planPath, "--json=false"); code != 0 || !strings.HasPrefix(out, "safe:") {
+	if out, code := runFresh(t, "check", reordered, planPath, "--json=false"); code != 0 || !strings.HasPrefix(out, "safe:") {
 		t.Fatalf("check against the reordered trace: exit %d\n%s", code, out)
 	}
-	if out, code := run(t, "check", in, planPath, "--json=false"); code != 1 {
+	if out, code := runFresh(t, "check", in, planPath, "--json=false"); code != 1 {
 		t.Fatalf("check against the input order: exit %d, want 1 (unsafe)\n%s", code, out)
 	}
 }

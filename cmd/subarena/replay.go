@@ -109,6 +109,15 @@ func replayOptions(policy, fit string) (replay.Options, error) {
 	return replay.Options{Policy: pol, Fit: f}, nil
 }
 
+// replayUnder replays p under the named policy and fit.
+func replayUnder(p *trace.Program, policy, fit string) (*replay.Result, error) {
+	opts, err := replayOptions(policy, fit)
+	if err != nil {
+		return nil, err
+	}
+	return replay.Run(p, opts)
+}
+
 // replayFile loads the trace file at path and replays it with opts.
 func replayFile(path string, opts replay.Options) (*trace.Program, *replay.Result, error) {
 	p, err := loadProgram(path)
@@ -119,13 +128,10 @@ func replayFile(path string, opts replay.Options) (*trace.Program, *replay.Resul
 	return p, res, err
 }
 
-// policyPlan returns the plan a replay of p under the named policy makes.
+// policyPlan returns the plan a replay of p under the named policy (and the default
+// fit) makes.
 func policyPlan(p *trace.Program, policy string) (*trace.Plan, error) {
-	pol, err := subarena.ParsePolicy(policy)
-	if err != nil {
-		return nil, err
-	}
-	res, err := replay.Run(p, replay.Options{Policy: pol})
+	res, err := replayUnder(p, policy, "")
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/subarena/subarena/bench"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
-	"github.com/subarena/subarena/trace/replay"
 )
 
 // vizFlags are viz's options.
@@ -117,15 +116,6 @@ func vizSVG(cmd *cobra.Command, file string, fl vizFlags) error {
 		return err
 	}
 	return unsafePlans(cmd, file, []string{fl.planPath}, []*check.Report{unsafe})
-}
-
-// replayUnder replays p under the named policy and fit.
-func replayUnder(p *trace.Program, policy, fit string) (*replay.Result, error) {
-	opts, err := replayOptions(policy, fit)
-	if err != nil {
-		return nil, err
-	}
-	return replay.Run(p, opts)
 }
 
 // checkedPlan loads the plan at path and checks it against p; a plan that does not fit

@@ -10,6 +10,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/bench"
+	"github.com/subarena/subarena/internal/benchtest"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -51,24 +52,11 @@ func readViewer(t *testing.T, path string) viewerData {
 	return v
 }
 
-// runFreshStreams is runStreams with every flag back at its default first.
-func runFreshStreams(args ...string) result {
-	resetFlags()
-	return runStreams(args...)
-}
-
 // segments counts the pieces of p's timeline under pol.
 func segments(t *testing.T, path string, pol subarena.Policy) int {
 	t.Helper()
-	p, err := loadProgram(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := replay.Run(p, replay.Options{Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tl, err := bench.ReplayTimeline(p, res)
+	p := benchtest.Program(t, path)
+	tl, err := bench.ReplayTimeline(p, benchtest.Replay(t, p, replay.Options{Policy: pol}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +74,7 @@ func TestVizHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := filepath.Join(dir, "t.html")
-	r := runFreshStreams("viz", abs, "--html", "-o", page)
+	r := runClean(t, "viz", abs, "--html", "-o", page)
 	if r.code != 0 || !strings.Contains(r.stderr, "wrote "+page) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -96,7 +84,7 @@ func TestVizHTML(t *testing.T) {
 		t.Fatalf("page data %+v", v)
 	}
 
-	r = runFreshStreams("viz", abs, "--html", "-o", page, "--policy", "ir-order", "--compare", "whole-fenced")
+	r = runClean(t, "viz", abs, "--html", "-o", page, "--policy", "ir-order", "--compare", "whole-fenced")
 	if r.code != 0 || !strings.Contains(r.stderr, "UNSAFE: 1 violations") {
 		t.Fatalf("ir-order: exit %d: %s", r.code, r.stderr)
 	}
@@ -117,7 +105,7 @@ func TestVizHTML(t *testing.T) {
 		t.Fatalf("replay: exit %d: %s", code, out)
 	}
 	t.Chdir(dir)
-	r = runFreshStreams("viz", abs, "--html", "--plan", safePlan, "--compare", "subrange-fenced")
+	r = runClean(t, "viz", abs, "--html", "--plan", safePlan, "--compare", "subrange-fenced")
 	if r.code != 0 || !strings.Contains(r.stderr, "wrote timeline.html") {
 		t.Fatalf("plan vs replay: exit %d: %s", r.code, r.stderr)
 	}
@@ -127,7 +115,7 @@ func TestVizHTML(t *testing.T) {
 		t.Fatalf("plan vs replay: %+v", v)
 	}
 	// An unsafe plan as the second run: drawn, with its violation, and exit 1.
-	r = runFreshStreams("viz", abs, "--html", "-o", page, "--compare-plan", unsafePlan)
+	r = runClean(t, "viz", abs, "--html", "-o", page, "--compare-plan", unsafePlan)
 	if r.code != 1 || !strings.Contains(r.stderr, "UNSAFE") || !strings.Contains(r.stderr, "wrote "+page) {
 		t.Fatalf("unsafe plan: exit %d: %s", r.code, r.stderr)
 	}
@@ -146,7 +134,7 @@ func TestVizHTMLGGMLDump(t *testing.T) {
 	}
 	a, b := filepath.Join(dir, "a.html"), filepath.Join(dir, "b.html")
 	for _, c := range [][2]string{{dump, a}, {ggmlTiny, b}} {
-		if r := runFreshStreams("viz", c[0], "--html", "-o", c[1]); r.code != 0 {
+		if r := runClean(t, "viz", c[0], "--html", "-o", c[1]); r.code != 0 {
 			t.Fatalf("viz %s: exit %d: %s", c[0], r.code, r.stderr)
 		}
 	}
@@ -175,7 +163,7 @@ func TestVizHTMLBadInput(t *testing.T) {
 		{[]string{"viz", example, "--html", "-o", page, "--fit", "nope"}, "nope"},
 		{[]string{"viz", example, "--html", "-o", filepath.Join(dir, "no", "such", "dir.html")}, "no such file or directory"},
 	} {
-		r := runFreshStreams(c.args...)
+		r := runClean(t, c.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.msg) || !strings.HasPrefix(r.stderr, "subarena: ") {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.msg)
 		}

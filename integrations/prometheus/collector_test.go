@@ -135,6 +135,43 @@ subarena_pending_bytes{allocator="kv"} 0
 	}
 }
 
+// TestCollectorMetricNames: every family the Collector exports, each Stats gauge, the
+// per-engine pending bytes and the NoSpaceError's, is named Namespace_... and every series
+// carries the label allocator.
+func TestCollectorMetricNames(t *testing.T) {
+	a, _, _, noSpace := starved(t)
+	c := NewCollector()
+	if err := c.Add("kv", a); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Observe("kv", noSpace) {
+		t.Fatal("Observe did not record the NoSpaceError")
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(families) != len(statsMetrics)+5 {
+		t.Fatalf("%d families, want %d", len(families), len(statsMetrics)+5)
+	}
+	for _, mf := range families {
+		if !strings.HasPrefix(mf.GetName(), Namespace+"_") {
+			t.Errorf("%s is not named %s_...", mf.GetName(), Namespace)
+		}
+		for _, m := range mf.GetMetric() {
+			labelled := false
+			for _, l := range m.GetLabel() {
+				labelled = labelled || l.GetName() == "allocator" && l.GetValue() == "kv"
+			}
+			if !labelled {
+				t.Errorf("%s%v lacks allocator=kv", mf.GetName(), m.GetLabel())
+			}
+		}
+	}
+}
+
 // TestCollectorNames: names are unique and non-empty; Observe ignores other errors,
 // nil, and names not collected; Remove drops an Allocator's series.
 func TestCollectorNames(t *testing.T) {
@@ -206,9 +243,10 @@ func TestCollectorConcurrent(t *testing.T) {
 			defer wg.Done()
 			for range 200 {
 				pt, _ := tl.Point(eng)
-				b, err := a.Alloc(1<<15, pt) // too large: a NoSpaceError
+				_, err := a.Alloc(1<<15, pt) // too large: a NoSpaceError
 				c.Observe(name, err)
-				if b, err = a.Alloc(4096, pt); err != nil {
+				b, err := a.Alloc(4096, pt)
+				if err != nil {
 					c.Observe(name, err)
 					continue
 				}
