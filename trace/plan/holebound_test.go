@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/subarena/subarena/trace/internal/testfiles"
 )
 
 // liveRuns returns the maximal runs of item it's bytes live at time tm,
@@ -140,7 +142,7 @@ func exactOptimum(p *Problem) int64 {
 func TestHoleBoundBelowOptimum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	iters := 1500
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testfiles.RaceEnabled {
 		iters = 400
 	}
 	lifted, tight, hiding := 0, 0, 0

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/subarena/subarena/trace/internal/testfiles"
 )
 
 // instance is one MiniMalloc benchmark with its published figures.
@@ -127,7 +129,7 @@ func TestMiniMallocSearch(t *testing.T) {
 		budget = 5 * time.Second
 	}
 	for _, in := range instances {
-		if !long && raceEnabled && in.name != "C" && in.name != "input" {
+		if !long && testfiles.RaceEnabled && in.name != "C" && in.name != "input" {
 			continue
 		}
 		p := loadInstance(t, in.name)

@@ -180,7 +180,8 @@ type Result struct {
 	// mark. A buffer placed in place over a strided footprint has a
 	// placement (Plan.Placements) instead of an offset.
 	Plan *trace.Plan
-	// Trace is the trace Plan is for: the input.
+	// Trace is the trace Plan is for: the input, or the reordering of it that
+	// Options.Reorder kept (see Reordering).
 	Trace *trace.Trace
 	// Relaid names the buffers with placements, in buffer order.
 	Relaid []string

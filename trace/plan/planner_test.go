@@ -316,7 +316,7 @@ func noneStrided(int) bool   { return false }
 
 // raceIters is n, or underRace under the race detector.
 func raceIters(n, underRace int) int {
-	if raceEnabled {
+	if testfiles.RaceEnabled {
 		return underRace
 	}
 	return n

@@ -9,6 +9,7 @@ import (
 
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -19,7 +20,7 @@ import (
 // the budget ended first.
 func TestScaleShapesPlan(t *testing.T) {
 	n := 1000
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testfiles.RaceEnabled {
 		n = 300
 	}
 	shapes := append(planScaleShapes[:len(planScaleShapes):len(planScaleShapes)],
