@@ -83,7 +83,7 @@ func UnknownFormat(what string, also ...error) error {
 // UnsupportedFormat returns the error a reader gives for a document whose "format" names
 // a format (or version) it does not read: its text is msg, and it matches
 // ErrUnknownFormat and ErrFormat through errors.Is. The loaders (package
-// trace/tracefile) use it.
+// trace/tracefile) and the ggml importer use it.
 func UnsupportedFormat(msg string) error {
 	return &formatError{msg: msg, is: []error{ErrUnknownFormat, ErrFormat}}
 }

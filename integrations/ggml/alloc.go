@@ -329,19 +329,25 @@ func (a *Allocator) Reserve(graph unsafe.Pointer) error {
 // Plan returns the plan for graph's structure, planning it if the cache does
 // not hold it; it touches neither the graph nor the buffer. The Plan is
 // shared with the cache: do not modify it.
-func (a *Allocator) Plan(graph unsafe.Pointer) (*Plan, error) {
+func (a *Allocator) Plan(graph unsafe.Pointer) (p *Plan, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.sc.s == nil {
 		return nil, errFreed
 	}
 	if a.opts.Reorder {
-		nodes, err := a.reorder(graph)
-		if err != nil {
-			return nil, err
+		nodes, oerr := a.reorder(graph)
+		if oerr != nil {
+			return nil, oerr
 		}
 		if nodes != nil {
-			defer permuteNodes((*C.struct_ggml_cgraph)(graph), inverse(nodes))
+			// The graph goes back to its own order however planning ends; a
+			// failure to restore it fails the call.
+			defer func() {
+				if rerr := permuteNodes((*C.struct_ggml_cgraph)(graph), inverse(nodes)); rerr != nil && err == nil {
+					p, err = nil, rerr
+				}
+			}()
 		}
 	}
 	if err := a.sc.scan(graph); err != nil {

@@ -135,8 +135,8 @@ func ImportProgram(data []byte, name string) (*trace.Program, error) {
 		return nil, ggmlJSONError(data, err)
 	}
 	if g.Format != Format {
-		return nil, &formatError{msg: fmt.Sprintf("ggml: unsupported format %q; this reader knows %s", g.Format,
-			trace.Format+" and "+Format)}
+		return nil, trace.UnsupportedFormat(fmt.Sprintf("ggml: unsupported format %q; this reader knows %s", g.Format,
+			trace.Format+" and "+Format))
 	}
 	if g.Alignment <= 0 || g.Alignment&(g.Alignment-1) != 0 {
 		return nil, fmt.Errorf("ggml: %w: alignment %d", trace.ErrInvalidGranule, g.Alignment)
@@ -400,10 +400,3 @@ func ggmlLayout(x *Tensor) (shape, strides []int64, elem int64, err error) {
 	}
 	return shape, strides, ty.size, nil
 }
-
-// formatError is a document naming another format than Format: its text; it matches
-// trace.ErrFormat and trace.ErrUnknownFormat.
-type formatError struct{ msg string }
-
-func (e *formatError) Error() string   { return e.msg }
-func (e *formatError) Unwrap() []error { return []error{trace.ErrFormat, trace.ErrUnknownFormat} }
