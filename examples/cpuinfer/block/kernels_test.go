@@ -182,10 +182,9 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 		total := p0 + n
 		q := randomDense(rng, n, h, dh)
 		kc, vc := randomDense(rng, total, h, dh), randomDense(rng, total, h, dh)
-		var segs, ssegs []Segment
+		var ssegs []Segment
 		for lo := 0; lo < total; {
 			hi := min(total, lo+1+rng.IntN(3))
-			segs = append(segs, Segment{Lo: lo, K: kc.Rows(lo, hi), V: vc.Rows(lo, hi)})
 			ssegs = append(ssegs, Segment{Lo: lo, K: restride(rng, kc.Rows(lo, hi)), V: restride(rng, vc.Rows(lo, hi))})
 			lo = hi
 		}
