@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/subarena/subarena/internal/invarianttest"
 )
 
 // TestDelivered: a completion reads as completed as soon as Complete has
@@ -71,7 +73,5 @@ func TestDelivered(t *testing.T) {
 	if err := x.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := tl.CheckInvariants(); err != nil {
-		t.Fatal(err)
-	}
+	invarianttest.Invariants(t, tl)
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/subarena/subarena/internal/invarianttest"
 )
 
 // TestErrors checks every bad input: the error matches its sentinels and
@@ -74,7 +76,7 @@ func TestErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tl := tc.setup(t)
-			mustCheck(t, tl)
+			invarianttest.Invariants(t, tl)
 			before := snapshot(tl)
 			err := tc.call(tl)
 			if err == nil {
@@ -95,7 +97,7 @@ func TestErrors(t *testing.T) {
 				}
 			}
 			requireSameState(t, before, snapshot(tl), tc.name)
-			mustCheck(t, tl)
+			invarianttest.Invariants(t, tl)
 		})
 	}
 }
