@@ -20,9 +20,7 @@ func TestErrors(t *testing.T) {
 		a3 := mustSubmit(tb, tl, 0)
 		b1 := mustSubmit(tb, tl, 1, a2)
 		c1 := mustSubmit(tb, tl, 2, b1)
-		if err := tl.Complete(a3); err != nil {
-			tb.Fatal(err)
-		}
+		mustComplete(tb, tl, a3)
 		_ = c1
 		return tl
 	}
@@ -62,9 +60,7 @@ func TestErrors(t *testing.T) {
 			tl := newEngines(tb, 2)
 			a := mustSubmit(tb, tl, 0)
 			b := mustSubmit(tb, tl, 1, a)
-			if err := tl.Complete(b); err != nil {
-				tb.Fatal(err)
-			}
+			mustComplete(tb, tl, b)
 			return tl
 		}, func(tl *Timeline) error { return tl.Complete(Event{0, 1}) }, []error{ErrAlreadyCompleted}},
 		{"event clock of unknown event", setup, func(tl *Timeline) error { _, err := tl.EventClock(Event{2, 5}); return err }, []error{ErrUnknownEvent}},
