@@ -7,35 +7,52 @@ import (
 	sasync "github.com/subarena/subarena/sync"
 )
 
-// waitForSpace is AllocWaiting's wait. It blocks the host, through x, until
-// the work ns names has completed and every subscriber of x's Timeline (the
-// Allocator that returned ns among them) has seen it, so that retrying the
-// allocation finds the bytes it frees: the event ns.Wait when ns names one,
-// else the last op of every engine in engines that still has work in
-// flight. seen is the Timeline's DeliveredClock from before the allocation
-// that failed with ns. waitable says whether the host may block on an engine's work (for
-// example not on one that runs only once the host lets it); nil means every
-// engine.
+// SpaceWait says how AllocWaiting waits when nothing fits.
+type SpaceWait struct {
+	// Executor runs the program's ops; the host waits through it.
+	Executor *sasync.Executor
+	// Engines are those whose last op is waited for when a NoSpaceError
+	// names no event the host may wait for.
+	Engines []sasync.EngineID
+	// Waitable says whether the host may block on an engine's work; nil
+	// means every engine.
+	Waitable func(sasync.EngineID) bool
+	// Stalled, when not nil, is called each time nothing fits, before the
+	// wait, with the number of attempts that failed before this one.
+	Stalled func(attempt int)
+}
+
+// mayWait says whether w lets the host block on engine e's work.
+func (w *SpaceWait) mayWait(e sasync.EngineID) bool { return w.Waitable == nil || w.Waitable(e) }
+
+// wait is AllocWaiting's wait. It blocks the host, through w.Executor,
+// until the work ns names has completed and every subscriber of the
+// Executor's Timeline (the Allocator that returned ns among them) has seen
+// it, so that retrying the allocation finds the bytes it frees: the event
+// ns.Wait when ns names one on an engine w.Waitable allows, else the last
+// op of every engine in w.Engines that still has work in flight. seen is
+// the Timeline's DeliveredClock from before the allocation that failed
+// with ns.
 //
 // It reports true when a retry may succeed: it waited, or some completion
-// (ns.Wait's among them) has been delivered since seen. It reports false,
-// with no error, when there is nothing left to wait for: ns names no event
-// the host may wait for, every such last op has completed and been seen,
-// and nothing was delivered after the failed allocation, so the live set
-// does not fit and retrying fails again. An error is x.Wait's.
-func waitForSpace(x *sasync.Executor, ns *NoSpaceError, waitable func(sasync.EngineID) bool, seen *sasync.Clock, engines ...sasync.EngineID) (bool, error) {
+// (ns.Wait's among them) has been delivered. It reports false, with no
+// error, when there is nothing left to wait for: ns names no event the
+// host may wait for, every such last op has completed and been seen, and
+// nothing was delivered after the failed allocation, so the live set does
+// not fit and retrying fails again. An error is the Executor's Wait's.
+func (w *SpaceWait) wait(ns *NoSpaceError, seen *sasync.Clock) (bool, error) {
+	x := w.Executor
 	tl := x.Timeline()
-	may := func(e sasync.EngineID) bool { return waitable == nil || waitable(e) }
-	if ns.HasWait && may(ns.Wait.Engine) {
+	if ns.HasWait && w.mayWait(ns.Wait.Engine) {
 		if tl.Delivered(ns.Wait) {
-			return true, nil // seen since ns was made: the space is back
+			return true, nil // the Allocator has seen it: retry at once
 		}
 		return true, x.Wait(ns.Wait)
 	}
 	waited := false
-	for _, e := range engines {
+	for _, e := range w.Engines {
 		last := sasync.Event{Engine: e, Seq: tl.Submitted(e)}
-		if tl.Delivered(last) || !may(e) {
+		if tl.Delivered(last) || !w.mayWait(e) {
 			continue
 		}
 		if err := x.Wait(last); err != nil {
@@ -50,21 +67,6 @@ func waitForSpace(x *sasync.Executor, ns *NoSpaceError, waitable func(sasync.Eng
 	// engine the Stalled hook let run, say) has given bytes back already.
 	now := tl.DeliveredClock()
 	return !now.LessEq(seen), nil
-}
-
-// SpaceWait says how AllocWaiting waits when nothing fits.
-type SpaceWait struct {
-	// Executor runs the program's ops; the host waits through it.
-	Executor *sasync.Executor
-	// Engines are those whose last op is waited for when a NoSpaceError
-	// names no event the host may wait for.
-	Engines []sasync.EngineID
-	// Waitable says whether the host may block on an engine's work; nil
-	// means every engine.
-	Waitable func(sasync.EngineID) bool
-	// Stalled, when not nil, is called each time nothing fits, before the
-	// wait, with the number of attempts that failed before this one.
-	Stalled func(attempt int)
 }
 
 // AllocWaiting returns a buffer of size bytes for a writer at engine e's
@@ -96,7 +98,7 @@ func (a *Allocator) AllocWaiting(size int64, e sasync.EngineID, w SpaceWait) (*B
 		if w.Stalled != nil {
 			w.Stalled(attempt)
 		}
-		progress, werr := waitForSpace(w.Executor, ns, w.Waitable, &seen, w.Engines...)
+		progress, werr := w.wait(ns, &seen)
 		if werr != nil {
 			return nil, werr
 		}

@@ -65,27 +65,32 @@ func (h *heldByReader) fitsAt(t *testing.T, why string) *Buffer {
 	return b
 }
 
+// spaceWait is a SpaceWait through h's executor.
+func (h *heldByReader) spaceWait(waitable func(sasync.EngineID) bool, engines ...sasync.EngineID) *SpaceWait {
+	return &SpaceWait{Executor: h.x, Engines: engines, Waitable: waitable}
+}
+
 // TestWaitForSpace: when the only room is held by a reader still running,
-// waitForSpace waits for it and returns once the Allocator has the bytes
+// SpaceWait.wait waits for it and returns once the Allocator has the bytes
 // back, so the retry succeeds; with nothing in flight, or only work the
 // host may not wait for, it reports false.
 func TestWaitForSpace(t *testing.T) {
 	h := newHeldByReader(t)
 	ns, seen := h.failAt(t)
 	never := func(sasync.EngineID) bool { return false }
-	ok, err := waitForSpace(h.x, ns, never, &seen, h.e0, h.e1)
+	ok, err := h.spaceWait(never, h.e0, h.e1).wait(ns, &seen)
 	require.NoError(t, err)
 	require.False(t, ok, "the only work in flight may not be waited for")
 
 	h.open()
-	ok, err = waitForSpace(h.x, ns, nil, &seen, h.e0)
+	ok, err = h.spaceWait(nil, h.e0).wait(ns, &seen)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.True(t, h.tl.Delivered(h.ev))
-	h.fitsAt(t, "the reader's completion reached the Allocator before waitForSpace returned")
+	h.fitsAt(t, "the reader's completion reached the Allocator before the wait returned")
 
 	ns, seen = h.failAt(t)
-	ok, err = waitForSpace(h.x, ns, nil, &seen, h.e0)
+	ok, err = h.spaceWait(nil, h.e0).wait(ns, &seen)
 	require.NoError(t, err)
 	require.False(t, ok, "nothing in flight: the live set does not fit")
 	require.NoError(t, h.a.CheckInvariants())
@@ -93,7 +98,7 @@ func TestWaitForSpace(t *testing.T) {
 
 // TestWaitForSpaceDeliveredSince: work the host may not wait for that
 // completes between the failed allocation and the wait has already given
-// its bytes back, so waitForSpace reports that a retry may succeed, and
+// its bytes back, so SpaceWait.wait reports that a retry may succeed, and
 // the retry does.
 func TestWaitForSpaceDeliveredSince(t *testing.T) {
 	h := newHeldByReader(t)
@@ -101,13 +106,13 @@ func TestWaitForSpaceDeliveredSince(t *testing.T) {
 	h.open() // the reader runs now, as a Stalled hook may let it
 	require.NoError(t, h.x.Wait(h.ev))
 	notE0 := func(e sasync.EngineID) bool { return e != h.e0 }
-	ok, err := waitForSpace(h.x, ns, notE0, &seen, h.e0, h.e1)
+	ok, err := h.spaceWait(notE0, h.e0, h.e1).wait(ns, &seen)
 	require.NoError(t, err)
 	require.True(t, ok, "the reader's completion was delivered after the failed allocation")
 	h.fitsAt(t, "the retry after the delivery")
 
 	ns, seen = h.failAt(t)
-	ok, err = waitForSpace(h.x, ns, notE0, &seen, h.e0, h.e1)
+	ok, err = h.spaceWait(notE0, h.e0, h.e1).wait(ns, &seen)
 	require.NoError(t, err)
 	require.False(t, ok, "nothing delivered since: the live set does not fit")
 	require.NoError(t, h.a.CheckInvariants())

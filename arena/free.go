@@ -119,10 +119,7 @@ func (a *Arena) Free(off, size int64) error {
 		if next := ln.chain; *pc == left {
 			*pc = next
 			if next == none {
-				s0 := a.tails.level[0]
-				v := s0[wl>>6] &^ (1 << (uint64(wl) & 63))
-				s0[wl>>6] = v
-				if v == 0 {
+				if a.tails.clearLow(wl) {
 					a.tails.clearAbove(wl >> 6)
 				}
 			}
@@ -146,12 +143,9 @@ func (a *Arena) Free(off, size int64) error {
 		nd.hi = hi
 		if wl, wh := (lo-1)>>bucketShift, (hi-1)>>bucketShift; wl != wh {
 			pc := &chains[wl]
-			s0 := a.tails.level[0]
 			if *pc == left {
 				*pc = none
-				v := s0[wl>>6] &^ (1 << (uint64(wl) & 63))
-				s0[wl>>6] = v
-				if v == 0 {
+				if a.tails.clearLow(wl) {
 					a.tails.clearAbove(wl >> 6)
 				}
 			} else {
@@ -162,9 +156,7 @@ func (a *Arena) Free(off, size int64) error {
 			}
 			pc = &chains[wh]
 			if *pc == none {
-				old := s0[wh>>6]
-				s0[wh>>6] = old | 1<<(uint64(wh)&63)
-				if old == 0 {
+				if a.tails.setLow(wh) {
 					a.tails.setAbove(wh >> 6)
 				}
 			} else {
@@ -202,10 +194,7 @@ func (a *Arena) Free(off, size int64) error {
 		wh := (hi - 1) >> bucketShift
 		pc := &chains[wh]
 		if *pc == none {
-			s0 := a.tails.level[0]
-			old := s0[wh>>6]
-			s0[wh>>6] = old | 1<<(uint64(wh)&63)
-			if old == 0 {
+			if a.tails.setLow(wh) {
 				a.tails.setAbove(wh >> 6)
 			}
 		} else {

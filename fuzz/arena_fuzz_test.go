@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/internal/invarianttest"
 )
 
 // arenaModel is the slow reference for FuzzArena: one bit per granule.
@@ -273,9 +274,7 @@ func runArenaProgram(t *testing.T, prog []byte) {
 			t.Fatalf("after Reset: %+v", s)
 		}
 	}
-	if err := a.CheckInvariants(); err != nil {
-		t.Fatal(err)
-	}
+	invarianttest.Invariants(t, a)
 }
 
 // cut removes the byte range [lo, hi) from the live blocks.

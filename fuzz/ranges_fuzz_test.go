@@ -5,6 +5,7 @@ import (
 
 	"github.com/bits-and-blooms/bitset"
 	"github.com/subarena/subarena/internal/bitruns"
+	"github.com/subarena/subarena/internal/invarianttest"
 	"github.com/subarena/subarena/ranges"
 )
 
@@ -68,9 +69,7 @@ func FuzzRanges(f *testing.F) {
 				if err := s.Translate(d); err != nil {
 					t.Fatalf("Translate(%d): %v", d, err)
 				}
-				if err := s.CheckInvariants(); err != nil {
-					t.Fatal(err)
-				}
+				invarianttest.Invariants(t, &s)
 				if !before.IsEmpty() && s.Bounds().Lo != before.Bounds().Lo+d {
 					t.Fatalf("Translate(%d) moved %v to %v", d, before.Bounds(), s.Bounds())
 				}
@@ -166,12 +165,8 @@ func rfQueries(t *testing.T, s *ranges.Set, ms *bitset.BitSet, o *ranges.Set, mo
 func rfCheckAlign(t *testing.T, s *ranges.Set, ms *bitset.BitSet, g int64) {
 	t.Helper()
 	out, in := s.AlignOut(g), s.AlignIn(g)
-	if err := out.CheckInvariants(); err != nil {
-		t.Fatal(err)
-	}
-	if err := in.CheckInvariants(); err != nil {
-		t.Fatal(err)
-	}
+	invarianttest.Invariants(t, &out)
+	invarianttest.Invariants(t, &in)
 	// Every granule [k·g, (k+1)·g) is in out iff s touches it, in in iff s covers it.
 	for lo := int64(rfModelLo); lo < rfModelLo+rfModelN; lo += g {
 		touched, full := false, true

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/bits-and-blooms/bitset"
+	"github.com/subarena/subarena/internal/invarianttest"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
 	"github.com/subarena/subarena/strided/stridedtest"
@@ -103,9 +104,7 @@ func FuzzStridedCover(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Cover(%v): %v", l, err)
 		}
-		if err := set.CheckInvariants(); err != nil {
-			t.Fatal(err)
-		}
+		invarianttest.Invariants(t, &set)
 		got := sfSetBits(t, &set, size)
 		eff := budget
 		if eff <= 0 {

@@ -234,7 +234,7 @@ func checkQueries(t *testing.T, rng *rand.Rand, s *Set, m *bitset.BitSet, o *Set
 func TestAlignAgainstBitmap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 2000 {
-		s := randSet(&*rng)
+		s := randSet(rng)
 		g := int64(1) << rng.IntN(5)
 		if rng.IntN(4) == 0 {
 			g = 1 + rng.Int64N(7)

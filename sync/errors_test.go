@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/subarena/subarena/internal/invarianttest"
 )
 
 // TestErrors checks every bad input: the error matches its sentinels and
@@ -18,9 +20,7 @@ func TestErrors(t *testing.T) {
 		a3 := mustSubmit(tb, tl, 0)
 		b1 := mustSubmit(tb, tl, 1, a2)
 		c1 := mustSubmit(tb, tl, 2, b1)
-		if err := tl.Complete(a3); err != nil {
-			tb.Fatal(err)
-		}
+		mustComplete(tb, tl, a3)
 		_ = c1
 		return tl
 	}
@@ -60,9 +60,7 @@ func TestErrors(t *testing.T) {
 			tl := newEngines(tb, 2)
 			a := mustSubmit(tb, tl, 0)
 			b := mustSubmit(tb, tl, 1, a)
-			if err := tl.Complete(b); err != nil {
-				tb.Fatal(err)
-			}
+			mustComplete(tb, tl, b)
 			return tl
 		}, func(tl *Timeline) error { return tl.Complete(Event{0, 1}) }, []error{ErrAlreadyCompleted}},
 		{"event clock of unknown event", setup, func(tl *Timeline) error { _, err := tl.EventClock(Event{2, 5}); return err }, []error{ErrUnknownEvent}},
@@ -74,7 +72,7 @@ func TestErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tl := tc.setup(t)
-			mustCheck(t, tl)
+			invarianttest.Invariants(t, tl)
 			before := snapshot(tl)
 			err := tc.call(tl)
 			if err == nil {
@@ -95,7 +93,7 @@ func TestErrors(t *testing.T) {
 				}
 			}
 			requireSameState(t, before, snapshot(tl), tc.name)
-			mustCheck(t, tl)
+			invarianttest.Invariants(t, tl)
 		})
 	}
 }

@@ -52,10 +52,3 @@ func summarize(s timelineState) string {
 	}
 	return fmt.Sprintf("engines=%d submitted=%v completed=%v host=%v subs=%d", s.n, sub, s.completed, s.host, s.subs)
 }
-
-func mustCheck(tb testing.TB, t *Timeline) {
-	tb.Helper()
-	if err := t.CheckInvariants(); err != nil {
-		tb.Fatal(err)
-	}
-}

@@ -272,6 +272,9 @@ func (t *Timeline) Complete(ev Event) error {
 	}
 	t.mu.Lock()
 	t.delivered.Join(&completed)
+	if invariants {
+		t.verifyLocked()
+	}
 	t.mu.Unlock()
 	t.delivery.Broadcast()
 	return nil

@@ -415,18 +415,23 @@ func TestExportedNamesHaveUsers(t *testing.T) {
 	fset, pkgs := load(t, root)
 	used := usedOutside(pkgs)
 	var bad []string
+	seen := 0 // exported names looked at, so that finding none fails
 	for _, pk := range pkgs {
 		if len(pk.files) == 0 || pk.name == "main" || pk.importPath == "" {
 			continue
 		}
 		reach, examples := reachable(pk), inExamples(pk)
 		for _, d := range exported(fset, pk) {
+			seen++
 			if d.err || used[pk.importPath][d.name] || reach[d.name] || examples[d.name] || named(pk.doc, d.name) {
 				continue
 			}
 			rel, _ := filepath.Rel(root, d.pos.Filename)
 			bad = append(bad, rel+":"+strconv.Itoa(d.pos.Line)+": "+pk.name+"."+d.name)
 		}
+	}
+	if seen == 0 || pkgs[root] == nil {
+		t.Fatalf("loaded no exported names (%d names, root package loaded: %v)", seen, pkgs[root] != nil)
 	}
 	slices.Sort(bad)
 	for _, b := range bad {

@@ -122,7 +122,7 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 		n, d, m, h := 1+rng.IntN(4), 2*(1+rng.IntN(4)), 1+rng.IntN(6), 1+rng.IntN(3)
 		dh := d
 
-		// MatMul.
+		// matMul.
 		in := randomDense(rng, n, d)
 		wt := randomDense(rng, d, m).Data
 		out := newDense(n, m)
@@ -154,7 +154,7 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 			return f64(in, idx...) / math.Sqrt(ss/float64(d)+float64(rmsEps)) * float64(scale[idx[1]]), 10
 		})
 
-		// Rope, in place.
+		// rope, in place.
 		p0 := rng.IntN(5)
 		x := randomDense(rng, n, h, dh)
 		cos, sin := ropeTables(p0+n, dh)
@@ -182,10 +182,9 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 		total := p0 + n
 		q := randomDense(rng, n, h, dh)
 		kc, vc := randomDense(rng, total, h, dh), randomDense(rng, total, h, dh)
-		var segs, ssegs []Segment
+		var ssegs []Segment
 		for lo := 0; lo < total; {
 			hi := min(total, lo+1+rng.IntN(3))
-			segs = append(segs, Segment{Lo: lo, K: kc.Rows(lo, hi), V: vc.Rows(lo, hi)})
 			ssegs = append(ssegs, Segment{Lo: lo, K: restride(rng, kc.Rows(lo, hi)), V: restride(rng, vc.Rows(lo, hi))})
 			lo = hi
 		}
@@ -217,7 +216,7 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 			return v, 10
 		})
 
-		// SiLU·up and Add, out aliasing the first operand as in the arena run.
+		// siluMul and add, out aliasing the first operand as in the arena run.
 		g, u := randomDense(rng, n, m), randomDense(rng, n, m)
 		g0 := Tensor{Data: append([]float32(nil), g.Data...), Shape: g.Shape, Strides: g.Strides}
 		sg, su := restride(rng, g), restride(rng, u)
@@ -244,7 +243,7 @@ func TestKernelsStridedAndOracle(t *testing.T) {
 		sameBits(t, "add", sa, sum)
 		near(t, "add", sum, func(idx ...int) (float64, float64) { return f64(a, idx...) + f64(b, idx...), 2 })
 
-		// Copy and Argmax.
+		// copyInto and argmax.
 		cp := restride(rng, newDense(n, h, dh))
 		if err := copyInto(cp, q); err != nil {
 			t.Fatal(err)

@@ -136,7 +136,7 @@ func floats(b []byte) ([]float32, error) {
 }
 
 // backing returns n bytes (a multiple of 4) whose first byte is aligned for
-// float32, for an arena's Config.backing: they are allocated as float32s.
+// float32, for an arena's Config.Backing: they are allocated as float32s.
 func backing(n int64) []byte {
 	f := make([]float32, (n+3)/4)
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), len(f)*4)
