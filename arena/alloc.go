@@ -105,7 +105,10 @@ carve:
 		if *p == h {
 			*p = next
 			if next == none {
-				if a.tails.clearLow(w) {
+				s0 := a.tails.level[0]
+				v := s0[w>>6] &^ (1 << (uint64(w) & 63))
+				s0[w>>6] = v
+				if v == 0 {
 					a.tails.clearAbove(w >> 6)
 				}
 			}

@@ -119,7 +119,10 @@ func (a *Arena) Free(off, size int64) error {
 		if next := ln.chain; *pc == left {
 			*pc = next
 			if next == none {
-				if a.tails.clearLow(wl) {
+				s0 := a.tails.level[0]
+				v := s0[wl>>6] &^ (1 << (uint64(wl) & 63))
+				s0[wl>>6] = v
+				if v == 0 {
 					a.tails.clearAbove(wl >> 6)
 				}
 			}
@@ -143,9 +146,12 @@ func (a *Arena) Free(off, size int64) error {
 		nd.hi = hi
 		if wl, wh := (lo-1)>>bucketShift, (hi-1)>>bucketShift; wl != wh {
 			pc := &chains[wl]
+			s0 := a.tails.level[0]
 			if *pc == left {
 				*pc = none
-				if a.tails.clearLow(wl) {
+				v := s0[wl>>6] &^ (1 << (uint64(wl) & 63))
+				s0[wl>>6] = v
+				if v == 0 {
 					a.tails.clearAbove(wl >> 6)
 				}
 			} else {
@@ -156,7 +162,9 @@ func (a *Arena) Free(off, size int64) error {
 			}
 			pc = &chains[wh]
 			if *pc == none {
-				if a.tails.setLow(wh) {
+				old := s0[wh>>6]
+				s0[wh>>6] = old | 1<<(uint64(wh)&63)
+				if old == 0 {
 					a.tails.setAbove(wh >> 6)
 				}
 			} else {
@@ -194,7 +202,10 @@ func (a *Arena) Free(off, size int64) error {
 		wh := (hi - 1) >> bucketShift
 		pc := &chains[wh]
 		if *pc == none {
-			if a.tails.setLow(wh) {
+			s0 := a.tails.level[0]
+			old := s0[wh>>6]
+			s0[wh>>6] = old | 1<<(uint64(wh)&63)
+			if old == 0 {
 				a.tails.setAbove(wh >> 6)
 			}
 		} else {

@@ -80,20 +80,15 @@ func (t *tailBits) grow(n int64) {
 	*t = fresh
 }
 
-// set sets bit w and the summary bits above it that were clear.
+// set sets bit w and the summary bits above it that were clear: the level-0
+// word (Free writes the same inline), then setAbove.
 func (t *tailBits) set(w int64) {
-	if t.setLow(w) {
-		t.setAbove(w >> 6)
-	}
-}
-
-// setLow sets bit w in level 0 only and reports whether its word was empty:
-// then setAbove(w>>6) must follow. It inlines, for Free's hot path.
-func (t *tailBits) setLow(w int64) bool {
 	s0 := t.level[0]
 	old := s0[w>>6]
 	s0[w>>6] = old | 1<<(uint64(w)&63)
-	return old == 0
+	if old == 0 {
+		t.setAbove(w >> 6)
+	}
 }
 
 // setAbove marks word i of level 0, which has just become non-empty, in
@@ -126,21 +121,15 @@ func (t *tailBits) clearAbove(i int64) {
 	}
 }
 
-// clear clears bit w and the summary bits above it whose word empties.
+// clear clears bit w and the summary bits above it whose word empties: the
+// level-0 word (Alloc and Free write the same inline), then clearAbove.
 func (t *tailBits) clear(w int64) {
-	if t.clearLow(w) {
-		t.clearAbove(w >> 6)
-	}
-}
-
-// clearLow clears bit w in level 0 only and reports whether its word
-// emptied: then clearAbove(w>>6) must follow. It inlines, for Alloc's and
-// Free's hot paths.
-func (t *tailBits) clearLow(w int64) bool {
 	s0 := t.level[0]
 	v := s0[w>>6] &^ (1 << (uint64(w) & 63))
 	s0[w>>6] = v
-	return v == 0
+	if v == 0 {
+		t.clearAbove(w >> 6)
+	}
 }
 
 // next returns the first set bit at or after w (w >= 0), or -1: word w/64
