@@ -65,10 +65,7 @@ func TestFastDecodeMutations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(73, 74))
 	corpus := fastCorpus(t)
 	alphabet := []byte(`{}[]:,"\ -+.0123456789eEtruefalsnl` + "\t\n\x00\xff" + `abcdefghijklmnopqrstuvwxyz_`)
-	read, n := 0, 3000
-	if testing.Short() || testfiles.RaceEnabled {
-		n = 600
-	}
+	read, n := 0, testfiles.Count(3000, 600)
 	for iter := range n {
 		src := corpus[rng.IntN(len(corpus))]
 		if len(src) > 4000 {

@@ -270,10 +270,7 @@ func abs64(x int64) int64 {
 // with bruteCheckPlaced violation by violation and byte by byte, and a placement CheckPlan
 // rejects matches ErrPlacement.
 func TestCheckPlacementsAgainstOracle(t *testing.T) {
-	n := 300
-	if testing.Short() || testfiles.RaceEnabled {
-		n = 60
-	}
+	n := testfiles.Count(300, 60)
 	rng := rand.New(rand.NewPCG(7, 8))
 	checked, rejected, placed := 0, 0, 0
 	rules := map[string]int{}

@@ -22,10 +22,7 @@ import (
 // Plan with a byte-by-byte checker and LiveLowerBound with a granule-by-granule one; every
 // plan of a safe policy must be safe and at least LiveLB.
 func TestReplayCheckAgainstOracles(t *testing.T) {
-	n := 150
-	if testing.Short() || testfiles.RaceEnabled {
-		n = 30
-	}
+	n := testfiles.Count(150, 30)
 	rng := rand.New(rand.NewPCG(1, 2))
 	unsafeSeen := 0
 	rules := map[string]int{}
@@ -114,10 +111,7 @@ func TestReplayCheckAgainstOracles(t *testing.T) {
 // placements and every policy's replay plan, Plan reports exactly what the pairwise
 // checker reports.
 func TestCheckSweepMatchesPairwise(t *testing.T) {
-	n := 400
-	if testing.Short() || testfiles.RaceEnabled {
-		n = 60
-	}
+	n := testfiles.Count(400, 60)
 	rng := rand.New(rand.NewPCG(11, 12))
 	rules := map[string]int{}
 	plans := 0
@@ -180,10 +174,7 @@ func TestCheckSweepMatchesPairwiseScaleShapes(t *testing.T) {
 // the checker agrees with the pairwise one, the safe policies' plans are safe and no
 // lower than LiveLB, and LiveLB agrees with its pairwise segments.
 func TestScaleShapes(t *testing.T) {
-	n := 1000
-	if testing.Short() || testfiles.RaceEnabled {
-		n = 300
-	}
+	n := testfiles.Count(1000, 300)
 	for _, sh := range scalegen.Shapes {
 		p := tracetest.ShapeProgram(t, sh, n)
 		pairs := 0
@@ -219,10 +210,7 @@ func TestLiveSegmentsMatchReference(t *testing.T) {
 		}
 		return s
 	}
-	n := 300
-	if testing.Short() || testfiles.RaceEnabled {
-		n = 60
-	}
+	n := testfiles.Count(300, 60)
 	for i := 0; i < n; i++ {
 		p := tracetest.Resolve(t, tracetest.RandomTrace(rng, 10+rng.IntN(100)))
 		check.CompareLiveSegments(t, fmt.Sprintf("trace %d random schedule", i), p, randomSchedule(p))

@@ -141,10 +141,7 @@ func exactOptimum(p *Problem) int64 {
 // optimum.
 func TestHoleBoundBelowOptimum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	iters := 1500
-	if testing.Short() || testfiles.RaceEnabled {
-		iters = 400
-	}
+	iters := testfiles.Count(1500, 400)
 	lifted, tight, hiding := 0, 0, 0
 	for iter := range iters {
 		p := holedProblem(rng, 2+rng.IntN(3))

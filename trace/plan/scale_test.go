@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/subarena/subarena/trace"
-
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/testfiles"
@@ -19,10 +18,7 @@ import (
 // again) and is no lower than the planner's lower bound; the online replay ran, unless
 // the budget ended first.
 func TestScaleShapesPlan(t *testing.T) {
-	n := 1000
-	if testing.Short() || testfiles.RaceEnabled {
-		n = 300
-	}
+	n := testfiles.Count(1000, 300)
 	shapes := append(planScaleShapes[:len(planScaleShapes):len(planScaleShapes)],
 		struct {
 			name  string

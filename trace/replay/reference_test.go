@@ -105,10 +105,7 @@ func TestReplayCountsMatchReference(t *testing.T) {
 			}
 		}
 	}
-	n := 200
-	if testing.Short() || testfiles.RaceEnabled {
-		n = 30
-	}
+	n := testfiles.Count(200, 30)
 	waited := 0
 	for i := 0; i < n; i++ {
 		p := tracetest.Resolve(t, tracetest.RandomTrace(rng, 10+rng.IntN(100)))

@@ -44,3 +44,12 @@ func Text(path string) string {
 	}
 	return string(data)
 }
+
+// Count returns how many random inputs a sweep runs: full in an ordinary run,
+// reduced under -short or the race detector.
+func Count(full, reduced int) int {
+	if testing.Short() || RaceEnabled {
+		return reduced
+	}
+	return full
+}
