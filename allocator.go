@@ -10,6 +10,7 @@ import (
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/liveness"
 	"github.com/subarena/subarena/ranges"
+	"github.com/subarena/subarena/strided"
 	sasync "github.com/subarena/subarena/sync"
 )
 
@@ -78,7 +79,8 @@ type Allocator struct {
 	safeBlocks    []arena.Block  // the same, for the arena's PlaceOver
 	taken         []ranges.Range // the parts of safe runs the placed block takes
 
-	internalErr error // first failure of the arena to take bytes back
+	resv        []*Reservation // open reservations; resv[r.slot] == r
+	internalErr error          // first failure of the arena to take bytes back
 	unsubscribe func()
 
 	// Buffers, Views, residual fences and views' shapes and strides are
@@ -286,6 +288,12 @@ func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*
 			b.residual[e] = fence[e]
 		}
 	}
+	if b.residual != nil {
+		// at passed CheckPoint: its clock is covered by the clock of every
+		// op its engine submits from now on.
+		b.bornAt = sasync.Event{Engine: at.Engine, Seq: a.tl.Submitted(at.Engine)}
+		b.bornCovers = b.residual.LessEq(&at.Clock)
+	}
 	b.size = size
 	a.adopt(b, ranges.Range{Lo: b.off, Hi: b.off + b.span})
 	return b, nil
@@ -397,6 +405,19 @@ func (a *Allocator) adopt(b *Buffer, r ranges.Range) {
 	a.nBuffers++
 }
 
+// listed reports whether b is the very Buffer adopt linked into the live
+// list, not a copy of it: a copy (a Buffer dereferenced and copied by
+// value) has the same fields, but its neighbours do not point at it. A
+// handle copied and used after the original retired, or used in its
+// stead, would free the same bytes twice. Caller holds mu; b is not
+// released.
+func (a *Allocator) listed(b *Buffer) bool {
+	if b.prev != nil {
+		return b.prev.next == b
+	}
+	return a.head == b
+}
+
 // retire unlinks a buffer whose bytes the program no longer holds.
 func (a *Allocator) retire(b *Buffer) {
 	b.released = true
@@ -502,6 +523,9 @@ func (a *Allocator) checkOrder(b *Buffer, ev sasync.Event) (done bool, err error
 		_, err = a.tl.EventClock(ev)
 		return false, err
 	}
+	if done && b.bornOrdered(ev) {
+		return true, nil // a completed op its clock may be forgotten for
+	}
 	ordered, err := a.tl.OrderedAfter(b.residual, ev)
 	if err != nil {
 		return false, err
@@ -532,6 +556,9 @@ func (a *Allocator) checkView(v *View) (*ranges.Set, error) {
 	if v.buf.released {
 		return nil, fmt.Errorf("%w: buffer %d", ErrReleased, v.buf.id)
 	}
+	if !a.listed(v.buf) || (v.depth == 0 && v != &v.buf.whole) {
+		return nil, fmt.Errorf("%w: buffer %d: a copy of a handle", ErrForeign, v.buf.id)
+	}
 	cover, _, err := v.coverLocked()
 	if err != nil {
 		return nil, err
@@ -549,12 +576,62 @@ func (a *Allocator) heldCover(v *View) (*ranges.Set, error) {
 	}
 	b := v.buf
 	if err := b.checkLiveLocked(cover); err != nil {
-		return nil, err
+		if v.coverOK {
+			return nil, err
+		}
+		if cover, err = b.heldPartLocked(v, cover); err != nil {
+			return nil, err
+		}
 	}
 	if b.claimOverlapping(cover) != nil {
 		return nil, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
 	}
 	return cover, nil
+}
+
+// heldPartLocked serves a view indexed by a superset of its bytes (more
+// than CoverBudget runs) whose superset reaches bytes b no longer holds:
+// it reports ErrReleased if the view itself reads one of those bytes, and
+// otherwise returns the superset cut down to the bytes b holds, a new set
+// that still contains every byte of the view. Each run the superset has
+// beyond b's held bytes is tested against the view's exact layout
+// (strided.Overlap), so the cost is that of those runs, on a path only
+// such views after a Discard take. Caller holds mu.
+//
+// The view's exact bytes are enumerated once, up to heldCheckBudget runs,
+// and each run must be held; a view with more runs than that has each run
+// of the superset beyond the held bytes tested against its exact layout
+// instead (strided.Overlap), which costs more per run but needs no list of
+// the view's runs. Only such views after a Discard take this path.
+func (b *Buffer) heldPartLocked(v *View, cover *ranges.Set) (*ranges.Set, error) {
+	abs := v.layout
+	abs.Offset += b.off
+	var exact ranges.Set
+	if ok, err := abs.AppendCover(&exact, heldCheckBudget); err == nil && ok {
+		for _, r := range exact.Runs() {
+			if !b.live.ContainsRange(r) {
+				return nil, b.discardedErr(r)
+			}
+		}
+	} else {
+		gone := ranges.Subtract(cover, &b.live)
+		for _, r := range gone.Runs() {
+			if strided.Overlap(abs, strided.Bytes(r.Lo, r.Len()), CoverBudget) != strided.Disjoint {
+				return nil, b.discardedErr(r)
+			}
+		}
+	}
+	held := ranges.Intersect(cover, &b.live)
+	return &held, nil
+}
+
+// heldCheckBudget is the number of runs up to which heldPartLocked lists a
+// view's exact bytes: 64·CoverBudget runs, 64 MiB of ranges.Range.
+const heldCheckBudget = 64 * CoverBudget
+
+// discardedErr is ErrReleased for bytes r of b the program let go of.
+func (b *Buffer) discardedErr(r ranges.Range) error {
+	return fmt.Errorf("%w: bytes %v of buffer %d were discarded, donated or claimed", ErrReleased, r, b.id)
 }
 
 // Release says the program is done with b: its bytes return piece by piece
@@ -567,6 +644,9 @@ func (a *Allocator) Release(b *Buffer) error {
 	defer a.unlockChecked()
 	if b.released {
 		return fmt.Errorf("%w: buffer %d", ErrDoubleRelease, b.id)
+	}
+	if !a.listed(b) {
+		return fmt.Errorf("%w: buffer %d: a copy of a handle", ErrForeign, b.id)
 	}
 	if len(b.claims) > 0 {
 		return fmt.Errorf("%w: buffer %d has an open claim", ErrClaimed, b.id)
@@ -674,6 +754,7 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	// ordered after it may use them under their new name either.
 	nb := a.newBuffer()
 	nb.off, nb.size, nb.span, nb.residual = r.Lo, r.Len(), r.Len(), b.residual
+	nb.bornAt, nb.bornCovers = b.bornAt, b.bornCovers
 	b.live.Remove(r)
 	a.live -= r.Len()
 	var none ranges.Set

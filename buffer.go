@@ -36,6 +36,20 @@ type Buffer struct {
 	// residual is nil when there is none; it is never changed once set
 	// (Donate shares it with the output).
 	residual *sasync.Clock
+	// With a residual: every op of engine bornAt.Engine with a seq above
+	// bornAt.Seq was submitted after the Alloc, and so is ordered after
+	// the Alloc's point; bornCovers says that point covers the residual
+	// (it does unless AllocOptions.MayWait took pending bytes). Such an op
+	// is then ordered after the residual without its clock, which Forget
+	// may have dropped once it completed.
+	bornAt     sasync.Event
+	bornCovers bool
+}
+
+// bornOrdered reports whether ev is known to be ordered after b's residual
+// by when it was submitted (see bornAt).
+func (b *Buffer) bornOrdered(ev sasync.Event) bool {
+	return b.bornCovers && ev.Engine == b.bornAt.Engine && ev.Seq > b.bornAt.Seq
 }
 
 // ID returns the buffer's identifier, unique within its Allocator.
@@ -145,7 +159,7 @@ func (b *Buffer) checkLiveLocked(cover *ranges.Set) error {
 	}
 	for _, r := range cover.Runs() {
 		if !b.live.ContainsRange(r) {
-			return fmt.Errorf("%w: bytes %v of buffer %d were discarded, donated or claimed", ErrReleased, r, b.id)
+			return b.discardedErr(r)
 		}
 	}
 	return nil

@@ -128,8 +128,9 @@ func (c *Caching) Malloc(size int64, engine sasync.EngineID) (*Buffer, error) {
 // Tensor.record_stream): when b is freed, its bytes may not be reused until
 // the work queued on engine by then has completed or happens-before the
 // reusing allocation. Recording the allocating engine, or an engine twice,
-// changes nothing. It fails with ErrUnknownEngine, and as Free does for a
-// buffer it does not hold.
+// changes nothing. It fails with ErrUnknownEngine, as Free does for a
+// buffer it does not hold, and with ErrReleased for one the program
+// released or discarded through the Allocator directly.
 func (c *Caching) RecordStream(b *Buffer, engine sasync.EngineID) error {
 	if _, err := c.tl.Engine(engine); err != nil {
 		return fmt.Errorf("record stream: %w", err)
@@ -139,6 +140,9 @@ func (c *Caching) RecordStream(b *Buffer, engine sasync.EngineID) error {
 	blk, err := c.lookupLocked(b, "record stream", ErrReleased)
 	if err != nil {
 		return err
+	}
+	if err := c.a.checkWhollyHeld(b); errors.Is(err, ErrReleased) {
+		return fmt.Errorf("record stream: %w", err)
 	}
 	if engine != blk.engine {
 		blk.streams |= 1 << engine
@@ -152,7 +156,9 @@ func (c *Caching) RecordStream(b *Buffer, engine sasync.EngineID) error {
 // a buffer Malloc did not return, ErrDoubleRelease for a freed one,
 // ErrReleased if the program released or discarded any of it through the
 // Allocator directly, and ErrClaimed while an Allocator Claim covers it;
-// then nothing has changed.
+// then nothing has changed, except that a buffer the program released
+// whole through the Allocator is no longer the facade's (Outstanding
+// stops counting it: there is nothing left to free).
 func (c *Caching) Free(b *Buffer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -176,6 +182,12 @@ func (c *Caching) Free(b *Buffer) error {
 	}
 	wait, err := c.a.pinForFree(b, lasts[:n])
 	if err != nil {
+		if b.Released() {
+			// The program released it through the Allocator: nothing is
+			// left for the facade to free, and it lets go of the record.
+			c.free = append(c.free, c.blocks[b])
+			delete(c.blocks, b)
+		}
 		return fmt.Errorf("free: %w", err)
 	}
 	c.free = append(c.free, c.blocks[b])
@@ -289,7 +301,9 @@ func (c *Caching) onComplete(completed sasync.Clock) {
 	c.deferred = kept
 	c.mu.Unlock()
 	for _, b := range ready {
-		if err := c.a.Release(b); err != nil {
+		// A buffer the program released through the Allocator directly
+		// meanwhile has nothing left to release.
+		if err := c.a.Release(b); err != nil && !errors.Is(err, ErrDoubleRelease) {
 			c.mu.Lock()
 			if c.internalErr == nil {
 				c.internalErr = fmt.Errorf("subarena: deferred free of buffer %d: %w", b.ID(), err)
@@ -312,7 +326,10 @@ func (c *Caching) Outstanding() (allocated, deferred int) {
 // first violation:
 //   - no deferred release has failed;
 //   - every outstanding or deferred buffer belongs to the Allocator and is
-//     still wholly held by the program; no buffer is both;
+//     still wholly held by the program; no buffer is both. A buffer the
+//     program released or discarded through the Allocator directly breaks
+//     this until Free has refused it (dropping it when released whole) or,
+//     for a deferred one, until its release is due;
 //   - outstanding buffers name engines of the Timeline, and what they
 //     recorded as submitted at Malloc has been submitted;
 //   - every deferred buffer waits for some op;

@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"github.com/subarena/subarena"
+	"github.com/subarena/subarena/strided"
 	sasync "github.com/subarena/subarena/sync"
 )
 
@@ -318,11 +320,14 @@ func TestCachingBadInput(t *testing.T) {
 	if err := a.Release(b2); err != nil {
 		t.Fatal(err)
 	}
+	if err := c.CheckInvariants(); err == nil {
+		t.Fatal("CheckInvariants accepts a buffer released behind the facade's back")
+	}
 	if err := c.Free(b2); !errors.Is(err, subarena.ErrReleased) {
 		t.Fatalf("free of a buffer released behind the facade's back: %v", err)
 	}
-	if err := c.CheckInvariants(); err == nil {
-		t.Fatal("CheckInvariants accepts a buffer released behind the facade's back")
+	if err := c.CheckInvariants(); err != nil {
+		t.Fatalf("the refused Free let the facade drop the released buffer: %v", err)
 	}
 }
 
@@ -623,4 +628,48 @@ func TestReservationActivateOrdersLikeUse(t *testing.T) {
 	if err := r.Activate(opB, subarena.Write); !errors.Is(err, subarena.ErrUnordered) {
 		t.Fatalf("Activate by the op Use refused: %v, want ErrUnordered", err)
 	}
+}
+
+// TestCachingAfterAllocatorRelease: a buffer Malloc returned and the
+// program then released through the Allocator directly is refused by
+// RecordStream and Free (ErrReleased), and Free lets the facade drop it:
+// the facade's invariants, which report the release behind its back, hold
+// again after that Free.
+func TestCachingAfterAllocatorRelease(t *testing.T) {
+	tl := sasync.NewTimeline()
+	e0, _ := tl.AddEngine("compute", sasync.Compute)
+	e1, _ := tl.AddEngine("copy", sasync.Copy)
+	a, err := subarena.New(subarena.Config{Capacity: 4096, Granule: 256, Timeline: tl})
+	require.NoError(t, err)
+	c, err := subarena.NewCaching(a)
+	require.NoError(t, err)
+	b, err := c.Malloc(1024, e0)
+	require.NoError(t, err)
+	require.NoError(t, a.Release(b))
+	require.ErrorIs(t, c.CheckInvariants(), subarena.ErrReleased, "the facade sees the buffer released behind its back")
+	require.ErrorIs(t, c.RecordStream(b, e1), subarena.ErrReleased)
+	require.ErrorIs(t, c.Free(b), subarena.ErrReleased)
+	n, deferred := c.Outstanding()
+	require.Zero(t, n, "Free let the facade drop the record")
+	require.Zero(t, deferred)
+	require.ErrorIs(t, c.Free(b), subarena.ErrDoubleRelease)
+	require.NoError(t, c.CheckInvariants())
+
+	// A buffer partly discarded through the Allocator stays outstanding
+	// until the program releases the rest; then Free drops it.
+	b2, err := c.Malloc(1024, e0)
+	require.NoError(t, err)
+	half, err := b2.View(strided.Bytes(0, 512))
+	require.NoError(t, err)
+	require.NoError(t, a.Discard(half))
+	require.ErrorIs(t, c.Free(b2), subarena.ErrReleased)
+	require.ErrorIs(t, c.RecordStream(b2, e1), subarena.ErrReleased)
+	n, _ = c.Outstanding()
+	require.Equal(t, 1, n, "a refused Free of a held buffer changes nothing")
+	require.NoError(t, a.Release(b2))
+	require.ErrorIs(t, c.Free(b2), subarena.ErrReleased)
+	n, _ = c.Outstanding()
+	require.Zero(t, n)
+	require.NoError(t, c.CheckInvariants())
+	require.Zero(t, a.Stats().InUse)
 }

@@ -75,19 +75,22 @@ var (
 	errZeroReservation = fmt.Errorf("%w: reservation no Allocator made", ErrForeign)
 )
 
+// finish marks c done and takes it off its buffer's list of open claims.
+// A Claim copied by value is not on the list: it is refused, so that a
+// copy cannot discard bytes a second time or outlive its original.
 func (c *Claim) finish() error {
 	if c.done {
 		return fmt.Errorf("%w: claim", ErrFinished)
 	}
-	c.done = true
 	cs := c.view.buf.claims
 	for i, o := range cs {
 		if o == c {
+			c.done = true
 			c.view.buf.claims = append(cs[:i], cs[i+1:]...)
-			break
+			return nil
 		}
 	}
-	return nil
+	return fmt.Errorf("%w: claim on buffer %d: a copy of a handle", ErrForeign, c.view.buf.id)
 }
 
 // Commit completes the eviction: the claimed bytes are discarded (the
@@ -125,6 +128,40 @@ func (c *Claim) Abandon() error {
 type Reservation struct {
 	viewHold
 	user liveness.UserID
+	// slot is the reservation's index in its Allocator's list of open
+	// reservations while it is open. A Reservation copied by value has the
+	// same slot but is not the one listed there: it is refused, so that a
+	// copy cannot drop the pin of the user that took its liveness id.
+	slot int
+	// pinned is the set the reservation pins when it is not the view's
+	// cover (a view indexed by a superset, cut to the bytes held at
+	// Reserve); nil otherwise.
+	pinned *ranges.Set
+}
+
+// open returns nil when r is the open reservation listed at its slot,
+// ErrFinished when r is finished, and ErrForeign for a copy. Caller holds
+// mu.
+func (r *Reservation) open(a *Allocator) error {
+	if r.done {
+		return fmt.Errorf("%w: reservation", ErrFinished)
+	}
+	if r.slot >= len(a.resv) || a.resv[r.slot] != r {
+		return fmt.Errorf("%w: reservation: a copy of a handle", ErrForeign)
+	}
+	return nil
+}
+
+// close finishes r: it leaves the list of open reservations and its user
+// leaves the index. Caller holds mu and has checked r.open.
+func (r *Reservation) close(a *Allocator) error {
+	r.done = true
+	last := len(a.resv) - 1
+	moved := a.resv[last]
+	a.resv[r.slot], moved.slot = moved, r.slot
+	a.resv[last] = nil
+	a.resv = a.resv[:last]
+	return a.idx.RemoveUser(r.user, a.freeFn)
 }
 
 // Reserve pins v's bytes for an op to be submitted later.
@@ -134,7 +171,12 @@ func (a *Allocator) Reserve(v *View) (*Reservation, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Reservation{viewHold: viewHold{a: a, view: v}, user: id}, nil
+		r := &Reservation{viewHold: viewHold{a: a, view: v}, user: id, slot: len(a.resv)}
+		if cover != &v.cover {
+			r.pinned = cover // a held part (heldPartLocked): Activate pins the same bytes
+		}
+		a.resv = append(a.resv, r)
+		return r, nil
 	})
 }
 
@@ -149,21 +191,23 @@ func (r *Reservation) Activate(ev sasync.Event, acc Access) error {
 		return fmt.Errorf("%w: %d", ErrInvalidAccess, acc)
 	}
 	return r.locked(func(a *Allocator) error {
-		if r.done {
-			return fmt.Errorf("%w: reservation", ErrFinished)
+		if err := r.open(a); err != nil {
+			return err
 		}
 		done, err := a.checkOrder(r.view.buf, ev)
 		if err != nil {
 			return err
 		}
 		if !done {
-			cover, _, _ := r.view.coverLocked()
+			cover := r.pinned
+			if cover == nil {
+				cover, _, _ = r.view.coverLocked()
+			}
 			if _, err := a.idx.AddUser(ev, false, cover.Runs()); err != nil {
 				return err
 			}
 		}
-		r.done = true
-		return a.idx.RemoveUser(r.user, a.freeFn)
+		return r.close(a)
 	})
 }
 
@@ -173,10 +217,9 @@ func (r *Reservation) Cancel() error {
 		return errZeroReservation
 	}
 	return r.locked(func(a *Allocator) error {
-		if r.done {
-			return fmt.Errorf("%w: reservation", ErrFinished)
+		if err := r.open(a); err != nil {
+			return err
 		}
-		r.done = true
-		return a.idx.RemoveUser(r.user, a.freeFn)
+		return r.close(a)
 	})
 }

@@ -263,3 +263,94 @@ func TestDonateKeepsFence(t *testing.T) {
 	require.NoError(t, a.UseBuffer(out, after, Read))
 	require.NoError(t, a.CheckInvariants())
 }
+
+// TestUseByForgottenWriter: b2 took b1's bytes fenced (its reader r was
+// pending); w, submitted on the allocating engine after the Alloc, is
+// ordered after r. Once everything has completed and the Timeline has
+// forgotten w itself, Use(b2, w) and a reservation's Activate with w are
+// still accepted: w has completed and pins nothing, and its ordering
+// after the fence is known without its clock.
+func TestUseByForgottenWriter(t *testing.T) {
+	h := newHandover(t)
+	tl, a := h.tl, h.a
+	res, err := a.Reserve(h.b2.Whole())
+	require.NoError(t, err)
+	w, _ := tl.Submit(h.compute)
+	after, _ := tl.Submit(h.compute) // so that w is not its engine's last op
+	for _, ev := range []sasync.Event{h.r, h.x, w, after} {
+		require.NoError(t, tl.Complete(ev))
+	}
+	tl.Forget()
+	require.GreaterOrEqual(t, tl.Forgotten(h.compute), w.Seq, "w must be forgotten")
+
+	require.NoError(t, a.UseBuffer(h.b2, w, Write))
+	require.NoError(t, res.Activate(w, Write))
+	require.Zero(t, a.Stats().Users, "a completed op pins nothing")
+	require.NoError(t, a.CheckInvariants())
+}
+
+// TestUseByForgottenUnorderedOp: an op that ran unordered with the fence's
+// reader is not accepted because the Timeline forgot it.
+func TestUseByForgottenUnorderedOp(t *testing.T) {
+	h := newHandover(t)
+	tl, a := h.tl, h.a
+	y, _ := tl.Submit(h.host) // not ordered after r
+	last, _ := tl.Submit(h.host)
+	for _, ev := range []sasync.Event{h.r, h.x, y, last} {
+		require.NoError(t, tl.Complete(ev))
+	}
+	tl.Forget()
+	require.GreaterOrEqual(t, tl.Forgotten(h.host), y.Seq)
+	before := snapshot(a)
+	require.ErrorIs(t, a.UseBuffer(h.b2, y, Write), ErrUnordered)
+	require.Equal(t, before, snapshot(a))
+}
+
+// TestHeldViewBeyondCoverBudget: a view indexed by a superset of its bytes
+// (the odd bytes of a buffer) stays usable, under every safe policy, after
+// the program discards the even bytes in exact pieces: every byte it reads
+// is still held, though its superset reaches discarded ones. Use pins only
+// held bytes.
+func TestHeldViewBeyondCoverBudget(t *testing.T) {
+	for _, pol := range []Policy{SubrangeFenced, SubrangeAfterUsers, WholeFenced, WholeAfterUsers} {
+		t.Run(pol.String(), func(t *testing.T) {
+			tl := sasync.NewTimeline()
+			e0, _ := tl.AddEngine("compute", sasync.Compute)
+			a, err := New(Config{Capacity: 1 << 18, Granule: 256, Timeline: tl, Policy: pol})
+			require.NoError(t, err)
+			const size = 131092
+			b := allocAtNext(t, a, e0, size)
+			odd, err := b.View(strided.Layout{Offset: 1, Shape: []int64{size / 2}, Strides: []int64{2}, Elem: 1})
+			require.NoError(t, err)
+			const chunk = 1 << 15 // even bytes per exact piece
+			for lo := int64(0); lo < size; lo += 2 * chunk {
+				n := min(chunk, (size-lo+1)/2)
+				even, err := b.View(strided.Layout{Offset: lo, Shape: []int64{n}, Strides: []int64{2}, Elem: 1})
+				require.NoError(t, err)
+				require.NoError(t, a.Discard(even))
+			}
+			const padding = 131328 - size // to the granule; held while the last granule's odd bytes are
+			require.Equal(t, int64(size/2+padding), a.Stats().Live, "the odd bytes and the padding are held")
+
+			ev, _ := tl.Submit(e0)
+			require.NoError(t, a.Use(odd, ev, Read))
+			r, err := a.Reserve(odd)
+			require.NoError(t, err)
+			require.NoError(t, a.CheckInvariants())
+			require.NoError(t, r.Cancel())
+			require.NoError(t, tl.Complete(ev))
+
+			// A view that does reach a discarded byte is still refused.
+			both, err := b.View(strided.Layout{Offset: 0, Shape: []int64{size / 2}, Strides: []int64{2}, Elem: 1})
+			require.NoError(t, err)
+			ev2, _ := tl.Submit(e0)
+			before := snapshot(a)
+			require.ErrorIs(t, a.Use(both, ev2, Read), ErrReleased)
+			require.Equal(t, stripSubmitted(before), stripSubmitted(snapshot(a)))
+			require.NoError(t, tl.Complete(ev2))
+			require.NoError(t, a.Release(b))
+			requireAllReturned(t, a)
+			require.NoError(t, a.CheckInvariants())
+		})
+	}
+}

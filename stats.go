@@ -70,7 +70,8 @@ func (a *Allocator) Stats() Stats {
 //     disjoint from the released bytes waiting to return;
 //   - the arena's allocated bytes are exactly the granules touched by held
 //     and waiting bytes; the live byte count adds up;
-//   - open claims cover held bytes that no pending user covers.
+//   - open claims cover held bytes that no pending user covers;
+//   - open reservations are listed once, at their slots.
 func (a *Allocator) CheckInvariants() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -134,6 +135,11 @@ func (a *Allocator) checkLocked() error {
 					return fmt.Errorf("subarena: claimed bytes %v of buffer %d have a pending user", r, b.id)
 				}
 			}
+		}
+	}
+	for i, r := range a.resv {
+		if r.slot != i || r.done || r.a != a {
+			return fmt.Errorf("subarena: open reservation %d: slot %d, finished %v", i, r.slot, r.done)
 		}
 	}
 	if n != a.nBuffers || live != a.live {

@@ -76,7 +76,11 @@ func (w *SpaceWait) wait(ns *NoSpaceError, seen *sasync.Clock) (bool, error) {
 // last op of every engine in w.Engines with work in flight) and the
 // Allocator has seen that completion, then tries again at e's new point.
 // It returns the last *NoSpaceError once there is nothing left to wait
-// for (the live set does not fit), an error of the Executor's wait, and
+// for (the live set does not fit), at once — after one Stalled, with no
+// wait — when the request is larger than every free and held byte
+// together (larger than the capacity, or than the capacity less the bytes
+// the program holds: no completion frees those), an error of the
+// Executor's wait, and
 // any other error of Alloc at once. A nil w.Executor, or one running
 // another Timeline than the Allocator's, is an error matching
 // ErrInvalidWait.
@@ -97,6 +101,11 @@ func (a *Allocator) AllocWaiting(size int64, e sasync.EngineID, w SpaceWait) (*B
 		}
 		if w.Stalled != nil {
 			w.Stalled(attempt)
+		}
+		if ns.Requested > ns.TotalFree+ns.Held {
+			// Only free and held bytes can ever be reused: no completion
+			// makes room for this request.
+			return nil, err
 		}
 		progress, werr := w.wait(ns, &seen)
 		if werr != nil {

@@ -155,3 +155,33 @@ func TestAllocWaiting(t *testing.T) {
 	require.NoError(t, h.a.Release(b))
 	require.NoError(t, h.a.CheckInvariants())
 }
+
+// TestAllocWaitingBeyondReach: a request that no wait can ever satisfy —
+// more than the arena's capacity, or more than its capacity less the bytes
+// the program holds — returns its NoSpaceError at once, even while another
+// host keeps an engine busy (each stall submits more work, so there is
+// always something to wait for).
+func TestAllocWaitingBeyondReach(t *testing.T) {
+	tl, e0, a := newComputeAllocator(t, 4096, 256)
+	x := sasync.NewExecutor(tl)
+	defer x.Close()
+	x.Start(context.Background())
+	held := allocAtNext(t, a, e0, 2048)
+	for _, size := range []int64{8192, 4096, 2304} {
+		stalls := 0
+		w := SpaceWait{Executor: x, Engines: []sasync.EngineID{e0}, Stalled: func(attempt int) {
+			stalls++
+			if attempt < 100 { // another host keeping e0 busy
+				_, err := x.Submit(e0, nil, func(context.Context) error { return nil })
+				require.NoError(t, err)
+			}
+		}}
+		b, err := a.AllocWaiting(size, e0, w)
+		var ns *NoSpaceError
+		require.True(t, errors.As(err, &ns), "%d bytes: %v", size, err)
+		require.Nil(t, b)
+		require.Equal(t, 1, stalls, "%d bytes can never fit: nothing is waited for", size)
+	}
+	require.NoError(t, a.Release(held))
+	require.NoError(t, a.CheckInvariants())
+}

@@ -90,6 +90,9 @@ func (a *Arena) Alloc(size int64) (Block, error) {
 carve:
 	nd := at(base, h)
 	lo := nd.lo
+	if nd.hi-lo == a.maxG {
+		a.maxN-- // the region shrinks or goes (shrunk, written out)
+	}
 	if rest := nd.hi - lo - n; rest == 0 {
 		// Exact fit: the region goes, out of its list and its chain, and
 		// its slot is retired.
@@ -171,6 +174,7 @@ func (a *Arena) allocLast(size, n int64) (Block, error) {
 		if nd := a.node(h); nd.hi-nd.lo >= n {
 			// Carve from the low end, as Alloc does.
 			lo := nd.lo
+			a.shrunk(nd.hi - lo)
 			if nd.hi-lo == n {
 				a.remove(h)
 			} else {
@@ -206,6 +210,7 @@ func (a *Arena) allocSlow(size, n int64) (Block, error) {
 		return Block{}, a.tooLarge(size)
 	}
 	if top != none {
+		a.shrunk(a.node(top).hi - lo)
 		a.remove(top)
 	}
 	a.capG = lo + n

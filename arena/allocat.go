@@ -38,6 +38,7 @@ func (a *Arena) AllocAt(off, size int64) error {
 	if rlo > lo || rhi < hi {
 		return fmt.Errorf("arena: alloc at [%d, %d): %w", off, off+size, ErrNotFree)
 	}
+	a.shrunk(rhi - rlo)
 	switch {
 	case rlo == lo && rhi == hi:
 		a.remove(h)
@@ -116,6 +117,7 @@ func (a *Arena) GrowTo(end int64) error {
 	if a.capG > 0 {
 		if top := a.tailNode(a.capG); top != none {
 			lo = a.node(top).lo
+			a.shrunk(a.capG - lo)
 			a.remove(top)
 		}
 	}

@@ -29,6 +29,17 @@ type Arena struct {
 	highG  int64 // max allocated end since init, in granules
 	nfree  int   // live nodes: the number of free regions
 
+	// The largest free region, kept so that Stats costs O(1): no free
+	// region is larger than maxG granules, and maxN regions are exactly
+	// maxG long. maxN == 0 means the largest is smaller than maxG and
+	// unknown until largestFreeG walks the highest class again. Alloc and
+	// Free keep it with one comparison each (see shrunk and grown).
+	maxG int64
+	maxN int
+	// walked counts the regions largestFreeG has visited (for tests: Stats
+	// must not walk while the largest is known).
+	walked int64
+
 	fit       Fit   // resolved: FitFast or FitLean
 	sorted    bool  // fit == FitLean: class lists kept roughly in address order
 	unbounded bool  // grow at the top instead of failing
@@ -155,8 +166,10 @@ func (a *Arena) Bytes(b Block) []byte {
 	return a.backing[b.Offset : b.Offset+b.Size : b.Offset+b.Size]
 }
 
-// Stats returns a snapshot of the arena's occupancy. It walks the largest
-// size class, so it costs more than Alloc; it allocates nothing.
+// Stats returns a snapshot of the arena's occupancy. It costs O(1) and
+// allocates nothing, except that the first call after the last region of
+// the largest size stopped being free (taken or split by an allocation)
+// walks the highest size class once to find the new largest.
 func (a *Arena) Stats() Stats {
 	s := Stats{
 		Capacity:    a.capG << a.shift,
@@ -230,17 +243,50 @@ func (a *Arena) FreeRegionAt(off int64) (Block, bool) {
 	return Block{Offset: n.lo << a.shift, Size: (n.hi - n.lo) << a.shift}, true
 }
 
-// largestFreeG returns the size of the largest free region in granules: the
-// largest in the highest non-empty class.
+// largestFreeG returns the size of the largest free region in granules.
+// It is maxG while some region has that size; otherwise it finds the
+// largest in the highest non-empty class, and how many regions have that
+// size, and keeps both.
 func (a *Arena) largestFreeG() int64 {
+	if a.maxN > 0 {
+		return a.maxG
+	}
 	c := a.classes.last()
 	if c < 0 {
+		a.maxG = 0
 		return 0
 	}
 	var m int64
+	n := 0
 	head := headOf(c)
 	for h := a.node(head).next; h != head; h = a.node(h).next {
-		m = max(m, a.node(h).hi-a.node(h).lo)
+		a.walked++
+		switch s := a.node(h).hi - a.node(h).lo; {
+		case s > m:
+			m, n = s, 1
+		case s == m:
+			n++
+		}
 	}
+	a.maxG, a.maxN = m, n
 	return m
+}
+
+// shrunk notes that a free region of s granules shrank or stopped being
+// free. A region that grows (Free) needs no call: it is larger than every
+// region it absorbed.
+func (a *Arena) shrunk(s int64) {
+	if s == a.maxG {
+		a.maxN--
+	}
+}
+
+// grown notes a free region of s granules that is new or grew.
+func (a *Arena) grown(s int64) {
+	if s >= a.maxG {
+		if s > a.maxG {
+			a.maxG, a.maxN = s, 0
+		}
+		a.maxN++
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"github.com/subarena/subarena/internal/invarianttest"
 )
 
@@ -427,4 +428,58 @@ func TestTailBits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStatsDoesNotWalk: Stats costs O(1) whatever the number of free
+// regions. With 20,000 free regions of one size, only the first Stats
+// looks at them; allocations that take some of those regions, frees that
+// make larger ones, and Stats after each walk nothing. Once the last
+// region of the largest size goes, one walk of the highest class finds the
+// next largest.
+func TestStatsDoesNotWalk(t *testing.T) {
+	const n = 20000
+	a, err := New(Config{Capacity: 2 * n * 256, Granule: 256})
+	require.NoError(t, err)
+	blocks := make([]Block, 2*n)
+	for i := range blocks {
+		blocks[i], err = a.Alloc(256)
+		require.NoError(t, err)
+	}
+	for i := 0; i < len(blocks); i += 2 {
+		require.NoError(t, a.Free(blocks[i].Offset, blocks[i].Size))
+	}
+	st := a.Stats()
+	require.Equal(t, n, st.FreeRegions)
+	require.Equal(t, int64(256), st.LargestFree)
+	walked := a.walked
+	require.LessOrEqual(t, walked, int64(n))
+	for i := 0; i < 100; i++ {
+		b, err := a.Alloc(256) // takes one of the largest regions
+		require.NoError(t, err)
+		require.Equal(t, int64(256), a.Stats().LargestFree)
+		blocks[2*i] = b
+	}
+	// Free an allocated block between two free regions: three join.
+	mid := int64(-1)
+	for i := 1; i < len(blocks)-1 && mid < 0; i += 2 {
+		_, l := a.FreeRegionAt(blocks[i].Offset - 256)
+		_, r := a.FreeRegionAt(blocks[i].Offset + 256)
+		if l && r {
+			mid = blocks[i].Offset
+		}
+	}
+	require.GreaterOrEqual(t, mid, int64(0))
+	require.NoError(t, a.Free(mid, 256))
+	require.Equal(t, int64(768), a.Stats().LargestFree)
+	require.Equal(t, walked, a.walked, "Stats walked free regions while the largest was known")
+	require.NoError(t, a.CheckInvariants())
+
+	// The only 768-byte region goes: the next Stats walks once.
+	_, err = a.Alloc(512)
+	require.NoError(t, err)
+	require.Equal(t, int64(256), a.Stats().LargestFree)
+	walked = a.walked
+	require.Equal(t, int64(256), a.Stats().LargestFree)
+	require.Equal(t, walked, a.walked)
+	require.NoError(t, a.CheckInvariants())
 }

@@ -215,13 +215,16 @@ func (a *Arena) Free(off, size int64) error {
 		}
 		nd.chain = *pc
 		*pc = h
+		a.grown(hi - lo)
 		if a.retired == none {
 			a.newSlot()
 		}
 		return nil
 	}
 
-	// The grown region may change class.
+	// The grown region is larger than every region it absorbed, and may
+	// change class.
+	a.grown(nd.hi - nd.lo)
 	if c := classOf(nd.hi - nd.lo); c != int(nd.class) {
 		prev, next := nd.prev, nd.next
 		at(base, prev).next = next

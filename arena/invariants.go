@@ -157,6 +157,9 @@ func (a *Arena) checkRegions(live []uint32) error {
 		freeG += n.hi - n.lo
 		prevHi = n.hi
 	}
+	if err := a.checkLargest(live); err != nil {
+		return err
+	}
 	if freeG+a.inUseG != a.capG {
 		return corrupt("free %d + in use %d != capacity %d granules", freeG, a.inUseG, a.capG)
 	}
@@ -320,6 +323,24 @@ func (a *Arena) checkTailBits() error {
 				return corrupt("tail summary level %d bit %d past the end", l, w)
 			}
 		}
+	}
+	return nil
+}
+
+// checkLargest checks the kept largest region: no free region is larger
+// than maxG, and exactly maxN are maxG long (none when maxN is 0).
+func (a *Arena) checkLargest(live []uint32) error {
+	n := 0
+	for _, h := range live {
+		switch s := a.node(h).hi - a.node(h).lo; {
+		case s > a.maxG:
+			return corrupt("region of %d granules above the largest kept, %d", s, a.maxG)
+		case s == a.maxG:
+			n++
+		}
+	}
+	if n != a.maxN || a.maxN < 0 {
+		return corrupt("%d regions of the largest size %d, kept count %d", n, a.maxG, a.maxN)
 	}
 	return nil
 }

@@ -164,6 +164,7 @@ func (a *Arena) insert(lo, hi int64) {
 	a.nfree++
 	n.lo, n.hi = lo, hi
 	a.linkNode(h, n, classOf(hi-lo))
+	a.grown(hi - lo)
 	a.tailSet(h, hi-1)
 	if a.retired == none {
 		a.newSlot()
@@ -223,6 +224,7 @@ func (a *Arena) init() {
 	a.capG = a.initCap
 	a.capB = a.capG << a.shift
 	a.inUseG, a.peakG, a.highG, a.nfree = 0, 0, 0, 0
+	a.maxG, a.maxN = 0, 0
 	if a.unbounded {
 		a.nheads = numClasses
 	} else {

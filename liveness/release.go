@@ -1,7 +1,9 @@
 package liveness
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/subarena/subarena/internal/invariant"
 	"github.com/subarena/subarena/ranges"
@@ -82,10 +84,20 @@ func (x *Index) reclaim(free func(ranges.Range)) {
 	// The held bytes in the granules the touched bytes touch: a binary
 	// search of the held runs per touched run, not a pass over all of
 	// them.
+	// Touched runs within one granule (a strided view's bytes) share
+	// their window: each window is clipped once.
 	x.nearHeld.Reset()
+	var win ranges.Range
 	for _, t := range x.touched.Runs() {
-		x.nearHeld.AddClipped(&x.held, ranges.Granule(x.granule).Out(t))
+		w := ranges.Granule(x.granule).Out(t)
+		if w.Lo <= win.Hi && !win.Empty() {
+			win.Hi = max(win.Hi, w.Hi)
+			continue
+		}
+		x.nearHeld.AddClipped(&x.held, win)
+		win = w
 	}
+	x.nearHeld.AddClipped(&x.held, win)
 	alignInInto(&x.wholeGranules, &x.nearHeld, x.granule)
 	for _, c := range x.wholeGranules.Runs() {
 		x.pinned.Reset()
@@ -416,7 +428,13 @@ func (x *Index) checkNothingReturnable(inPieces *ranges.Set) error {
 	return nil
 }
 
+// hasRun reports whether runs holds r. A user's runs come from a
+// ranges.Set, sorted by start: a binary search finds r, and only a miss
+// (a broken invariant, or runs given out of order) scans them all.
 func hasRun(runs []ranges.Range, r ranges.Range) bool {
+	if i, ok := slices.BinarySearchFunc(runs, r.Lo, func(q ranges.Range, lo int64) int { return cmp.Compare(q.Lo, lo) }); ok && runs[i] == r {
+		return true
+	}
 	for _, q := range runs {
 		if q == r {
 			return true

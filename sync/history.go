@@ -62,6 +62,15 @@ func (h *history) remembered(s Seq) *Clock {
 	return h.at(s)
 }
 
+// stored returns the clock of seq s while its chunk is kept, forgotten or
+// not, or nil once the chunk has been dropped. It requires 1 <= s <= n.
+func (h *history) stored(s Seq) *Clock {
+	if s <= h.base {
+		return nil
+	}
+	return h.at(s)
+}
+
 // last returns the clock of the last submitted op, or nil if none.
 func (h *history) last() *Clock {
 	if h.n == 0 {

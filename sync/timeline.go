@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -387,13 +388,21 @@ func (t *Timeline) SafeFor(fence *Clock, p Point) bool {
 // cannot start before they complete. That a fence has completed by the
 // time of asking is not enough: ev may have been submitted, and started,
 // before it did. Ordering through an op that Forget dropped is kept (see
-// Forget). It fails with ErrUnknownEvent if ev has not been submitted and
-// with ErrForgotten if ev's own clock was dropped.
+// Forget). A forgotten ev is answered from its clock while Forget keeps
+// the chunk of history that holds it (every op completed since the last
+// chunkLen ops of its engine, at least). It fails with ErrUnknownEvent if
+// ev has not been submitted and with ErrForgotten if ev's own clock was
+// dropped.
 func (t *Timeline) OrderedAfter(fence *Clock, ev Event) (bool, error) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	c, err := t.rememberedLocked(ev)
 	if err != nil {
+		if errors.Is(err, ErrForgotten) {
+			if c = t.hist[ev.Engine].stored(ev.Seq); c != nil {
+				return fence.LessEq(c), nil
+			}
+		}
 		return false, fmt.Errorf("ordered after: %w", err)
 	}
 	return fence.LessEq(c), nil
