@@ -29,7 +29,10 @@ type Config struct {
 	// Buffer.Bytes returns slices of it.
 	Backing []byte
 	// Timeline holds the engines and events. Required: the Allocator
-	// subscribes to it and learns of completions from it.
+	// subscribes to it and learns of completions from it. New turns on
+	// the Timeline's forgetting as ops complete (sync.Timeline.Retain with
+	// sync.DefaultRetain) unless it is on already, so that its history
+	// stays bounded with no call to Forget.
 	Timeline *sasync.Timeline
 	// Unbounded is planning mode: the arena grows instead of failing, and
 	// Stats().HighWater is the arena size the program needs.
@@ -188,6 +191,11 @@ func New(cfg Config) (*Allocator, error) {
 	idx, err := liveness.New(cfg.Granule, cfg.Policy.mode())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	if cfg.Timeline.Retained() == 0 {
+		// The Timeline's history must not grow with every op an engine
+		// that runs for days submits.
+		cfg.Timeline.Retain(sasync.DefaultRetain)
 	}
 	a := &Allocator{cfg: cfg, tl: cfg.Timeline, ar: ar, idx: idx}
 	a.freeFn = a.giveBack
@@ -515,13 +523,9 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 // previous owner's users complete, whenever it was submitted.
 // Caller holds mu.
 func (a *Allocator) checkOrder(b *Buffer, ev sasync.Event) (done bool, err error) {
-	done = !ev.IsZero() && a.tl.Completed(ev)
-	if b.residual == nil {
-		if done {
-			return true, nil // nothing to check (the Timeline may have forgotten ev's clock)
-		}
-		_, err = a.tl.EventClock(ev)
-		return false, err
+	done, err = a.tl.Status(ev)
+	if err != nil || b.residual == nil {
+		return done, err
 	}
 	if done && b.bornOrdered(ev) {
 		return true, nil // a completed op its clock may be forgotten for

@@ -45,6 +45,10 @@ type Timeline struct {
 	// spare holds dropped history chunks (length 0, capacity chunkLen) for
 	// reuse; len(spare) <= maxSpare.
 	spare [][]Clock
+	// retain, when > 0, is how many completed ops per engine Complete
+	// keeps remembered behind the engine's last completed one (Retain);
+	// older ones are forgotten as Complete goes, a chunk at a time.
+	retain Seq
 
 	// subMu serializes Subscribe and unsubscribe; subs is the current
 	// subscriber list, replaced (never mutated) on change so that Complete
@@ -260,6 +264,9 @@ func (t *Timeline) Complete(ev Event) error {
 		return fmt.Errorf("complete %v: engine %d has completed through seq %d: %w", ev, ev.Engine, done, ErrAlreadyCompleted)
 	}
 	t.completed.Join(t.hist[ev.Engine].at(ev.Seq))
+	if t.retain > 0 {
+		t.retireLocked()
+	}
 	completed := t.completed
 	if invariants {
 		t.verifyLocked()
@@ -287,6 +294,19 @@ func (t *Timeline) Completed(ev Event) bool {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.completed.Covers(ev)
+}
+
+// Status reports whether ev has completed, after checking that ev names a
+// submitted op: it fails with ErrUnknownEvent (and ErrUnknownEngine) as
+// EventClock does, but never with ErrForgotten. One read lock, no clock
+// copied: the check an allocator makes of every use.
+func (t *Timeline) Status(ev Event) (completed bool, err error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if err := t.checkEventLocked(ev); err != nil {
+		return false, fmt.Errorf("status: %w", err)
+	}
+	return t.completed.Covers(ev), nil
 }
 
 // Delivered reports whether ev has completed and every subscriber has
@@ -477,6 +497,54 @@ func (t *Timeline) Forget() int {
 		released += h.forget(upTo, &t.spare)
 	}
 	return released
+}
+
+// Retain makes the Timeline forget as it goes, so that its memory stays
+// bounded by what is pending with no call to Forget: from now on every
+// Complete forgets, on every engine, the completed ops more than keep
+// behind the engine's last completed one, dropping their clocks a chunk
+// (512 ops) at a time, amortized O(1) per Complete. Forgetting is what
+// Forget does (see there), so the last keep completed ops of each engine
+// and every op completed since still answer EventClock and HappensBefore.
+// keep 0 stops forgetting as Complete goes (the default of a new
+// Timeline); New of package subarena turns it on for the Allocator's
+// Timeline (DefaultRetain) unless it is already on. A history then holds
+// at most keep + 2·512 clocks per engine besides the ops not yet
+// completed, and 64 spare chunks.
+func (t *Timeline) Retain(keep Seq) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.retain = keep
+}
+
+// Retained returns the keep of the last Retain, 0 if forgetting as
+// Complete goes is off.
+func (t *Timeline) Retained() Seq {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.retain
+}
+
+// DefaultRetain is the keep package subarena's New passes to Retain: 4096
+// completed ops per engine (512 KiB of clocks per engine at most).
+const DefaultRetain Seq = 4096
+
+// retireLocked is Retain's forgetting, run by Complete: an engine whose
+// completed ops more than retain behind fill a whole chunk beyond the
+// dropped ones forgets them. t.mu is held for writing.
+func (t *Timeline) retireLocked() {
+	for e := 0; e < t.n; e++ {
+		h := &t.hist[e]
+		done := t.completed[e]
+		if done < t.retain+h.base+chunkLen {
+			continue // no whole chunk to drop yet
+		}
+		upTo := done - t.retain
+		if upTo >= h.n {
+			upTo = h.n - 1
+		}
+		h.forget(upTo, &t.spare)
+	}
 }
 
 // Forgotten returns the last forgotten seq of engine e (0 if none, or if e

@@ -1,0 +1,70 @@
+package sync
+
+import "testing"
+
+// TestRetainBoundsHistory: with Retain on, a long run of submit/complete
+// pairs on two engines keeps at most keep + 2 chunks of clocks per engine,
+// and reuses dropped chunks instead of allocating new ones; the last keep
+// completed ops still answer EventClock, and ordering questions about a
+// forgotten op still kept in a chunk are answered from it.
+func TestRetainBoundsHistory(t *testing.T) {
+	tl := NewTimeline()
+	e0, _ := tl.AddEngine("compute", Compute)
+	e1, _ := tl.AddEngine("copy", Copy)
+	const keep = 1000
+	tl.Retain(keep)
+	if tl.Retained() != keep {
+		t.Fatalf("Retained %d, want %d", tl.Retained(), keep)
+	}
+	var last Event
+	for i := range 20000 {
+		a, err := tl.Submit(e0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := tl.Submit(e1, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tl.Complete(b); err != nil { // completes a too
+			t.Fatal(err)
+		}
+		last = a
+		for e, h := range tl.hist[:2] {
+			if stored := h.n - h.base; stored > keep+2*chunkLen {
+				t.Fatalf("after %d pairs engine %d stores %d clocks, more than %d", i+1, e, stored, keep+2*chunkLen)
+			}
+		}
+	}
+	if f := tl.Forgotten(e0); f < 20000-keep-chunkLen {
+		t.Fatalf("engine 0 forgot up to %d of 20000", f)
+	}
+	if _, err := tl.EventClock(Event{Engine: e0, Seq: 20000 - keep + 1}); err != nil {
+		t.Fatalf("an op within the last %d completed is forgotten: %v", keep, err)
+	}
+	if len(tl.spare) > maxSpare {
+		t.Fatalf("%d spare chunks", len(tl.spare))
+	}
+	// Allocation-free steady state: the chunks dropped are reused.
+	allocs := testing.AllocsPerRun(2000, func() {
+		a, _ := tl.Submit(e0)
+		_ = tl.Complete(a)
+	})
+	if allocs != 0 {
+		t.Fatalf("%.2f allocations per submit/complete in steady state", allocs)
+	}
+	var fence Clock
+	fence.Observe(last)
+	if ok, err := tl.OrderedAfter(&fence, Event{Engine: e1, Seq: last.Seq}); err != nil || !ok {
+		t.Fatalf("op %d of copy waited for %v: ordered %v, %v", last.Seq, last, ok, err)
+	}
+	tl.Retain(0)
+	f := tl.Forgotten(e0)
+	for range 3 * chunkLen {
+		a, _ := tl.Submit(e0)
+		_ = tl.Complete(a)
+	}
+	if tl.Forgotten(e0) != f {
+		t.Fatal("Retain(0) did not stop forgetting")
+	}
+}
