@@ -728,6 +728,12 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 		return nil, err
 	}
 	evClock, err := a.tl.EventClock(ev)
+	if errors.Is(err, sasync.ErrForgotten) {
+		// ev has completed, and so has everything before it: the
+		// completed clock stands for its clock here, since no pending
+		// user is covered by either.
+		evClock, err = a.tl.CompletedClock(), nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/strided"
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -131,8 +132,17 @@ func BenchmarkStats(b *testing.B) {
 // run. The two loops alternate in blocks so that both see the same machine;
 // the metrics are each one's ns per iteration and their ratio
 // (lifecycle/arena-pair). The layout is built once, as an engine's graph
-// builds it once, and the Timeline forgets completed ops after each block,
-// as a long-running engine has it do.
+// builds it once; the Timeline forgets completed ops as they complete
+// (the Allocator turns sync.Timeline.Retain on), with no Forget call.
+//
+// Each lifecycle and each pair is one call of a function that is not
+// inlined (lifecycleOnce, arenaPairOnce), so that callgrind's inclusive
+// count of each, divided by its calls, is the instructions per op:
+//
+//	go test -c -o sa.test . && GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off \
+//	  valgrind --tool=callgrind --callgrind-out-file=cg.out ./sa.test \
+//	  -test.run '^$' -test.bench 'Lifecycle/subrange-fenced' -test.benchtime=20000x
+//	callgrind_annotate --inclusive=yes cg.out | grep -E 'lifecycleOnce|arenaPairOnce'
 func BenchmarkLifecycle(b *testing.B) {
 	const n, size, block = 10000, 4096, 256
 	for _, policy := range []Policy{SubrangeFenced, SubrangeAfterUsers, WholeFenced, WholeAfterUsers} {
@@ -147,41 +157,13 @@ func BenchmarkLifecycle(b *testing.B) {
 				k := min(block, b.N-done)
 				t0 := time.Now()
 				for range k {
-					pt, _ := tl.Point(fast)
-					buf, err := a.Alloc(size, pt)
-					if err != nil {
-						b.Fatal(err)
-					}
-					v, err := buf.View(half)
-					if err != nil {
-						b.Fatal(err)
-					}
-					w, _ := tl.Submit(fast)
-					if err := a.Use(buf.Whole(), w, Write); err != nil {
-						b.Fatal(err)
-					}
-					r, _ := tl.Submit(fast)
-					if err := a.Use(v, r, Read); err != nil {
-						b.Fatal(err)
-					}
-					if err := a.Release(buf); err != nil {
-						b.Fatal(err)
-					}
-					if err := tl.Complete(w); err != nil {
-						b.Fatal(err)
-					}
-					if err := tl.Complete(r); err != nil {
+					if err := lifecycleOnce(a, tl, fast, size, half); err != nil {
 						b.Fatal(err)
 					}
 				}
-				tl.Forget()
 				t1 := time.Now()
 				for range k {
-					blk, err := ar.Alloc(size)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := ar.Free(blk.Offset, blk.Size); err != nil {
+					if err := arenaPairOnce(ar, size); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -197,4 +179,49 @@ func BenchmarkLifecycle(b *testing.B) {
 			b.ReportMetric(float64(life)/float64(pair), "ratio")
 		})
 	}
+}
+
+// lifecycleOnce is one tensor's life on a: Alloc, View, a writer's Use,
+// a reader's Use of the view, Release, Complete of both.
+//
+//go:noinline
+func lifecycleOnce(a *Allocator, tl *sasync.Timeline, e sasync.EngineID, size int64, half strided.Layout) error {
+	pt, err := tl.Point(e)
+	if err != nil {
+		return err
+	}
+	buf, err := a.Alloc(size, pt)
+	if err != nil {
+		return err
+	}
+	v, err := buf.View(half)
+	if err != nil {
+		return err
+	}
+	w, _ := tl.Submit(e)
+	if err := a.Use(buf.Whole(), w, Write); err != nil {
+		return err
+	}
+	r, _ := tl.Submit(e)
+	if err := a.Use(v, r, Read); err != nil {
+		return err
+	}
+	if err := a.Release(buf); err != nil {
+		return err
+	}
+	if err := tl.Complete(w); err != nil {
+		return err
+	}
+	return tl.Complete(r)
+}
+
+// arenaPairOnce is the baseline: an arena Alloc and Free of size bytes.
+//
+//go:noinline
+func arenaPairOnce(ar *arena.Arena, size int64) error {
+	blk, err := ar.Alloc(size)
+	if err != nil {
+		return err
+	}
+	return ar.Free(blk.Offset, blk.Size)
 }

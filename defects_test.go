@@ -354,3 +354,30 @@ func TestHeldViewBeyondCoverBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestDonateToForgottenOp: donating bytes to an op that has completed and
+// been forgotten is decided as for any completed op: refused while another
+// user is pending on the bytes, accepted once none is.
+func TestDonateToForgottenOp(t *testing.T) {
+	tl, e0, a := newComputeAllocator(t, 1<<12, 256)
+	e1, _ := tl.AddEngine("copy", sasync.Copy)
+	b := allocAtNext(t, a, e0, 256)
+	op, _ := tl.Submit(e0)
+	require.NoError(t, a.UseBuffer(b, op, ReadWrite))
+	reader, _ := tl.Submit(e1)
+	require.NoError(t, a.UseBuffer(b, reader, Read))
+	last, _ := tl.Submit(e0)
+	require.NoError(t, tl.Complete(last)) // completes op too
+	tl.Forget()
+	require.GreaterOrEqual(t, tl.Forgotten(e0), op.Seq)
+	before := snapshot(a)
+	_, err := a.Donate(b.Whole(), op)
+	require.ErrorIs(t, err, ErrPending, "the copy engine's reader is pending")
+	require.Equal(t, before, snapshot(a))
+	require.NoError(t, tl.Complete(reader))
+	out, err := a.Donate(b.Whole(), op)
+	require.NoError(t, err)
+	require.NoError(t, a.Release(out))
+	requireAllReturned(t, a)
+	require.NoError(t, a.CheckInvariants())
+}
