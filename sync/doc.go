@@ -77,11 +77,15 @@
 // memory grows with every op submitted. Forget bounds it: it forgets every
 // completed op (but each engine's last), drops whole chunks of forgotten
 // clocks and reuses them for later submissions, so a program that calls it
-// now and then runs in bounded memory with no allocation at all.
-// Forgetting is lossless for what an allocator asks (completion, points,
-// SafeFor); it only makes EventClock and HappensBefore about forgotten,
-// long-completed ops unanswerable or conservative (see Forget). A Timeline
-// used to analyse a whole trace simply never calls it.
+// now and then runs in bounded memory with no allocation at all. Retain
+// does it as ops complete, with no call to remember: Complete forgets, on
+// every engine, what completed more than a given number of ops ago, a chunk
+// at a time (amortized O(1)); an Allocator turns it on for its Timeline
+// (DefaultRetain). Forgetting is lossless for what an allocator asks
+// (completion, points, SafeFor; Status of any op; OrderedAfter while the
+// op's chunk is kept); it only makes EventClock and HappensBefore about
+// forgotten, long-completed ops unanswerable or conservative (see Forget).
+// A Timeline used to analyse a whole trace simply never forgets.
 //
 // # Concurrency
 //
