@@ -107,22 +107,66 @@ func inFile(path string, err error) error {
 }
 
 // loadProgram loads and resolves a trace file in any supported format (resolving it
-// once: loading validates it by resolving, and that Program is the one returned).
+// once: loading validates it by resolving, and that Program is the one returned). Path
+// "-" is standard input.
 func loadProgram(path string) (*trace.Program, error) {
-	p, err := tracefile.LoadProgram(path)
+	data, _, err := readInput(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := tracefile.ReadProgram(bytes.NewReader(data), inputName(path))
 	if err != nil {
 		return nil, inFile(path, err)
 	}
 	return p, nil
 }
 
+// readInput reads the document at path ("-": standard input) and detects its format
+// (tracefile.ReadDocument): binary or endless input is refused after its first bytes,
+// and any input above trace.MaxDocumentSize once it passes the limit. Errors name the
+// file.
+func readInput(path string) (data []byte, format string, err error) {
+	var r io.Reader = rootCmd.InOrStdin()
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, "", err
+		}
+		defer f.Close()
+		r = f
+	}
+	data, format, err = tracefile.ReadDocument(r)
+	if err != nil {
+		return nil, "", inFile(path, err)
+	}
+	return data, format, nil
+}
+
+// inputName is the name a trace read from path gets when its format has no name of its
+// own (a CSV, a ggml trace): the file's base name without its extension, or "stdin".
+func inputName(path string) string {
+	if path == "-" {
+		return "stdin"
+	}
+	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+}
+
 // loadPlan reads a plan file (subarena-plan/v1 or a MiniMalloc CSV with offsets); errors
 // name the file. A file that is neither (not a JSON object, not a MiniMalloc CSV) is
-// refused with what it looks like, as a trace file would be.
+// refused with what it looks like, as a trace file would be. Path "-" is standard input.
 func loadPlan(path string) (*trace.Plan, error) {
-	data, err := os.ReadFile(path)
+	var r io.Reader = rootCmd.InOrStdin()
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := tracefile.ReadPlanDocument(r)
 	if err != nil {
-		return nil, err
+		return nil, inFile(path, err)
 	}
 	if trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
 		if _, err := tracefile.Detect(data); err != nil {
@@ -130,7 +174,7 @@ func loadPlan(path string) (*trace.Plan, error) {
 			return nil, fmt.Errorf("%s: not a subarena-plan/v1 plan or MiniMalloc CSV solution: %s", path, what)
 		}
 	}
-	plan, err := tracefile.ReadPlan(bytes.NewReader(data), strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	plan, err := tracefile.ReadPlan(bytes.NewReader(data), inputName(path))
 	return plan, inFile(path, err)
 }
 

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/subarena/subarena/trace"
@@ -62,13 +60,9 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			if reorderedOut != "" && !reorder {
 				return fmt.Errorf("--reordered-out needs --reorder")
 			}
-			data, err := os.ReadFile(args[0])
+			data, format, err := readInput(args[0])
 			if err != nil {
 				return err
-			}
-			format, err := tracefile.Detect(data)
-			if err != nil {
-				return inFile(args[0], err)
 			}
 			stop := make(chan struct{})
 			sig := make(chan os.Signal, 1)
@@ -79,7 +73,7 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 					close(stop)
 				}
 			}()
-			name := strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
+			name := inputName(args[0])
 			opts := plan.Options{Budget: budget, NoInPlace: noInPlace, NoRelayout: noRelayout, Stop: stop,
 				Replay: replay.Online, Reorder: reorder}
 			var res plan.Result
