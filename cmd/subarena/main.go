@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/subarena/subarena/internal/safetext"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/tracefile"
 )
@@ -92,9 +93,10 @@ func execute(args []string, stdout, stderr io.Writer) int {
 }
 
 // errorLine renders err as one line with one "subarena: " prefix (errors of the
-// subarena package start with their own, which is not repeated).
+// subarena package start with their own, which is not repeated), any control character
+// in it escaped (safetext.Text).
 func errorLine(err error) string {
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	msg := safetext.Text(strings.ReplaceAll(err.Error(), "\n", " "))
 	for strings.HasPrefix(msg, "subarena: ") {
 		msg = strings.TrimPrefix(msg, "subarena: ")
 	}
