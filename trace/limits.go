@@ -34,10 +34,10 @@ func ArenaLimit(granule int64) int64 {
 	return min(MaxArena, MaxGranules*granule)
 }
 
-// CheckGranule returns nil for a granule this format accepts, a power of two up to
+// checkGranule returns nil for a granule this format accepts, a power of two up to
 // MaxGranule; an error matching ErrInvalidGranule for one that is no power of two, and
 // one matching ErrLimit for a power of two above MaxGranule.
-func CheckGranule(granule int64) error {
+func checkGranule(granule int64) error {
 	switch {
 	case granule <= 0 || granule&(granule-1) != 0:
 		return fmt.Errorf("%w: %d", ErrInvalidGranule, granule)
@@ -66,15 +66,10 @@ func arenaLimitText(granule int64) string {
 	return "1 TiB"
 }
 
-// ReadDocument reads r to its end and returns its bytes, refusing an input of more than
+// ReadDocumentAfter reads the rest of a document whose first bytes, head, were read
+// already, and returns head followed by the rest of r. It refuses a document of more than
 // MaxDocumentSize bytes with an error matching ErrLimit, having read no more than one
 // byte past the limit.
-func ReadDocument(r io.Reader) ([]byte, error) {
-	return ReadDocumentAfter(nil, r)
-}
-
-// ReadDocumentAfter is ReadDocument for a document whose first bytes, head, were read
-// already: it returns head followed by the rest of r.
 func ReadDocumentAfter(head []byte, r io.Reader) ([]byte, error) {
 	return readLimited(head, r, MaxDocumentSize)
 }

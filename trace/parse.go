@@ -148,7 +148,7 @@ func decode(data []byte) (*Trace, []int64, error) {
 		if t.Granule, err = jsonInt(f.raw); err != nil {
 			return nil, nil, top(f, err)
 		}
-		if err := CheckGranule(t.Granule); err != nil {
+		if err := checkGranule(t.Granule); err != nil {
 			return nil, nil, top(f, err)
 		}
 	}

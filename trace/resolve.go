@@ -24,7 +24,7 @@ func (t *Trace) Validate() error {
 // already submitted, and int64 overflow, the simulated schedule's times included. The
 // error is a *StepError. t is not modified.
 func (t *Trace) Resolve() (*Program, error) {
-	if err := CheckGranule(t.Granule); err != nil {
+	if err := checkGranule(t.Granule); err != nil {
 		return nil, &StepError{Index: -1, Rule: RuleOf(err), Err: err}
 	}
 	if len(t.Engines) == 0 {

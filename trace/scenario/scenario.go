@@ -73,7 +73,8 @@
 //	state                                print the arena's state
 //
 // Parse checks the syntax, the arity and the integer arguments of every command; names
-// are resolved by the reader, which reports an unknown one with File.Errorf.
+// are resolved by the reader, which reports an unknown one with File.Errorf. ParseFile
+// refuses a file of more than MaxFileSize bytes (16 MiB) without reading it whole.
 package scenario
 
 import (
