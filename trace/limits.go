@@ -3,6 +3,8 @@ package trace
 import (
 	"fmt"
 	"io"
+
+	sasync "github.com/subarena/subarena/sync"
 )
 
 // The documented limits of the formats (docs/TRACE.md, "Limits"). Every reader and every
@@ -23,6 +25,9 @@ const (
 	// MaxArena is the most bytes an arena may span: 1 TiB (2^32 granules of the default
 	// 256 bytes).
 	MaxArena = 1 << 40
+	// MaxEngines is the most engines a trace may have: 16, the width of the vector
+	// clocks that order their ops (package sync).
+	MaxEngines = sasync.MaxEngines
 )
 
 // ArenaLimit returns the most bytes an arena of the given granule may span, and so the

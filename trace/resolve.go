@@ -30,6 +30,9 @@ func (t *Trace) Resolve() (*Program, error) {
 	if len(t.Engines) == 0 {
 		return nil, &StepError{Index: -1, Rule: RuleOf(ErrNoEngines), Err: ErrNoEngines}
 	}
+	if len(t.Engines) > MaxEngines {
+		return nil, stepErr(-1, ErrLimit, "%d engines, above the limit of %d", len(t.Engines), MaxEngines)
+	}
 	r := &resolver{t: t, p: &Program{
 		Trace:     t,
 		StepIndex: make([]int, len(t.Steps)),

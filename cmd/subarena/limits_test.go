@@ -82,6 +82,10 @@ var limitCases = []struct{ name, ext, data, plan, says string }{
 		{"name": "in", "op": "NONE", "type": "f32", "ne": [8, 2, 1, 1], "nb": [4, 32, 64, 64], "nbytes": 64, "alloc_size": 64, "src": [], "view_src": null, "view_offs": 0, "is_input": true, "is_output": false, "buffer": "compute", "exec_index": -1},
 		{"name": "h", "op": "MUL", "type": "f32", "ne": [1099511627776, 1, 1, 1], "nb": [4, 4398046511104, 4398046511104, 4398046511104], "nbytes": 4398046511104, "alloc_size": 4398046511104, "src": ["in", "in"], "view_src": null, "view_offs": 0, "is_input": false, "is_output": true, "buffer": "compute", "exec_index": 0}]}`,
 		`"in": 0, "h": 64`, `alloc "h" of 4398046511104 B is above the arena limit of 137438953472 B (2^32 granules of 32 B)`},
+	{"17 engines", "json", `{"format": "subarena-trace/v1", "engines": ["e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8",
+		"e9", "e10", "e11", "e12", "e13", "e14", "e15", "e16"], "steps": [
+		{"alloc": "a", "size": 8}, {"op": "w", "engine": "e16", "writes": ["a"]}, {"release": "a"}]}`, `"a": 0`,
+		"trace: limit: 17 engines, above the limit of 16"},
 	{"MiniMalloc 5e9", "csv", "id,lower,upper,size\n0,0,1,3\n1,0,2,5000000000\n", `"0": 0, "1": 8`,
 		`line 3: trace: beyond a documented limit: buffer "1" of 5000000000 B is above the arena limit of 4294967296 B (2^32 granules of 1 B)`},
 	{"MiniMalloc 6 GiB live", "csv", "id,lower,upper,size\n0,0,2,3221225473\n1,1,3,3221225473\n", `"0": 0, "1": 3221225473`,
