@@ -61,6 +61,13 @@ func TestControlCharactersInNames(t *testing.T) {
 			wellFormed(t, svg)
 		}
 	}
+	// A scenario script is printed back: one carrying a control character is refused.
+	script := writeTemp(t, dir, "esc.txt", "new engines=compute granule=64 capacity=4096\n----\n\nalloc b\x1b[2J 1024 compute\n----\n\n")
+	r := runClean(t, "scenario", script)
+	require.Equal(t, 2, r.code)
+	require.NotContains(t, r.stdout+r.stderr, "\x1b")
+	require.Contains(t, errLine(t, r), script+`:4: control character "\x1b" in the text`)
+
 	page, err := os.ReadFile(html)
 	require.NoError(t, err)
 	require.Contains(t, string(page), `<title>memory timeline: split\x1b]0;pwned\x07 under subrange-fenced</title>`)

@@ -87,6 +87,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/subarena/subarena/trace"
 )
@@ -289,13 +290,23 @@ func ParseFile(path string) (*File, error) {
 }
 
 // Parse parses a scenario file; name is used in errors. The first error is returned,
-// as "NAME:LINE: message" matching ErrInvalid.
+// as "NAME:LINE: message" matching ErrInvalid. A script is UTF-8 text without control
+// characters other than tab (the command prints it back, so none may reach a terminal).
 func Parse(name string, data []byte) (*File, error) {
 	f := &File{Name: name}
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	lines := strings.Split(text, "\n")
 	if n := len(lines); n > 0 && lines[n-1] == "" {
 		lines = lines[:n-1]
+	}
+	for i, line := range lines {
+		if k := strings.IndexFunc(line, func(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }); k >= 0 {
+			return nil, errAt(name, i+1, fmt.Sprintf("control character %q in the text (a script is text; it is printed back)",
+				line[k:k+1]))
+		}
+		if !utf8.ValidString(line) {
+			return nil, errAt(name, i+1, "invalid UTF-8")
+		}
 	}
 	inHeader := true
 	var comments []string
