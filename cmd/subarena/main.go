@@ -245,15 +245,20 @@ func writeFile(cmd *cobra.Command, path string, write func(io.Writer) error) err
 
 // replaceFile writes a temporary file next to path with write and renames it to path
 // once it is whole; on any failure the temporary file is removed and path is untouched.
-// The file gets path's mode if path exists, 0644 otherwise.
+// The file gets path's mode if path exists, 0644 otherwise; a symbolic link keeps
+// pointing at the file, which is replaced.
 func replaceFile(path string, write func(io.Writer) error) (err error) {
 	mode := os.FileMode(0o644)
+	target := path
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()
+		if resolved, err := filepath.EvalSymlinks(path); err == nil {
+			target = resolved // replace the file a link points to, not the link
+		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
 	if err != nil {
-		return err
+		return writeError(path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -271,7 +276,7 @@ func replaceFile(path string, write func(io.Writer) error) (err error) {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	return os.Rename(tmp.Name(), target)
 }
 
 // writeError names path, the file being written, in err, in place of the file an

@@ -134,3 +134,25 @@ func TestReplaceKeepsMode(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 }
+
+// TestReplaceThroughLink: writing to a symbolic link replaces the file it points to and
+// keeps the link; a missing directory is an error naming the path asked for.
+func TestReplaceThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.svg")
+	require.NoError(t, os.WriteFile(real, []byte("old"), 0o644))
+	link := filepath.Join(dir, "link.svg")
+	require.NoError(t, os.Symlink("real.svg", link))
+	require.Equal(t, 0, runClean(t, "viz", example, "-o", link).code)
+	st, err := os.Lstat(link)
+	require.NoError(t, err)
+	require.True(t, st.Mode()&os.ModeSymlink != 0, "the link was replaced")
+	data, err := os.ReadFile(real)
+	require.NoError(t, err)
+	require.Contains(t, string(data), "<svg")
+
+	missing := filepath.Join(dir, "no", "such", "x.svg")
+	r := runClean(t, "viz", example, "-o", missing)
+	require.Equal(t, 2, r.code)
+	require.Equal(t, "subarena: writing "+missing+": no such file or directory", errLine(t, r))
+}
