@@ -51,6 +51,18 @@
 // superset, which keeps the checker and the lower bound (package trace/check)
 // conservative.
 //
+// # Limits
+//
+// Every reader applies the same documented limits (docs/TRACE.md, "Limits"), refusing
+// what passes one with an error matching ErrLimit that names the limit: a document of
+// more than MaxDocumentSize bytes (ReadDocumentAfter stops reading one byte past it),
+// more than MaxEngines engines, a granule above MaxGranule, an alloc larger than ArenaLimit(granule) (the lesser of
+// MaxArena and MaxGranules granules: 1 TiB at the default granule, 4 GiB at granule 1),
+// allocs not yet released needing more than that together, and a plan larger than it
+// (CheckPlan). Resolve applies them, so every importer's trace gets them too, and the
+// MiniMalloc reader applies them to a CSV itself; replay, check and plan therefore refuse
+// the same inputs.
+//
 // # Plans
 //
 // A Plan gives every alloc buffer one offset, or a placement: the optional key

@@ -68,6 +68,10 @@ var (
 	ErrExternal = newSentinel("trace: external buffers are never released", "release of an external buffer")
 	// ErrOverflow: arithmetic on the trace's numbers overflows int64.
 	ErrOverflow = newSentinel("trace: arithmetic overflow", "arithmetic overflow")
+	// ErrLimit: the input is beyond one of the documented limits (MaxDocumentSize,
+	// MaxGranule, ArenaLimit): too large a document, granule, buffer, or too many bytes
+	// live at once.
+	ErrLimit = newSentinel("trace: beyond a documented limit", "limit")
 	// ErrPlan: a plan does not fit its trace (missing or unknown buffers, offsets < 0 or
 	// beyond the plan's size).
 	ErrPlan = errors.New("trace: plan does not fit the trace")
@@ -172,7 +176,7 @@ func Detail(err error) string {
 
 var sentinels = []error{ErrSyntax, ErrFormat, ErrUnknownFormat, ErrUnknownKey, ErrMissingKey, ErrStepKind, ErrInvalidName,
 	ErrUnknownName, ErrDuplicateName, ErrUseAfterRelease, ErrOutOfBounds, ErrShape, ErrInvalidSize,
-	ErrInvalidElem, ErrInvalidCost, ErrInvalidGranule, ErrNoEngines, ErrWaitOrder, ErrExternal, ErrOverflow}
+	ErrInvalidElem, ErrInvalidCost, ErrInvalidGranule, ErrNoEngines, ErrWaitOrder, ErrExternal, ErrOverflow, ErrLimit}
 
 // Unwrap returns the underlying error, so errors.Is matches its sentinel.
 func (e *StepError) Unwrap() error { return e.Err }

@@ -148,8 +148,8 @@ func decode(data []byte) (*Trace, []int64, error) {
 		if t.Granule, err = jsonInt(f.raw); err != nil {
 			return nil, nil, top(f, err)
 		}
-		if t.Granule <= 0 || t.Granule&(t.Granule-1) != 0 {
-			return nil, nil, top(f, fmt.Errorf("%w: %d", ErrInvalidGranule, t.Granule))
+		if err := checkGranule(t.Granule); err != nil {
+			return nil, nil, top(f, err)
 		}
 	}
 	f, ok = obj.field("engines")

@@ -192,7 +192,8 @@ func (p *Plan) Equal(o *Plan) bool {
 // within plan.Size, and every placement is valid (see Placement): its buffer and host are
 // alloc buffers, the host has an offset and is allocated first, and the footprint lies in
 // the host, is one-to-one, has the buffer's element count and size, and carries every view
-// of the buffer. The error matches ErrPlan (and ErrPlacement for a bad placement).
+// of the buffer, and plan.Size is within the arena limit (ArenaLimit). The error matches
+// ErrPlan (and ErrPlacement for a bad placement, ErrLimit for a size beyond the limit).
 func CheckPlan(p *Program, plan *Plan) error {
 	_, err := fitPlan(p, plan)
 	return err
@@ -200,6 +201,9 @@ func CheckPlan(p *Program, plan *Plan) error {
 
 // fitPlan is CheckPlan, returning the resolved placements (nil when there are none).
 func fitPlan(p *Program, plan *Plan) (*placements, error) {
+	if err := CheckArenaBytes(fmt.Sprintf("the plan's size of %d B", plan.Size), plan.Size, p.Trace.Granule); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPlan, err)
+	}
 	seen := 0
 	for i := range p.Buffers {
 		b := &p.Buffers[i]

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"errors"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/subarena/subarena/internal/checked"
@@ -23,11 +24,14 @@ func (t *Trace) Validate() error {
 // already submitted, and int64 overflow, the simulated schedule's times included. The
 // error is a *StepError. t is not modified.
 func (t *Trace) Resolve() (*Program, error) {
-	if t.Granule <= 0 || t.Granule&(t.Granule-1) != 0 {
-		return nil, stepErr(-1, ErrInvalidGranule, "%d", t.Granule)
+	if err := checkGranule(t.Granule); err != nil {
+		return nil, &StepError{Index: -1, Rule: RuleOf(err), Err: err}
 	}
 	if len(t.Engines) == 0 {
 		return nil, &StepError{Index: -1, Rule: RuleOf(ErrNoEngines), Err: ErrNoEngines}
+	}
+	if len(t.Engines) > MaxEngines {
+		return nil, stepErr(-1, ErrLimit, "%d engines, above the limit of %d", len(t.Engines), MaxEngines)
 	}
 	r := &resolver{t: t, p: &Program{
 		Trace:     t,
@@ -79,6 +83,34 @@ type resolver struct {
 	// (exact part only), kept per buffer.
 	released  []bool
 	discarded []ranges.Set
+	// liveBytes is the bytes of the buffers allocated and not yet released, each rounded
+	// up to the granule: at most ArenaLimit(granule).
+	liveBytes int64
+}
+
+// granules returns size rounded up to the trace's granule (size is at most ArenaLimit,
+// a multiple of the granule, so this cannot overflow).
+func (r *resolver) granules(size int64) int64 {
+	g := r.t.Granule
+	return (size + g - 1) &^ (g - 1)
+}
+
+// checkLive checks an alloc step against the arena's limit: every buffer
+// fits an arena (ArenaLimit), and the buffers allocated and not yet released fit one
+// together.
+func (r *resolver) checkLive(i int, s Step) error {
+	if s.Kind != KindAlloc || s.Size <= 0 {
+		return nil // an external buffer takes no arena bytes; checkStepLocal refuses size <= 0
+	}
+	if err := CheckArenaBytes(fmt.Sprintf("alloc %q of %d B", s.Name, s.Size), s.Size, r.t.Granule); err != nil {
+		return &StepError{Index: i, Rule: RuleOf(ErrLimit), Err: err}
+	}
+	r.liveBytes += r.granules(s.Size)
+	if err := CheckArenaBytes(fmt.Sprintf("alloc %q: %d B allocated and not released", s.Name, r.liveBytes),
+		r.liveBytes, r.t.Granule); err != nil {
+		return &StepError{Index: i, Rule: RuleOf(ErrLimit), Err: err}
+	}
+	return nil
 }
 
 func (r *resolver) engineOf(i int, s Step) (int, error) {
@@ -114,6 +146,9 @@ func (r *resolver) step(i int, s Step) error {
 	case KindAlloc, KindExternal:
 		if _, dup := p.data[s.Name]; dup {
 			return stepErr(i, ErrDuplicateName, "%q", s.Name)
+		}
+		if err := r.checkLive(i, s); err != nil {
+			return err
 		}
 		b := Buffer{Name: s.Name, Step: i, Size: s.Size, External: s.Kind == KindExternal, Release: -1}
 		b.Layout = strided.Bytes(0, s.Size)
@@ -171,6 +206,7 @@ func (r *resolver) step(i int, s Step) error {
 		if ref.View < 0 {
 			b.Release = i
 			r.released[ref.Buffer] = true
+			r.liveBytes -= r.granules(b.Size)
 			p.StepIndex[i] = ref.Buffer
 			return nil
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -59,10 +60,18 @@ DIR/bench.html (one self-contained report: the table and both pictures inline), 
 				}
 				opts.Fits = append(opts.Fits, f)
 			}
-			// Validate the timeline workload before the long run.
+			if parallel < 0 {
+				return fmt.Errorf("--parallel %d: want 0 (one cell per CPU) or more", parallel)
+			}
+			// Validate the timeline workload and the output directory before the long run.
 			tw, err := bench.LookupWorkload(timelineWorkload, quick)
 			if err != nil {
 				return err
+			}
+			if outDir != "" {
+				if err := checkWritableDir(outDir); err != nil {
+					return err
+				}
 			}
 			stop := startProgress(cmd.ErrOrStderr(), noProgress, &opts)
 			m, err := bench.RunMatrix(opts)
@@ -81,9 +90,6 @@ DIR/bench.html (one self-contained report: the table and both pictures inline), 
 			}
 			if outDir == "" {
 				return nil
-			}
-			if err := os.MkdirAll(outDir, 0o755); err != nil {
-				return err
 			}
 			plotFit := fitName
 			if plotFit == "" {
@@ -190,4 +196,18 @@ func timelineSVG(out io.Writer, w bench.Workload) error {
 		return err
 	}
 	return tl.WriteSVG(out)
+}
+
+// checkWritableDir makes dir if it is missing and checks that a file can be created in
+// it, so that bench fails before its run, not after.
+func checkWritableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("-o %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".bench-*.tmp")
+	if err != nil {
+		return fmt.Errorf("-o %s: cannot write there: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

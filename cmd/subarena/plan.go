@@ -6,10 +6,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/subarena/subarena/internal/safetext"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/minimalloc"
 	"github.com/subarena/subarena/trace/plan"
@@ -62,13 +61,9 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			if reorderedOut != "" && !reorder {
 				return fmt.Errorf("--reordered-out needs --reorder")
 			}
-			data, err := os.ReadFile(args[0])
+			data, format, err := readInput(args[0])
 			if err != nil {
 				return err
-			}
-			format, err := tracefile.Detect(data)
-			if err != nil {
-				return inFile(args[0], err)
 			}
 			stop := make(chan struct{})
 			sig := make(chan os.Signal, 1)
@@ -79,7 +74,7 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 					close(stop)
 				}
 			}()
-			name := strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
+			name := inputName(args[0])
 			opts := plan.Options{Budget: budget, NoInPlace: noInPlace, NoRelayout: noRelayout, Stop: stop,
 				Replay: replay.Online, Reorder: reorder}
 			var res plan.Result
@@ -125,7 +120,7 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			if res.LowerBound > 0 {
 				gap = float64(res.Plan.Size)/float64(res.LowerBound) - 1
 			}
-			fmt.Fprintf(w, "trace         %s\n", res.Plan.Trace)
+			fmt.Fprintf(w, "trace         %s\n", safetext.Text(res.Plan.Trace))
 			fmt.Fprintf(w, "buffers       %d\n", len(res.Plan.Offsets)+len(res.Plan.Placements))
 			fmt.Fprintf(w, "size          %d B\n", res.Plan.Size)
 			fmt.Fprintf(w, "lower_bound   %d B (size/bound - 1 = %.4f, proven optimal: %v)\n", res.LowerBound, gap, res.Proven)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
@@ -47,7 +46,10 @@ invariant.`,
 				}
 				switch {
 				case write:
-					if err := os.WriteFile(path, f.Format(outs), 0o644); err != nil {
+					if err := replaceFile(path, func(w io.Writer) error {
+						_, err := w.Write(f.Format(outs))
+						return err
+					}); err != nil {
 						return err
 					}
 					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", path)

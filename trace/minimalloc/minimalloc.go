@@ -3,6 +3,7 @@ package minimalloc
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -120,7 +121,46 @@ func Parse(data []byte) (*CSV, error) {
 	if ncols == 0 {
 		return nil, fmt.Errorf("minimalloc: %w: no header row", trace.ErrSyntax)
 	}
+	if err := m.checkLimits(); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// checkLimits refuses a CSV beyond the arena limit of its granule
+// (trace.ArenaLimit; 4 GiB for granule 1, the granule of odd sizes) with an error
+// matching trace.ErrLimit: a buffer larger than the limit, or buffers live at one time
+// (their half-open lifetimes intersecting) that need more together. It is the limit
+// Resolve applies to the trace the CSV becomes (Program), so a planner working on the
+// CSV itself refuses what a replay of its trace refuses.
+func (m *CSV) checkLimits() error {
+	g := m.granule()
+	if g <= 0 {
+		return nil // Program refuses the alignments
+	}
+	type event struct{ time, bytes int64 }
+	events := make([]event, 0, 2*len(m.Buffers))
+	for i, b := range m.Buffers {
+		if err := trace.CheckArenaBytes(fmt.Sprintf("buffer %q of %d B", b.ID, b.Size), b.Size, g); err != nil {
+			return fmt.Errorf("minimalloc: line %d: %w", i+2, err)
+		}
+		events = append(events, event{b.Lower, b.Size}, event{b.Upper, -b.Size})
+	}
+	// Ends before starts at one time: lifetimes are half-open.
+	slices.SortFunc(events, func(a, b event) int {
+		if a.time != b.time {
+			return cmp.Compare(a.time, b.time)
+		}
+		return cmp.Compare(a.bytes, b.bytes)
+	})
+	live := int64(0)
+	for _, e := range events {
+		live += e.bytes
+		if err := trace.CheckArenaBytes(fmt.Sprintf("the buffers live at time %d, %d B together,", e.time, live), live, g); err != nil {
+			return fmt.Errorf("minimalloc: %w", err)
+		}
+	}
+	return nil
 }
 
 // miniMallocRequired are the columns every MiniMalloc CSV has.

@@ -35,6 +35,9 @@ type derived struct {
 	prob   *Problem
 	itemOf []int   // per buffer: its item, -1 for externals
 	shift  []int64 // per buffer: offset of its natural layout's first byte within its item
+	// dense, when not nil, says that the problem may have too many conflicting pairs
+	// to list (see dense.go): it is placed by solveDense, and Concurrent is not listed.
+	dense *dense
 	// shortLB, from deriveCoarse only, is the most bytes live at once when
 	// every byte dies at its last use on one engine: no higher than
 	// derive's lower bound, so a lower bound of derive's problem too.
@@ -368,6 +371,16 @@ func (dv *deriver) finish() *derived {
 		for i := range dv.infos {
 			o := dv.infoOn[2*nEng*i : 2*nEng*(i+1)]
 			dv.infos[i].firstOn, dv.infos[i].lastOn = o[:nEng:nEng], o[nEng:]
+		}
+		if dv.ip.order == nil {
+			if o, err := trace.NewOrder(dv.p); err == nil {
+				dv.ip.order = o
+			}
+		}
+		if dv.ip.order != nil {
+			if d.dense = denseCheck(d.prob, dv.infos, dv.ip.order); d.dense != nil {
+				return d // too many pairs to list: solveDense places it without them
+			}
 		}
 		d.prob.Concurrent = dv.ip.concurrent(d.prob, dv.infos)
 	}

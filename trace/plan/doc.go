@@ -128,7 +128,15 @@
 // the conflict graph in O(P log P + E R) for E conflicting item pairs and R
 // forbidden intervals per pair: a trace holding n buffers live at once (one
 // op reading them all) has n²/2 pairs. A greedy pass is O(n E log E); Verify
-// is O(P log P). A search node costs O(degree + sections) and allocates
+// is O(P log P). Before listing the concurrent pairs of a multi-engine
+// problem, derive bounds their number in O(P log P) by stretching each
+// piece's window to the time from which every later piece is ordered after
+// it; a problem that may have more than 16 pairs per piece (and 2^18) is
+// dense and placed by a sweep in time over an arena instead, O(P log P) time
+// and O(P) memory, with no pair listed and no search (dense.go): a copy
+// engine nothing waits for makes every pair of buffers conflict, and listing
+// them took memory quadratic in the trace. A search node costs O(degree +
+// sections) and allocates
 // nothing; the ordering stack is O(n x depth) int32s in the worst case.
 // With a budget, Plan runs the online replay (Options.Replay) and the
 // check of its plan beside the planner and abandons them when the budget

@@ -290,12 +290,16 @@ func planFixed(p *trace.Program, opts Options, start time.Time) (Result, error) 
 	if !ok {
 		d = derive(ip)
 		so := SolveOptions{Stop: opts.Stop}
-		if opts.Budget > 0 {
+		if opts.Budget > 0 && d.dense == nil {
 			pre = newPrelude(p, opts, start)
 			so.Budget = searchBudget(opts.Budget, time.Since(start), pre.reserve)
 		}
 		solveStart := time.Since(start)
-		sol, err = Solve(d.prob, so)
+		if d.dense != nil {
+			sol, err = solveDense(d.prob, d.dense)
+		} else {
+			sol, err = Solve(d.prob, so)
+		}
 		if err != nil {
 			if pre != nil {
 				pre.cancel()

@@ -22,6 +22,8 @@ var planScaleShapes = []struct {
 }{
 	{"loop2", func(n int) []byte { return scalegen.Loop(n/scalegen.LoopSteps, 2, 0) }, []int{1000, 10000, 100000}},
 	{"loop1", func(n int) []byte { return scalegen.Loop(n/scalegen.LoopSteps, 1, 0) }, []int{1000, 10000, 100000}},
+	{"copy", func(n int) []byte { return scalegen.CopyEngine(n/scalegen.CopySteps, 0) }, []int{1000, 10000, 100000}},
+	{"copysync", func(n int) []byte { return scalegen.CopyEngine(n/scalegen.CopySteps, 100) }, []int{1000, 10000, 100000}},
 	{"views", scalegen.Views, []int{1000, 10000, 100000}},
 	{"strided", scalegen.Strided, []int{2000, 20000, 200000}},
 }

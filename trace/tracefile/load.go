@@ -3,6 +3,7 @@ package tracefile
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/ggmltrace"
+	"github.com/subarena/subarena/trace/internal/textpos"
 	"github.com/subarena/subarena/trace/minimalloc"
 )
 
@@ -62,16 +64,21 @@ func ReadProgram(r io.Reader, name string) (*trace.Program, error) {
 }
 
 func read(r io.Reader, name string) (*trace.Trace, *trace.Program, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, nil, fmt.Errorf("trace %s: %w", name, err)
-	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	format, err := Detect(data)
+	data, format, err := ReadDocument(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	var p *trace.Program
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	return parse(data, format, name)
+}
+
+// parse parses or imports data, a document in format, naming it name when its format
+// has no name of its own.
+func parse(data []byte, format, name string) (*trace.Trace, *trace.Program, error) {
+	var (
+		p   *trace.Program
+		err error
+	)
 	switch format {
 	case ggmltrace.Format:
 		p, err = ggmltrace.ImportProgram(data, name)
@@ -87,6 +94,71 @@ func read(r io.Reader, name string) (*trace.Trace, *trace.Program, error) {
 		return nil, nil, err
 	}
 	return p.Trace, p, nil
+}
+
+// headSize is how many bytes of a document ReadDocument reads before it decides whether
+// the rest is worth reading: detection needs no more for binary data, text that is no
+// MiniMalloc CSV, or a JSON object whose "format" key comes first.
+const headSize = 64 << 10
+
+// ReadDocument reads one document from r and detects its format (see Detect), refusing
+// early what it can: it first reads at most 64 KiB, and input that is binary, text that
+// is no MiniMalloc CSV, or a JSON object that is malformed or names another format within
+// them is refused without reading further. Otherwise it reads the rest, up to
+// trace.MaxDocumentSize bytes; a longer input is refused with an error matching
+// trace.ErrLimit. So an endless input (/dev/zero, /dev/urandom, a pipe that never ends)
+// costs bounded time and memory. A read error is returned as is.
+func ReadDocument(r io.Reader) (data []byte, format string, err error) {
+	head := make([]byte, headSize)
+	n, err := io.ReadFull(r, head)
+	head = head[:n]
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		// The whole input is in head.
+		format, err := Detect(head)
+		return head, format, err
+	case err != nil:
+		return nil, "", err
+	}
+	if format, err = detectHead(head); err != nil {
+		return nil, "", err
+	}
+	if data, err = trace.ReadDocumentAfter(head, r); err != nil {
+		return nil, "", err
+	}
+	if format == "" {
+		format, err = Detect(data)
+	}
+	return data, format, err
+}
+
+// detectHead is Detect for the first bytes of a longer input: the format, "" when the
+// head cannot tell (a JSON object whose "format" key lies beyond it, white space), or the
+// error Detect would give the whole input.
+func detectHead(head []byte) (string, error) {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	trimmed := bytes.TrimLeft(head, " \t\r\n")
+	switch {
+	case len(trimmed) == 0:
+		return "", nil
+	case trimmed[0] == '{':
+		format, err := detectJSON(head)
+		if err != nil && !errors.Is(err, trace.ErrSyntax) {
+			return "", err
+		}
+		if off, bad := textpos.SyntaxOffset(head); bad && off == int64(len(head)) {
+			return format, nil // well-formed so far
+		}
+		if err == nil {
+			// Malformed within the head, after the "format" key: the error reading
+			// the whole input would give.
+			_, _, err = parse(head, format, "")
+		}
+		return "", err
+	case looksBinary(head):
+		return "", trace.UnknownFormat(fmt.Sprintf("binary data (not text, in the first %d bytes)", len(head)))
+	}
+	return Detect(head)
 }
 
 // Detect tells which format data is in, by content: trace.Format (subarena-trace/v1),

@@ -1,6 +1,7 @@
 package tracefile
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +14,7 @@ import (
 // MiniMalloc CSV with an offset column (a MiniMalloc solution); name is used as the
 // plan's trace name for a CSV.
 func ReadPlan(r io.Reader, name string) (*trace.Plan, error) {
-	data, err := io.ReadAll(r)
+	data, err := ReadPlanDocument(r)
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", name, err)
 	}
@@ -39,4 +40,22 @@ func LoadPlan(path string) (*trace.Plan, error) {
 	}
 	defer f.Close()
 	return ReadPlan(f, baseName(path))
+}
+
+// ReadPlanDocument reads one plan document from r, as ReadDocument reads a trace: binary
+// data is refused after the first 64 KiB (an error matching trace.ErrUnknownFormat), and
+// any input above trace.MaxDocumentSize once it passes the limit (trace.ErrLimit).
+func ReadPlanDocument(r io.Reader) ([]byte, error) {
+	head := make([]byte, headSize)
+	n, err := io.ReadFull(r, head)
+	head = head[:n]
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return head, nil
+	case err != nil:
+		return nil, err
+	case !looksJSON(head) && looksBinary(head):
+		return nil, trace.UnknownFormat(fmt.Sprintf("binary data (not text, in the first %d bytes)", len(head)))
+	}
+	return trace.ReadDocumentAfter(head, r)
 }

@@ -124,6 +124,35 @@ func Loop(iters, nEngines, syncEvery int) []byte {
 	return d.bytes()
 }
 
+// CopySteps is the number of steps CopyEngine writes per iteration (a sync, when there
+// is one, comes on top).
+const CopySteps = 5
+
+// CopyEngine writes iters iterations of a compute engine handing data to a copy engine
+// that nothing waits for: each allocates a buffer a_i on compute, writes it there, takes
+// a view of its first half, which an op on copy reads (waiting for the writer), and
+// releases a_i. With syncEvery > 0 the host syncs on the copy op of every syncEvery-th
+// iteration; with 0 it never does, and every half a copy op read stays unordered before
+// every later buffer: all of them conflict pairwise, the shape that made the planner's
+// conflict pairs, and its memory, quadratic. Sizes cycle through a few granule
+// multiples.
+func CopyEngine(iters, syncEvery int) []byte {
+	d := newDoc("scale-copy", 256, "compute", "copy")
+	for i := range iters {
+		a, h, p, c := name("a", i), name("h", i), name("p", i), name("c", i)
+		size := int64(1024 + 256*(i%7))
+		d.alloc(a, size, "compute")
+		d.op(p, "compute", nil, []string{a}, nil, 2)
+		d.view(h, a, 0, []int64{size / 8}, []int64{4}, 4)
+		d.op(c, "copy", []string{h}, nil, []string{p}, 3)
+		d.release(a)
+		if syncEvery > 0 && (i+1)%syncEvery == 0 {
+			d.sync(c)
+		}
+	}
+	return d.bytes()
+}
+
 // Views writes one buffer read through nViews views on alternating engines: a buffer of
 // 32·(nViews+1) bytes written on engine 0, view j covering bytes [32j, 32j+64) (so
 // neighbours overlap) read by op j on engine j mod 2 (the first op on engine 1 waits for
@@ -240,6 +269,8 @@ var Shapes = []Shape{
 	{"loop2", func(n int) []byte { return Loop(n/LoopSteps, 2, 0) }},
 	{"loop1", func(n int) []byte { return Loop(n/LoopSteps, 1, 0) }},
 	{"loop2sync", func(n int) []byte { return Loop(n/LoopSteps, 2, 20) }},
+	{"copy", func(n int) []byte { return CopyEngine(n/CopySteps, 0) }},
+	{"copysync", func(n int) []byte { return CopyEngine(n/CopySteps, 100) }},
 	{"views", Views},
 	{"fanin", Fanin},
 	{"strided", Strided},
