@@ -33,12 +33,12 @@
 // half-open, [lo, hi), here as everywhere in subarena.
 //
 // Generate makes random programs; Builder writes them by hand, and
-// FromScenario reads them from scenario files (package trace/scenario, the
-// format the root package's scenario test and the CLI's scenario command
+// FromScenario reads them from scenario files (package fuzz/scenario, the
+// format package fuzz/scenario's test and the CLI's scenario command
 // read too). Scenarios, the design's regression set, are such files:
-// trace/scenario/seeds/*.txt, embedded in that package, a "#! hazard"
+// fuzz/scenario/seeds/*.txt, embedded in that package, a "#! hazard"
 // directive marking the ones IR order must be caught on; their complete
-// lines (there so that the root test can run them against the Allocator)
+// lines (there so that TestScenarios can run them against the Allocator)
 // are ignored here, since the simulator chooses completion orders itself.
 // TestSeedFilesMatchBuilder keeps the Builder versions they replaced and
 // checks that the files give the same programs. Validate checks a

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/subarena/subarena"
-	"github.com/subarena/subarena/trace/scenario"
+	"github.com/subarena/subarena/fuzz/scenario"
 )
 
 // Scenario is a hand-written program from the design's regression set.
@@ -22,7 +22,7 @@ type Scenario struct {
 }
 
 // Scenarios returns the seed scenarios, read from the scenario files of
-// package trace/scenario (Seeds: trace/scenario/seeds/*.txt, embedded in
+// package fuzz/scenario (Seeds: fuzz/scenario/seeds/*.txt, embedded in
 // that package): a view chain read on another engine, two branches through
 // view chains, a Q/K/V split whose V a slow copy engine reads, a gate/up
 // split, the members of a concat read on another engine, and serial reuse
@@ -44,7 +44,7 @@ func Scenarios() []Scenario {
 	return out
 }
 
-// FromScenario turns a scenario file (package trace/scenario) into a
+// FromScenario turns a scenario file (package fuzz/scenario) into a
 // validated Program named scenario.SeedName(f.Name). The file must hold one
 // program: exactly one "new", first, whose engines (in order) are the
 // program's engines 0, 1, ... and whose capacity and granule it takes (the

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestSeedFilesMatchBuilder: the seed scenario files (trace/scenario/seeds) give
+// TestSeedFilesMatchBuilder: the seed scenario files (fuzz/scenario/seeds) give
 // exactly the programs the hand-written Builder versions below give — the seeds'
 // definition before they moved to files — with the same hazard flags.
 func TestSeedFilesMatchBuilder(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/subarena/subarena/trace/scenario"
+	"github.com/subarena/subarena/fuzz/scenario"
 )
 
 func parseScenario(t *testing.T, name, src string) *scenario.File {

@@ -1,5 +1,5 @@
 // Command subarena replays, checks, imports and plans allocation traces, and runs
-// scenario scripts (package trace/scenario) against the Allocator.
+// scenario scripts (package fuzz/scenario) against the Allocator.
 //
 // Every command that takes a trace FILE reads a subarena-trace/v1 JSON document, a
 // MiniMalloc CSV or a ggml graph-allocator trace, detected by content (tracefile.Load).

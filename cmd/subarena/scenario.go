@@ -5,8 +5,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	subarena "github.com/subarena/subarena"
-	"github.com/subarena/subarena/trace/scenario"
+	"github.com/subarena/subarena/fuzz/scenario"
 )
 
 func init() {
@@ -14,8 +13,8 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "scenario FILE...",
 		Short: "Run scenario scripts against the Allocator (or check their expected outputs)",
-		Long: `scenario runs each FILE, a scenario script (the format of package trace/scenario, as in
-testdata/scenarios and trace/scenario/seeds: a command line, "----", the expected output,
+		Long: `scenario runs each FILE, a scenario script (the format of package fuzz/scenario, as in
+testdata/scenarios and fuzz/scenario/seeds: a command line, "----", the expected output,
 a blank line), against the Allocator: every "new" starts a fresh Allocator and Timeline,
 and the Allocator's invariants are checked after every command. It prints the script with
 each command's actual output in place of the expected one (preceded by "=== FILE" when
@@ -40,7 +39,7 @@ invariant.`,
 				if err != nil {
 					return err
 				}
-				outs, err := subarena.RunScenario(f)
+				outs, err := scenario.Run(f)
 				if err != nil {
 					return err
 				}

@@ -28,7 +28,7 @@ func TestScenarioRun(t *testing.T) {
 	if out, code := runScen(t, "scenario", scenarioFile); code != 0 || out != string(want) {
 		t.Fatalf("exit %d, output differs from the file:\n%s", code, out)
 	}
-	if out, code := runScen(t, "scenario", "--check", scenarioFile, "../../trace/scenario/seeds/1-view-chain.txt"); code != 0 || !strings.HasPrefix(out, "ok: ") {
+	if out, code := runScen(t, "scenario", "--check", scenarioFile, "../../fuzz/scenario/seeds/1-view-chain.txt"); code != 0 || !strings.HasPrefix(out, "ok: ") {
 		t.Fatalf("--check: exit %d: %s", code, out)
 	}
 	// Two files: each preceded by its name.

@@ -1,4 +1,4 @@
-package subarena
+package scenario
 
 import (
 	"errors"
@@ -7,23 +7,21 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/subarena/subarena/trace/scenario"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/scenarios and trace/scenario/seeds")
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/scenarios and fuzz/scenario/seeds")
 
-// TestScenarios runs every scenario file (the format of package trace/scenario) in
-// testdata/scenarios and the seed scenarios of package fuzz in trace/scenario/seeds
-// through RunScenario, which checks the invariants after every command, and compares
+// TestScenarios runs every scenario file (the format of package fuzz/scenario) in
+// testdata/scenarios and the seed scenarios of package fuzz in fuzz/scenario/seeds
+// through Run, which checks the invariants after every command, and compares
 // each command's output with the expected one. Run with -rewrite to regenerate the
 // expected outputs (then read the diff).
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("testdata/scenarios/*.txt")
+	files, err := filepath.Glob("../../testdata/scenarios/*.txt")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios: %v", err)
 	}
-	seeds, err := filepath.Glob("trace/scenario/seeds/*.txt")
+	seeds, err := filepath.Glob("seeds/*.txt")
 	if err != nil || len(seeds) == 0 {
 		t.Fatalf("no seed scenarios: %v", err)
 	}
@@ -33,11 +31,11 @@ func TestScenarios(t *testing.T) {
 }
 
 func runScenarioFile(t *testing.T, path string) {
-	f, err := scenario.ParseFile(path)
+	f, err := ParseFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, err := RunScenario(f)
+	outs, err := Run(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,9 +52,9 @@ func runScenarioFile(t *testing.T, path string) {
 	}
 }
 
-// TestRunScenarioScriptErrors: a mistake in the script (not an answer of the Allocator)
-// stops the run with FILE:LINE and scenario.ErrInvalid, returning the outputs before it.
-func TestRunScenarioScriptErrors(t *testing.T) {
+// TestRunScriptErrors: a mistake in the script (not an answer of the Allocator)
+// stops the run with FILE:LINE and ErrInvalid, returning the outputs before it.
+func TestRunScriptErrors(t *testing.T) {
 	for _, tc := range []struct {
 		src, want string
 		outs      int
@@ -69,18 +67,18 @@ func TestRunScenarioScriptErrors(t *testing.T) {
 		{"new engines=e\ncancel r", "s.txt:2: cancel: unknown reservation \"r\"", 1},
 		{"new engines=e policy=nonsense\nstate", "s.txt:2: state: no allocator yet", 1},
 	} {
-		f, err := scenario.Parse("s.txt", []byte(tc.src))
+		f, err := Parse("s.txt", []byte(tc.src))
 		if err != nil {
 			t.Fatal(err)
 		}
-		outs, err := RunScenario(f)
-		if err == nil || !errors.Is(err, scenario.ErrInvalid) || !strings.HasPrefix(err.Error(), tc.want) || len(outs) != tc.outs {
+		outs, err := Run(f)
+		if err == nil || !errors.Is(err, ErrInvalid) || !strings.HasPrefix(err.Error(), tc.want) || len(outs) != tc.outs {
 			t.Errorf("%q: %d outputs, error %v; want %d, %q", tc.src, len(outs), err, tc.outs, tc.want)
 		}
 	}
 	// The Allocator's own errors are outputs, not script errors.
-	f, _ := scenario.Parse("s.txt", []byte("new engines=e policy=nonsense\nnew engines=e capacity=256\nalloc b 512 e\nalloc c 64 x\nalloc b 64 e\nsplit p b 0 5 64"))
-	outs, err := RunScenario(f)
+	f, _ := Parse("s.txt", []byte("new engines=e policy=nonsense\nnew engines=e capacity=256\nalloc b 512 e\nalloc c 64 x\nalloc b 64 e\nsplit p b 0 5 64"))
+	outs, err := Run(f)
 	if err != nil || outs[0] != "error: ErrInvalidConfig" || !strings.HasPrefix(outs[2], "error: ErrNoSpace (") || outs[3] != "error: ErrUnknownEngine" ||
 		outs[5] != "error: ErrInvalidLayout" {
 		t.Fatalf("%v %q", err, outs)

@@ -1,19 +1,18 @@
-package subarena
+package scenario
 
 import (
 	"errors"
 	"fmt"
+	"github.com/subarena/subarena"
 	"sort"
 	"strings"
 
-	"github.com/subarena/subarena/liveness"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
 	sasync "github.com/subarena/subarena/sync"
-	"github.com/subarena/subarena/trace/scenario"
 )
 
-// RunScenario runs the commands of a scenario file (package trace/scenario) against the
+// Run runs the commands of a scenario file against the
 // Allocator and returns each block's output, in order: what the command printed, or
 // "error: NAME" naming the sentinel a failing call matched. Every "new" command starts
 // a fresh Allocator and Timeline; after every command the Allocator's invariants are
@@ -21,9 +20,9 @@ import (
 //
 // The returned error is about the script, not the Allocator's answers: a name that was
 // never defined, a command before the first "new", or a broken invariant. It starts
-// "FILE:LINE: " and matches scenario.ErrInvalid (a broken invariant also wraps
+// "FILE:LINE: " and matches ErrInvalid (a broken invariant also wraps
 // CheckInvariants' error); the outputs of the blocks before it are returned with it.
-func RunScenario(f *scenario.File) ([]string, error) {
+func Run(f *File) ([]string, error) {
 	s := &scenarioRun{file: f}
 	outs := make([]string, 0, len(f.Blocks))
 	for i := range f.Blocks {
@@ -60,16 +59,16 @@ func scriptErrorf(format string, args ...any) error {
 // scenarioRun is the interpreter's state: one Allocator, named buffers, views, ops,
 // claims and reservations.
 type scenarioRun struct {
-	file   *scenario.File
-	block  *scenario.Block
+	file   *File
+	block  *Block
 	tl     *sasync.Timeline
-	a      *Allocator
-	bufs   map[string]*Buffer
-	views  map[string]*View
+	a      *subarena.Allocator
+	bufs   map[string]*subarena.Buffer
+	views  map[string]*subarena.View
 	ops    map[string]sasync.Event
 	opName map[sasync.Event]string
-	claims map[string]*Claim
-	resv   map[string]*Reservation
+	claims map[string]*subarena.Claim
+	resv   map[string]*subarena.Reservation
 }
 
 // errName names the sentinel an error matches, so expected outputs do not depend on
@@ -79,15 +78,15 @@ func errName(err error) string {
 		name string
 		err  error
 	}{
-		{"ErrNoSpace", ErrNoSpace}, {"ErrReleased", ErrReleased}, {"ErrDoubleRelease", ErrDoubleRelease},
-		{"ErrOutOfBounds", ErrOutOfBounds}, {"ErrInvalidLayout", ErrInvalidLayout}, {"ErrUnknownEvent", ErrUnknownEvent},
-		{"ErrUnknownEngine", ErrUnknownEngine}, {"ErrPending", ErrPending}, {"ErrClaimed", ErrClaimed},
-		{"ErrUnordered", ErrUnordered}, {"ErrNotDense", ErrNotDense}, {"ErrFinished", ErrFinished},
-		{"ErrInvalidSize", ErrInvalidSize}, {"ErrAlreadyCompleted", sasync.ErrAlreadyCompleted},
-		{"ErrInvalidConfig", ErrInvalidConfig}, {"ErrNotExpressible", strided.ErrNotExpressible}, {"ErrOverflow", strided.ErrOverflow},
+		{"ErrNoSpace", subarena.ErrNoSpace}, {"ErrReleased", subarena.ErrReleased}, {"ErrDoubleRelease", subarena.ErrDoubleRelease},
+		{"ErrOutOfBounds", subarena.ErrOutOfBounds}, {"ErrInvalidLayout", subarena.ErrInvalidLayout}, {"ErrUnknownEvent", subarena.ErrUnknownEvent},
+		{"ErrUnknownEngine", subarena.ErrUnknownEngine}, {"ErrPending", subarena.ErrPending}, {"ErrClaimed", subarena.ErrClaimed},
+		{"ErrUnordered", subarena.ErrUnordered}, {"ErrNotDense", subarena.ErrNotDense}, {"ErrFinished", subarena.ErrFinished},
+		{"ErrInvalidSize", subarena.ErrInvalidSize}, {"ErrAlreadyCompleted", sasync.ErrAlreadyCompleted},
+		{"ErrInvalidConfig", subarena.ErrInvalidConfig}, {"ErrNotExpressible", strided.ErrNotExpressible}, {"ErrOverflow", strided.ErrOverflow},
 	} {
 		if errors.Is(err, e.err) {
-			if e.err == ErrNoSpace {
+			if e.err == subarena.ErrNoSpace {
 				return e.name + " (" + err.Error() + ")"
 			}
 			return e.name
@@ -96,7 +95,7 @@ func errName(err error) string {
 	return "unexpected " + err.Error()
 }
 
-func (s *scenarioRun) view(name string) (*View, error) {
+func (s *scenarioRun) view(name string) (*subarena.View, error) {
 	if v, ok := s.views[name]; ok {
 		return v, nil
 	}
@@ -106,7 +105,7 @@ func (s *scenarioRun) view(name string) (*View, error) {
 	return nil, scriptErrorf("unknown view %q", name)
 }
 
-func (s *scenarioRun) buf(name string) (*Buffer, error) {
+func (s *scenarioRun) buf(name string) (*subarena.Buffer, error) {
 	if b, ok := s.bufs[name]; ok {
 		return b, nil
 	}
@@ -124,18 +123,23 @@ func (s *scenarioRun) op(name string) (sasync.Event, error) {
 func (s *scenarioRun) engine(name string) (sasync.EngineID, error) {
 	id, ok := s.tl.EngineByName(name)
 	if !ok {
-		return id, ErrUnknownEngine
+		return id, subarena.ErrUnknownEngine
 	}
 	return id, nil
 }
 
-func (s *scenarioRun) addView(name string, v *View, err error) (string, error) {
+func (s *scenarioRun) addView(name string, v *subarena.View, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}
 	s.views[name] = v
-	cover, _, _ := v.coverLocked()
-	return fmt.Sprintf("%s covers %s", name, runsString(cover)), nil
+	l := v.Layout() // the covered bytes, in arena offsets, as the Allocator computes them
+	l.Offset += v.Buffer().Offset()
+	cover, _, err := l.Cover(subarena.CoverBudget)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s covers %s", name, runsString(&cover)), nil
 }
 
 func runsString(set *ranges.Set) string {
@@ -153,18 +157,18 @@ func runsString(set *ranges.Set) string {
 	return strings.Join(parts, " ")
 }
 
-func access(word string) Access {
+func access(word string) subarena.Access {
 	switch word {
 	case "write":
-		return Write
+		return subarena.Write
 	case "readwrite":
-		return ReadWrite
+		return subarena.ReadWrite
 	}
-	return Read
+	return subarena.Read
 }
 
 // scenarioCommands runs each command of a script but new, by name.
-var scenarioCommands = map[string]func(s *scenarioRun, c scenario.Command) (string, error){
+var scenarioCommands = map[string]func(s *scenarioRun, c Command) (string, error){
 	"alloc": (*scenarioRun).alloc,
 	"view":  (*scenarioRun).deriveView, "slice": (*scenarioRun).deriveView, "select": (*scenarioRun).deriveView,
 	"reshape": (*scenarioRun).deriveView, "permute": (*scenarioRun).deriveView, "split": (*scenarioRun).deriveView,
@@ -179,10 +183,10 @@ var scenarioCommands = map[string]func(s *scenarioRun, c scenario.Command) (stri
 	"claim":  (*scenarioRun).claimOrReserve, "reserve": (*scenarioRun).claimOrReserve,
 	"commit": (*scenarioRun).commitOrAbandon, "abandon": (*scenarioRun).commitOrAbandon,
 	"activate": (*scenarioRun).activateOrCancel, "cancel": (*scenarioRun).activateOrCancel,
-	"state": func(s *scenarioRun, _ scenario.Command) (string, error) { return s.state(), nil },
+	"state": func(s *scenarioRun, _ Command) (string, error) { return s.state(), nil },
 }
 
-func (s *scenarioRun) exec(c scenario.Command) (string, error) {
+func (s *scenarioRun) exec(c Command) (string, error) {
 	if c.Name == "new" {
 		return s.newAllocator(c)
 	}
@@ -197,7 +201,7 @@ func (s *scenarioRun) exec(c scenario.Command) (string, error) {
 }
 
 // alloc NAME SIZE ENGINE
-func (s *scenarioRun) alloc(c scenario.Command) (string, error) {
+func (s *scenarioRun) alloc(c Command) (string, error) {
 	pos := c.Args
 	id, err := s.engine(pos[2])
 	if err != nil {
@@ -213,7 +217,7 @@ func (s *scenarioRun) alloc(c scenario.Command) (string, error) {
 
 // addBuf names b, the buffer a command made (unless it failed with err),
 // and reports where it lies.
-func (s *scenarioRun) addBuf(name string, b *Buffer, err error) (string, error) {
+func (s *scenarioRun) addBuf(name string, b *subarena.Buffer, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}
@@ -222,7 +226,7 @@ func (s *scenarioRun) addBuf(name string, b *Buffer, err error) (string, error) 
 }
 
 // view, slice, select, reshape, permute, split, chain: NAME OF ...
-func (s *scenarioRun) deriveView(c scenario.Command) (string, error) {
+func (s *scenarioRun) deriveView(c Command) (string, error) {
 	parent, err := s.view(c.Args[1])
 	if err != nil {
 		return "", err
@@ -232,7 +236,7 @@ func (s *scenarioRun) deriveView(c scenario.Command) (string, error) {
 }
 
 // dense NAME BUF shape= elem= [offset=]
-func (s *scenarioRun) dense(c scenario.Command) (string, error) {
+func (s *scenarioRun) dense(c Command) (string, error) {
 	b, err := s.buf(c.Args[1])
 	if err != nil {
 		return "", err
@@ -242,7 +246,7 @@ func (s *scenarioRun) dense(c scenario.Command) (string, error) {
 }
 
 // submit OP ENGINE waits=a,b
-func (s *scenarioRun) submit(c scenario.Command) (string, error) {
+func (s *scenarioRun) submit(c Command) (string, error) {
 	pos := c.Args
 	id, err := s.engine(pos[1])
 	if err != nil {
@@ -265,7 +269,7 @@ func (s *scenarioRun) submit(c scenario.Command) (string, error) {
 }
 
 // use OP VIEW ACCESS
-func (s *scenarioRun) use(c scenario.Command) (string, error) {
+func (s *scenarioRun) use(c Command) (string, error) {
 	ev, err := s.op(c.Args[0])
 	if err != nil {
 		return "", err
@@ -286,7 +290,7 @@ func (s *scenarioRun) stateAfter(err error) (string, error) {
 }
 
 // release BUF
-func (s *scenarioRun) release(c scenario.Command) (string, error) {
+func (s *scenarioRun) release(c Command) (string, error) {
 	b, err := s.buf(c.Args[0])
 	if err != nil {
 		return "", err
@@ -295,7 +299,7 @@ func (s *scenarioRun) release(c scenario.Command) (string, error) {
 }
 
 // discard VIEW
-func (s *scenarioRun) discard(c scenario.Command) (string, error) {
+func (s *scenarioRun) discard(c Command) (string, error) {
 	v, err := s.view(c.Args[0])
 	if err != nil {
 		return "", err
@@ -304,7 +308,7 @@ func (s *scenarioRun) discard(c scenario.Command) (string, error) {
 }
 
 // complete OP; sync OP
-func (s *scenarioRun) complete(c scenario.Command) (string, error) {
+func (s *scenarioRun) complete(c Command) (string, error) {
 	ev, err := s.op(c.Args[0])
 	if err != nil {
 		return "", err
@@ -316,7 +320,7 @@ func (s *scenarioRun) complete(c scenario.Command) (string, error) {
 }
 
 // donate NEW VIEW OP
-func (s *scenarioRun) donate(c scenario.Command) (string, error) {
+func (s *scenarioRun) donate(c Command) (string, error) {
 	pos := c.Args
 	v, err := s.view(pos[1])
 	if err != nil {
@@ -331,7 +335,7 @@ func (s *scenarioRun) donate(c scenario.Command) (string, error) {
 }
 
 // claim NAME VIEW; reserve NAME VIEW
-func (s *scenarioRun) claimOrReserve(c scenario.Command) (string, error) {
+func (s *scenarioRun) claimOrReserve(c Command) (string, error) {
 	v, err := s.view(c.Args[1])
 	if err != nil {
 		return "", err
@@ -353,7 +357,7 @@ func (s *scenarioRun) claimOrReserve(c scenario.Command) (string, error) {
 }
 
 // commit NAME; abandon NAME
-func (s *scenarioRun) commitOrAbandon(c scenario.Command) (string, error) {
+func (s *scenarioRun) commitOrAbandon(c Command) (string, error) {
 	cl, ok := s.claims[c.Args[0]]
 	if !ok {
 		return "", scriptErrorf("unknown claim %q", c.Args[0])
@@ -365,7 +369,7 @@ func (s *scenarioRun) commitOrAbandon(c scenario.Command) (string, error) {
 }
 
 // activate NAME OP [access=]; cancel NAME
-func (s *scenarioRun) activateOrCancel(c scenario.Command) (string, error) {
+func (s *scenarioRun) activateOrCancel(c Command) (string, error) {
 	r, ok := s.resv[c.Args[0]]
 	if !ok {
 		return "", scriptErrorf("unknown reservation %q", c.Args[0])
@@ -384,7 +388,7 @@ func (s *scenarioRun) activateOrCancel(c scenario.Command) (string, error) {
 	return "ok", r.Activate(ev, access(acc))
 }
 
-func (s *scenarioRun) newAllocator(c scenario.Command) (string, error) {
+func (s *scenarioRun) newAllocator(c Command) (string, error) {
 	s.tl = sasync.NewTimeline()
 	s.a = nil
 	for _, e := range c.Engines() {
@@ -401,27 +405,27 @@ func (s *scenarioRun) newAllocator(c scenario.Command) (string, error) {
 			return "", err
 		}
 	}
-	var p Policy // the Config zero value, SubrangeFenced, unless the command names one
+	var p subarena.Policy // the subarena.Config zero value, subarena.SubrangeFenced, unless the command names one
 	if pol, ok := c.Key("policy"); ok {
 		var err error
-		if p, err = ParsePolicy(pol); err != nil {
+		if p, err = subarena.ParsePolicy(pol); err != nil {
 			return "", err
 		}
 	}
 	g, capacity := c.KeyInt("granule", 256), c.KeyInt("capacity", 1<<20)
-	a, err := New(Config{Capacity: capacity, Granule: g, Policy: p, Timeline: s.tl})
+	a, err := subarena.New(subarena.Config{Capacity: capacity, Granule: g, Policy: p, Timeline: s.tl})
 	if err != nil {
 		return "", err
 	}
 	s.a = a
-	s.bufs, s.views = map[string]*Buffer{}, map[string]*View{}
+	s.bufs, s.views = map[string]*subarena.Buffer{}, map[string]*subarena.View{}
 	s.ops, s.opName = map[string]sasync.Event{}, map[sasync.Event]string{}
-	s.claims, s.resv = map[string]*Claim{}, map[string]*Reservation{}
+	s.claims, s.resv = map[string]*subarena.Claim{}, map[string]*subarena.Reservation{}
 	return fmt.Sprintf("policy %v, capacity %d, granule %d", p, capacity, g), nil
 }
 
 // derive applies a view-building command to parent.
-func derive(parent *View, c scenario.Command) (*View, error) {
+func derive(parent *subarena.View, c Command) (*subarena.View, error) {
 	switch c.Name {
 	case "view": // view NAME OF offset= shape= strides= elem=
 		return parent.View(strided.Layout{Offset: c.KeyInt("offset", 0), Shape: c.KeyInts("shape"),
@@ -446,7 +450,7 @@ func derive(parent *View, c scenario.Command) (*View, error) {
 		if i := c.Int(3); i >= 0 && i < int64(len(parts)) {
 			return parts[i], nil
 		}
-		return nil, fmt.Errorf("split part %d of %d: %w", c.Int(3), len(parts), ErrInvalidLayout)
+		return nil, fmt.Errorf("split part %d of %d: %w", c.Int(3), len(parts), subarena.ErrInvalidLayout)
 	}
 	// chain NAME OF DEPTH: alternate reshapes, ends at OF's shape
 	v := parent
@@ -469,32 +473,24 @@ func derive(parent *View, c scenario.Command) (*View, error) {
 }
 
 // state prints what an engineer would look at: clean regions, held bytes, pending
-// users' bytes.
+// users' bytes (from the Allocator's Snapshot).
 func (s *scenarioRun) state() string {
-	st := s.a.Stats()
-	free := s.a.ar.AppendFreeRegions(nil)
-	var fs ranges.Set
-	for _, b := range free {
-		fs.Add(ranges.Range{Lo: b.Offset, Hi: b.End()})
-	}
-	s.a.mu.Lock()
-	held := s.a.idx.Held().Clone()
+	snap := s.a.Snapshot()
+	fs := ranges.FromRanges(snap.Free...)
+	held := ranges.FromRanges(snap.Held...)
 	var pend []string
 	seen := map[string]bool{}
-	bounds := ranges.Range{Lo: 0, Hi: st.Capacity}
-	s.a.idx.Users(bounds, func(_ liveness.UserID, ev sasync.Event, unknown bool) bool {
-		n := s.opName[ev]
-		if unknown {
+	for _, u := range snap.Pending {
+		n := s.opName[u.Event]
+		if u.Unknown {
 			n = "?"
 		}
 		if !seen[n] {
 			seen[n] = true
 			pend = append(pend, n)
 		}
-		return true
-	})
-	s.a.mu.Unlock()
+	}
 	sort.Strings(pend)
 	return fmt.Sprintf("clean %s | held %s | pending %d bytes by [%s] | hwm %d",
-		runsString(&fs), runsString(&held), st.Pending, strings.Join(pend, " "), st.HighWater)
+		runsString(&fs), runsString(&held), snap.Stats.Pending, strings.Join(pend, " "), snap.Stats.HighWater)
 }

@@ -1,23 +1,25 @@
-// Package scenario defines subarena's scenario format: a text script of host calls
-// into the Allocator, each optionally followed by the output it is expected to print.
-// It is the one format in which hand-written cases are written, and it has three
-// readers: the root package's scenario test (TestScenarios, which runs the files of
-// testdata/scenarios and the seed files here against the Allocator), package fuzz (whose
-// seed scenarios are the files Seeds returns, turned into fuzz Programs) and the CLI
-// (subarena scenario FILE..., which runs or checks scripts). The interpreter that runs a
-// script against the real Allocator is subarena.RunScenario in the root package.
+// Package scenario is subarena's scenario language: a text script of host calls into
+// the Allocator, each optionally followed by the output it is expected to print — its
+// grammar, its parser (Parse, ParseFile) and its one interpreter (Run), which runs a
+// script against the real Allocator and checks the Allocator's invariants after every
+// command. It is the one format in which hand-written cases are written, and it has
+// three readers: this package's TestScenarios (the files of testdata/scenarios and the
+// seed files here), package fuzz (whose seed scenarios are the files Seeds returns,
+// turned into fuzz Programs) and the CLI (subarena scenario FILE..., which runs or checks
+// scripts).
+//
+// The interpreter reads the Allocator only through its public API: what a "state"
+// command prints comes from Allocator.Snapshot, a copy taken under the Allocator's
+// lock. The package sits beside package fuzz, above the root package, so the root
+// package's API carries no test language.
 //
 // # Where the files live
 //
-// The root package's cases are testdata/scenarios/*.txt. The fuzz seeds are
-// seeds/*.txt in this package's directory, embedded (Seeds): package fuzz, a non-test
-// package, reads them at run time, and //go:embed reaches only files under the
-// embedding package's directory. The root package's TestScenarios runs both sets, so
-// every seed's expected outputs are checked against the Allocator too.
-//
-// The package lives under trace/ because that tree holds the file formats subarena
-// reads that must not link the Allocator: like the trace packages it does not import
-// the root package, so the root package's own tests can import it without a cycle.
+// The hand-written cases are testdata/scenarios/*.txt at the repository's root. The
+// fuzz seeds are seeds/*.txt in this package's directory, embedded (Seeds): package
+// fuzz, a non-test package, reads them at run time, and //go:embed reaches only files
+// under the embedding package's directory. TestScenarios runs both sets, so every
+// seed's expected outputs are checked against the Allocator too.
 //
 // # Grammar
 //
@@ -516,7 +518,7 @@ func Seeds() ([]*File, error) {
 		if err != nil {
 			return nil, err
 		}
-		f, err := Parse(path.Join("trace/scenario/seeds", e.Name()), data)
+		f, err := Parse(path.Join("fuzz/scenario/seeds", e.Name()), data)
 		if err != nil {
 			return nil, err
 		}
