@@ -66,6 +66,7 @@ type scanner struct {
 }
 
 func newScanner(buft unsafe.Pointer) (*scanner, error) {
+	loadTables()
 	s := C.sa_state_new(C.ggml_backend_buffer_type_t(buft))
 	if s == nil {
 		return nil, fmt.Errorf("%w: out of memory", ErrGraph)

@@ -1,5 +1,11 @@
 #include "sa_ggml.h"
 
+#ifdef SA_GGML_GRAPH_LEAFS
+// struct ggml_cgraph, for its leaf list: built against a ggml whose
+// private header is at hand (the subarena_extggml tag).
+#include "ggml-impl.h"
+#endif
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,6 +258,16 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g) {
         }
     }
     s->n_node_recs = s->n_recs;
+#ifdef SA_GGML_GRAPH_LEAFS
+    // Every leaf of the graph gets a record, read by a node or not: gallocr
+    // allocates them all, and the host may write any of them.
+    s->n_graph_leafs = g->n_leafs;
+    for (int32_t i = 0; i < g->n_leafs; i++) {
+        if (rec_of(s, g->leafs[i]) < 0) {
+            return -1;
+        }
+    }
+#endif
     // Links: srcs of nodes, view_src of everything (leaves reached last).
     for (int32_t r = 0; r < s->n_recs; r++) {
         sa_rec * rec = &s->recs[r];
@@ -314,6 +330,16 @@ static int sa_match(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, 
             return 0;
         }
     }
+#ifdef SA_GGML_GRAPH_LEAFS
+    if (g->n_leafs != s->n_graph_leafs) {
+        return 0;
+    }
+    for (int32_t i = 0; i < g->n_leafs; i++) {
+        if (s->keys[table_find(s->keys, s->hcap, g->leafs[i])] != g->leafs[i]) {
+            return 0;
+        }
+    }
+#endif
     uint64_t buf[SA_KEY_MAX];
     int64_t pos = 1;
     for (int32_t r = 0; r < s->n_recs; r++) {

@@ -26,8 +26,9 @@ enum {
 };
 
 // One tensor of a scanned graph. Records are in scan order: the graph's
-// nodes in execution order, then every other tensor a node reaches through
-// src or view_src, in the order first reached.
+// nodes in execution order, then (built with SA_GGML_GRAPH_LEAFS) the
+// graph's leaves, then every other tensor a node reaches through src or
+// view_src, in the order first reached.
 typedef struct sa_rec {
     struct ggml_tensor * t;
     int32_t kind;
@@ -55,6 +56,7 @@ typedef struct sa_state {
     ggml_backend_buffer_t buffer;   // the allocator's buffer, or NULL
     sa_rec * recs;
     int32_t n_recs, n_nodes, n_node_recs;
+    int32_t n_graph_leafs;          // the graph's leaf count (SA_GGML_GRAPH_LEAFS only)
     int64_t cap_recs;
     // pointer -> record index, open addressing, cap a power of two
     struct ggml_tensor ** keys;
