@@ -1,0 +1,27 @@
+// Command preload is libsubarena-ggml.so, a shared library that replaces
+// ggml's graph allocator (gallocr) in a llama.cpp process loaded with
+// LD_PRELOAD. It is built by integrations/llamacpp/build.sh as
+//
+//	go build -buildmode=c-shared -tags subarena_extggml
+//
+// against the pinned llama.cpp release's headers; without that tag it is an
+// empty program, so that go vet and go test of the module need no ggml.
+//
+// shim.c defines every function of ggml-alloc.h's gallocr API. An allocator
+// made with one buffer type is planned by integrations/ggml's Allocator
+// (subarena's planner, a plan cache per graph structure); anything it
+// cannot serve — several buffer types, a graph it cannot read or place, a
+// ggml other than the one it was built for — goes to ggml's own gallocr
+// for that allocator, said once on stderr. The environment configures it:
+//
+//	SUBARENA_GGML=off          every call goes to ggml's gallocr
+//	SUBARENA_GGML_LOG=1        one line on stderr per plan
+//	SUBARENA_GGML_STATS=FILE   a JSON object written to FILE at exit
+//	SUBARENA_GGML_BUDGET=DUR   time each plan may search below greedy (e.g. 200ms)
+//	SUBARENA_GGML_RELAYOUT=1   strided in-place placements (CPU buffers only)
+//
+// A C or C++ host only: a Go program links its own runtime and uses
+// integrations/ggml directly.
+package main
+
+func main() {}
