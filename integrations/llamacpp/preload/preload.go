@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -54,6 +55,7 @@ type allocator struct {
 	gallocrSizes       []int64
 	bound              int64
 	planCPU            time.Duration
+	hitNs, missNs      []int64 // CPU time of each alloc_graph call that placed a planned graph, and of the others
 }
 
 var (
@@ -118,7 +120,7 @@ func (al *allocator) giveUp(why string) {
 }
 
 //export saNew
-func saNew(bufts unsafe.Pointer, n C.int, supported *C.int) (id C.int64_t) {
+func saNew(bufts unsafe.Pointer, n, baseline C.int, supported *C.int) (id C.int64_t) {
 	mu.Lock()
 	defer mu.Unlock()
 	al := &allocator{id: int64(len(allocs) + 1), nBufs: int(n)}
@@ -131,6 +133,9 @@ func saNew(bufts unsafe.Pointer, n C.int, supported *C.int) (id C.int64_t) {
 		al.bufType = C.GoString(C.sa_buft_name(types[0]))
 	}
 	switch v := C.GoString(C.sa_ggml_version()); {
+	case baseline != 0:
+		al.fallback = "SUBARENA_GGML=gallocr"
+		return id
 	case ggmlVersion != "" && v != ggmlVersion:
 		al.giveUp(fmt.Sprintf("built for ggml %s, the process has ggml %s", ggmlVersion, v))
 		return id
@@ -203,7 +208,7 @@ func saShadowSizes(id C.int64_t, sizes *C.size_t, n C.int) {
 }
 
 //export saNote
-func saNote(id C.int64_t, kind C.int, ns C.int64_t, forwarded C.int) {
+func saNote(id C.int64_t, kind C.int, ns C.int64_t, forwarded, hit C.int) {
 	mu.Lock()
 	defer mu.Unlock()
 	if al := get(id); al != nil && kind >= 0 && kind < C.SA_CALL_KINDS {
@@ -211,6 +216,13 @@ func saNote(id C.int64_t, kind C.int, ns C.int64_t, forwarded C.int) {
 		al.cpuNs[kind] += int64(ns)
 		if forwarded != 0 {
 			al.fallbacks++
+		}
+		if kind == C.SA_CALL_ALLOC_GRAPH {
+			if hit != 0 {
+				al.hitNs = append(al.hitNs, int64(ns))
+			} else {
+				al.missNs = append(al.missNs, int64(ns))
+			}
 		}
 	}
 }
@@ -246,11 +258,15 @@ func (al *allocator) plan(graph unsafe.Pointer, what string) (int64, error) {
 		al.planCPU += time.Since(start)
 		al.bound = max(al.bound, p.LowerBound)
 		if env.log {
-			fmt.Fprintf(os.Stderr, "subarena-ggml: allocator %d: %s: planned a graph of %d nodes: %d bytes (bound %d), buffer %d, read %v, plan %v\n",
-				al.id, what, int(C.sa_graph_nodes(graph)), p.Size, p.LowerBound, max(al.a.BufferSize(), p.Size), p.Read, p.Planning)
+			al.logPlan(what, graph, p)
 		}
 	}
 	return p.Size, nil
+}
+
+func (al *allocator) logPlan(what string, graph unsafe.Pointer, p *ggml.Plan) {
+	fmt.Fprintf(os.Stderr, "subarena-ggml: allocator %d: %s: planned a graph of %d nodes: %d bytes (bound %d), buffer %d, read %v, plan %v\n",
+		al.id, what, int(C.sa_graph_nodes(graph)), p.Size, p.LowerBound, max(al.a.BufferSize(), p.Size), p.Read, p.Planning)
 }
 
 func (al *allocator) fits(size int64) error {
@@ -351,34 +367,25 @@ func saAllocGraph(id C.int64_t, graph unsafe.Pointer) (ret C.int) {
 	before := al.a.Stats()
 	ahead := al.plannedAhead
 	al.plannedAhead = false
-	if env.log || env.stats != "" {
-		// plan first, to log it and check its size
-		size, err := al.plan(graph, "alloc_graph")
-		if err == nil {
-			err = al.fits(size)
-		}
-		if err != nil {
-			al.giveUp(err.Error())
-			return C.SA_FALLBACK
-		}
-		if al.a.Stats().Plans > before.Plans {
-			ahead = true
-		}
-	}
 	if err := al.a.AllocGraph(graph); err != nil {
 		al.giveUp(err.Error())
 		return C.SA_FALLBACK
 	}
 	after := al.a.Stats()
+	al.sizes[0] = al.a.BufferSize()
+	if after.Misses > before.Misses && env.log {
+		if p, err := al.a.Plan(graph); err == nil {
+			al.logPlan("alloc_graph", graph, p)
+		}
+	}
 	if after.Misses > before.Misses || ahead {
 		al.misses++
 		if al.reserved {
 			al.missesAfterReserve++
 		}
-	} else {
-		al.hits++
+		return 2
 	}
-	al.sizes[0] = al.a.BufferSize()
+	al.hits++
 	return 1
 }
 
@@ -409,6 +416,24 @@ type allocatorStats struct {
 	Bound              int64            `json:"bound"`
 	CPUNs              map[string]int64 `json:"cpu_ns"`
 	PlanNs             int64            `json:"plan_ns"`
+	// AllocGraphNs is the median thread CPU time of alloc_graph calls
+	// that placed a graph without planning it (a plan-cache hit; under
+	// ggml's gallocr, a call that did not reserve again), and of the others.
+	AllocGraphNs struct {
+		HitMedian  int64 `json:"hit_median"`
+		Hits       int   `json:"hits"`
+		MissMedian int64 `json:"miss_median"`
+		Misses     int   `json:"misses"`
+	} `json:"alloc_graph_ns"`
+}
+
+func median(xs []int64) int64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 //export saWriteStats
@@ -430,6 +455,11 @@ func saWriteStats() {
 			CPUNs: map[string]int64{}, Hits: al.hits, Misses: al.misses, MissesAfterReserve: al.missesAfterReserve,
 			Fallbacks: al.fallbacks, Fallback: al.fallback, Sizes: al.sizes, GallocrSizes: al.gallocrSizes,
 			Bound: al.bound, PlanNs: al.planCPU.Nanoseconds()}
+		s.AllocGraphNs.HitMedian, s.AllocGraphNs.Hits = median(al.hitNs), len(al.hitNs)
+		s.AllocGraphNs.MissMedian, s.AllocGraphNs.Misses = median(al.missNs), len(al.missNs)
+		if al.hits+al.misses == 0 { // served by ggml's gallocr from the start
+			s.Hits, s.Misses = int64(len(al.hitNs)), int64(len(al.missNs))
+		}
 		for k, name := range callNames {
 			s.Calls[name] = al.calls[k]
 			s.CPUNs[name] = al.cpuNs[k]

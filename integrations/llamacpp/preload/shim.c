@@ -46,8 +46,17 @@ static struct {
 } real;
 
 static pthread_mutex_t sa_lock = PTHREAD_MUTEX_INITIALIZER;
-static int sa_mode = -1; // 0: off (forward everything), 1: on
-static int sa_stats;     // SUBARENA_GGML_STATS is set
+// SUBARENA_GGML: off forwards everything; gallocr serves every allocator
+// with ggml's gallocr but counts and times its calls like subarena's (the
+// baseline of the stats); anything else plans with subarena.
+enum { SA_OFF = 0, SA_ON = 1, SA_BASELINE = 2 };
+static int sa_mode = -1;
+static int sa_stats; // SUBARENA_GGML_STATS is set
+
+// The allocator whose alloc_graph this thread is in, and whether ggml's
+// gallocr re-reserved inside it (its calls come back through the PLT).
+static __thread struct sa_galloc * sa_in_alloc;
+static __thread int sa_reserved_inside;
 
 // One allocator of this library's.
 struct sa_galloc {
@@ -103,7 +112,12 @@ static int sa_real(void * caller) {
 static int sa_on(void) {
     if (sa_mode < 0) {
         const char * v = getenv("SUBARENA_GGML");
-        sa_mode = !(v != NULL && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0));
+        sa_mode = SA_ON;
+        if (v != NULL && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)) {
+            sa_mode = SA_OFF;
+        } else if (v != NULL && strcmp(v, "gallocr") == 0) {
+            sa_mode = SA_BASELINE;
+        }
         const char * st = getenv("SUBARENA_GGML_STATS");
         sa_stats = st != NULL && st[0] != 0;
     }
@@ -136,9 +150,9 @@ static void sa_fall_back(struct sa_galloc * g) {
 }
 
 // sa_note counts a call of kind on g and the thread CPU time since t0 (stats only).
-static inline void sa_note(struct sa_galloc * g, int kind, int64_t t0) {
+static inline void sa_note(struct sa_galloc * g, int kind, int64_t t0, int hit) {
     if (sa_stats) {
-        saNote(g->id, kind, sa_thread_ns() - t0, g->real != NULL);
+        saNote(g->id, kind, sa_thread_ns() - t0, g->real != NULL, hit);
     }
 }
 
@@ -170,7 +184,7 @@ ggml_gallocr_t ggml_gallocr_new_n(ggml_backend_buffer_type_t * bufts, int n_bufs
     g->bufts = copy;
     g->n_bufs = n_bufs;
     int supported = 0;
-    g->id = saNew((void *) copy, n_bufs, &supported);
+    g->id = saNew((void *) copy, n_bufs, sa_mode == SA_BASELINE, &supported);
     if (!supported) {
         // the Go side said why on stderr; a real gallocr serves this one
         g->real = real.new_n(bufts, n_bufs);
@@ -235,6 +249,9 @@ bool ggml_gallocr_reserve_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph, c
     struct sa_galloc * g = sa_find(galloc);
     if (g == NULL) {
         sa_real(SA_CALLER);
+        if (sa_in_alloc != NULL) {
+            sa_reserved_inside = 1;
+        }
         return real.reserve_n(galloc, graph, nids, lids);
     }
     if (sa_stats) {
@@ -249,7 +266,7 @@ bool ggml_gallocr_reserve_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph, c
         sa_fall_back(g);
         r = real.reserve_n(g->real, graph, nids, lids);
     }
-    sa_note(g, SA_CALL_RESERVE_N, t0);
+    sa_note(g, SA_CALL_RESERVE_N, t0, 0);
     return r != 0;
 }
 
@@ -281,7 +298,7 @@ void ggml_gallocr_reserve_n_size(ggml_gallocr_t galloc, struct ggml_cgraph * gra
         sa_fall_back(g);
         real.reserve_n_size(g->real, graph, nids, lids, sizes);
     }
-    sa_note(g, SA_CALL_RESERVE_N_SIZE, t0);
+    sa_note(g, SA_CALL_RESERVE_N_SIZE, t0, 0);
 }
 
 bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
@@ -290,19 +307,29 @@ bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph)
         sa_real(SA_CALLER);
         return real.alloc_graph(galloc, graph);
     }
+    // With stats, a graph the Go side has no plan for is planned first (and
+    // timed as part of this call), so that the shadow gallocr can size it
+    // before it is placed (gallocr leaves placed tensors alone).
+    int64_t t0 = sa_stats ? sa_thread_ns() : 0, shadow_ns = 0;
     if (sa_stats && g->real == NULL && saWouldPlan(g->id, graph)) {
+        int64_t t1 = sa_thread_ns();
         sa_shadow(g, graph, NULL, NULL);
+        shadow_ns = sa_thread_ns() - t1;
     }
-    int64_t t0 = sa_stats ? sa_thread_ns() : 0;
     int r = SA_FALLBACK;
     if (g->real == NULL) {
         r = saAllocGraph(g->id, graph);
     }
+    int hit = r == 1;
     if (r == SA_FALLBACK) {
         sa_fall_back(g);
+        sa_in_alloc = g;
+        sa_reserved_inside = 0;
         r = real.alloc_graph(g->real, graph);
+        hit = r != 0 && !sa_reserved_inside;
+        sa_in_alloc = NULL;
     }
-    sa_note(g, SA_CALL_ALLOC_GRAPH, t0);
+    sa_note(g, SA_CALL_ALLOC_GRAPH, t0 + shadow_ns, hit);
     return r != 0;
 }
 
@@ -314,7 +341,7 @@ size_t ggml_gallocr_get_buffer_size(ggml_gallocr_t galloc, int buffer_id) {
     }
     int64_t t0 = sa_stats ? sa_thread_ns() : 0;
     size_t size = g->real != NULL ? real.get_buffer_size(g->real, buffer_id) : saBufferSize(g->id, buffer_id);
-    sa_note(g, SA_CALL_GET_BUFFER_SIZE, t0);
+    sa_note(g, SA_CALL_GET_BUFFER_SIZE, t0, 0);
     return size;
 }
 
