@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build.sh OUTDIR: builds OUTDIR/libsubarena-ggml.so (LD_PRELOAD it into a
-# llama.cpp program) and OUTDIR/llama-drive (the tests' driver) against the
+# llama.cpp program) and the tests' drivers (OUTDIR/llama-drive,
+# OUTDIR/gallocr-check) against the
 # pinned llama.cpp release: node-llama-cpp 3.21.1's prebuilt Linux x86-64
 # libraries (llama.cpp v0.4.0, ggml 0.23.0) and the matching sources.
 #
@@ -85,9 +86,12 @@ fi
 gcc -O2 -Wall -o "$out/llama-drive" "$here/driver/llama-drive.c" \
   -I"$src/include" -I"$src/ggml/include" -L"$bins" -lllama -lggml -lggml-base -Wl,-rpath,"$bins"
 
+gcc -O2 -Wall -o "$out/gallocr-check" "$here/driver/gallocr-check.c" \
+  -I"$src/ggml/include" -L"$bins" -lggml -lggml-base -lm -ldl -Wl,-rpath,"$bins"
+
 cat >"$out/release.env" <<ENV
 SUBARENA_LLAMACPP_BINS=$bins
 SUBARENA_LLAMACPP_MODELS=$src/models
 SUBARENA_LLAMACPP_GGML=$ggml_version
 ENV
-echo "build.sh: wrote $out/libsubarena-ggml.so and $out/llama-drive" >&2
+echo "build.sh: wrote $out/libsubarena-ggml.so, llama-drive and gallocr-check" >&2
