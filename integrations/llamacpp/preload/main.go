@@ -19,6 +19,10 @@
 //	SUBARENA_GGML_STATS=FILE   a JSON object written to FILE at exit
 //	SUBARENA_GGML_BUDGET=DUR   time each plan may search below greedy (e.g. 200ms)
 //	SUBARENA_GGML_RELAYOUT=1   strided in-place placements (CPU buffers only)
+//	SUBARENA_GGML=gallocr      ggml's gallocr serves every allocator, counted
+//	                           and timed as above: the baseline of the stats
+//	SUBARENA_GGML_TEST_FALLBACK=reserve_n|alloc_graph
+//	                           the first such call falls back (for tests)
 //
 // A C or C++ host only: a Go program links its own runtime and uses
 // integrations/ggml directly.

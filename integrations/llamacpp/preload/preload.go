@@ -70,11 +70,15 @@ type config struct {
 	stats    string
 	budget   time.Duration
 	relayout bool
+	// testFallback names a kind of call (reserve_n, alloc_graph) whose
+	// first occurrence the Go side gives up, as it would one it cannot
+	// serve: the tests' way to reach the fallback on a supported graph.
+	testFallback string
 }
 
 func readEnv() config {
 	c := config{log: os.Getenv("SUBARENA_GGML_LOG") == "1", stats: os.Getenv("SUBARENA_GGML_STATS"),
-		relayout: os.Getenv("SUBARENA_GGML_RELAYOUT") == "1"}
+		relayout: os.Getenv("SUBARENA_GGML_RELAYOUT") == "1", testFallback: os.Getenv("SUBARENA_GGML_TEST_FALLBACK")}
 	if b := os.Getenv("SUBARENA_GGML_BUDGET"); b != "" {
 		d, err := time.ParseDuration(b)
 		if err != nil {
@@ -289,6 +293,10 @@ func saReserveN(id C.int64_t, graph unsafe.Pointer, nids, lids *C.int) (ret C.in
 		al.giveUp("buffer ids other than 0 in a one-buffer allocator")
 		return C.SA_FALLBACK
 	}
+	if env.testFallback == "reserve_n" {
+		al.giveUp("SUBARENA_GGML_TEST_FALLBACK=reserve_n")
+		return C.SA_FALLBACK
+	}
 	size, err := al.plan(graph, "reserve_n")
 	if err == nil {
 		err = al.fits(size)
@@ -364,6 +372,10 @@ func saAllocGraph(id C.int64_t, graph unsafe.Pointer) (ret C.int) {
 		return C.SA_FALLBACK
 	}
 	defer guard(al, &ret)
+	if env.testFallback == "alloc_graph" {
+		al.giveUp("SUBARENA_GGML_TEST_FALLBACK=alloc_graph")
+		return C.SA_FALLBACK
+	}
 	before := al.a.Stats()
 	ahead := al.plannedAhead
 	al.plannedAhead = false
