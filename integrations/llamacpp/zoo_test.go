@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -319,20 +321,32 @@ func TestSIGINT(t *testing.T) {
 			t.Fatal(err)
 		}
 		sc := bufio.NewScanner(stdout)
-		ready := false
+		ready := ""
 		for sc.Scan() {
-			if sc.Text() == "ready" {
-				ready = true
+			if strings.HasPrefix(sc.Text(), "ready") {
+				ready = sc.Text()
 				break
 			}
 		}
-		if !ready {
+		if ready == "" {
 			cmd.Process.Kill()
 			cmd.Wait()
 			t.Fatalf("preload %v: the host never got ready:\n%s", preload, tail(stderr.String(), 2000))
 		}
+		// The library adds SA_ONSTACK to the host's handler; without it
+		// the handler is as the host set it.
+		if want := fmt.Sprintf("ready onstack=%d", b2i(preload)); ready != want {
+			t.Errorf("preload %v: the host said %q, want %q", preload, ready, want)
+		}
 		time.Sleep(200 * time.Millisecond) // decoding, on threads of ggml's and Go's
-		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		// SIGINT to every thread of the host, Go's included, then to the process.
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", cmd.Process.Pid))
+		for _, task := range tasks {
+			if tid, err := strconv.Atoi(task.Name()); err == nil {
+				_ = syscall.Tgkill(cmd.Process.Pid, tid, syscall.SIGINT)
+			}
+		}
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			t.Fatal(err)
 		}
 		var rest strings.Builder

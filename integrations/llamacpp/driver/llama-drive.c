@@ -9,7 +9,8 @@
 //               [-chunks A,B,...] [-gen N] [-outputs-max N] [-sigint]
 //
 // With -sigint it installs a SIGINT handler the way llama-server does
-// (sigaction, sa_flags 0), prints "ready", decodes until the signal
+// (sigaction, sa_flags 0), prints "ready onstack=B" (B: whether the handler
+// the process now has carries SA_ONSTACK), decodes until the signal
 // arrives and exits with status 130.
 
 #include <signal.h>
@@ -156,7 +157,9 @@ int main(int argc, char ** argv) {
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_sigint;
         sigaction(SIGINT, &sa, NULL);
-        printf("ready\n");
+        struct sigaction now;
+        sigaction(SIGINT, NULL, &now);
+        printf("ready onstack=%d\n", (now.sa_flags & SA_ONSTACK) != 0);
         fflush(stdout);
         llama_token t = argmax(logits, n_vocab);
         while (!interrupted) {
