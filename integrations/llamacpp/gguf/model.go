@@ -24,6 +24,9 @@ type Model struct {
 	Embd, Layers, Heads, HeadsKV, FF int
 	// Ctx is the trained context length.
 	Ctx int
+	// F16 stores every matrix as F16 (the wide shapes); else only the
+	// token embeddings and the output matrix are F16.
+	F16 bool
 }
 
 // Zoo is the small models the tests run: one per architecture, each a
@@ -39,9 +42,9 @@ var Zoo = []Model{
 // Wide is the larger shapes, run by llamazoo -wide: the width of
 // TinyLlama (2048) and of LLaMA-7B (4096) over fewer blocks.
 var Wide = []Model{
-	{Name: "llama-2048x8", Arch: "llama", Vocab: "llama-spm", Embd: 2048, Layers: 8, Heads: 32, HeadsKV: 4, FF: 5632, Ctx: 2048},
-	{Name: "llama-4096x2", Arch: "llama", Vocab: "llama-spm", Embd: 4096, Layers: 2, Heads: 32, HeadsKV: 32, FF: 11008, Ctx: 4096},
-	{Name: "phi3-3072x4", Arch: "phi3", Vocab: "phi-3", Embd: 3072, Layers: 4, Heads: 32, HeadsKV: 32, FF: 8192, Ctx: 4096},
+	{Name: "llama-2048x8", Arch: "llama", Vocab: "llama-spm", Embd: 2048, Layers: 8, Heads: 32, HeadsKV: 4, FF: 5632, Ctx: 2048, F16: true},
+	{Name: "llama-4096x2", Arch: "llama", Vocab: "llama-spm", Embd: 4096, Layers: 2, Heads: 32, HeadsKV: 32, FF: 11008, Ctx: 4096, F16: true},
+	{Name: "phi3-3072x4", Arch: "phi3", Vocab: "phi-3", Embd: 3072, Layers: 4, Heads: 32, HeadsKV: 32, FF: 8192, Ctx: 4096, F16: true},
 }
 
 // weights draws a model's tensors from one seeded generator.
@@ -135,21 +138,21 @@ func (m Model) Write(path, vocabDir string, seed uint64) error {
 		switch m.Arch {
 		case "gpt2":
 			w.add(p+"attn_norm.bias", false, 0.1, false, e)
-			w.add(p+"attn_qkv.weight", false, s, false, e, e+2*kv)
+			w.add(p+"attn_qkv.weight", m.F16, s, false, e, e+2*kv)
 			w.add(p+"attn_qkv.bias", false, s, false, e+2*kv)
 		case "phi3":
-			w.add(p+"attn_qkv.weight", false, s, false, e, e+2*kv)
+			w.add(p+"attn_qkv.weight", m.F16, s, false, e, e+2*kv)
 		default:
-			w.add(p+"attn_q.weight", false, s, false, e, e)
-			w.add(p+"attn_k.weight", false, s, false, e, kv)
-			w.add(p+"attn_v.weight", false, s, false, e, kv)
+			w.add(p+"attn_q.weight", m.F16, s, false, e, e)
+			w.add(p+"attn_k.weight", m.F16, s, false, e, kv)
+			w.add(p+"attn_v.weight", m.F16, s, false, e, kv)
 			if m.Arch == "qwen2" {
 				w.add(p+"attn_q.bias", false, s, false, e)
 				w.add(p+"attn_k.bias", false, s, false, kv)
 				w.add(p+"attn_v.bias", false, s, false, kv)
 			}
 		}
-		w.add(p+"attn_output.weight", false, s, false, e, e)
+		w.add(p+"attn_output.weight", m.F16, s, false, e, e)
 		if m.Arch == "gpt2" {
 			w.add(p+"attn_output.bias", false, s, false, e)
 		}
@@ -157,17 +160,17 @@ func (m Model) Write(path, vocabDir string, seed uint64) error {
 		switch m.Arch {
 		case "gpt2":
 			w.add(p+"ffn_norm.bias", false, 0.1, false, e)
-			w.add(p+"ffn_up.weight", false, s, false, e, ff)
+			w.add(p+"ffn_up.weight", m.F16, s, false, e, ff)
 			w.add(p+"ffn_up.bias", false, s, false, ff)
-			w.add(p+"ffn_down.weight", false, s, false, ff, e)
+			w.add(p+"ffn_down.weight", m.F16, s, false, ff, e)
 			w.add(p+"ffn_down.bias", false, s, false, e)
 		case "phi3":
-			w.add(p+"ffn_up.weight", false, s, false, e, 2*ff)
-			w.add(p+"ffn_down.weight", false, s, false, ff, e)
+			w.add(p+"ffn_up.weight", m.F16, s, false, e, 2*ff)
+			w.add(p+"ffn_down.weight", m.F16, s, false, ff, e)
 		default:
-			w.add(p+"ffn_gate.weight", false, s, false, e, ff)
-			w.add(p+"ffn_up.weight", false, s, false, e, ff)
-			w.add(p+"ffn_down.weight", false, s, false, ff, e)
+			w.add(p+"ffn_gate.weight", m.F16, s, false, e, ff)
+			w.add(p+"ffn_up.weight", m.F16, s, false, e, ff)
+			w.add(p+"ffn_down.weight", m.F16, s, false, ff, e)
 		}
 	}
 	f, err := os.Create(path)
