@@ -360,3 +360,20 @@ func TestSIGINT(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalHost loads ggml with dlopen(RTLD_LOCAL), as a plugin host does:
+// the library cannot reach ggml from the global scope, says so once, and
+// ggml's gallocr (found in the caller's library) serves the allocator.
+func TestLocalHost(t *testing.T) {
+	r := setup(t)
+	cmd := exec.Command(filepath.Join(r.Out, "local-host"), filepath.Join(r.Bins, "libggml-base.so"))
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+r.Library())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || !strings.HasPrefix(stdout.String(), "ok ") {
+		t.Fatalf("local-host: %v, stdout %q, stderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if n := strings.Count(stderr.String(), "ggml's gallocr serves every allocator"); n != 1 {
+		t.Errorf("said %d times on stderr, want once:\n%s", n, stderr.String())
+	}
+}

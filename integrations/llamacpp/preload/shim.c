@@ -168,9 +168,25 @@ static void sa_report_real_sizes(struct sa_galloc * g) {
     saRealSizes(g->id, sizes, g->n_bufs);
 }
 
+// sa_ggml_visible reports whether ggml's symbols resolve in the global
+// scope, as the Go side's calls into ggml need: not so when the host
+// dlopened ggml with RTLD_LOCAL (a plugin), and then every allocator is
+// ggml's own.
+static int sa_ggml_visible(void) {
+    static int visible = -1;
+    if (visible < 0) {
+        visible = dlsym(RTLD_DEFAULT, "ggml_op_name") != NULL && dlsym(RTLD_DEFAULT, "ggml_backend_buft_name") != NULL;
+        if (!visible) {
+            fprintf(stderr, "subarena-ggml: ggml is not in the process's global scope (loaded with RTLD_LOCAL?); "
+                            "ggml's gallocr serves every allocator\n");
+        }
+    }
+    return visible;
+}
+
 ggml_gallocr_t ggml_gallocr_new_n(ggml_backend_buffer_type_t * bufts, int n_bufs) {
     sa_real(SA_CALLER);
-    if (!sa_on()) {
+    if (!sa_on() || !sa_ggml_visible()) {
         return real.new_n(bufts, n_bufs);
     }
     struct sa_galloc * g = (struct sa_galloc *) calloc(1, sizeof(*g));
