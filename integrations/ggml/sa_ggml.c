@@ -34,6 +34,7 @@ void sa_state_free(sa_state * s) {
     free(s->rkeys);
     free(s->rvals);
     free(s->key);
+    free(s->xkeys);
     free(s);
 }
 
@@ -137,7 +138,55 @@ static int32_t rec_of(sa_state * s, struct ggml_tensor * t) {
     return r;
 }
 
+// sa_excluded reports whether t is in the excluded set.
+static inline int sa_excluded(const sa_state * s, const struct ggml_tensor * t) {
+    if (s->n_excluded == 0) {
+        return 0;
+    }
+    uint32_t mask = (uint32_t) s->xcap - 1;
+    for (uint32_t i = sa_ptr_hash(t) & mask; s->xkeys[i] != NULL; i = (i + 1) & mask) {
+        if (s->xkeys[i] == t) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int32_t sa_exclude(sa_state * s, struct ggml_tensor * const * ts, int32_t n) {
+    s->n_excluded = 0;
+    if (n <= 0) {
+        return 0;
+    }
+    int32_t want = 64;
+    while (want < 2 * n) {
+        want *= 2;
+    }
+    if (want > s->xcap) {
+        struct ggml_tensor ** keys = (struct ggml_tensor **) malloc((size_t) want * sizeof(*keys));
+        if (keys == NULL) {
+            return -1;
+        }
+        free(s->xkeys);
+        s->xkeys = keys;
+        s->xcap = want;
+    }
+    memset(s->xkeys, 0, (size_t) s->xcap * sizeof(*s->xkeys));
+    uint32_t mask = (uint32_t) s->xcap - 1;
+    for (int32_t j = 0; j < n; j++) {
+        uint32_t i = sa_ptr_hash(ts[j]) & mask;
+        while (s->xkeys[i] != NULL && s->xkeys[i] != ts[j]) {
+            i = (i + 1) & mask;
+        }
+        s->xkeys[i] = ts[j];
+    }
+    s->n_excluded = n;
+    return 0;
+}
+
 static inline int sa_is_own_base(const sa_state * s, const struct ggml_tensor * t) {
+    if (sa_excluded(s, t)) {
+        return 0;
+    }
     if (t->buffer != NULL) {
         return s->buffer != NULL && t->buffer == s->buffer;
     }
