@@ -47,20 +47,20 @@ done
 rel=$cache/release-3.21.1
 bins=$rel/bins
 src=$rel/llama.cpp
-if [ ! -f "$rel/.unpacked" ]; then
+if [ ! -f "$rel/.unpacked.v2" ]; then
   rm -rf "$rel"
   mkdir -p "$rel/tmp"
   tar -xzf "$cache/node-llama-cpp-linux-x64-3.21.1.tgz" -C "$rel/tmp" package/bins/linux-x64
   mv "$rel/tmp/package/bins/linux-x64" "$bins"
   tar -xzf "$cache/node-llama-cpp-3.21.1.tgz" -C "$rel/tmp" package/llama/gitRelease.bundle
   git clone -q --no-checkout "$rel/tmp/package/llama/gitRelease.bundle" "$src"
-  git -C "$src" -c advice.detachedHead=false checkout -q FETCH_HEAD -- include ggml/include ggml/src/ggml-impl.h models 2>/dev/null ||
-    git -C "$src" -c advice.detachedHead=false checkout -q HEAD -- include ggml/include ggml/src/ggml-impl.h models
+  git -C "$src" -c advice.detachedHead=false checkout -q FETCH_HEAD -- include ggml/include ggml/src/ggml-impl.h ggml/src/ggml-backend-impl.h models 2>/dev/null ||
+    git -C "$src" -c advice.detachedHead=false checkout -q HEAD -- include ggml/include ggml/src/ggml-impl.h ggml/src/ggml-backend-impl.h models
   rm -rf "$rel/tmp"
   # The libraries carry versioned SONAMEs; -lllama and -lggml need these.
   ln -sf libllama.v0.4.0.so "$bins/libllama.so"
   ln -sf libggml.v0.4.0.so "$bins/libggml.so"
-  touch "$rel/.unpacked"
+  touch "$rel/.unpacked.v2"
 fi
 
 # The interposer: Go c-shared with shim.c, ggml's symbols resolved in the
@@ -87,7 +87,7 @@ gcc -O2 -Wall -o "$out/llama-drive" "$here/driver/llama-drive.c" \
   -I"$src/include" -I"$src/ggml/include" -L"$bins" -lllama -lggml -lggml-base -Wl,-rpath,"$bins"
 
 gcc -O2 -Wall -o "$out/gallocr-check" "$here/driver/gallocr-check.c" \
-  -I"$src/ggml/include" -L"$bins" -lggml -lggml-base -lm -ldl -Wl,-rpath,"$bins"
+  -Wno-unused-function -I"$src/ggml/include" -I"$src/ggml/src" -L"$bins" -lggml -lggml-base -lm -ldl -Wl,-rpath,"$bins"
 
 gcc -O2 -Wall -o "$out/local-host" "$here/driver/local-host.c" -ldl
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -279,21 +280,45 @@ func TestFallback(t *testing.T) {
 }
 
 // TestGallocrCheck runs gallocr-check (reserve_n_size against reserve_n,
-// a foreign handle, two buffer ids, an unread leaf) with the library and
-// without it.
+// a foreign handle, one buffer type under two buffer ids, two buffer types,
+// an unread leaf) with the library and without it; with it, every
+// allocator the check makes is served by subarena.
 func TestGallocrCheck(t *testing.T) {
 	r := setup(t)
 	for _, preload := range []bool{false, true} {
+		stats := filepath.Join(t.TempDir(), "stats.json")
 		cmd := exec.Command(filepath.Join(r.Out, "gallocr-check"), r.Bins)
 		if preload {
-			cmd.Env = append(os.Environ(), "LD_PRELOAD="+r.Library())
+			cmd.Env = append(os.Environ(), "LD_PRELOAD="+r.Library(), "SUBARENA_GGML_STATS="+stats)
 		}
 		out, err := cmd.CombinedOutput()
-		if err != nil {
+		if err != nil || strings.Contains(string(out), "FAIL") {
 			t.Errorf("preload %v: %v\n%s", preload, err, out)
 		}
-		if n := strings.Count(string(out), "\nok "); n < 9 {
-			t.Errorf("preload %v: %d checks passed, want 10:\n%s", preload, n+1, out)
+		if n := strings.Count(string(out), "\nok "); n < 17 {
+			t.Errorf("preload %v: %d checks passed, want 18:\n%s", preload, n+1, out)
+		}
+		if !preload {
+			continue
+		}
+		var st Stats
+		if b, err := os.ReadFile(stats); err != nil {
+			t.Fatal(err)
+		} else if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatal(err)
+		}
+		twoTypes := 0
+		for _, a := range st.Allocators {
+			if a.Fallback != "" || a.Fallbacks != 0 {
+				t.Errorf("allocator %d fell back: %q", a.ID, a.Fallback)
+			}
+			if a.BufferTypes == 2 && a.Sizes[0] > 0 && a.Sizes[1] > 0 {
+				twoTypes++
+			}
+		}
+		// (the foreign handles are ggml's own: not in the stats)
+		if len(st.Allocators) != 4 || twoTypes != 2 {
+			t.Errorf("%d allocators, %d with two buffers, want 4 and 2: %+v", len(st.Allocators), twoTypes, st.Allocators)
 		}
 	}
 }

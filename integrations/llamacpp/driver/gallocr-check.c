@@ -8,7 +8,9 @@
 // output: reserve_n_size reports what reserve_n then allocates; a graph
 // allocated and computed gives the outputs that ggml's own gallocr gives
 // (called through the library's dlopen'd handle: a foreign handle); an
-// allocator of two buffer types (several buffer ids) computes the same.
+// allocator of one buffer type under two buffer ids, and one of two buffer
+// types (the CPU's and a copy of it, a distinct buffer type that allocates
+// CPU memory), compute the same, tensors placed in the buffer of their id.
 
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -18,8 +20,12 @@
 #include <string.h>
 
 #include "ggml-alloc.h"
+#include "ggml-backend-impl.h" // struct ggml_backend_buffer_type, to make a second CPU buffer type
 #include "ggml-backend.h"
+#include "ggml-impl.h" // struct ggml_cgraph, for its leaves
 #include "ggml.h"
+
+bool ggml_op_can_inplace(enum ggml_op op); // exported by ggml without a prototype
 
 static int failures;
 
@@ -179,6 +185,55 @@ int main(int argc, char ** argv) {
     free(lids);
     ggml_free(r.ctx);
     ggml_gallocr_free(m);
+
+    // two buffer types: the CPU's and a copy of it
+    static struct ggml_backend_buffer_type second;
+    second = *buft;
+    ggml_backend_buffer_type_t distinct[2] = {buft, &second};
+    for (int round = 0; round < 2; round++) { // the second round's graph has the reserved counts
+        ggml_gallocr_t d = ggml_gallocr_new_n(distinct, 2);
+        r = build(n);
+        n_nodes = ggml_graph_n_nodes(r.g);
+        nids = (int *) calloc((size_t) n_nodes, sizeof(int));
+        lids = (int *) calloc(16, sizeof(int));
+        for (int i = 0; i < n_nodes; i++) {
+            nids[i] = (i + round) % 2;
+        }
+        for (int i = 0; i < r.g->n_leafs; i++) {
+            lids[i] = r.g->leafs[i] == r.in; // the input lives in the second buffer
+        }
+        ok = ggml_gallocr_reserve_n(d, r.g, nids, lids) && ggml_gallocr_alloc_graph(d, r.g);
+        check(ok, "two buffer types: reserve_n and alloc_graph", "failed");
+        int placed_ok = 1;
+        for (int i = 0; ok && i < n_nodes; i++) {
+            struct ggml_tensor * t = ggml_graph_node(r.g, i);
+            // (gallocr runs an in-place op over its parent's bytes, whatever its id)
+            if (t->view_src == NULL && t->buffer != NULL && !ggml_op_can_inplace(t->op) &&
+                ggml_backend_buffer_get_type(t->buffer) != distinct[nids[i]]) {
+                placed_ok = 0;
+            }
+        }
+        check(ok && placed_ok && ggml_backend_buffer_get_type(r.in->buffer) == &second,
+              "two buffer types: every tensor in the buffer of its id", "a tensor is in the other buffer");
+        snprintf(why, sizeof why, "sizes %zu and %zu", ggml_gallocr_get_buffer_size(d, 0), ggml_gallocr_get_buffer_size(d, 1));
+        check(ggml_gallocr_get_buffer_size(d, 0) > 0 && ggml_gallocr_get_buffer_size(d, 1) > 0,
+              "two buffer types: two buffers", why);
+        if (ok) {
+            float * in = (float *) malloc(sizeof(float) * (size_t) (n * n));
+            for (int i = 0; i < n * n; i++) {
+                in[i] = sinf((float) i * 0.37f);
+            }
+            ggml_backend_tensor_set(r.in, in, 0, ggml_nbytes(r.in));
+            free(in);
+            ok = ggml_backend_graph_compute(be, r.g) == GGML_STATUS_SUCCESS;
+            ggml_backend_tensor_get(r.out, got, 0, ggml_nbytes(r.out));
+            check(ok && memcmp(want, got, sizeof want) == 0, "two buffer types: output equals gallocr's", "outputs differ");
+        }
+        free(nids);
+        free(lids);
+        ggml_free(r.ctx);
+        ggml_gallocr_free(d);
+    }
     ggml_backend_free(be);
     return failures;
 }

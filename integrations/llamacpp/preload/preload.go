@@ -4,6 +4,11 @@ package main
 
 /*
 #include "shim.h"
+#include "ggml-impl.h" // struct ggml_cgraph: the leaves, for leaf_buffer_ids
+
+static int sa_graph_leafs(void * g) { return ((struct ggml_cgraph *) g)->n_leafs; }
+static void * sa_graph_leaf(void * g, int i) { return ((struct ggml_cgraph *) g)->leafs[i]; }
+static void * sa_graph_node(void * g, int i) { return ggml_graph_node((struct ggml_cgraph *) g, i); }
 
 static int sa_graph_nodes(void * g) { return ggml_graph_n_nodes((struct ggml_cgraph *) g); }
 static const char * sa_ggml_version(void) { return ggml_version(); }
@@ -33,16 +38,33 @@ var ggmlVersion = ""
 // callNames names the kinds of calls counted, in shim.h's order.
 var callNames = [C.SA_CALL_KINDS]string{"reserve_n", "reserve_n_size", "alloc_graph", "get_buffer_size"}
 
+// group is the buffer ids of one gallocr that share a buffer type, and
+// the Allocator that places their tensors in one buffer (gallocr, too,
+// gives a buffer type used twice one buffer).
+type group struct {
+	a    *ggml.Allocator
+	buft unsafe.Pointer
+	ids  []int // buffer ids, ascending: the first reports the buffer's size
+}
+
 // allocator is one gallocr handle of the shim's.
+//
+// With one buffer type (llama.cpp on the CPU) it has one group, which
+// excludes nothing. With several, each group plans its own tensors — those
+// whose node or leaf buffer id is one of its ids — with the other groups'
+// tensors external (ggml.Allocator.Exclude), one after the other.
 type allocator struct {
 	id       int64
-	a        *ggml.Allocator // nil when a real gallocr serves it
+	groups   []*group // nil when a real gallocr serves it
+	groupOf  []int    // buffer id -> index in groups
 	nBufs    int
-	buft     unsafe.Pointer // the buffer type (one-buffer allocators)
 	bufType  string
 	fallback string // why a real gallocr serves it, "" while it does not
 	reserved bool   // a reserve_n or reserve_n_size call has been served
 	freed    bool
+	// the buffer ids of the last reserve_n (several groups only): what
+	// alloc_graph places a graph of the same node and leaf counts with
+	nodeIDs, leafIDs []int32
 
 	// stats
 	calls              [C.SA_CALL_KINDS]int64
@@ -53,7 +75,7 @@ type allocator struct {
 	plannedAhead       bool // saWouldPlan planned the graph alloc_graph is about to place
 	sizes              []int64
 	gallocrSizes       []int64
-	bound              int64
+	bound              []int64 // per group: the largest lower bound of its plans
 	planCPU            time.Duration
 	hitNs, missNs      []int64 // CPU time of each alloc_graph call that placed a planned graph, and of the others
 }
@@ -143,18 +165,122 @@ func saNew(bufts unsafe.Pointer, n, baseline C.int, supported *C.int) (id C.int6
 	case ggmlVersion != "" && v != ggmlVersion:
 		al.giveUp(fmt.Sprintf("built for ggml %s, the process has ggml %s", ggmlVersion, v))
 		return id
-	case n != 1:
-		al.giveUp(fmt.Sprintf("an allocator of %d buffer types is not supported yet", n))
+	case n < 1 || n > C.SA_MAX_BUFS:
+		al.giveUp(fmt.Sprintf("an allocator of %d buffer types is not supported", n))
 		return id
 	}
-	a, err := ggml.New(ggml.Options{BufferType: types[0], NoRelayout: !env.relayout, Budget: env.budget, Name: "llama.cpp"})
-	if err != nil {
-		al.giveUp(err.Error())
-		return id
+	al.groupOf = make([]int, n)
+	for i, bt := range types {
+		g := slices.IndexFunc(al.groups, func(g *group) bool { return g.buft == bt })
+		if g < 0 {
+			a, err := ggml.New(ggml.Options{BufferType: bt, NoRelayout: !env.relayout, Budget: env.budget, Name: "llama.cpp"})
+			if err != nil {
+				al.freeGroups()
+				al.giveUp(err.Error())
+				return id
+			}
+			g = len(al.groups)
+			al.groups = append(al.groups, &group{a: a, buft: bt})
+		}
+		al.groups[g].ids = append(al.groups[g].ids, i)
+		al.groupOf[i] = g
 	}
-	al.a, al.buft = a, types[0]
+	al.bound = make([]int64, len(al.groups))
 	*supported = 1
 	return id
+}
+
+func (al *allocator) freeGroups() {
+	for _, g := range al.groups {
+		g.a.Free()
+	}
+	al.groups = nil
+}
+
+// served reports whether the Go side serves al.
+func (al *allocator) served() bool { return al != nil && al.groups != nil && al.fallback == "" }
+
+// updateSizes records each buffer id's size: a group's buffer at its first
+// id, 0 at the others (as ggml_gallocr_get_buffer_size says).
+func (al *allocator) updateSizes() {
+	for _, g := range al.groups {
+		for k, id := range g.ids {
+			if k == 0 {
+				al.sizes[id] = g.a.BufferSize()
+			} else {
+				al.sizes[id] = 0
+			}
+		}
+	}
+}
+
+// exclude tells each group which tensors the others place, from the buffer
+// ids (nil ids: all 0). With one group it does nothing.
+func (al *allocator) exclude(graph unsafe.Pointer, nids, lids []int32) error {
+	if len(al.groups) == 1 {
+		return nil
+	}
+	others := make([][]unsafe.Pointer, len(al.groups))
+	add := func(t unsafe.Pointer, id int32) {
+		owner := 0
+		if id >= 0 && int(id) < len(al.groupOf) {
+			owner = al.groupOf[id]
+		}
+		for g := range others {
+			if g != owner {
+				others[g] = append(others[g], t)
+			}
+		}
+	}
+	for i := range int(C.sa_graph_nodes(graph)) {
+		id := int32(0)
+		if nids != nil {
+			id = nids[i]
+		}
+		add(C.sa_graph_node(graph, C.int(i)), id)
+	}
+	for i := range int(C.sa_graph_leafs(graph)) {
+		id := int32(0)
+		if lids != nil {
+			id = lids[i]
+		}
+		add(C.sa_graph_leaf(graph, C.int(i)), id)
+	}
+	for g, grp := range al.groups {
+		if err := grp.a.Exclude(others[g]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ids copies the buffer ids of a reserve call (nil stays nil).
+func ids(graph unsafe.Pointer, nids, lids *C.int) (nodes, leafs []int32) {
+	if nids != nil {
+		nodes = make([]int32, int(C.sa_graph_nodes(graph)))
+		for i, v := range unsafe.Slice(nids, len(nodes)) {
+			nodes[i] = int32(v)
+		}
+	}
+	if lids != nil {
+		leafs = make([]int32, int(C.sa_graph_leafs(graph)))
+		for i, v := range unsafe.Slice(lids, len(leafs)) {
+			leafs[i] = int32(v)
+		}
+	}
+	return nodes, leafs
+}
+
+// checkIDs reports a buffer id out of range.
+func (al *allocator) checkIDs(nodes, leafs []int32) error {
+	for _, list := range [][]int32{nodes, leafs} {
+		for _, id := range list {
+			if id < 0 || int(id) >= al.nBufs {
+				return fmt.Errorf("buffer id %d of an allocator of %d buffer types", id, al.nBufs)
+			}
+		}
+	}
+	return nil
 }
 
 //export saGiveUp
@@ -176,13 +302,10 @@ func saFree(id C.int64_t) {
 	}
 	defer guard(al, nil)
 	al.freed = true
-	if al.a != nil {
-		if al.fallback == "" {
-			al.sizes[0] = al.a.BufferSize()
-		}
-		al.a.Free()
-		al.a = nil
+	if al.served() {
+		al.updateSizes()
 	}
+	al.freeGroups()
 }
 
 //export saRealSizes
@@ -231,53 +354,54 @@ func saNote(id C.int64_t, kind C.int, ns C.int64_t, forwarded, hit C.int) {
 	}
 }
 
-// checkIDs reports whether every buffer id is 0 (ids may be nil).
-func checkIDs(graph unsafe.Pointer, nids, lids *C.int) bool {
-	if nids == nil && lids == nil {
-		return true
-	}
-	n := int(C.sa_graph_nodes(graph))
-	if nids != nil {
-		for _, b := range unsafe.Slice(nids, n) {
-			if b != 0 {
-				return false
+// plan plans graph for every group (or finds its plans), checks each fits
+// its buffer type, and logs new plans when asked to; it returns each
+// group's plan size. The groups' exclusions must be set.
+func (al *allocator) plan(graph unsafe.Pointer, what string) ([]int64, error) {
+	sizes := make([]int64, len(al.groups))
+	for gi, g := range al.groups {
+		before := g.a.Stats().Plans
+		start := time.Now()
+		p, err := g.a.Plan(graph)
+		if err != nil {
+			return nil, err
+		}
+		if g.a.Stats().Plans > before {
+			al.planCPU += time.Since(start)
+			al.bound[gi] = max(al.bound[gi], p.LowerBound)
+			if env.log {
+				al.logPlan(what, graph, g, p)
 			}
 		}
-	}
-	// Leaf ids: the leaf count is private to ggml; a one-buffer allocator
-	// gets only id 0 from the scheduler, which checkIDs' node pass confirms.
-	return true
-}
-
-// plan plans graph (or finds its plan), checks it fits the buffer type, and
-// logs it when asked to; it returns the plan's size.
-func (al *allocator) plan(graph unsafe.Pointer, what string) (int64, error) {
-	before := al.a.Stats().Plans
-	start := time.Now()
-	p, err := al.a.Plan(graph)
-	if err != nil {
-		return 0, err
-	}
-	if al.a.Stats().Plans > before {
-		al.planCPU += time.Since(start)
-		al.bound = max(al.bound, p.LowerBound)
-		if env.log {
-			al.logPlan(what, graph, p)
+		if m := int64(C.sa_max_size(g.buft)); m > 0 && p.Size > m {
+			return nil, fmt.Errorf("a graph needs %d bytes, more than one %s buffer may hold (%d): chunked buffers are not supported yet",
+				p.Size, C.GoString(C.sa_buft_name(g.buft)), m)
 		}
+		sizes[gi] = p.Size
 	}
-	return p.Size, nil
+	return sizes, nil
 }
 
-func (al *allocator) logPlan(what string, graph unsafe.Pointer, p *ggml.Plan) {
-	fmt.Fprintf(os.Stderr, "subarena-ggml: allocator %d: %s: planned a graph of %d nodes: %d bytes (bound %d), buffer %d, read %v, plan %v\n",
-		al.id, what, int(C.sa_graph_nodes(graph)), p.Size, p.LowerBound, max(al.a.BufferSize(), p.Size), p.Read, p.Planning)
+func (al *allocator) logPlan(what string, graph unsafe.Pointer, g *group, p *ggml.Plan) {
+	fmt.Fprintf(os.Stderr, "subarena-ggml: allocator %d: %s: planned a graph of %d nodes for %s buffer %d: %d bytes (bound %d), buffer %d, read %v, plan %v\n",
+		al.id, what, int(C.sa_graph_nodes(graph)), C.GoString(C.sa_buft_name(g.buft)), g.ids[0], p.Size, p.LowerBound,
+		max(g.a.BufferSize(), p.Size), p.Read, p.Planning)
 }
 
-func (al *allocator) fits(size int64) error {
-	if m := int64(C.sa_max_size(al.buft)); m > 0 && size > m {
-		return fmt.Errorf("a graph needs %d bytes, more than one %s buffer may hold (%d): chunked buffers are not supported yet", size, al.bufType, m)
+// prepare checks and records the buffer ids of a reserve call, sets the
+// groups' exclusions and plans the graph; it returns each group's size.
+func (al *allocator) prepare(graph unsafe.Pointer, nids, lids *C.int, what string) ([]int64, error) {
+	nodes, leafs := ids(graph, nids, lids)
+	if err := al.checkIDs(nodes, leafs); err != nil {
+		return nil, err
 	}
-	return nil
+	if len(al.groups) > 1 {
+		al.nodeIDs, al.leafIDs = nodes, leafs
+	}
+	if err := al.exclude(graph, nodes, leafs); err != nil {
+		return nil, err
+	}
+	return al.plan(graph, what)
 }
 
 //export saReserveN
@@ -285,32 +409,26 @@ func saReserveN(id C.int64_t, graph unsafe.Pointer, nids, lids *C.int) (ret C.in
 	mu.Lock()
 	defer mu.Unlock()
 	al := get(id)
-	if al == nil || al.a == nil || al.fallback != "" {
+	if !al.served() {
 		return C.SA_FALLBACK
 	}
 	defer guard(al, &ret)
-	if !checkIDs(graph, nids, lids) {
-		al.giveUp("buffer ids other than 0 in a one-buffer allocator")
-		return C.SA_FALLBACK
-	}
 	if env.testFallback == "reserve_n" {
 		al.giveUp("SUBARENA_GGML_TEST_FALLBACK=reserve_n")
 		return C.SA_FALLBACK
 	}
-	size, err := al.plan(graph, "reserve_n")
-	if err == nil {
-		err = al.fits(size)
-	}
-	if err != nil {
+	if _, err := al.prepare(graph, nids, lids, "reserve_n"); err != nil {
 		al.giveUp(err.Error())
 		return C.SA_FALLBACK
 	}
 	al.reserved = true
-	if err := al.a.Reserve(graph); err != nil {
-		fmt.Fprintf(os.Stderr, "subarena-ggml: allocator %d: %v\n", al.id, err)
-		return 0
+	for _, g := range al.groups {
+		if err := g.a.Reserve(graph); err != nil {
+			fmt.Fprintf(os.Stderr, "subarena-ggml: allocator %d: %v\n", al.id, err)
+			return 0
+		}
 	}
-	al.sizes[0] = al.a.BufferSize()
+	al.updateSizes()
 	return 1
 }
 
@@ -319,28 +437,38 @@ func saReserveNSize(id C.int64_t, graph unsafe.Pointer, nids, lids *C.int, sizes
 	mu.Lock()
 	defer mu.Unlock()
 	al := get(id)
-	if al == nil || al.a == nil || al.fallback != "" {
+	if !al.served() {
 		return C.SA_FALLBACK
 	}
 	defer guard(al, &ret)
-	if !checkIDs(graph, nids, lids) {
-		al.giveUp("buffer ids other than 0 in a one-buffer allocator")
-		return C.SA_FALLBACK
-	}
-	size, err := al.plan(graph, "reserve_n_size")
-	if err == nil {
-		err = al.fits(size)
-	}
+	planned, err := al.prepare(graph, nids, lids, "reserve_n_size")
 	if err != nil {
 		al.giveUp(err.Error())
 		return C.SA_FALLBACK
 	}
 	al.reserved = true
+	// What reserve_n allocates for the graph: the Allocator's buffer is at
+	// least one alignment unit. Every id of a group reports the group's
+	// buffer, as gallocr's reserve_n_size does for a buffer type used twice.
 	out := unsafe.Slice(sizes, al.nBufs)
-	// what reserve_n allocates for it: the Allocator's buffer is at least
-	// one alignment unit
-	out[0] = C.size_t(max(size, int64(C.sa_alignment(al.buft))))
+	for gi, g := range al.groups {
+		for _, id := range g.ids {
+			out[id] = C.size_t(max(planned[gi], int64(C.sa_alignment(g.buft))))
+		}
+	}
 	return 1
+}
+
+// placeable reports whether alloc_graph can place graph: with several
+// groups, only a graph of the last reserve_n's node and leaf counts (whose
+// buffer ids it reuses), as gallocr's alloc_graph returns false otherwise
+// and the scheduler calls reserve_n again.
+func (al *allocator) placeable(graph unsafe.Pointer) bool {
+	if len(al.groups) == 1 {
+		return true
+	}
+	return (al.nodeIDs == nil || len(al.nodeIDs) == int(C.sa_graph_nodes(graph))) &&
+		(al.leafIDs == nil || len(al.leafIDs) == int(C.sa_graph_leafs(graph))) && al.reserved
 }
 
 //export saWouldPlan
@@ -348,19 +476,38 @@ func saWouldPlan(id C.int64_t, graph unsafe.Pointer) (ret C.int) {
 	mu.Lock()
 	defer mu.Unlock()
 	al := get(id)
-	if al == nil || al.a == nil || al.fallback != "" {
+	if !al.served() || !al.placeable(graph) {
 		return 0
 	}
 	defer guard(al, &ret)
-	before := al.a.Stats().Plans
+	if al.exclude(graph, al.nodeIDs, al.leafIDs) != nil {
+		return 0
+	}
+	before := al.plans()
 	if _, err := al.plan(graph, "alloc_graph"); err != nil {
 		return 0
 	}
-	if al.a.Stats().Plans > before {
+	if al.plans() > before {
 		al.plannedAhead = true
 		return 1
 	}
 	return 0
+}
+
+func (al *allocator) plans() int {
+	n := 0
+	for _, g := range al.groups {
+		n += g.a.Stats().Plans
+	}
+	return n
+}
+
+func (al *allocator) groupMisses() int {
+	n := 0
+	for _, g := range al.groups {
+		n += g.a.Stats().Misses
+	}
+	return n
 }
 
 //export saAllocGraph
@@ -368,7 +515,7 @@ func saAllocGraph(id C.int64_t, graph unsafe.Pointer) (ret C.int) {
 	mu.Lock()
 	defer mu.Unlock()
 	al := get(id)
-	if al == nil || al.a == nil || al.fallback != "" {
+	if !al.served() {
 		return C.SA_FALLBACK
 	}
 	defer guard(al, &ret)
@@ -376,21 +523,30 @@ func saAllocGraph(id C.int64_t, graph unsafe.Pointer) (ret C.int) {
 		al.giveUp("SUBARENA_GGML_TEST_FALLBACK=alloc_graph")
 		return C.SA_FALLBACK
 	}
-	before := al.a.Stats()
-	ahead := al.plannedAhead
-	al.plannedAhead = false
-	if err := al.a.AllocGraph(graph); err != nil {
+	if !al.placeable(graph) {
+		return 0
+	}
+	if err := al.exclude(graph, al.nodeIDs, al.leafIDs); err != nil {
 		al.giveUp(err.Error())
 		return C.SA_FALLBACK
 	}
-	after := al.a.Stats()
-	al.sizes[0] = al.a.BufferSize()
-	if after.Misses > before.Misses && env.log {
-		if p, err := al.a.Plan(graph); err == nil {
-			al.logPlan("alloc_graph", graph, p)
+	before := al.groupMisses()
+	ahead := al.plannedAhead
+	al.plannedAhead = false
+	for _, g := range al.groups {
+		missed := g.a.Stats().Misses
+		if err := g.a.AllocGraph(graph); err != nil {
+			al.giveUp(err.Error())
+			return C.SA_FALLBACK
+		}
+		if env.log && g.a.Stats().Misses > missed {
+			if p, err := g.a.Plan(graph); err == nil {
+				al.logPlan("alloc_graph", graph, g, p)
+			}
 		}
 	}
-	if after.Misses > before.Misses || ahead {
+	al.updateSizes()
+	if al.groupMisses() > before || ahead {
 		al.misses++
 		if al.reserved {
 			al.missesAfterReserve++
@@ -406,10 +562,14 @@ func saBufferSize(id C.int64_t, buffer C.int) C.size_t {
 	mu.Lock()
 	defer mu.Unlock()
 	al := get(id)
-	if al == nil || al.a == nil || buffer != 0 {
+	if !al.served() || buffer < 0 || int(buffer) >= al.nBufs {
 		return 0
 	}
-	return C.size_t(al.a.BufferSize())
+	g := al.groups[al.groupOf[buffer]]
+	if g.ids[0] != int(buffer) {
+		return 0 // the buffer of a buffer type used twice counts once
+	}
+	return C.size_t(g.a.BufferSize())
 }
 
 // allocatorStats is one allocator in the SUBARENA_GGML_STATS file.
@@ -425,7 +585,7 @@ type allocatorStats struct {
 	Fallback           string           `json:"fallback,omitempty"`
 	Sizes              []int64          `json:"sizes"`
 	GallocrSizes       []int64          `json:"gallocr_sizes"`
-	Bound              int64            `json:"bound"`
+	Bound              int64            `json:"bound"` // the sum of each buffer's largest lower bound
 	CPUNs              map[string]int64 `json:"cpu_ns"`
 	PlanNs             int64            `json:"plan_ns"`
 	// AllocGraphNs is the median thread CPU time of alloc_graph calls
@@ -460,13 +620,16 @@ func saWriteStats() {
 		Allocators []allocatorStats `json:"allocators"`
 	}{Allocators: []allocatorStats{}}
 	for _, al := range allocs {
-		if al.a != nil && al.fallback == "" {
-			al.sizes[0] = al.a.BufferSize()
+		if al.served() {
+			al.updateSizes()
 		}
 		s := allocatorStats{ID: al.id, BufferTypes: al.nBufs, BufferType: al.bufType, Calls: map[string]int64{},
 			CPUNs: map[string]int64{}, Hits: al.hits, Misses: al.misses, MissesAfterReserve: al.missesAfterReserve,
 			Fallbacks: al.fallbacks, Fallback: al.fallback, Sizes: al.sizes, GallocrSizes: al.gallocrSizes,
-			Bound: al.bound, PlanNs: al.planCPU.Nanoseconds()}
+			PlanNs: al.planCPU.Nanoseconds()}
+		for _, b := range al.bound {
+			s.Bound += b
+		}
 		s.AllocGraphNs.HitMedian, s.AllocGraphNs.Hits = median(al.hitNs), len(al.hitNs)
 		s.AllocGraphNs.MissMedian, s.AllocGraphNs.Misses = median(al.missNs), len(al.missNs)
 		if al.hits+al.misses == 0 { // served by ggml's gallocr from the start
