@@ -7,10 +7,12 @@
 // against the pinned llama.cpp release's headers; without that tag it is an
 // empty program, so that go vet and go test of the module need no ggml.
 //
-// shim.c defines every function of ggml-alloc.h's gallocr API. An allocator
-// made with one buffer type is planned by integrations/ggml's Allocator
-// (subarena's planner, a plan cache per graph structure); anything it
-// cannot serve — several buffer types, a graph it cannot read or place, a
+// shim.c defines every function of ggml-alloc.h's gallocr API. Each buffer
+// type of an allocator is planned by one of integrations/ggml's Allocators
+// (subarena's planner, a plan cache per graph structure), which places the
+// tensors whose node or leaf buffer ids are that buffer type's, the other
+// buffers' tensors external to it; anything it cannot serve — a graph it
+// cannot read or place, a buffer over its buffer type's maximum size, a
 // ggml other than the one it was built for — goes to ggml's own gallocr
 // for that allocator, said once on stderr. The environment configures it:
 //

@@ -9,6 +9,7 @@ package main
 static int sa_graph_leafs(void * g) { return ((struct ggml_cgraph *) g)->n_leafs; }
 static void * sa_graph_leaf(void * g, int i) { return ((struct ggml_cgraph *) g)->leafs[i]; }
 static void * sa_graph_node(void * g, int i) { return ggml_graph_node((struct ggml_cgraph *) g, i); }
+static void sa_buffer_reset(void * b) { if (b != NULL) ggml_backend_buffer_reset((ggml_backend_buffer_t) b); }
 
 static int sa_graph_nodes(void * g) { return ggml_graph_n_nodes((struct ggml_cgraph *) g); }
 static const char * sa_ggml_version(void) { return ggml_version(); }
@@ -535,6 +536,9 @@ func saAllocGraph(id C.int64_t, graph unsafe.Pointer) (ret C.int) {
 	al.plannedAhead = false
 	for _, g := range al.groups {
 		missed := g.a.Stats().Misses
+		// as gallocr does before placing a graph (a backend may keep
+		// per-tensor state in a buffer; the CPU's keeps none)
+		C.sa_buffer_reset(g.a.Buffer())
 		if err := g.a.AllocGraph(graph); err != nil {
 			al.giveUp(err.Error())
 			return C.SA_FALLBACK
