@@ -175,10 +175,12 @@ static void sa_report_real_sizes(struct sa_galloc * g) {
 static int sa_ggml_visible(void) {
     static int visible = -1;
     if (visible < 0) {
-        visible = dlsym(RTLD_DEFAULT, "ggml_op_name") != NULL && dlsym(RTLD_DEFAULT, "ggml_backend_buft_name") != NULL;
+        // ggml_version: a ggml too old to have it is not the one built for
+        visible = dlsym(RTLD_DEFAULT, "ggml_op_name") != NULL && dlsym(RTLD_DEFAULT, "ggml_backend_buft_name") != NULL &&
+                  dlsym(RTLD_DEFAULT, "ggml_version") != NULL;
         if (!visible) {
-            fprintf(stderr, "subarena-ggml: ggml is not in the process's global scope (loaded with RTLD_LOCAL?); "
-                            "ggml's gallocr serves every allocator\n");
+            fprintf(stderr, "subarena-ggml: ggml is not in the process's global scope (loaded with RTLD_LOCAL?) "
+                            "or too old; ggml's gallocr serves every allocator\n");
         }
     }
     return visible;
