@@ -9,7 +9,8 @@
 //	cd integrations/llamacpp && go run ./cmd/llamazoo [-wide] [-out DIR]
 //
 // -wide runs the larger shapes (widths 2048-4096, gguf.Wide) instead of the
-// zoo the tests run. Every configuration disables llama.cpp's graph reuse
+// zoo the tests run; -models picks some by name. The library's environment
+// (SUBARENA_GGML_BUDGET, …) passes through to the runs. Every configuration disables llama.cpp's graph reuse
 // (LLAMA_GRAPH_REUSE_DISABLE=1), so that the allocator runs for every
 // ubatch and plan-cache hits can be timed against gallocr's alloc_graph in
 // the same process flow (SUBARENA_GGML=gallocr: the library serves every
@@ -23,6 +24,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/subarena/subarena/integrations/llamacpp"
@@ -33,14 +36,15 @@ func main() {
 	wide := flag.Bool("wide", false, "run the wide shapes (gguf.Wide) instead of the zoo")
 	out := flag.String("out", llamacpp.DefaultOut("."), "build.sh's OUTDIR")
 	threads := flag.Int("threads", 2, "llama.cpp threads")
+	only := flag.String("models", "", "comma-separated model names to run (all when empty)")
 	flag.Parse()
-	if err := run(*out, *wide, *threads); err != nil {
+	if err := run(*out, *wide, *threads, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "llamazoo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, wide bool, threads int) error {
+func run(out string, wide bool, threads int, only string) error {
 	r, err := llamacpp.Open(out)
 	if err != nil {
 		return err
@@ -53,6 +57,10 @@ func run(out string, wide bool, threads int) error {
 	models := gguf.Zoo
 	if wide {
 		models = gguf.Wide
+	}
+	if only != "" {
+		names := strings.Split(only, ",")
+		models = slices.DeleteFunc(slices.Clone(models), func(m gguf.Model) bool { return !slices.Contains(names, m.Name) })
 	}
 	configs := []llamacpp.Config{
 		{Threads: threads, NoReuse: true},
