@@ -295,8 +295,8 @@ func TestGallocrCheck(t *testing.T) {
 		if err != nil || strings.Contains(string(out), "FAIL") {
 			t.Errorf("preload %v: %v\n%s", preload, err, out)
 		}
-		if n := strings.Count(string(out), "\nok "); n < 17 {
-			t.Errorf("preload %v: %d checks passed, want 18:\n%s", preload, n+1, out)
+		if n := strings.Count(string(out), "\nok "); n < 19 {
+			t.Errorf("preload %v: %d checks passed, want 20:\n%s", preload, n+1, out)
 		}
 		if !preload {
 			continue

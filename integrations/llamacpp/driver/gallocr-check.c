@@ -202,7 +202,14 @@ int main(int argc, char ** argv) {
         for (int i = 0; i < r.g->n_leafs; i++) {
             lids[i] = r.g->leafs[i] == r.in; // the input lives in the second buffer
         }
-        ok = ggml_gallocr_reserve_n(d, r.g, nids, lids) && ggml_gallocr_alloc_graph(d, r.g);
+        size_t sizes[2] = {0, 0};
+        ggml_gallocr_reserve_n_size(d, r.g, nids, lids, sizes);
+        ok = ggml_gallocr_reserve_n(d, r.g, nids, lids);
+        snprintf(why, sizeof why, "reserve_n_size said %zu and %zu, reserve_n allocated %zu and %zu", sizes[0], sizes[1],
+                 ggml_gallocr_get_buffer_size(d, 0), ggml_gallocr_get_buffer_size(d, 1));
+        check(ok && sizes[0] == ggml_gallocr_get_buffer_size(d, 0) && sizes[1] == ggml_gallocr_get_buffer_size(d, 1),
+              "two buffer types: reserve_n_size matches reserve_n", why);
+        ok = ok && ggml_gallocr_alloc_graph(d, r.g);
         check(ok, "two buffer types: reserve_n and alloc_graph", "failed");
         int placed_ok = 1;
         for (int i = 0; ok && i < n_nodes; i++) {
