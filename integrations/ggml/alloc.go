@@ -247,6 +247,30 @@ func (a *Allocator) Stats() Stats {
 	return a.stats
 }
 
+// Exclude makes tensors (each a struct ggml_tensor *) external to the
+// Allocator in every call that follows, until the next Exclude: it neither
+// places them nor their views, as if they had data, while the graph's ops
+// that read and write them still order its own tensors' lifetimes. This
+// is how the several buffer ids of one ggml_gallocr_new_n are served: one
+// Allocator per buffer type, each excluding the tensors the others place.
+// Nil or empty clears the set. The plans cached stay valid: the excluded
+// tensors are part of a graph's structure.
+func (a *Allocator) Exclude(tensors []unsafe.Pointer) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sc.s == nil {
+		return errFreed
+	}
+	var p **C.struct_ggml_tensor
+	if len(tensors) > 0 {
+		p = (**C.struct_ggml_tensor)(unsafe.Pointer(&tensors[0]))
+	}
+	if C.sa_exclude(a.sc.s, p, C.int32_t(len(tensors))) != 0 {
+		return fmt.Errorf("%w: no memory for %d excluded tensors", ErrAlloc, len(tensors))
+	}
+	return nil
+}
+
 // AllocGraph places every tensor of graph (a struct ggml_cgraph *) that has
 // no data yet, as ggml_gallocr_alloc_graph does: own tensors with
 // ggml_backend_tensor_alloc, views with ggml_backend_view_init. A graph whose

@@ -18,10 +18,8 @@ static ggml_backend_buffer_type_t sa_cpu_buft(void) { return ggml_backend_cpu_bu
 import "C"
 
 import (
+	"sync"
 	"unsafe"
-
-	// ggml itself: compiles ollama's vendored ggml and registers the CPU backend.
-	_ "github.com/ollama/ollama/ml/backend/ggml/ggml/src"
 )
 
 // Tables of the linked ggml, read once.
@@ -34,7 +32,21 @@ var (
 	viewOpCode [4]int32 // VIEW, RESHAPE, PERMUTE, TRANSPOSE
 )
 
+var tablesOnce sync.Once
+
+// loadTables fills the tables; newScanner calls it first. Linked to
+// ggml's sources it runs at init too; linked to a host's ggml
+// (subarena_extggml), only then, since the host may load ggml after this
+// package is initialised.
+func loadTables() { tablesOnce.Do(readTables) }
+
 func init() {
+	if !hostGGML {
+		loadTables()
+	}
+}
+
+func readTables() {
 	n := int(C.sa_op_count())
 	opNames = make([]string, n)
 	opInplace = make([]bool, n)

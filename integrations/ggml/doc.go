@@ -97,13 +97,15 @@
 // # Differences from gallocr
 //
 // A graph leaf no node reads is not allocated (ggml has no public accessor
-// for a graph's leaves; gallocr allocates them). A relaid tensor's nb are
-// changed in the graph, as gallocr changes data and buffer; inputs, outputs
-// and their views are never relaid, so ggml_backend_tensor_set and _get on
-// them see the layouts the graph was built with. Allocating the same graph
-// again places its tensors afresh at the same offsets (gallocr leaves
-// tensors that have data alone). An Allocator is safe for concurrent use;
-// the graphs it places are not.
+// for a graph's leaves; gallocr allocates them), except when the package is
+// built with the subarena_extggml tag against a ggml whose private header is
+// at hand (see extggml.go): then every leaf gets memory, as under gallocr. A
+// relaid tensor's nb are changed in the graph, as gallocr changes data and
+// buffer; inputs, outputs and their views are never relaid, so
+// ggml_backend_tensor_set and _get on them see the layouts the graph was
+// built with. Allocating the same graph again places its tensors afresh at
+// the same offsets (gallocr leaves tensors that have data alone). An
+// Allocator is safe for concurrent use; the graphs it places are not.
 //
 // # Reordering
 //

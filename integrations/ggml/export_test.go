@@ -25,3 +25,6 @@ func OrderCache(a *Allocator) []any {
 	}
 	return out
 }
+
+// GraphNodes returns graph's nodes in execution order.
+func GraphNodes(graph unsafe.Pointer) []unsafe.Pointer { return graphNodes(graph) }

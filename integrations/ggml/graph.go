@@ -66,6 +66,7 @@ type scanner struct {
 }
 
 func newScanner(buft unsafe.Pointer) (*scanner, error) {
+	loadTables()
 	s := C.sa_state_new(C.ggml_backend_buffer_type_t(buft))
 	if s == nil {
 		return nil, fmt.Errorf("%w: out of memory", ErrGraph)
@@ -561,4 +562,15 @@ func newScannerFor(buft unsafe.Pointer) (*scanner, unsafe.Pointer, error) {
 
 func bufferAlignment(buft unsafe.Pointer) int64 {
 	return int64(C.ggml_backend_buft_get_alignment(C.ggml_backend_buffer_type_t(buft)))
+}
+
+// graphNodes returns the graph's nodes (each a struct ggml_tensor *), in
+// execution order.
+func graphNodes(graph unsafe.Pointer) []unsafe.Pointer {
+	g := (*C.struct_ggml_cgraph)(graph)
+	out := make([]unsafe.Pointer, int(C.ggml_graph_n_nodes(g)))
+	for i := range out {
+		out[i] = unsafe.Pointer(C.ggml_graph_node(g, C.int(i)))
+	}
+	return out
 }

@@ -1,3 +1,5 @@
+//go:build !subarena_extggml
+
 package ggml
 
 /*

@@ -1,5 +1,11 @@
 #include "sa_ggml.h"
 
+#ifdef SA_GGML_GRAPH_LEAFS
+// struct ggml_cgraph, for its leaf list: built against a ggml whose
+// private header is at hand (the subarena_extggml tag).
+#include "ggml-impl.h"
+#endif
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +34,7 @@ void sa_state_free(sa_state * s) {
     free(s->rkeys);
     free(s->rvals);
     free(s->key);
+    free(s->xkeys);
     free(s);
 }
 
@@ -131,7 +138,55 @@ static int32_t rec_of(sa_state * s, struct ggml_tensor * t) {
     return r;
 }
 
+// sa_excluded reports whether t is in the excluded set.
+static inline int sa_excluded(const sa_state * s, const struct ggml_tensor * t) {
+    if (s->n_excluded == 0) {
+        return 0;
+    }
+    uint32_t mask = (uint32_t) s->xcap - 1;
+    for (uint32_t i = sa_ptr_hash(t) & mask; s->xkeys[i] != NULL; i = (i + 1) & mask) {
+        if (s->xkeys[i] == t) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int32_t sa_exclude(sa_state * s, struct ggml_tensor * const * ts, int32_t n) {
+    s->n_excluded = 0;
+    if (n <= 0) {
+        return 0;
+    }
+    int32_t want = 64;
+    while (want < 2 * n) {
+        want *= 2;
+    }
+    if (want > s->xcap) {
+        struct ggml_tensor ** keys = (struct ggml_tensor **) malloc((size_t) want * sizeof(*keys));
+        if (keys == NULL) {
+            return -1;
+        }
+        free(s->xkeys);
+        s->xkeys = keys;
+        s->xcap = want;
+    }
+    memset(s->xkeys, 0, (size_t) s->xcap * sizeof(*s->xkeys));
+    uint32_t mask = (uint32_t) s->xcap - 1;
+    for (int32_t j = 0; j < n; j++) {
+        uint32_t i = sa_ptr_hash(ts[j]) & mask;
+        while (s->xkeys[i] != NULL && s->xkeys[i] != ts[j]) {
+            i = (i + 1) & mask;
+        }
+        s->xkeys[i] = ts[j];
+    }
+    s->n_excluded = n;
+    return 0;
+}
+
 static inline int sa_is_own_base(const sa_state * s, const struct ggml_tensor * t) {
+    if (sa_excluded(s, t)) {
+        return 0;
+    }
     if (t->buffer != NULL) {
         return s->buffer != NULL && t->buffer == s->buffer;
     }
@@ -252,6 +307,16 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g) {
         }
     }
     s->n_node_recs = s->n_recs;
+#ifdef SA_GGML_GRAPH_LEAFS
+    // Every leaf of the graph gets a record, read by a node or not: gallocr
+    // allocates them all, and the host may write any of them.
+    s->n_graph_leafs = g->n_leafs;
+    for (int32_t i = 0; i < g->n_leafs; i++) {
+        if (rec_of(s, g->leafs[i]) < 0) {
+            return -1;
+        }
+    }
+#endif
     // Links: srcs of nodes, view_src of everything (leaves reached last).
     for (int32_t r = 0; r < s->n_recs; r++) {
         sa_rec * rec = &s->recs[r];
@@ -314,6 +379,16 @@ static int sa_match(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, 
             return 0;
         }
     }
+#ifdef SA_GGML_GRAPH_LEAFS
+    if (g->n_leafs != s->n_graph_leafs) {
+        return 0;
+    }
+    for (int32_t i = 0; i < g->n_leafs; i++) {
+        if (s->keys[table_find(s->keys, s->hcap, g->leafs[i])] != g->leafs[i]) {
+            return 0;
+        }
+    }
+#endif
     uint64_t buf[SA_KEY_MAX];
     int64_t pos = 1;
     for (int32_t r = 0; r < s->n_recs; r++) {

@@ -26,8 +26,9 @@ enum {
 };
 
 // One tensor of a scanned graph. Records are in scan order: the graph's
-// nodes in execution order, then every other tensor a node reaches through
-// src or view_src, in the order first reached.
+// nodes in execution order, then (built with SA_GGML_GRAPH_LEAFS) the
+// graph's leaves, then every other tensor a node reaches through src or
+// view_src, in the order first reached.
 typedef struct sa_rec {
     struct ggml_tensor * t;
     int32_t kind;
@@ -55,6 +56,7 @@ typedef struct sa_state {
     ggml_backend_buffer_t buffer;   // the allocator's buffer, or NULL
     sa_rec * recs;
     int32_t n_recs, n_nodes, n_node_recs;
+    int32_t n_graph_leafs;          // the graph's leaf count (SA_GGML_GRAPH_LEAFS only)
     int64_t cap_recs;
     // pointer -> record index, open addressing, cap a power of two
     struct ggml_tensor ** keys;
@@ -69,10 +71,19 @@ typedef struct sa_state {
     // the scanned graph's structural key: every field a plan depends on
     uint64_t * key;
     int64_t n_key, cap_key;
+    // tensors another allocator places (sa_exclude): external here
+    struct ggml_tensor ** xkeys;
+    int32_t xcap, n_excluded;
 } sa_state;
 
 sa_state * sa_state_new(ggml_backend_buffer_type_t buft);
 void sa_state_free(sa_state * s);
+
+// sa_exclude makes the n tensors ts external to s (kind SA_EXT, their
+// views SA_VIEW_EXT) in the scans that follow, until the next call; n = 0
+// clears the set. It returns 0, or -1 when out of memory (the set is then
+// empty).
+int32_t sa_exclude(sa_state * s, struct ggml_tensor * const * ts, int32_t n);
 
 // sa_scan lists the graph's tensors into s->recs and their structure into
 // s->key; it returns the number of records, or -1 when out of memory.

@@ -1,0 +1,33 @@
+// Command preload is libsubarena-ggml.so, a shared library that replaces
+// ggml's graph allocator (gallocr) in a llama.cpp process loaded with
+// LD_PRELOAD. It is built by integrations/llamacpp/build.sh as
+//
+//	go build -buildmode=c-shared -tags subarena_extggml
+//
+// against the pinned llama.cpp release's headers; without that tag it is an
+// empty program, so that go vet and go test of the module need no ggml.
+//
+// shim.c defines every function of ggml-alloc.h's gallocr API. Each buffer
+// type of an allocator is planned by one of integrations/ggml's Allocators
+// (subarena's planner, a plan cache per graph structure), which places the
+// tensors whose node or leaf buffer ids are that buffer type's, the other
+// buffers' tensors external to it; anything it cannot serve — a graph it
+// cannot read or place, a buffer over its buffer type's maximum size, a
+// ggml other than the one it was built for — goes to ggml's own gallocr
+// for that allocator, said once on stderr. The environment configures it:
+//
+//	SUBARENA_GGML=off          every call goes to ggml's gallocr
+//	SUBARENA_GGML_LOG=1        one line on stderr per plan
+//	SUBARENA_GGML_STATS=FILE   a JSON object written to FILE at exit
+//	SUBARENA_GGML_BUDGET=DUR   time each plan may search below greedy (e.g. 200ms)
+//	SUBARENA_GGML_RELAYOUT=1   strided in-place placements (CPU buffers only)
+//	SUBARENA_GGML=gallocr      ggml's gallocr serves every allocator, counted
+//	                           and timed as above: the baseline of the stats
+//	SUBARENA_GGML_TEST_FALLBACK=reserve_n|alloc_graph
+//	                           the first such call falls back (for tests)
+//
+// A C or C++ host only: a Go program links its own runtime and uses
+// integrations/ggml directly.
+package main
+
+func main() {}

@@ -1,0 +1,655 @@
+//go:build subarena_extggml
+
+package main
+
+/*
+#include "shim.h"
+#include "ggml-impl.h" // struct ggml_cgraph: the leaves, for leaf_buffer_ids
+
+static int sa_graph_leafs(void * g) { return ((struct ggml_cgraph *) g)->n_leafs; }
+static void * sa_graph_leaf(void * g, int i) { return ((struct ggml_cgraph *) g)->leafs[i]; }
+static void * sa_graph_node(void * g, int i) { return ggml_graph_node((struct ggml_cgraph *) g, i); }
+static void sa_buffer_reset(void * b) { if (b != NULL) ggml_backend_buffer_reset((ggml_backend_buffer_t) b); }
+
+static int sa_graph_nodes(void * g) { return ggml_graph_n_nodes((struct ggml_cgraph *) g); }
+static const char * sa_ggml_version(void) { return ggml_version(); }
+static size_t sa_alignment(void * buft) { return ggml_backend_buft_get_alignment((ggml_backend_buffer_type_t) buft); }
+static size_t sa_max_size(void * buft) { return ggml_backend_buft_get_max_size((ggml_backend_buffer_type_t) buft); }
+static const char * sa_buft_name(void * buft) { return ggml_backend_buft_name((ggml_backend_buffer_type_t) buft); }
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/subarena/subarena/integrations/ggml"
+)
+
+// ggmlVersion is the ggml version the library was built for (build.sh sets
+// it with -ldflags -X); another version is served by ggml's own gallocr.
+var ggmlVersion = ""
+
+// callNames names the kinds of calls counted, in shim.h's order.
+var callNames = [C.SA_CALL_KINDS]string{"reserve_n", "reserve_n_size", "alloc_graph", "get_buffer_size"}
+
+// group is the buffer ids of one gallocr that share a buffer type, and
+// the Allocator that places their tensors in one buffer (gallocr, too,
+// gives a buffer type used twice one buffer).
+type group struct {
+	a    *ggml.Allocator
+	buft unsafe.Pointer
+	ids  []int // buffer ids, ascending: the first reports the buffer's size
+}
+
+// allocator is one gallocr handle of the shim's.
+//
+// With one buffer type (llama.cpp on the CPU) it has one group, which
+// excludes nothing. With several, each group plans its own tensors — those
+// whose node or leaf buffer id is one of its ids — with the other groups'
+// tensors external (ggml.Allocator.Exclude), one after the other.
+type allocator struct {
+	id       int64
+	groups   []*group // nil when a real gallocr serves it
+	groupOf  []int    // buffer id -> index in groups
+	nBufs    int
+	bufType  string
+	fallback string // why a real gallocr serves it, "" while it does not
+	reserved bool   // a reserve_n or reserve_n_size call has been served
+	freed    bool
+	// the buffer ids of the last reserve_n (several groups only): what
+	// alloc_graph places a graph of the same node and leaf counts with
+	nodeIDs, leafIDs []int32
+
+	// stats
+	calls              [C.SA_CALL_KINDS]int64
+	cpuNs              [C.SA_CALL_KINDS]int64
+	hits, misses       int64
+	missesAfterReserve int64
+	fallbacks          int64
+	plannedAhead       bool // saWouldPlan planned the graph alloc_graph is about to place
+	sizes              []int64
+	gallocrSizes       []int64
+	bound              []int64 // per group: the largest lower bound of its plans
+	planCPU            time.Duration
+	hitNs, missNs      []int64 // CPU time of each alloc_graph call that placed a planned graph, and of the others
+}
+
+var (
+	mu      sync.Mutex
+	allocs  []*allocator // by id-1
+	saidWhy = map[string]bool{}
+	env     = readEnv()
+)
+
+type config struct {
+	log      bool
+	stats    string
+	budget   time.Duration
+	relayout bool
+	// testFallback names a kind of call (reserve_n, alloc_graph) whose
+	// first occurrence the Go side gives up, as it would one it cannot
+	// serve: the tests' way to reach the fallback on a supported graph.
+	testFallback string
+}
+
+func readEnv() config {
+	c := config{log: os.Getenv("SUBARENA_GGML_LOG") == "1", stats: os.Getenv("SUBARENA_GGML_STATS"),
+		relayout: os.Getenv("SUBARENA_GGML_RELAYOUT") == "1", testFallback: os.Getenv("SUBARENA_GGML_TEST_FALLBACK")}
+	if b := os.Getenv("SUBARENA_GGML_BUDGET"); b != "" {
+		d, err := time.ParseDuration(b)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "subarena-ggml: SUBARENA_GGML_BUDGET=%q: %v; planning greedily\n", b, err)
+		}
+		c.budget = d
+	}
+	return c
+}
+
+// sayOnce writes msg on stderr the first time it is given.
+func sayOnce(msg string) {
+	if !saidWhy[msg] {
+		saidWhy[msg] = true
+		fmt.Fprintf(os.Stderr, "subarena-ggml: %s\n", msg)
+	}
+}
+
+func get(id C.int64_t) *allocator {
+	if id <= 0 || int(id) > len(allocs) {
+		return nil
+	}
+	return allocs[id-1]
+}
+
+// guard turns a panic into a fallback of al (the host never sees it).
+func guard(al *allocator, ret *C.int) {
+	if r := recover(); r != nil {
+		if al != nil {
+			al.giveUp(fmt.Sprintf("internal error: %v\n%s", r, debug.Stack()))
+		}
+		if ret != nil {
+			*ret = C.SA_FALLBACK
+		}
+	}
+}
+
+func (al *allocator) giveUp(why string) {
+	if al.fallback == "" {
+		al.fallback = why
+		sayOnce(fmt.Sprintf("%s; ggml's gallocr serves this allocator", why))
+	}
+}
+
+//export saNew
+func saNew(bufts unsafe.Pointer, n, baseline C.int, supported *C.int) (id C.int64_t) {
+	mu.Lock()
+	defer mu.Unlock()
+	al := &allocator{id: int64(len(allocs) + 1), nBufs: int(n)}
+	allocs = append(allocs, al)
+	id = C.int64_t(al.id)
+	al.sizes, al.gallocrSizes = make([]int64, max(int(n), 0)), make([]int64, max(int(n), 0))
+	defer guard(al, nil)
+	types := unsafe.Slice((*unsafe.Pointer)(bufts), max(int(n), 0))
+	if n >= 1 {
+		al.bufType = C.GoString(C.sa_buft_name(types[0]))
+	}
+	switch v := C.GoString(C.sa_ggml_version()); {
+	case baseline != 0:
+		al.fallback = "SUBARENA_GGML=gallocr"
+		return id
+	case ggmlVersion != "" && v != ggmlVersion:
+		al.giveUp(fmt.Sprintf("built for ggml %s, the process has ggml %s", ggmlVersion, v))
+		return id
+	case n < 1 || n > C.SA_MAX_BUFS:
+		al.giveUp(fmt.Sprintf("an allocator of %d buffer types is not supported", n))
+		return id
+	}
+	al.groupOf = make([]int, n)
+	for i, bt := range types {
+		g := slices.IndexFunc(al.groups, func(g *group) bool { return g.buft == bt })
+		if g < 0 {
+			a, err := ggml.New(ggml.Options{BufferType: bt, NoRelayout: !env.relayout, Budget: env.budget, Name: "llama.cpp"})
+			if err != nil {
+				al.freeGroups()
+				al.giveUp(err.Error())
+				return id
+			}
+			g = len(al.groups)
+			al.groups = append(al.groups, &group{a: a, buft: bt})
+		}
+		al.groups[g].ids = append(al.groups[g].ids, i)
+		al.groupOf[i] = g
+	}
+	al.bound = make([]int64, len(al.groups))
+	*supported = 1
+	return id
+}
+
+func (al *allocator) freeGroups() {
+	for _, g := range al.groups {
+		g.a.Free()
+	}
+	al.groups = nil
+}
+
+// served reports whether the Go side serves al.
+func (al *allocator) served() bool { return al != nil && al.groups != nil && al.fallback == "" }
+
+// updateSizes records each buffer id's size: a group's buffer at its first
+// id, 0 at the others (as ggml_gallocr_get_buffer_size says).
+func (al *allocator) updateSizes() {
+	for _, g := range al.groups {
+		for k, id := range g.ids {
+			if k == 0 {
+				al.sizes[id] = g.a.BufferSize()
+			} else {
+				al.sizes[id] = 0
+			}
+		}
+	}
+}
+
+// exclude tells each group which tensors the others place, from the buffer
+// ids (nil ids: all 0). With one group it does nothing.
+func (al *allocator) exclude(graph unsafe.Pointer, nids, lids []int32) error {
+	if len(al.groups) == 1 {
+		return nil
+	}
+	others := make([][]unsafe.Pointer, len(al.groups))
+	add := func(t unsafe.Pointer, id int32) {
+		owner := 0
+		if id >= 0 && int(id) < len(al.groupOf) {
+			owner = al.groupOf[id]
+		}
+		for g := range others {
+			if g != owner {
+				others[g] = append(others[g], t)
+			}
+		}
+	}
+	for i := range int(C.sa_graph_nodes(graph)) {
+		id := int32(0)
+		if nids != nil {
+			id = nids[i]
+		}
+		add(C.sa_graph_node(graph, C.int(i)), id)
+	}
+	for i := range int(C.sa_graph_leafs(graph)) {
+		id := int32(0)
+		if lids != nil {
+			id = lids[i]
+		}
+		add(C.sa_graph_leaf(graph, C.int(i)), id)
+	}
+	for g, grp := range al.groups {
+		if err := grp.a.Exclude(others[g]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ids copies the buffer ids of a reserve call (nil stays nil).
+func ids(graph unsafe.Pointer, nids, lids *C.int) (nodes, leafs []int32) {
+	if nids != nil {
+		nodes = make([]int32, int(C.sa_graph_nodes(graph)))
+		for i, v := range unsafe.Slice(nids, len(nodes)) {
+			nodes[i] = int32(v)
+		}
+	}
+	if lids != nil {
+		leafs = make([]int32, int(C.sa_graph_leafs(graph)))
+		for i, v := range unsafe.Slice(lids, len(leafs)) {
+			leafs[i] = int32(v)
+		}
+	}
+	return nodes, leafs
+}
+
+// checkIDs reports a buffer id out of range.
+func (al *allocator) checkIDs(nodes, leafs []int32) error {
+	for _, list := range [][]int32{nodes, leafs} {
+		for _, id := range list {
+			if id < 0 || int(id) >= al.nBufs {
+				return fmt.Errorf("buffer id %d of an allocator of %d buffer types", id, al.nBufs)
+			}
+		}
+	}
+	return nil
+}
+
+//export saGiveUp
+func saGiveUp(id C.int64_t) {
+	mu.Lock()
+	defer mu.Unlock()
+	if al := get(id); al != nil {
+		al.giveUp("a call it could not serve")
+	}
+}
+
+//export saFree
+func saFree(id C.int64_t) {
+	mu.Lock()
+	defer mu.Unlock()
+	al := get(id)
+	if al == nil {
+		return
+	}
+	defer guard(al, nil)
+	al.freed = true
+	if al.served() {
+		al.updateSizes()
+	}
+	al.freeGroups()
+}
+
+//export saRealSizes
+func saRealSizes(id C.int64_t, sizes *C.size_t, n C.int) {
+	mu.Lock()
+	defer mu.Unlock()
+	if al := get(id); al != nil {
+		for i, s := range unsafe.Slice(sizes, int(n)) {
+			if i < len(al.sizes) {
+				al.sizes[i] = int64(s)
+			}
+		}
+	}
+}
+
+//export saShadowSizes
+func saShadowSizes(id C.int64_t, sizes *C.size_t, n C.int) {
+	mu.Lock()
+	defer mu.Unlock()
+	if al := get(id); al != nil {
+		for i, s := range unsafe.Slice(sizes, int(n)) {
+			if i < len(al.gallocrSizes) {
+				al.gallocrSizes[i] = max(al.gallocrSizes[i], int64(s))
+			}
+		}
+	}
+}
+
+//export saNote
+func saNote(id C.int64_t, kind C.int, ns C.int64_t, forwarded, hit C.int) {
+	mu.Lock()
+	defer mu.Unlock()
+	if al := get(id); al != nil && kind >= 0 && kind < C.SA_CALL_KINDS {
+		al.calls[kind]++
+		al.cpuNs[kind] += int64(ns)
+		if forwarded != 0 {
+			al.fallbacks++
+		}
+		if kind == C.SA_CALL_ALLOC_GRAPH {
+			if hit != 0 {
+				al.hitNs = append(al.hitNs, int64(ns))
+			} else {
+				al.missNs = append(al.missNs, int64(ns))
+			}
+		}
+	}
+}
+
+// plan plans graph for every group (or finds its plans), checks each fits
+// its buffer type, and logs new plans when asked to; it returns each
+// group's plan size. The groups' exclusions must be set.
+func (al *allocator) plan(graph unsafe.Pointer, what string) ([]int64, error) {
+	sizes := make([]int64, len(al.groups))
+	for gi, g := range al.groups {
+		before := g.a.Stats().Plans
+		start := time.Now()
+		p, err := g.a.Plan(graph)
+		if err != nil {
+			return nil, err
+		}
+		if g.a.Stats().Plans > before {
+			al.planCPU += time.Since(start)
+			al.bound[gi] = max(al.bound[gi], p.LowerBound)
+			if env.log {
+				al.logPlan(what, graph, g, p)
+			}
+		}
+		if m := int64(C.sa_max_size(g.buft)); m > 0 && p.Size > m {
+			return nil, fmt.Errorf("a graph needs %d bytes, more than one %s buffer may hold (%d): chunked buffers are not supported yet",
+				p.Size, C.GoString(C.sa_buft_name(g.buft)), m)
+		}
+		sizes[gi] = p.Size
+	}
+	return sizes, nil
+}
+
+func (al *allocator) logPlan(what string, graph unsafe.Pointer, g *group, p *ggml.Plan) {
+	fmt.Fprintf(os.Stderr, "subarena-ggml: allocator %d: %s: planned a graph of %d nodes for %s buffer %d: %d bytes (bound %d), buffer %d, read %v, plan %v\n",
+		al.id, what, int(C.sa_graph_nodes(graph)), C.GoString(C.sa_buft_name(g.buft)), g.ids[0], p.Size, p.LowerBound,
+		max(g.a.BufferSize(), p.Size), p.Read, p.Planning)
+}
+
+// prepare checks and records the buffer ids of a reserve call, sets the
+// groups' exclusions and plans the graph; it returns each group's size.
+func (al *allocator) prepare(graph unsafe.Pointer, nids, lids *C.int, what string) ([]int64, error) {
+	nodes, leafs := ids(graph, nids, lids)
+	if err := al.checkIDs(nodes, leafs); err != nil {
+		return nil, err
+	}
+	if len(al.groups) > 1 {
+		al.nodeIDs, al.leafIDs = nodes, leafs
+	}
+	if err := al.exclude(graph, nodes, leafs); err != nil {
+		return nil, err
+	}
+	return al.plan(graph, what)
+}
+
+//export saReserveN
+func saReserveN(id C.int64_t, graph unsafe.Pointer, nids, lids *C.int) (ret C.int) {
+	mu.Lock()
+	defer mu.Unlock()
+	al := get(id)
+	if !al.served() {
+		return C.SA_FALLBACK
+	}
+	defer guard(al, &ret)
+	if env.testFallback == "reserve_n" {
+		al.giveUp("SUBARENA_GGML_TEST_FALLBACK=reserve_n")
+		return C.SA_FALLBACK
+	}
+	if _, err := al.prepare(graph, nids, lids, "reserve_n"); err != nil {
+		al.giveUp(err.Error())
+		return C.SA_FALLBACK
+	}
+	al.reserved = true
+	for _, g := range al.groups {
+		if err := g.a.Reserve(graph); err != nil {
+			fmt.Fprintf(os.Stderr, "subarena-ggml: allocator %d: %v\n", al.id, err)
+			return 0
+		}
+	}
+	al.updateSizes()
+	return 1
+}
+
+//export saReserveNSize
+func saReserveNSize(id C.int64_t, graph unsafe.Pointer, nids, lids *C.int, sizes *C.size_t) (ret C.int) {
+	mu.Lock()
+	defer mu.Unlock()
+	al := get(id)
+	if !al.served() {
+		return C.SA_FALLBACK
+	}
+	defer guard(al, &ret)
+	planned, err := al.prepare(graph, nids, lids, "reserve_n_size")
+	if err != nil {
+		al.giveUp(err.Error())
+		return C.SA_FALLBACK
+	}
+	al.reserved = true
+	// What reserve_n allocates for the graph: the Allocator's buffer is at
+	// least one alignment unit. Every id of a group reports the group's
+	// buffer, as gallocr's reserve_n_size does for a buffer type used twice.
+	out := unsafe.Slice(sizes, al.nBufs)
+	for gi, g := range al.groups {
+		for _, id := range g.ids {
+			out[id] = C.size_t(max(planned[gi], int64(C.sa_alignment(g.buft))))
+		}
+	}
+	return 1
+}
+
+// placeable reports whether alloc_graph can place graph: with several
+// groups, only a graph of the last reserve_n's node and leaf counts (whose
+// buffer ids it reuses), as gallocr's alloc_graph returns false otherwise
+// and the scheduler calls reserve_n again.
+func (al *allocator) placeable(graph unsafe.Pointer) bool {
+	if len(al.groups) == 1 {
+		return true
+	}
+	return (al.nodeIDs == nil || len(al.nodeIDs) == int(C.sa_graph_nodes(graph))) &&
+		(al.leafIDs == nil || len(al.leafIDs) == int(C.sa_graph_leafs(graph))) && al.reserved
+}
+
+//export saWouldPlan
+func saWouldPlan(id C.int64_t, graph unsafe.Pointer) (ret C.int) {
+	mu.Lock()
+	defer mu.Unlock()
+	al := get(id)
+	if !al.served() || !al.placeable(graph) {
+		return 0
+	}
+	defer guard(al, &ret)
+	if al.exclude(graph, al.nodeIDs, al.leafIDs) != nil {
+		return 0
+	}
+	before := al.plans()
+	if _, err := al.plan(graph, "alloc_graph"); err != nil {
+		return 0
+	}
+	if al.plans() > before {
+		al.plannedAhead = true
+		return 1
+	}
+	return 0
+}
+
+func (al *allocator) plans() int {
+	n := 0
+	for _, g := range al.groups {
+		n += g.a.Stats().Plans
+	}
+	return n
+}
+
+func (al *allocator) groupMisses() int {
+	n := 0
+	for _, g := range al.groups {
+		n += g.a.Stats().Misses
+	}
+	return n
+}
+
+//export saAllocGraph
+func saAllocGraph(id C.int64_t, graph unsafe.Pointer) (ret C.int) {
+	mu.Lock()
+	defer mu.Unlock()
+	al := get(id)
+	if !al.served() {
+		return C.SA_FALLBACK
+	}
+	defer guard(al, &ret)
+	if env.testFallback == "alloc_graph" {
+		al.giveUp("SUBARENA_GGML_TEST_FALLBACK=alloc_graph")
+		return C.SA_FALLBACK
+	}
+	if !al.placeable(graph) {
+		return 0
+	}
+	if err := al.exclude(graph, al.nodeIDs, al.leafIDs); err != nil {
+		al.giveUp(err.Error())
+		return C.SA_FALLBACK
+	}
+	before := al.groupMisses()
+	ahead := al.plannedAhead
+	al.plannedAhead = false
+	for _, g := range al.groups {
+		missed := g.a.Stats().Misses
+		// as gallocr does before placing a graph (a backend may keep
+		// per-tensor state in a buffer; the CPU's keeps none)
+		C.sa_buffer_reset(g.a.Buffer())
+		if err := g.a.AllocGraph(graph); err != nil {
+			al.giveUp(err.Error())
+			return C.SA_FALLBACK
+		}
+		if env.log && g.a.Stats().Misses > missed {
+			if p, err := g.a.Plan(graph); err == nil {
+				al.logPlan("alloc_graph", graph, g, p)
+			}
+		}
+	}
+	al.updateSizes()
+	if al.groupMisses() > before || ahead {
+		al.misses++
+		if al.reserved {
+			al.missesAfterReserve++
+		}
+		return 2
+	}
+	al.hits++
+	return 1
+}
+
+//export saBufferSize
+func saBufferSize(id C.int64_t, buffer C.int) C.size_t {
+	mu.Lock()
+	defer mu.Unlock()
+	al := get(id)
+	if !al.served() || buffer < 0 || int(buffer) >= al.nBufs {
+		return 0
+	}
+	g := al.groups[al.groupOf[buffer]]
+	if g.ids[0] != int(buffer) {
+		return 0 // the buffer of a buffer type used twice counts once
+	}
+	return C.size_t(g.a.BufferSize())
+}
+
+// allocatorStats is one allocator in the SUBARENA_GGML_STATS file.
+type allocatorStats struct {
+	ID                 int64            `json:"id"`
+	BufferTypes        int              `json:"buffer_types"`
+	BufferType         string           `json:"buffer_type"`
+	Calls              map[string]int64 `json:"calls"`
+	Hits               int64            `json:"hits"`
+	Misses             int64            `json:"misses"`
+	MissesAfterReserve int64            `json:"misses_after_reserve"`
+	Fallbacks          int64            `json:"fallbacks"` // calls served by ggml's gallocr
+	Fallback           string           `json:"fallback,omitempty"`
+	Sizes              []int64          `json:"sizes"`
+	GallocrSizes       []int64          `json:"gallocr_sizes"`
+	Bound              int64            `json:"bound"` // the sum of each buffer's largest lower bound
+	CPUNs              map[string]int64 `json:"cpu_ns"`
+	PlanNs             int64            `json:"plan_ns"`
+	// AllocGraphNs is the median thread CPU time of alloc_graph calls
+	// that placed a graph without planning it (a plan-cache hit; under
+	// ggml's gallocr, a call that did not reserve again), and of the others.
+	AllocGraphNs struct {
+		HitMedian  int64 `json:"hit_median"`
+		Hits       int   `json:"hits"`
+		MissMedian int64 `json:"miss_median"`
+		Misses     int   `json:"misses"`
+	} `json:"alloc_graph_ns"`
+}
+
+func median(xs []int64) int64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+//export saWriteStats
+func saWriteStats() {
+	mu.Lock()
+	defer mu.Unlock()
+	defer func() { _ = recover() }()
+	if env.stats == "" {
+		return
+	}
+	out := struct {
+		Allocators []allocatorStats `json:"allocators"`
+	}{Allocators: []allocatorStats{}}
+	for _, al := range allocs {
+		if al.served() {
+			al.updateSizes()
+		}
+		s := allocatorStats{ID: al.id, BufferTypes: al.nBufs, BufferType: al.bufType, Calls: map[string]int64{},
+			CPUNs: map[string]int64{}, Hits: al.hits, Misses: al.misses, MissesAfterReserve: al.missesAfterReserve,
+			Fallbacks: al.fallbacks, Fallback: al.fallback, Sizes: al.sizes, GallocrSizes: al.gallocrSizes,
+			PlanNs: al.planCPU.Nanoseconds()}
+		for _, b := range al.bound {
+			s.Bound += b
+		}
+		s.AllocGraphNs.HitMedian, s.AllocGraphNs.Hits = median(al.hitNs), len(al.hitNs)
+		s.AllocGraphNs.MissMedian, s.AllocGraphNs.Misses = median(al.missNs), len(al.missNs)
+		if al.hits+al.misses == 0 { // served by ggml's gallocr from the start
+			s.Hits, s.Misses = int64(len(al.hitNs)), int64(len(al.missNs))
+		}
+		for k, name := range callNames {
+			s.Calls[name] = al.calls[k]
+			s.CPUNs[name] = al.cpuNs[k]
+		}
+		out.Allocators = append(out.Allocators, s)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err == nil {
+		err = os.WriteFile(env.stats, append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "subarena-ggml: writing %s: %v\n", env.stats, err)
+	}
+}
