@@ -1,6 +1,8 @@
 // Command ggmlbench compares subarena's graph allocator with ggml's
 // (ggml_gallocr) on LLaMA-style and GPT-2-style decoder graphs built with
-// ggml's own ops: buffer sizes (gallocr's, subarena's with offsets only and
+// ggml's own ops (LLaMA graphs with fused QKV and gate/up, and in
+// llama.cpp's form, "-split": separate Q/K/V and gate/up matmuls joined by
+// GGML_OP_GLU): buffer sizes (gallocr's, subarena's with offsets only and
 // with strided in-place placements, the planner's lower bound, the online
 // Allocator's high-water mark replaying the graph without and with
 // wait-fenced reuse) and times
@@ -58,6 +60,7 @@ func main() {
 	var logLLaMA, logGPT2 []float64
 	logs := map[string][]float64{} // by architecture and step kind
 	atBound, n, onlineOK, reordered, orderOptimal := 0, 0, 0, 0, 0
+	var onlineOver []string // graphs on which the online Allocator needs more than gallocr
 	var reordLogs []float64
 	worst := 0.0
 	for _, sh := range ggmltest.Shapes(*big) {
@@ -81,6 +84,13 @@ func main() {
 			kind = "decode"
 		}
 		key := sh.Params.Arch.String() + " " + kind
+		if sh.Params.Arch == ggmltest.LLaMA {
+			if sh.Params.Split {
+				key += " split"
+			} else {
+				key += " fused"
+			}
+		}
 		logs[key] = append(logs[key], math.Log(ratio))
 		n++
 		if r.strided == r.bound {
@@ -102,14 +112,17 @@ func main() {
 		reordLogs = append(reordLogs, math.Log(float64(r.reordPlan)/float64(r.strided)))
 		if r.online <= r.gallocr {
 			onlineOK++
+		} else {
+			onlineOver = append(onlineOver, fmt.Sprintf("%s %.3f×", sh.Name, float64(r.online)/float64(r.gallocr)))
 		}
 	}
 	tw.Flush()
 	fmt.Printf("\nstrided/gallocr geomean: LLaMA-style %s, GPT-2-style %s; worst %.3f; %d of %d graphs at the planner's bound\n",
 		geomean(logLLaMA), geomean(logGPT2), worst, atBound, n)
-	for _, k := range []string{"llama prefill", "llama decode", "gpt2 prefill", "gpt2 decode"} {
+	for _, k := range []string{"llama prefill fused", "llama prefill split", "llama decode fused", "llama decode split",
+		"gpt2 prefill", "gpt2 decode"} {
 		if len(logs[k]) > 0 {
-			fmt.Printf("  %-13s %s\n", k, geomean(logs[k]))
+			fmt.Printf("  %-19s %s\n", k, geomean(logs[k]))
 		}
 	}
 	fmt.Printf("reordered/fixed-order plan geomean %s; reordering lowered the bound or plan on %d of %d graphs\n", geomean(reordLogs), reordered, n)
@@ -119,6 +132,9 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("online (the Allocator replaying the graph, subrange-fenced) at or below gallocr's buffer on %d of %d graphs\n", onlineOK, n)
+	for _, o := range onlineOver {
+		fmt.Printf("  online above gallocr: %s\n", o)
+	}
 	if ggmltest.HaveThreadCPU {
 		fmt.Println("times: CPU time of the calling thread per call; miss = plan + place")
 	} else {
