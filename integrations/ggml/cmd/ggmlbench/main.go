@@ -17,6 +17,7 @@
 //	go run ./cmd/ggmlbench            # widths 256-2048, prefill and decode, batch 1 and 8
 //	go run ./cmd/ggmlbench -big       # and LLaMA-7B and GPT-2-small graphs
 //	go run ./cmd/ggmlbench -run 7b -min 1s
+//	go run ./cmd/ggmlbench -big -sizes -dump /tmp/graphs   # and write each graph's trace
 //
 // Times are CPU time of the calling thread (wall time where that is not
 // available), averaged over repetitions filling -min.
@@ -27,6 +28,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"text/tabwriter"
@@ -44,6 +46,7 @@ func main() {
 	minTime := flag.Duration("min", 100*time.Millisecond, "time to spend measuring each operation")
 	noTimes := flag.Bool("sizes", false, "sizes only, no times")
 	budget := flag.Duration("budget", 0, "search budget of each strided plan (0: greedy, as AllocGraph plans by default)")
+	dump := flag.String("dump", "", "write each measured graph as a subarena-trace/v1 file DIR/GRAPH.json (ggml.Dump), for subarena plan, replay, check and viz")
 	flag.Parse()
 	var re *regexp.Regexp
 	if *run != "" {
@@ -67,7 +70,7 @@ func main() {
 		if re != nil && !re.MatchString(sh.Name) {
 			continue
 		}
-		r, err := measureShape(sh, *minTime, !*noTimes, *budget)
+		r, err := measureShape(sh, *minTime, !*noTimes, *budget, *dump)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", sh.Name, err)
 			os.Exit(1)
@@ -154,11 +157,16 @@ type result struct {
 	first                            float64 // ns: reading the graph and the planner's first placement (one run)
 }
 
-func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget time.Duration) (*result, error) {
+func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget time.Duration, dump string) (*result, error) {
 	mg := ggmltest.NewModelGraph(sh.Params, sh.Tokens, sh.Past)
 	defer mg.Free()
 	m, c, g := mg.Model, mg.Cache, mg.Graph
 	r := &result{nodes: g.Nodes(), gallocr: g.GallocrSize()}
+	if dump != "" {
+		if err := dumpGraph(filepath.Join(dump, sh.Name+".json"), g.CGraph(), sh.Name); err != nil {
+			return nil, err
+		}
+	}
 
 	off, po, err := planWith(g.CGraph(), ggml.Options{NoRelayout: true})
 	if err != nil {
@@ -341,4 +349,17 @@ func branches(re *regexp.Regexp) error {
 		br.Free()
 	}
 	return tw.Flush()
+}
+
+// dumpGraph writes graph as a subarena-trace/v1 file at path.
+func dumpGraph(path string, graph unsafe.Pointer, name string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := ggml.Dump(f, graph, ggml.ReadOptions{Name: name}); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
