@@ -82,18 +82,7 @@ func main() {
 		} else {
 			logGPT2 = append(logGPT2, math.Log(ratio))
 		}
-		kind := "prefill"
-		if sh.Tokens == 1 {
-			kind = "decode"
-		}
-		key := sh.Params.Arch.String() + " " + kind
-		if sh.Params.Arch == ggmltest.LLaMA {
-			if sh.Params.Split {
-				key += " split"
-			} else {
-				key += " fused"
-			}
-		}
+		key := class(sh)
 		logs[key] = append(logs[key], math.Log(ratio))
 		n++
 		if r.strided == r.bound {
@@ -122,8 +111,7 @@ func main() {
 	tw.Flush()
 	fmt.Printf("\nstrided/gallocr geomean: LLaMA-style %s, GPT-2-style %s; worst %.3f; %d of %d graphs at the planner's bound\n",
 		geomean(logLLaMA), geomean(logGPT2), worst, atBound, n)
-	for _, k := range []string{"llama prefill fused", "llama prefill split", "llama decode fused", "llama decode split",
-		"gpt2 prefill", "gpt2 decode"} {
+	for _, k := range classes {
 		if len(logs[k]) > 0 {
 			fmt.Printf("  %-19s %s\n", k, geomean(logs[k]))
 		}
@@ -143,6 +131,28 @@ func main() {
 	} else {
 		fmt.Println("times: wall time per call; miss = plan + place")
 	}
+}
+
+// classes are the kinds of graph the summary reports apart, in its order.
+var classes = []string{"llama prefill fused", "llama prefill split", "llama decode fused", "llama decode split",
+	"gpt2 prefill", "gpt2 decode"}
+
+// class is the kind of graph sh is: its architecture, prefill or decode, and
+// for LLaMA whether QKV and gate/up are fused or split (llama.cpp's form).
+func class(sh ggmltest.Shape) string {
+	kind := "prefill"
+	if sh.Tokens == 1 {
+		kind = "decode"
+	}
+	key := sh.Params.Arch.String() + " " + kind
+	if sh.Params.Arch == ggmltest.LLaMA {
+		if sh.Params.Split {
+			key += " split"
+		} else {
+			key += " fused"
+		}
+	}
+	return key
 }
 
 type result struct {
