@@ -79,7 +79,7 @@ func writeJSON(t *testing.T, path string, v any) {
 // replay's plan is kept, and the report still gives a lower bound (the planner's: no op
 // of the trace is inplace, so it holds for every plan), where it used to say 0.
 func TestPlanReplayKeptReportsBound(t *testing.T) {
-	out, code := run(t, "plan", "--budget", "0", "../../testdata/minimalloc/H.1048576.csv", "--json")
+	out, code := runFresh(t, "plan", "--budget", "0", "../../testdata/minimalloc/H.1048576.csv", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
