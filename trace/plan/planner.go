@@ -412,6 +412,7 @@ func finish(res *Result, p *trace.Program, opts Options, pre *prelude, start tim
 	}
 	res.Plan, res.Relaid, res.Method, res.InPlace = rp, nil, "online replay", 0
 	res.LowerBound = replayBound(p, rp, res.bound)
+	rp.LowerBound = res.LowerBound
 	res.Proven = res.LowerBound > 0 && rp.Size == res.LowerBound
 	return nil
 }

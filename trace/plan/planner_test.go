@@ -759,6 +759,7 @@ func TestReplayPlanReportsBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Method != "online replay" || res.LowerBound < max(rr.LiveLB, res.LiveBound) || res.LowerBound > res.Plan.Size ||
+		res.Plan.LowerBound != res.LowerBound ||
 		res.Proven != (res.LowerBound == res.Plan.Size) {
 		t.Errorf("H: method %q, size %d, bound %d (LiveLB %d, live bound %d), proven %v", res.Method, res.Plan.Size,
 			res.LowerBound, rr.LiveLB, res.LiveBound, res.Proven)
