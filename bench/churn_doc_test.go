@@ -13,11 +13,15 @@ import (
 
 // TestChurnFiguresInArenaDoc runs the arena rows of the table in arena/doc.go
 // (what `go run ./bench/cmd/churn` prints) and compares: churn-6k's
-// fragmentation after 1M pairs and, outside -short and the race detector,
+// fragmentation after 1M pairs (not under the invariants tag, where every
+// pair checks every invariant) and, outside -short and the race detector,
 // after 10M pairs and churn-10k's live blocks at the end, for FitLean and
 // FitFast. The 0.220 is at 10M pairs; at 1M pairs, where the instruction
 // counts are taken, it is 0.328.
 func TestChurnFiguresInArenaDoc(t *testing.T) {
+	if invariantsOn {
+		t.Skip("a million checked arena pairs: run without the invariants tag")
+	}
 	data, err := os.ReadFile("../arena/doc.go")
 	if err != nil {
 		t.Fatal(err)
