@@ -80,14 +80,17 @@ type UserID int32
 // user is one op pinning the bytes of one view until its event completes.
 //
 // Invariants while live: runs is normalized (sorted, disjoint, non-empty);
-// every run is a key of the tree whose group lists this user exactly once;
-// a known user sits exactly once in queues[ev.Engine].
+// every run is a key of the tree whose group lists this user exactly once,
+// and groups[i] is the group of runs[i] (so that dropping the user finds
+// its groups without a lookup); a known user sits exactly once in
+// queues[ev.Engine].
 type user struct {
 	ev      sasync.Event
 	unknown bool
 	live    bool
 	gen     uint32
 	runs    []ranges.Range
+	groups  []*group
 }
 
 // group is the value of one tree key: the users covering exactly [lo, hi).
@@ -214,6 +217,9 @@ type Index struct {
 	pending int // live users
 	queues  [sasync.MaxEngines][]queued
 	heads   [sasync.MaxEngines]int
+	// queued has bit e set exactly when queues[e] has entries past
+	// heads[e]: Complete looks at those engines only.
+	queued uint32
 
 	held      ranges.Set // released bytes not yet returned
 	heldBytes int64      // held.Len(), kept up to date
@@ -235,18 +241,20 @@ type Index struct {
 	broken error
 
 	groupPool []*group
-	// Scratch sets, reused so that queries and updates do not allocate.
-	// A reclaim or SafeRuns pass looks at the held bytes near the bytes
-	// it was told about (nearHeld), keeps the granules they fill
-	// (wholeGranules), and for each run of those finds the bytes some
-	// pending user pins (pinned), the granules those touch
-	// (pinnedGranules) and what is left (unpinned).
+	// Scratch, reused so that queries and updates do not allocate. A
+	// SafeRuns pass keeps the granules the held bytes fill (wholeGranules;
+	// nearHeld for a piece's in whole mode), and for each run of those
+	// finds the bytes some pending user pins (pinned), the granules those
+	// touch (pinnedGranules) and what is left (unpinned); a whole-mode
+	// reclaim does the same for the fully held granules near the bytes it
+	// was told about (touched). A reclaim collects what returns in freed.
 	pinned         ranges.Set
 	unpinned       ranges.Set
 	touched        ranges.Set // bytes whose pins just changed
 	nearHeld       ranges.Set
 	wholeGranules  ranges.Set
 	pinnedGranules ranges.Set
+	freed          []ranges.Range  // the granules a reclaim returns
 	single         [1]ranges.Range // TakeRange's one range
 }
 
@@ -310,6 +318,7 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 	u.ev, u.unknown, u.live = ev, unknown, true
 	u.gen++
 	u.runs = append(u.runs[:0], runs...)
+	u.groups = u.groups[:0]
 	for _, r := range runs {
 		x.countRun(r, ev, unknown, +1)
 		g, ok := x.byRun[r]
@@ -323,6 +332,7 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 		}
 		g.users = append(g.users, id)
 		g.note(u)
+		u.groups = append(u.groups, g)
 	}
 	if !unknown {
 		x.enqueue(ev, id, u.gen)
@@ -358,6 +368,7 @@ func (x *Index) enqueue(ev sasync.Event, id UserID, gen uint32) {
 	copy(q[i+1:], q[i:])
 	q[i] = e
 	x.queues[ev.Engine] = q
+	x.queued |= 1 << ev.Engine
 }
 
 // RemoveUser drops a pending user (a cancelled reservation, or an unknown
@@ -377,21 +388,20 @@ func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
 	return nil
 }
 
-// drop removes user id from the tree and marks it dead; its runs are added
-// to x.touched. Its queue entry, if any, is skipped later by generation.
+// drop removes user id from the tree and marks it dead; each of its runs
+// that no other user covers exactly is added to x.touched. A run another
+// user still covers whole keeps every granule it touches pinned, so
+// nothing there can return: reclaim need not look. Its queue entry, if
+// any, is skipped later by generation.
 func (x *Index) drop(id UserID) {
 	u := &x.users[id]
-	for _, r := range u.runs {
+	for i, r := range u.runs {
 		x.countRun(r, u.ev, u.unknown, -1)
-		x.touched.Add(r)
-		g, ok := x.byRun[r]
-		if !ok {
-			continue // unreachable while invariants hold
-		}
-		for i, v := range g.users {
+		g := u.groups[i]
+		for j, v := range g.users {
 			if v == id {
 				last := len(g.users) - 1
-				g.users[i] = g.users[last]
+				g.users[j] = g.users[last]
 				g.users = g.users[:last]
 				break
 			}
@@ -399,6 +409,7 @@ func (x *Index) drop(id UserID) {
 		g.forget(u, x.users)
 		if len(g.users) == 0 {
 			x.empty++
+			x.touched.Add(r)
 		}
 	}
 	u.live = false
@@ -504,9 +515,10 @@ func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
 	}
 	x.touched.Reset()
 	n := 0
-	for e := range x.queues {
+	for m := x.queued; m != 0; m &= m - 1 {
+		e := bits.TrailingZeros32(m)
 		q, h := x.queues[e], x.heads[e]
-		if h == len(q) || q[h].seq > completed[e] {
+		if q[h].seq > completed[e] {
 			continue // nothing of engine e completed: leave its queue as it is
 		}
 		for h < len(q) && q[h].seq <= completed[e] {
@@ -522,6 +534,7 @@ func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
 		if h == len(q) {
 			x.queues[e] = q[:0]
 			h = 0
+			x.queued &^= 1 << e
 		} else if h > 64 && h > len(q)/2 {
 			m := copy(q, q[h:])
 			x.queues[e] = q[:m]
@@ -585,15 +598,4 @@ func (x *Index) Fence(r ranges.Range) (fence sasync.Clock, unknown bool) {
 		return true
 	})
 	return fence, unknown
-}
-
-// coveredSet adds to dst the bytes of r covered by pending users, clipped
-// to r.
-func (x *Index) coveredSet(r ranges.Range, dst *ranges.Set) {
-	x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool {
-		if len(g.users) > 0 {
-			dst.Add(ranges.Range{Lo: g.lo, Hi: g.hi}.Intersect(r))
-		}
-		return true
-	})
 }

@@ -218,6 +218,18 @@ func (s *Set) AddClipped(o *Set, r Range) {
 	}
 }
 
+// RunsOverlapping returns the runs of s that share a byte with r, unclipped
+// and in increasing order, without copying: O(log n). The slice is a
+// read-only view with Runs' rules (valid until the next mutation of s).
+func (s *Set) RunsOverlapping(r Range) []Range {
+	if r.Lo >= r.Hi {
+		return nil
+	}
+	i := firstEndingAfter(s.runs, r.Lo)
+	j := firstStartingAtOrAfter(s.runs, i, r.Hi)
+	return s.runs[i:j:j]
+}
+
 // OverlapsSet returns the lowest range of bytes shared by s and o (one maximal run of their
 // intersection) and true, or the zero Range and false when they share no byte. It walks the
 // smaller set and binary-searches the larger: O(min(n, m) · log max(n, m)).
