@@ -177,19 +177,16 @@ func (t *Timeline) submitLocked(e EngineID, waits []Event) (Event, *Clock, error
 			return Event{}, nil, fmt.Errorf("submit to engine %q: wait %d: %w", t.engines[e].Name, i, err)
 		}
 	}
+	// The new op's clock is built in its history slot: a copy of the
+	// previous op's, joined with the host clock and the waits.
 	h := &t.hist[e]
-	var c Clock
-	if last := h.last(); last != nil {
-		c = *last
-	}
-	c.Join(&t.host)
+	c := h.pushLast(&t.spare)
+	c.joinFirst(&t.host, t.n)
 	for i := range waits {
-		t.joinEventLocked(&c, waits[i])
+		t.joinEventLocked(c, waits[i])
 	}
-	seq := h.n + 1
-	c[e] = seq
-	h.push(&c, &t.spare)
-	return Event{Engine: e, Seq: seq}, h.at(seq), nil
+	c[e] = h.n
+	return Event{Engine: e, Seq: h.n}, c, nil
 }
 
 // Submitted returns the seq of the last op submitted to e: 0 if none, or if
@@ -212,7 +209,9 @@ func (t *Timeline) Point(e EngineID) (Point, error) {
 		return Point{}, fmt.Errorf("point: %w", err)
 	}
 	p := Point{Engine: e, Clock: t.host}
-	p.Clock.Join(t.hist[e].last())
+	if last := t.hist[e].last(); last != nil {
+		p.Clock.joinFirst(last, t.n)
+	}
 	return p, nil
 }
 
@@ -263,7 +262,7 @@ func (t *Timeline) Complete(ev Event) error {
 		t.mu.Unlock()
 		return fmt.Errorf("complete %v: engine %d has completed through seq %d: %w", ev, ev.Engine, done, ErrAlreadyCompleted)
 	}
-	t.completed.Join(t.hist[ev.Engine].at(ev.Seq))
+	t.completed.joinFirst(t.hist[ev.Engine].at(ev.Seq), t.n)
 	if t.retain > 0 {
 		t.retireLocked()
 	}
@@ -279,7 +278,7 @@ func (t *Timeline) Complete(ev Event) error {
 		}
 	}
 	t.mu.Lock()
-	t.delivered.Join(&completed)
+	t.delivered.joinFirst(&completed, t.n)
 	if invariants {
 		t.verifyLocked()
 	}
@@ -442,7 +441,9 @@ func (t *Timeline) CheckPoint(p Point) error {
 		return fmt.Errorf("point: %w", err)
 	}
 	now := t.host
-	now.Join(t.hist[p.Engine].last())
+	if last := t.hist[p.Engine].last(); last != nil {
+		now.joinFirst(last, t.n)
+	}
 	if !p.Clock.LessEq(&now) {
 		return fmt.Errorf("%w: clock %v on engine %q is not covered by its next op's %v", ErrInvalidPoint, p.Clock, t.engines[p.Engine].Name, now)
 	}
@@ -637,10 +638,10 @@ func (t *Timeline) rememberedLocked(ev Event) (*Clock, error) {
 // must have been checked. t.mu must be held (read or write).
 func (t *Timeline) joinEventLocked(c *Clock, ev Event) {
 	if ec := t.hist[ev.Engine].remembered(ev.Seq); ec != nil {
-		c.Join(ec)
+		c.joinFirst(ec, t.n)
 		return
 	}
-	c.Join(&t.completed)
+	c.joinFirst(&t.completed, t.n)
 	c.Observe(ev)
 }
 
