@@ -211,6 +211,13 @@ type Index struct {
 	// byRun finds a key's group without descending the tree; the tree
 	// answers only overlap queries. Same keys, same groups.
 	byRun map[ranges.Range]*group
+	// recent caches byRun: recent[recentSlot(r)] is the group of run r, or
+	// of another run, or nil. A key's group is found here without hashing
+	// through the map when its run was looked up lately (a view used
+	// again, a buffer released while its user is pending). Every group it
+	// holds is a key's: maybeSweep, the only place keys leave the tree,
+	// empties it.
+	recent [recentSlots]*group
 
 	users   []user
 	freeIDs []UserID
@@ -321,11 +328,12 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 	u.groups = u.groups[:0]
 	for _, r := range runs {
 		x.countRun(r, ev, unknown, +1)
-		g, ok := x.byRun[r]
+		g, ok := x.group(r)
 		if !ok {
 			g = x.newGroup(r)
 			x.tree.Insert(r.Lo, r.Hi, g)
 			x.byRun[r] = g
+			x.recent[recentSlot(r)] = g
 			x.keys++
 		} else if len(g.users) == 0 {
 			x.empty--
@@ -340,6 +348,29 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 	x.pending++
 	x.boundCountLog()
 	return id, nil
+}
+
+// recentSlots is the size of Index.recent.
+const recentSlots = 256
+
+// recentSlot returns r's slot in Index.recent: a multiplicative hash of
+// its bounds.
+func recentSlot(r ranges.Range) int {
+	h := uint64(r.Lo)*0x9e3779b97f4a7c15 ^ uint64(r.Hi)*0xc2b2ae3d27d4eb4f
+	return int(h >> 56) // 56 = 64 - log2(recentSlots)
+}
+
+// group returns the group of the key r, and whether r is a key.
+func (x *Index) group(r ranges.Range) (*group, bool) {
+	slot := recentSlot(r)
+	if g := x.recent[slot]; g != nil && g.lo == r.Lo && g.hi == r.Hi {
+		return g, true
+	}
+	g, ok := x.byRun[r]
+	if ok {
+		x.recent[slot] = g
+	}
+	return g, ok
 }
 
 func (x *Index) newGroup(r ranges.Range) *group {
@@ -360,6 +391,11 @@ func (x *Index) newGroup(r ranges.Range) *group {
 func (x *Index) enqueue(ev sasync.Event, id UserID, gen uint32) {
 	q := x.queues[ev.Engine]
 	e := queued{seq: ev.Seq, id: id, gen: gen}
+	x.queued |= 1 << ev.Engine
+	if n := len(q); n == x.heads[ev.Engine] || q[n-1].seq <= ev.Seq {
+		x.queues[ev.Engine] = append(q, e)
+		return
+	}
 	i := len(q)
 	for i > x.heads[ev.Engine] && q[i-1].seq > ev.Seq {
 		i--
@@ -368,7 +404,6 @@ func (x *Index) enqueue(ev sasync.Event, id UserID, gen uint32) {
 	copy(q[i+1:], q[i:])
 	q[i] = e
 	x.queues[ev.Engine] = q
-	x.queued |= 1 << ev.Engine
 }
 
 // RemoveUser drops a pending user (a cancelled reservation, or an unknown
@@ -556,6 +591,7 @@ func (x *Index) maybeSweep() {
 	if x.empty <= 256 || x.empty <= x.keys/2 {
 		return
 	}
+	x.recent = [recentSlots]*group{}
 	for r, g := range x.byRun {
 		if len(g.users) == 0 {
 			x.tree.Delete(r.Lo, r.Hi)

@@ -40,7 +40,7 @@ func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
 		// touches pinned (in whole mode, the piece too): reclaim need not
 		// look there. The common case: a buffer released while its last
 		// writer or reader of the whole is pending.
-		if g, ok := x.byRun[r]; ok && len(g.users) > 0 && x.mode != Unsafe {
+		if g, ok := x.group(r); ok && len(g.users) > 0 && x.mode != Unsafe {
 			continue
 		}
 		x.touched.Add(r)
@@ -344,6 +344,11 @@ func (x *Index) checkKeys() error {
 	}
 	if keys != x.keys || x.tree.Len() != keys || len(x.byRun) != keys || empty != x.empty {
 		return fmt.Errorf("liveness: %d keys (%d empty) in tree, %d in the run map, counted %d (%d empty)", keys, empty, len(x.byRun), x.keys, x.empty)
+	}
+	for slot, g := range x.recent {
+		if g != nil && x.byRun[ranges.Range{Lo: g.lo, Hi: g.hi}] != g {
+			return fmt.Errorf("liveness: run cache slot %d holds [%d, %d), no key's group", slot, g.lo, g.hi)
+		}
 	}
 	return nil
 }
