@@ -78,9 +78,12 @@ type Allocator struct {
 	// safeFn's arguments, set under mu before each SafeRuns query.
 	safePoint     sasync.Clock
 	safeCompleted sasync.Clock
-	safe          []ranges.Range // held runs safe for the point being placed (place)
-	safeBlocks    []arena.Block  // the same, for the arena's PlaceOver
-	taken         []ranges.Range // the parts of safe runs the placed block takes
+	// fence is the fence of the held bytes the Alloc being placed took
+	// (place, when it reports it took some).
+	fence      sasync.Clock
+	safe       []ranges.Range // held runs safe for the point being placed (place)
+	safeBlocks []arena.Block  // the same, for the arena's PlaceOver
+	taken      []ranges.Range // the parts of safe runs the placed block takes
 
 	resv        []*Reservation // open reservations; resv[r.slot] == r
 	internalErr error          // first failure of the arena to take bytes back
@@ -279,21 +282,24 @@ func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*
 	}
 	a.mu.Lock()
 	defer a.unlockChecked()
-	completed := a.tl.CompletedClock()
 	a.mayWait = opts.MayWait
-	blk, fence, err := a.place(size, &at, &completed)
+	blk, took, err := a.place(size, &at)
 	a.mayWait = nil
 	if err != nil {
 		return nil, a.noSpace(size, err)
 	}
 	b := a.newBuffer()
 	b.off, b.span = blk.Offset, blk.Size
-	for e := range fence {
-		if fence[e] > completed[e] {
-			if b.residual == nil {
-				b.residual = a.newClock()
+	if took {
+		// The fence's components not completed when the held bytes were
+		// chosen stay with the buffer.
+		for e := range a.fence {
+			if a.fence[e] > a.safeCompleted[e] {
+				if b.residual == nil {
+					b.residual = a.newClock()
+				}
+				b.residual[e] = a.fence[e]
 			}
-			b.residual[e] = fence[e]
 		}
 	}
 	if b.residual != nil {
@@ -315,19 +321,21 @@ func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*
 // whole while a tighter region exists). Then the commit takes exactly the
 // chosen bytes: the free parts from the arena (AllocAt, after growing an
 // unbounded arena when the block reaches past it), the held parts from the
-// index, whose fence is returned. A failure of the commit means the
-// Allocator's own bookkeeping broke: it is returned (and kept for
-// CheckInvariants), never swallowed.
-func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock) (arena.Block, sasync.Clock, error) {
-	var fence sasync.Clock
+// index, whose fence goes to a.fence (took reports that held bytes were
+// taken; a.safeCompleted is then the completed clock they were chosen
+// under). With nothing held, the Timeline is not asked for its completed
+// clock at all. A failure of the commit means the Allocator's own
+// bookkeeping broke: it is returned (and kept for CheckInvariants), never
+// swallowed.
+func (a *Allocator) place(size int64, at *sasync.Point) (arena.Block, bool, error) {
 	a.safe = a.safe[:0]
-	if a.idx.Mode().Fenced() {
-		a.safePoint, a.safeCompleted = at.Clock, *completed
+	if a.idx.Mode().Fenced() && a.idx.HeldBytes() > 0 {
+		a.safePoint, a.safeCompleted = at.Clock, a.tl.CompletedClock()
 		a.safe = a.idx.SafeRuns(a.safe, a.safeFn)
 	}
 	if len(a.safe) == 0 {
 		blk, err := a.ar.Alloc(size)
-		return blk, fence, err
+		return blk, false, err
 	}
 	// Whole mode lists them piece by piece: put them in address order.
 	slices.SortFunc(a.safe, func(x, y ranges.Range) int { return cmp.Compare(x.Lo, y.Lo) })
@@ -338,17 +346,17 @@ func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock)
 	pl, ok, err := a.ar.PlaceOver(size, a.safeBlocks)
 	switch {
 	case errors.Is(err, arena.ErrBadExtra):
-		return arena.Block{}, fence, a.internal(err)
+		return arena.Block{}, false, a.internal(err)
 	case err != nil:
-		return arena.Block{}, fence, err
+		return arena.Block{}, false, err
 	case !ok:
 		blk, err := a.ar.Alloc(size) // the arena says what is free
-		return blk, fence, err
+		return blk, false, err
 	}
 	blk := pl.Block
 	if pl.Grow {
 		if err := a.ar.GrowTo(blk.End()); err != nil {
-			return blk, fence, a.internal(err)
+			return blk, false, a.internal(err)
 		}
 	}
 	got := ranges.Range{Lo: blk.Offset, Hi: blk.End()}
@@ -361,7 +369,7 @@ func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock)
 		}
 		if cur < in.Lo {
 			if err := a.ar.AllocAt(cur, in.Lo-cur); err != nil {
-				return blk, fence, a.internal(err)
+				return blk, false, a.internal(err)
 			}
 		}
 		a.taken = append(a.taken, in)
@@ -369,17 +377,18 @@ func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock)
 	}
 	if cur < got.Hi {
 		if err := a.ar.AllocAt(cur, got.Hi-cur); err != nil {
-			return blk, fence, a.internal(err)
+			return blk, false, a.internal(err)
 		}
 	}
 	if len(a.taken) > 0 {
 		f, err := a.idx.TakeRanges(a.taken, a.freeFn)
 		if err != nil {
-			return blk, fence, a.internal(err)
+			return blk, false, a.internal(err)
 		}
-		fence = f
+		a.fence = f
+		return blk, true, nil
 	}
-	return blk, fence, nil
+	return blk, false, nil
 }
 
 // internal records a failure of the Allocator's own bookkeeping (kept for
