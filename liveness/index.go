@@ -80,17 +80,14 @@ type UserID int32
 // user is one op pinning the bytes of one view until its event completes.
 //
 // Invariants while live: runs is normalized (sorted, disjoint, non-empty);
-// every run is a key of the tree whose group lists this user exactly once,
-// and groups[i] is the group of runs[i] (so that dropping the user finds
-// its groups without a lookup); a known user sits exactly once in
-// queues[ev.Engine].
+// every run is a key of the tree whose group lists this user exactly once;
+// a known user sits exactly once in queues[ev.Engine].
 type user struct {
 	ev      sasync.Event
 	unknown bool
 	live    bool
 	gen     uint32
 	runs    []ranges.Range
-	groups  []*group
 }
 
 // group is the value of one tree key: the users covering exactly [lo, hi).
@@ -325,7 +322,6 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 	u.ev, u.unknown, u.live = ev, unknown, true
 	u.gen++
 	u.runs = append(u.runs[:0], runs...)
-	u.groups = u.groups[:0]
 	for _, r := range runs {
 		x.countRun(r, ev, unknown, +1)
 		g, ok := x.group(r)
@@ -340,7 +336,6 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 		}
 		g.users = append(g.users, id)
 		g.note(u)
-		u.groups = append(u.groups, g)
 	}
 	if !unknown {
 		x.enqueue(ev, id, u.gen)
@@ -430,9 +425,12 @@ func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
 // any, is skipped later by generation.
 func (x *Index) drop(id UserID) {
 	u := &x.users[id]
-	for i, r := range u.runs {
+	for _, r := range u.runs {
 		x.countRun(r, u.ev, u.unknown, -1)
-		g := u.groups[i]
+		g, ok := x.group(r)
+		if !ok {
+			continue // unreachable while invariants hold
+		}
 		for j, v := range g.users {
 			if v == id {
 				last := len(g.users) - 1
