@@ -92,14 +92,15 @@ type Allocator struct {
 	// Buffers, Views, residual fences and views' shapes and strides are
 	// carved from slabs (see slab). A handle is never reused for another
 	// buffer or view (a stale handle cannot alias a later one); a slab is
-	// freed when nothing carved from it is referenced any more. bufs and
-	// clocks are guarded by mu, views and dims by slabMu (views are made
-	// without mu).
-	bufs   slab[Buffer]
-	clocks slab[sasync.Clock] // a buffer holds one only when it took bytes whose users had not completed
-	slabMu stdsync.Mutex
-	views  slab[View]
-	dims   slab[int64]
+	// freed when nothing carved from it is referenced any more. bufs,
+	// clocks and wholeDims (the Whole views' shapes and strides) are
+	// guarded by mu, views and dims by slabMu (views are made without mu).
+	bufs      slab[Buffer]
+	clocks    slab[sasync.Clock] // a buffer holds one only when it took bytes whose users had not completed
+	wholeDims slab[int64]
+	slabMu    stdsync.Mutex
+	views     slab[View]
+	dims      slab[int64]
 }
 
 // firstSlab and slabSize are the number of things the first slab and, at
@@ -162,18 +163,20 @@ func (a *Allocator) newBuffer() *Buffer {
 // holds mu.
 func (a *Allocator) newClock() *sasync.Clock { return a.clocks.next() }
 
-// newDims returns n int64s for a view's shape and strides.
-func (a *Allocator) newDims(n int) []int64 {
-	a.slabMu.Lock()
-	defer a.slabMu.Unlock()
-	return a.dims.take(n, dimsPerView)
-}
+// newWholeDims returns the two int64s of a Whole view's shape and
+// strides. Caller holds mu.
+func (a *Allocator) newWholeDims() []int64 { return a.wholeDims.take(2, 2) }
 
-// newView returns a zero View.
-func (a *Allocator) newView() *View {
+// newView returns a zero View and, when dims > 0, dims int64s for its
+// shape and strides, under one lock.
+func (a *Allocator) newView(dims int) (*View, []int64) {
 	a.slabMu.Lock()
 	defer a.slabMu.Unlock()
-	return a.views.next()
+	var d []int64
+	if dims > 0 {
+		d = a.dims.take(dims, dimsPerView)
+	}
+	return a.views.next(), d
 }
 
 // New returns an Allocator over a fresh arena.

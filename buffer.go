@@ -118,10 +118,11 @@ func (b *Buffer) Whole() *View {
 	return &b.whole
 }
 
-// initWhole sets up the Whole view; called once, before b is published.
+// initWhole sets up the Whole view; called once, before b is published,
+// with the Allocator's mu held.
 func (b *Buffer) initWhole() {
 	b.whole = View{buf: b}
-	d := b.a.newDims(2)
+	d := b.a.newWholeDims()
 	d[0], d[1] = b.size, 1
 	b.whole.layout = strided.Layout{Shape: d[0:1:1], Strides: d[1:2:2], Elem: 1}
 	b.whole.cover.Init(b.whole.coverRuns[:])
