@@ -87,7 +87,30 @@ type user struct {
 	unknown bool
 	live    bool
 	gen     uint32
-	runs    []ranges.Range
+	// The runs are one[:] for a user of one run (most are: a dense view),
+	// so that it needs no array of its own, and more for a user of
+	// several (len(more) > 1; more keeps its storage for the slot's next
+	// users).
+	one  [1]ranges.Range
+	more []ranges.Range
+}
+
+// runs returns u's runs. The slice is u's: valid until u's slot is
+// reused, and for one run only while x.users does not grow (AddUser).
+func (u *user) runs() []ranges.Range {
+	if len(u.more) > 0 {
+		return u.more
+	}
+	return u.one[:]
+}
+
+// setRuns stores a copy of runs (at least one) as u's.
+func (u *user) setRuns(runs []ranges.Range) {
+	if len(runs) == 1 {
+		u.one[0], u.more = runs[0], u.more[:0]
+		return
+	}
+	u.more = append(u.more[:0], runs...)
 }
 
 // group is the value of one tree key: the users covering exactly [lo, hi).
@@ -244,7 +267,8 @@ type Index struct {
 	// (a count that would go below zero); CheckInvariants reports it.
 	broken error
 
-	groupPool []*group
+	groupPool  []*group
+	groupChunk []group // groups not handed out yet (newGroup)
 	// Scratch, reused so that queries and updates do not allocate. A
 	// SafeRuns pass keeps the granules the held bytes fill (wholeGranules;
 	// nearHeld for a piece's in whole mode), and for each run of those
@@ -321,7 +345,7 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 	u := &x.users[id]
 	u.ev, u.unknown, u.live = ev, unknown, true
 	u.gen++
-	u.runs = append(u.runs[:0], runs...)
+	u.setRuns(runs)
 	for _, r := range runs {
 		x.countRun(r, ev, unknown, +1)
 		g, ok := x.group(r)
@@ -344,6 +368,9 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 	x.boundCountLog()
 	return id, nil
 }
+
+// groupChunk is the number of groups newGroup makes at a time.
+const groupChunk = 64
 
 // recentSlots is the size of Index.recent.
 const recentSlots = 256
@@ -374,7 +401,13 @@ func (x *Index) newGroup(r ranges.Range) *group {
 		g = x.groupPool[n-1]
 		x.groupPool = x.groupPool[:n-1]
 	} else {
-		g = new(group)
+		// Groups are made groupChunk at a time, one object for the
+		// collector to mark instead of one per key.
+		if len(x.groupChunk) == 0 {
+			x.groupChunk = make([]group, groupChunk)
+		}
+		g = &x.groupChunk[0]
+		x.groupChunk = x.groupChunk[1:]
 	}
 	g.lo, g.hi, g.users = r.Lo, r.Hi, g.users[:0]
 	g.last, g.engines, g.unknown = sasync.Clock{}, 0, 0
@@ -425,7 +458,7 @@ func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
 // any, is skipped later by generation.
 func (x *Index) drop(id UserID) {
 	u := &x.users[id]
-	for _, r := range u.runs {
+	for _, r := range u.runs() {
 		x.countRun(r, u.ev, u.unknown, -1)
 		g, ok := x.group(r)
 		if !ok {
@@ -529,7 +562,7 @@ func (x *Index) compactCounts() {
 		if !u.live {
 			continue
 		}
-		for _, r := range u.runs {
+		for _, r := range u.runs() {
 			x.pendingAll.add(r.Lo, r.Hi, +1)
 			if !u.unknown {
 				x.pendingOn[u.ev.Engine].add(r.Lo, r.Hi, +1)

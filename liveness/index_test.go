@@ -396,7 +396,7 @@ func TestPendingBytes(t *testing.T) {
 		var per [sasync.MaxEngines]ranges.Set
 		for j := range x.users {
 			u := &x.users[j]
-			for _, rg := range u.runs {
+			for _, rg := range u.runs() {
 				all.Add(rg)
 				if !u.unknown {
 					per[u.ev.Engine].Add(rg)

@@ -366,7 +366,7 @@ func (x *Index) checkGroup(g *group) error {
 		if containsID(g.users[:i], id) {
 			return fmt.Errorf("liveness: group [%d, %d) lists user %d twice", g.lo, g.hi, id)
 		}
-		if !hasRun(x.users[id].runs, ranges.Range{Lo: g.lo, Hi: g.hi}) {
+		if !hasRun(x.users[id].runs(), ranges.Range{Lo: g.lo, Hi: g.hi}) {
 			return fmt.Errorf("liveness: user %d in group [%d, %d) lacks that run", id, g.lo, g.hi)
 		}
 	}
@@ -415,8 +415,12 @@ func (x *Index) checkUsers() error {
 		if !u.unknown {
 			known[u.ev.Engine]++
 		}
-		for j, r := range u.runs {
-			if r.Empty() || (j > 0 && r.Lo <= u.runs[j-1].Hi) {
+		runs := u.runs()
+		if len(u.more) == 1 {
+			return fmt.Errorf("liveness: user %d keeps one run apart", i)
+		}
+		for j, r := range runs {
+			if r.Empty() || (j > 0 && r.Lo <= runs[j-1].Hi) {
 				return fmt.Errorf("liveness: user %d runs not normalized", i)
 			}
 			g, ok := x.byRun[r]
