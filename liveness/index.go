@@ -499,9 +499,14 @@ func (x *Index) countRun(r ranges.Range, ev sasync.Event, unknown bool, delta in
 	log := x.countLog
 	if x.logSigned[signOf(-delta)] > 0 { // an opposite change may be there to cancel
 		for i := len(log) - 1; i >= max(0, len(log)-cancelWindow); i-- {
-			if o := log[i]; o.r == c.r && o.engine == c.engine && o.delta == -c.delta {
-				x.countLog = append(log[:i], log[i+1:]...)
-				x.logSigned[signOf(o.delta)]--
+			if o := &log[i]; o.r == c.r && o.engine == c.engine && o.delta == -c.delta {
+				// Close the gap by hand: it is a few entries at most
+				// (cancelWindow), usually none.
+				for j := i + 1; j < len(log); j++ {
+					log[j-1] = log[j]
+				}
+				x.countLog = log[:len(log)-1]
+				x.logSigned[signOf(-delta)]--
 				return
 			}
 		}

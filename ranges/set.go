@@ -150,6 +150,10 @@ func (s *Set) Remove(r Range) {
 		return
 	}
 	runs := s.runs
+	if len(runs) == 1 && r.Lo <= runs[0].Lo && r.Hi >= runs[0].Hi {
+		s.runs = runs[:0] // the one run goes whole: the common last removal
+		return
+	}
 	i := firstEndingAfter(runs, r.Lo)
 	j := firstStartingAtOrAfter(runs, i, r.Hi)
 	if i == j {
