@@ -108,6 +108,27 @@ func (c *Clock) joinFirst(o *Clock, n int) {
 	}
 }
 
+// lessEqFirst reports whether c <= o when o's components from n on are
+// zero (a Timeline's clocks, with n engines): c's first n components are
+// compared and the rest must be zero. Neither may be nil.
+func (c *Clock) lessEqFirst(o *Clock, n int) bool {
+	var tail Seq
+	for _, s := range c[n:] {
+		tail |= s
+	}
+	if tail != 0 {
+		return false
+	}
+	cs := c[:n]
+	os := o[:len(cs)]
+	for i, s := range cs {
+		if s > os[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // Join sets c to the component-wise maximum of c and o.
 func (c *Clock) Join(o *Clock) {
 	if c == nil || o == nil {

@@ -448,7 +448,7 @@ func (t *Timeline) CheckPoint(p Point) error {
 	if last := t.hist[p.Engine].last(); last != nil {
 		now.joinFirst(last, t.n)
 	}
-	if !p.Clock.LessEq(&now) {
+	if !p.Clock.lessEqFirst(&now, t.n) {
 		return fmt.Errorf("%w: clock %v on engine %q is not covered by its next op's %v", ErrInvalidPoint, p.Clock, t.engines[p.Engine].Name, now)
 	}
 	return nil
@@ -661,14 +661,21 @@ func (t *Timeline) checkEngineLocked(e EngineID) error {
 // checkEventLocked returns a wrapped ErrUnknownEvent unless ev names a
 // submitted op. t.mu must be held.
 func (t *Timeline) checkEventLocked(ev Event) error {
+	if int(ev.Engine) >= t.n || ev.Seq == 0 || ev.Seq > t.hist[ev.Engine].n {
+		return t.unknownEventLocked(ev)
+	}
+	return nil
+}
+
+// unknownEventLocked is checkEventLocked's error for an ev that names no
+// submitted op, apart so that the check stays small enough to inline.
+// t.mu must be held.
+func (t *Timeline) unknownEventLocked(ev Event) error {
 	if int(ev.Engine) >= t.n {
 		return fmt.Errorf("%w %v: engine %d (have %d): %w", ErrUnknownEvent, ev, ev.Engine, t.n, ErrUnknownEngine)
 	}
 	if ev.Seq == 0 {
 		return fmt.Errorf("%w %v: seq 0 names no op", ErrUnknownEvent, ev)
 	}
-	if last := t.hist[ev.Engine].n; ev.Seq > last {
-		return fmt.Errorf("%w %v: engine %q has submitted %d ops", ErrUnknownEvent, ev, t.engines[ev.Engine].Name, last)
-	}
-	return nil
+	return fmt.Errorf("%w %v: engine %q has submitted %d ops", ErrUnknownEvent, ev, t.engines[ev.Engine].Name, t.hist[ev.Engine].n)
 }
