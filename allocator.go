@@ -308,7 +308,7 @@ func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*
 	if b.residual != nil {
 		// at passed CheckPoint: its clock is covered by the clock of every
 		// op its engine submits from now on.
-		b.bornAt = sasync.Event{Engine: at.Engine, Seq: a.tl.Submitted(at.Engine)}
+		b.bornEngine, b.bornSeq = at.Engine, a.tl.Submitted(at.Engine)
 		b.bornCovers = b.residual.LessEq(&at.Clock)
 	}
 	b.size = size
@@ -776,7 +776,7 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	// ordered after it may use them under their new name either.
 	nb := a.newBuffer()
 	nb.off, nb.size, nb.span, nb.residual = r.Lo, r.Len(), r.Len(), b.residual
-	nb.bornAt, nb.bornCovers = b.bornAt, b.bornCovers
+	nb.bornEngine, nb.bornSeq, nb.bornCovers = b.bornEngine, b.bornSeq, b.bornCovers
 	b.live.Remove(r)
 	a.live -= r.Len()
 	var none ranges.Set

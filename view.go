@@ -22,8 +22,10 @@ const CoverBudget = strided.CoverBudget
 type View struct {
 	buf    *Buffer
 	parent *View
-	depth  int
 	layout strided.Layout // relative to the buffer's first byte
+	// depth sits beside the flags below, in one word (a View is then 144
+	// bytes, a size class less; so is the Buffer it lives in).
+	depth int32
 
 	// Covered bytes in absolute arena offsets, computed on first use under
 	// the Allocator's lock.
@@ -66,7 +68,7 @@ func (v *View) Depth() int {
 	if v == nil {
 		return 0
 	}
-	return v.depth
+	return int(v.depth)
 }
 
 // Layout returns the view's layout relative to its buffer's first byte.
