@@ -123,16 +123,20 @@ func (b *Buffer) Whole() *View {
 
 // initWhole sets up the Whole view; called once, before b is published,
 // with the Allocator's mu held.
+//
+// b comes zeroed from the slab (newBuffer), so only the fields a Whole
+// view sets are written. A dense 1-D layout of every byte covers exactly
+// [off, off+size): what coverLocked would compute, known without
+// computing it.
 func (b *Buffer) initWhole() {
-	b.whole = View{buf: b}
+	w := &b.whole
 	d := b.a.newWholeDims()
 	d[0], d[1] = b.size, 1
-	b.whole.layout = strided.Layout{Shape: d[0:1:1], Strides: d[1:2:2], Elem: 1}
-	// A dense 1-D layout of every byte covers exactly [off, off+size):
-	// what coverLocked would compute, known without computing it.
-	b.whole.cover.Init(b.whole.coverRuns[:])
-	b.whole.cover.Add(ranges.Range{Lo: b.off, Hi: b.off + b.size})
-	b.whole.coverDone, b.whole.coverOK = true, true
+	w.buf = b
+	w.layout = strided.Layout{Shape: d[0:1:1], Strides: d[1:2:2], Elem: 1}
+	w.cover.Init(w.coverRuns[:])
+	w.cover.Add(ranges.Range{Lo: b.off, Hi: b.off + b.size})
+	w.coverDone, w.coverOK = true, true
 }
 
 // View takes a view of b with layout l, relative to b's first byte, and

@@ -103,7 +103,9 @@ func (x *Index) reclaim(free func(ranges.Range)) {
 			win.Hi = max(win.Hi, w.Hi)
 			continue
 		}
-		x.reclaimWindow(win)
+		if !win.Empty() {
+			x.reclaimWindow(win)
+		}
 		win = w
 	}
 	x.reclaimWindow(win)
