@@ -208,14 +208,15 @@ func (t *Timeline) Submitted(e EngineID) Seq {
 // ErrUnknownEngine for an unknown e.
 func (t *Timeline) Point(e EngineID) (Point, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if err := t.checkEngineLocked(e); err != nil {
+		t.mu.Unlock()
 		return Point{}, fmt.Errorf("point: %w", err)
 	}
 	p := Point{Engine: e, Clock: t.host}
 	if last := t.hist[e].last(); last != nil {
 		p.Clock.joinFirst(last, t.n)
 	}
+	t.mu.Unlock()
 	return p, nil
 }
 
@@ -305,11 +306,13 @@ func (t *Timeline) Completed(ev Event) bool {
 // copied: the check an allocator makes of every use.
 func (t *Timeline) Status(ev Event) (completed bool, err error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if err := t.checkEventLocked(ev); err != nil {
+		t.mu.Unlock()
 		return false, fmt.Errorf("status: %w", err)
 	}
-	return t.completed.Covers(ev), nil
+	completed = t.completed.Covers(ev)
+	t.mu.Unlock()
+	return completed, nil
 }
 
 // Delivered reports whether ev has completed and every subscriber has
@@ -653,9 +656,15 @@ func (t *Timeline) joinEventLocked(c *Clock, ev Event) {
 // t.mu must be held.
 func (t *Timeline) checkEngineLocked(e EngineID) error {
 	if int(e) >= t.n {
-		return fmt.Errorf("engine %d (have %d): %w", e, t.n, ErrUnknownEngine)
+		return t.unknownEngineLocked(e)
 	}
 	return nil
+}
+
+// unknownEngineLocked is checkEngineLocked's error, apart so that the
+// check inlines. t.mu must be held.
+func (t *Timeline) unknownEngineLocked(e EngineID) error {
+	return fmt.Errorf("engine %d (have %d): %w", e, t.n, ErrUnknownEngine)
 }
 
 // checkEventLocked returns a wrapped ErrUnknownEvent unless ev names a
