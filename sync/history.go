@@ -90,6 +90,18 @@ func (h *history) push(c *Clock, spare *[][]Clock) {
 // complete in place. Chunks come as push's do.
 func (h *history) pushLast(spare *[][]Clock) *Clock {
 	ci := int((h.n - h.base) >> chunkShift)
+	if ci < len(h.chunks) {
+		// The usual case: the last chunk has room, and the last clock is
+		// in it.
+		if ch := h.chunks[ci]; len(ch) > 0 && len(ch) < cap(ch) {
+			n := len(ch)
+			h.chunks[ci] = h.chunks[ci][:n+1]
+			ch = ch[:n+1]
+			ch[n] = ch[n-1]
+			h.n++
+			return &ch[n]
+		}
+	}
 	if ci == len(h.chunks) {
 		var ch []Clock
 		switch {

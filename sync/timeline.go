@@ -147,11 +147,13 @@ func (t *Timeline) EngineByName(name string) (EngineID, bool) {
 // O(MaxEngines·(1+len(waits))), whatever the history length.
 func (t *Timeline) Submit(e EngineID, waits ...Event) (Event, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if invariants {
-		defer t.verifyLocked()
-	}
 	ev, _, err := t.submitLocked(e, waits)
+	if invariants {
+		defer t.mu.Unlock()
+		t.verifyLocked()
+		return ev, err
+	}
+	t.mu.Unlock()
 	return ev, err
 }
 
@@ -443,8 +445,8 @@ func (t *Timeline) OrderedAfter(fence *Clock, ev Event) (bool, error) {
 // Timeline fails with ErrInvalidPoint.
 func (t *Timeline) CheckPoint(p Point) error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if err := t.checkEngineLocked(p.Engine); err != nil {
+		t.mu.Unlock()
 		return fmt.Errorf("point: %w", err)
 	}
 	now := t.host
@@ -452,8 +454,11 @@ func (t *Timeline) CheckPoint(p Point) error {
 		now.joinFirst(last, t.n)
 	}
 	if !p.Clock.lessEqFirst(&now, t.n) {
-		return fmt.Errorf("%w: clock %v on engine %q is not covered by its next op's %v", ErrInvalidPoint, p.Clock, t.engines[p.Engine].Name, now)
+		name := t.engines[p.Engine].Name
+		t.mu.Unlock()
+		return fmt.Errorf("%w: clock %v on engine %q is not covered by its next op's %v", ErrInvalidPoint, p.Clock, name, now)
 	}
+	t.mu.Unlock()
 	return nil
 }
 
