@@ -223,9 +223,10 @@ static int key_reserve(sa_state * s, int64_t n) {
     return sa_reserve(&s->key, &s->cap_key, n, 1024, sizeof(uint64_t));
 }
 
-// The most key words one record takes: a header, five words of sources,
-// ne, nb and the view offset.
-#define SA_KEY_MAX (1 + GGML_MAX_SRC / 2 + 2 * GGML_MAX_DIMS + 1)
+// The most key words one record takes: a header and five words of sources.
+// The key is the graph's topology: the sizes (ne, nb, view offsets) of
+// its own tensors are compared with a plan's by sa_fit, not keyed.
+#define SA_KEY_MAX (1 + GGML_MAX_SRC / 2)
 
 // rec_key sets the kind, strides and view offset of a linked record and
 // writes its key words to k; it returns how many.
@@ -273,17 +274,6 @@ static inline int32_t rec_key(const sa_state * s, sa_rec * rec, uint64_t * k) {
             rec->nb[d] = (int64_t) t->nb[d];
         }
         rec->view_offs = (int64_t) t->view_offs;
-    }
-    if (own) {
-        for (int d = 0; d < GGML_MAX_DIMS; d++) {
-            k[n++] = (uint64_t) t->ne[d];
-        }
-        for (int d = 0; d < GGML_MAX_DIMS; d++) {
-            k[n++] = (uint64_t) rec->nb[d];
-        }
-        if (rec->kind == SA_VIEW_OWN) {
-            k[n++] = (uint64_t) rec->view_offs;
-        }
     }
     return n;
 }
@@ -585,19 +575,237 @@ int32_t sa_apply(sa_state * s, const sa_place * pl, int32_t n, int32_t n_relaid)
     return 0;
 }
 
-int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const sa_place * pl,
-               int32_t n, int32_t n_relaid) {
-    if (sa_match(s, g, key, n_key) && n == s->n_recs) {
-        return sa_apply(s, pl, n, n_relaid) == 0 ? 1 : -1;
+int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const int64_t * gdims,
+               const int32_t * pairs, int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid) {
+    if (!(sa_match(s, g, key, n_key) && n == s->n_recs)) {
+        int32_t got = sa_scan(s, g);
+        if (got < 0) {
+            return -1;
+        }
+        if (got != n || s->n_key != n_key || memcmp(s->key, key, (size_t) n_key * sizeof(uint64_t)) != 0) {
+            return 0;
+        }
     }
-    int32_t got = sa_scan(s, g);
-    if (got < 0) {
-        return -1;
-    }
-    if (got != n || s->n_key != n_key || memcmp(s->key, key, (size_t) n_key * sizeof(uint64_t)) != 0) {
-        return 0;
+    if (!sa_fit(s, gdims, pairs, n_pairs, pl, n)) {
+        return 2;
     }
     return sa_apply(s, pl, n, n_relaid) == 0 ? 1 : -1;
+}
+
+// sa_nbytes is ggml_nbytes of a tensor of t's type and ne with strides nb.
+static inline int64_t sa_nbytes(const struct ggml_tensor * t, const int64_t * nb) {
+    for (int d = 0; d < GGML_MAX_DIMS; d++) {
+        if (t->ne[d] <= 0) {
+            return 0;
+        }
+    }
+    const int64_t blck = ggml_blck_size(t->type);
+    int64_t n;
+    if (blck == 1) {
+        n = (int64_t) ggml_type_size(t->type);
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            n += (t->ne[d] - 1) * nb[d];
+        }
+    } else {
+        n = t->ne[0] * nb[0] / blck;
+        for (int d = 1; d < GGML_MAX_DIMS; d++) {
+            n += (t->ne[d] - 1) * nb[d];
+        }
+    }
+    return n;
+}
+
+// sa_alloc_size is the backend allocation size of own record r with the
+// graph's own strides.
+static int64_t sa_alloc_size(const sa_state * s, const sa_rec * rec) {
+    struct ggml_tensor * t = rec->t;
+    int changed = 0;
+    size_t saved[GGML_MAX_DIMS];
+    for (int d = 0; d < GGML_MAX_DIMS; d++) {
+        saved[d] = t->nb[d];
+        changed |= (int64_t) t->nb[d] != rec->nb[d];
+    }
+    if (changed) {
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            t->nb[d] = (size_t) rec->nb[d];
+        }
+    }
+    const int64_t size = (int64_t) ggml_backend_buft_get_alloc_size(s->buft, t);
+    if (changed) {
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            t->nb[d] = saved[d];
+        }
+    }
+    return size;
+}
+
+void sa_dims(sa_state * s, int64_t * out) {
+    memset(out, 0, (size_t) s->n_recs * SA_DIMS * sizeof(int64_t));
+    for (int32_t r = 0; r < s->n_recs; r++) {
+        const sa_rec * rec = &s->recs[r];
+        if (rec->kind != SA_OWN && rec->kind != SA_VIEW_OWN) {
+            continue;
+        }
+        int64_t * d = out + (int64_t) r * SA_DIMS;
+        for (int k = 0; k < GGML_MAX_DIMS; k++) {
+            d[k] = (int64_t) rec->t->ne[k];
+            d[GGML_MAX_DIMS + k] = rec->nb[k];
+        }
+        d[8] = rec->view_offs;
+        d[9] = rec->kind == SA_OWN ? sa_alloc_size(s, rec) : 0;
+    }
+}
+
+// sa_range gives the bytes that own record r (SA_OWN or SA_VIEW_OWN, placed
+// by pl) covers in the buffer, from its first element's offset *off to its
+// last byte, and the strides it is placed with; it returns 0 when r is not
+// placed by pl.
+static int sa_range(const sa_state * s, const sa_place * pl, int32_t r, int64_t * off, int64_t * end, const int64_t ** nb) {
+    const sa_rec * rec = &s->recs[r];
+    int64_t base;
+    if (rec->kind == SA_OWN) {
+        base = pl[r].offset;
+    } else if (rec->kind == SA_VIEW_OWN) {
+        base = pl[rec->view_src].offset;
+        if (base >= 0) {
+            base += pl[r].relaid ? pl[r].view_offs : rec->view_offs;
+        }
+    } else {
+        return 0;
+    }
+    if (base < 0) {
+        return 0;
+    }
+    *nb = pl[r].relaid ? pl[r].nb : rec->nb;
+    *off = base;
+    *end = base + sa_nbytes(rec->t, *nb);
+    return 1;
+}
+
+// sa_same_layout reports whether records a and b, placed at offsets oa and
+// ob with strides na and nb, put every element at the same byte.
+static inline int sa_same_layout(const sa_state * s, int32_t a, int32_t b, int64_t oa, int64_t ob, const int64_t * na,
+                                 const int64_t * nb) {
+    const struct ggml_tensor * x = s->recs[a].t;
+    const struct ggml_tensor * y = s->recs[b].t;
+    if (oa != ob || x->type != y->type) {
+        return 0;
+    }
+    for (int d = 0; d < GGML_MAX_DIMS; d++) {
+        if (x->ne[d] != y->ne[d] || (x->ne[d] > 1 && na[d] != nb[d])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int32_t sa_pairs(sa_state * s, const sa_place * pl, int32_t * out) {
+    int32_t n = 0;
+    for (int32_t k = 0; k < s->n_recs; k++) {
+        const sa_rec * rec = &s->recs[k];
+        int64_t uo, ue;
+        const int64_t * un;
+        if (rec->node < 0 || rec->kind != SA_OWN || !sa_range(s, pl, k, &uo, &ue, &un)) {
+            continue;
+        }
+        for (int j = 0; j < GGML_MAX_SRC; j++) {
+            const int32_t x = rec->src[j];
+            int64_t so, se;
+            const int64_t * sn;
+            if (x < 0 || x == k || !sa_range(s, pl, x, &so, &se, &sn)) {
+                continue;
+            }
+            const int32_t b = s->recs[x].kind == SA_VIEW_OWN ? s->recs[x].view_src : x;
+            const int64_t bo = pl[b].offset, be = bo + sa_alloc_size(s, &s->recs[b]);
+            if (be <= uo || ue <= bo) {
+                continue;
+            }
+            if (out != NULL) {
+                out[3 * n] = k;
+                out[3 * n + 1] = j;
+                out[3 * n + 2] = sa_same_layout(s, x, k, so, uo, sn, un) ? SA_PAIR_INPLACE : SA_PAIR_EXACT;
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+// sa_same_dims reports whether record r has the dims d.
+static inline int sa_same_dims(const sa_rec * rec, const int64_t * d) {
+    for (int k = 0; k < GGML_MAX_DIMS; k++) {
+        if ((int64_t) rec->t->ne[k] != d[k] || rec->nb[k] != d[GGML_MAX_DIMS + k]) {
+            return 0;
+        }
+    }
+    return rec->kind != SA_VIEW_OWN || rec->view_offs == d[8];
+}
+
+int32_t sa_fit(sa_state * s, const int64_t * gdims, const int32_t * pairs, int32_t n_pairs, const sa_place * pl,
+               int32_t n) {
+    if (n != s->n_recs) {
+        return 0;
+    }
+    const sa_rec * recs = s->recs;
+    for (int32_t r = 0; r < n; r++) {
+        const sa_rec * rec = &recs[r];
+        const int64_t * d = gdims + (int64_t) r * SA_DIMS;
+        if (rec->kind == SA_OWN) {
+            if (pl[r].offset < 0) {
+                continue;
+            }
+            if (pl[r].relaid) {
+                if (!sa_same_dims(rec, d)) {
+                    return 0;
+                }
+            } else if (sa_alloc_size(s, rec) > d[9]) {
+                return 0;
+            }
+        } else if (rec->kind == SA_VIEW_OWN) {
+            const int32_t b = rec->view_src;
+            if (pl[r].relaid || pl[b].relaid) {
+                if (!sa_same_dims(rec, d)) {
+                    return 0;
+                }
+                continue;
+            }
+            if (!pl[b].partial) {
+                // the base dies whole: the view only has to stay in its slot
+                const int64_t end = rec->view_offs + sa_nbytes(rec->t, rec->nb);
+                if (rec->view_offs < 0 || end > gdims[(int64_t) b * SA_DIMS + 9]) {
+                    return 0;
+                }
+                continue;
+            }
+            // every element of the view is one of the planned view's, at
+            // the same byte
+            if (rec->view_offs != d[8]) {
+                return 0;
+            }
+            const struct ggml_tensor * t = rec->t;
+            for (int k = 0; k < GGML_MAX_DIMS; k++) {
+                const int64_t ne = (int64_t) t->ne[k];
+                if (ne > d[k] || (ne > 1 && rec->nb[k] != d[GGML_MAX_DIMS + k])) {
+                    return 0;
+                }
+            }
+        }
+    }
+    for (int32_t i = 0; i < n_pairs; i++) {
+        const int32_t k = pairs[3 * i], j = pairs[3 * i + 1], kind = pairs[3 * i + 2];
+        const int32_t x = recs[k].src[j];
+        int64_t uo, ue, so, se;
+        const int64_t *un, *sn;
+        if (x < 0 || !sa_range(s, pl, k, &uo, &ue, &un) || !sa_range(s, pl, x, &so, &se, &sn) || se <= uo || ue <= so) {
+            continue;
+        }
+        if (kind == SA_PAIR_INPLACE ? !sa_same_layout(s, x, k, so, uo, sn, un)
+                                    : !(sa_same_dims(&recs[x], gdims + (int64_t) x * SA_DIMS) &&
+                                        sa_same_dims(&recs[k], gdims + (int64_t) k * SA_DIMS))) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 void * sa_arena_alloc(size_t size) {

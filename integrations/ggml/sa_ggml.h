@@ -98,7 +98,7 @@ typedef struct sa_place {
     int64_t nb[GGML_MAX_DIMS];    // SA_OWN, SA_VIEW_OWN: strides to set when relaid
     int64_t view_offs;            // SA_VIEW_OWN: view offset to set when relaid
     int32_t relaid;               // 1 when nb (and view_offs) replace the graph's own
-    int32_t pad;
+    int32_t partial;              // SA_OWN: the plan shares the slot with a tensor live while part of it is
 } sa_place;
 
 // sa_apply places the scanned graph: own tensors at base+offset with
@@ -110,10 +110,44 @@ int32_t sa_apply(sa_state * s, const sa_place * pl, int32_t n, int32_t n_relaid)
 // sa_key_hash hashes a key, for looking plans up.
 uint64_t sa_key_hash(const uint64_t * key, int64_t n);
 
-// sa_hit scans g and, when its key is key, places it with pl; it returns 1
-// on a hit, 0 on a miss (the scan is then in s), -1 on error.
-int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const sa_place * pl,
-               int32_t n, int32_t n_relaid);
+// Dims: SA_DIMS words per record of an own tensor or view (zero for the
+// others): ne[4], the graph's nb[4], the view offset, and the backend
+// allocation size (SA_OWN).
+#define SA_DIMS 10
+
+// sa_dims writes the scanned graph's dims to out (SA_DIMS * n_recs words).
+void sa_dims(sa_state * s, int64_t * out);
+
+// Pair kinds (sa_pairs).
+enum {
+    SA_PAIR_INPLACE = 1, // the source lies element for element under the output
+    SA_PAIR_EXACT   = 2, // any other: both must keep their planned dims where their bytes meet
+};
+
+// sa_pairs lists, as (node record, source slot, kind) triples, each source
+// of a node writing an own tensor whose base's slot, as pl places the
+// scanned graph, meets the node's output's bytes: the in-place pairs of
+// the plan and every source whose bytes could become one in a smaller
+// graph. It
+// returns their number, writing them to out unless out is NULL.
+int32_t sa_pairs(sa_state * s, const sa_place * pl, int32_t * out);
+
+// sa_fit reports whether the scanned graph, which has the topology of the
+// graph planned with dims gdims, pairs and placement pl, can be placed with
+// pl: every own tensor no larger than its slot, every view of one covering
+// a subset of the planned view's bytes with the same strides, relaid
+// tensors and their views as planned (as are the views of a tensor whose
+// slot the plan shares while part of it is live: pl's partial), the other
+// views within their base's slot, and every in-place pair still
+// element for element (SA_PAIR_INPLACE) or as planned (SA_PAIR_EXACT).
+int32_t sa_fit(sa_state * s, const int64_t * gdims, const int32_t * pairs, int32_t n_pairs, const sa_place * pl,
+               int32_t n);
+
+// sa_hit scans g and, when it has topology key and fits the plan (sa_fit),
+// places it with pl; it returns 1 on a hit, 0 when the topology differs, 2
+// when it does not fit (the scan is then in s), -1 on error.
+int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const int64_t * gdims,
+               const int32_t * pairs, int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid);
 
 // The arena: page-aligned anonymous memory, never the Go heap.
 void * sa_arena_alloc(size_t size);

@@ -511,6 +511,29 @@ func (al *allocator) groupMisses() int {
 	return n
 }
 
+// saAllocCached places graph when the allocator has one group and a plan
+// of it covers the graph (a plan-cache hit) and returns 1; otherwise it
+// places nothing and returns 0, and alloc_graph goes the long way.
+//
+//export saAllocCached
+func saAllocCached(id C.int64_t, graph unsafe.Pointer) (ret C.int) {
+	mu.Lock()
+	defer mu.Unlock()
+	al := get(id)
+	if !al.served() || len(al.groups) != 1 || env.testFallback != "" {
+		return 0
+	}
+	defer guard(al, &ret)
+	g := al.groups[0]
+	C.sa_buffer_reset(g.a.Buffer())
+	placed, err := g.a.AllocCached(graph)
+	if err != nil || !placed {
+		return 0
+	}
+	al.hits++
+	return 1
+}
+
 //export saAllocGraph
 func saAllocGraph(id C.int64_t, graph unsafe.Pointer) (ret C.int) {
 	mu.Lock()

@@ -329,6 +329,10 @@ bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph)
     // timed as part of this call), so that the shadow gallocr can size it
     // before it is placed (gallocr leaves placed tensors alone).
     int64_t t0 = sa_stats ? sa_thread_ns() : 0, shadow_ns = 0;
+    if (sa_stats && g->real == NULL && saAllocCached(g->id, graph)) {
+        sa_note(g, SA_CALL_ALLOC_GRAPH, t0, 1);
+        return true;
+    }
     if (sa_stats && g->real == NULL && saWouldPlan(g->id, graph)) {
         int64_t t1 = sa_thread_ns();
         sa_shadow(g, graph, NULL, NULL);
