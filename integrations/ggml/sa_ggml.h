@@ -74,6 +74,11 @@ typedef struct sa_state {
     // tensors another allocator places (sa_exclude): external here
     struct ggml_tensor ** xkeys;
     int32_t xcap, n_excluded;
+    // the graph's leaves as last scanned (SA_GGML_GRAPH_LEAFS only)
+    struct ggml_tensor ** graph_leafs;
+    int64_t cap_graph_leafs;
+    // block and type sizes of ggml's types
+    int64_t blck[GGML_TYPE_COUNT], tsize[GGML_TYPE_COUNT];
 } sa_state;
 
 sa_state * sa_state_new(ggml_backend_buffer_type_t buft);
