@@ -191,6 +191,7 @@ func (a *Allocator) Free() {
 		return
 	}
 	a.freeBuffer()
+	a.setLast(nil)
 	a.sc.free()
 	if a.osc != nil {
 		a.osc.free()
@@ -413,9 +414,38 @@ func (a *Allocator) place(e *entry) error {
 	a.clock++
 	e.used = a.clock
 	if a.opts.CacheSize >= 0 {
-		a.last = e
+		a.setLast(e)
 	}
 	return nil
+}
+
+// setLast makes e (nil: none) the plan AllocGraph tries first, and keeps
+// a copy of it in C for HitState's callers.
+func (a *Allocator) setLast(e *entry) {
+	if a.last == e {
+		return
+	}
+	a.last = e
+	if e == nil || C.sa_set_last(a.sc.s, keyPtr(e.key), C.int64_t(len(e.key)), dimsPtr(e.dims), pairsPtr(e.pairs),
+		C.int32_t(len(e.pairs)/3), placePtr(e.place), C.int32_t(e.n), C.int32_t(e.nRelaid)) != 0 {
+		C.sa_set_last(a.sc.s, nil, 0, nil, nil, 0, nil, 0, 0)
+	}
+}
+
+// HitState returns the C state (an sa_state *, see sa_ggml.h) whose
+// sa_hit_last places a graph with the plan AllocGraph placed last, when
+// it covers the graph, as AllocGraph would on a hit (and resets the buffer
+// first, as ggml_gallocr_alloc_graph does): a C host's plan-cache hit with
+// no call into Go. It is nil for an Allocator that reorders graphs
+// (Options.Reorder) or caches no plans. The state lives until Free; its
+// calls must not run concurrently with the Allocator's.
+func (a *Allocator) HitState() unsafe.Pointer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.opts.Reorder || a.opts.CacheSize < 0 || a.sc.s == nil {
+		return nil
+	}
+	return unsafe.Pointer(a.sc.s)
 }
 
 // Reserve plans graph and grows the buffer to what it needs, without
@@ -595,7 +625,7 @@ func (a *Allocator) insert(e *entry) {
 		}
 		a.entries--
 		if a.last == old {
-			a.last = nil
+			a.setLast(nil)
 		}
 	}
 	a.clock++

@@ -40,6 +40,10 @@ void sa_state_free(sa_state * s) {
     free(s->key);
     free(s->xkeys);
     free(s->graph_leafs);
+    free(s->last_key);
+    free(s->last_dims);
+    free(s->last_pairs);
+    free(s->last_place);
     free(s);
 }
 
@@ -593,11 +597,15 @@ int32_t sa_apply(sa_state * s, const sa_place * pl, int32_t n, int32_t n_relaid)
     return 0;
 }
 
-int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const int64_t * gdims,
-               const int32_t * pairs, int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid) {
+static int32_t sa_hit_impl(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const int64_t * gdims,
+                           const int32_t * pairs, int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid,
+                           int reset) {
     if (n == s->n_recs && sa_match_fit(s, g, key, n_key, gdims, pl)) {
         if (!sa_fit_pairs(s, gdims, pairs, n_pairs, pl)) {
             return 2;
+        }
+        if (reset) {
+            ggml_backend_buffer_reset(s->buffer);
         }
         return sa_apply(s, pl, n, n_relaid) == 0 ? 1 : -1;
     }
@@ -611,7 +619,61 @@ int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64
     if (!sa_fit(s, gdims, pairs, n_pairs, pl, n)) {
         return 2;
     }
+    if (reset) {
+        ggml_backend_buffer_reset(s->buffer);
+    }
     return sa_apply(s, pl, n, n_relaid) == 0 ? 1 : -1;
+}
+
+int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const int64_t * gdims,
+               const int32_t * pairs, int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid) {
+    return sa_hit_impl(s, g, key, n_key, gdims, pairs, n_pairs, pl, n, n_relaid, 0);
+}
+
+// sa_copy sets *dst (of *cap elements) to a copy of n elements of elem
+// bytes from src; it returns 0, or -1 when out of memory.
+static int sa_copy(void * dst, int64_t * cap, const void * src, int64_t n, size_t elem) {
+    if (sa_reserve(dst, cap, n, 16, elem) != 0) {
+        return -1;
+    }
+    if (n > 0) {
+        void * p;
+        memcpy(&p, dst, sizeof p);
+        memcpy(p, src, (size_t) n * elem);
+    }
+    return 0;
+}
+
+int32_t sa_set_last(sa_state * s, const uint64_t * key, int64_t n_key, const int64_t * gdims, const int32_t * pairs,
+                    int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid) {
+    s->last_ok = 0;
+    if (n_key <= 0) {
+        return 0;
+    }
+    if (sa_copy(&s->last_key, &s->cap_last_key, key, n_key, sizeof(*key)) != 0 ||
+        sa_copy(&s->last_dims, &s->cap_last_dims, gdims, (int64_t) n * SA_DIMS, sizeof(*gdims)) != 0 ||
+        sa_copy(&s->last_pairs, &s->cap_last_pairs, pairs, 3 * (int64_t) n_pairs, sizeof(*pairs)) != 0 ||
+        sa_copy(&s->last_place, &s->cap_last_place, pl, n, sizeof(*pl)) != 0) {
+        return -1;
+    }
+    s->n_last_key = n_key;
+    s->n_last_pairs = n_pairs;
+    s->n_last = n;
+    s->n_last_relaid = n_relaid;
+    s->last_ok = 1;
+    return 0;
+}
+
+int32_t sa_hit_last(sa_state * s, struct ggml_cgraph * g) {
+    if (!s->last_ok || s->buffer == NULL) {
+        return 0;
+    }
+    const int32_t r = sa_hit_impl(s, g, s->last_key, s->n_last_key, s->last_dims, s->last_pairs, s->n_last_pairs,
+                                  s->last_place, s->n_last, s->n_last_relaid, 1);
+    if (r == -1) {
+        s->last_ok = 0; // half placed: the Go side places it again
+    }
+    return r;
 }
 
 // sa_nbytes is ggml_nbytes of a tensor of t's type and ne with strides nb.

@@ -51,6 +51,8 @@ typedef struct sa_relaid {
     int64_t new_offs;
 } sa_relaid;
 
+struct sa_place;
+
 typedef struct sa_state {
     ggml_backend_buffer_type_t buft;
     ggml_backend_buffer_t buffer;   // the allocator's buffer, or NULL
@@ -79,6 +81,13 @@ typedef struct sa_state {
     int64_t cap_graph_leafs;
     // block and type sizes of ggml's types
     int64_t blck[GGML_TYPE_COUNT], tsize[GGML_TYPE_COUNT];
+    // the plan placed last, for sa_hit_last (copies; valid when last_ok)
+    uint64_t * last_key;
+    int64_t * last_dims;
+    int32_t * last_pairs;
+    struct sa_place * last_place;
+    int64_t n_last_key, cap_last_key, cap_last_dims, cap_last_pairs, cap_last_place;
+    int32_t n_last_pairs, n_last, n_last_relaid, last_ok;
 } sa_state;
 
 sa_state * sa_state_new(ggml_backend_buffer_type_t buft);
@@ -98,13 +107,14 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g);
 int32_t sa_sizes(sa_state * s);
 
 // One placement instruction per record (in scan order).
-typedef struct sa_place {
+typedef struct sa_place sa_place;
+struct sa_place {
     int64_t offset;               // SA_OWN: byte offset in the buffer, -1 = leave alone
     int64_t nb[GGML_MAX_DIMS];    // SA_OWN, SA_VIEW_OWN: strides to set when relaid
     int64_t view_offs;            // SA_VIEW_OWN: view offset to set when relaid
     int32_t relaid;               // 1 when nb (and view_offs) replace the graph's own
     int32_t partial;              // SA_OWN: the plan shares the slot with a tensor live while part of it is
-} sa_place;
+};
 
 // sa_apply places the scanned graph: own tensors at base+offset with
 // ggml_backend_tensor_alloc, views with ggml_backend_view_init; n_relaid
@@ -153,6 +163,18 @@ int32_t sa_fit(sa_state * s, const int64_t * gdims, const int32_t * pairs, int32
 // when it does not fit (the scan is then in s), -1 on error.
 int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const int64_t * gdims,
                const int32_t * pairs, int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid);
+
+// sa_set_last keeps a copy of a plan (as sa_hit takes it) for sa_hit_last;
+// n_key = 0 forgets it. It returns 0, or -1 when out of memory (nothing is
+// kept then).
+int32_t sa_set_last(sa_state * s, const uint64_t * key, int64_t n_key, const int64_t * gdims, const int32_t * pairs,
+                    int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid);
+
+// sa_hit_last is sa_hit with the plan kept by sa_set_last, resetting the
+// buffer (ggml_backend_buffer_reset, as gallocr does) before it places the
+// graph: a C host's whole plan-cache hit, with no call into Go. It returns
+// 0 when no plan is kept or the buffer is not allocated.
+int32_t sa_hit_last(sa_state * s, struct ggml_cgraph * g);
 
 // The arena: page-aligned anonymous memory, never the Go heap.
 void * sa_arena_alloc(size_t size);

@@ -511,6 +511,32 @@ func (al *allocator) groupMisses() int {
 	return n
 }
 
+// saHitState returns the C state whose sa_hit_last serves alloc_graph's
+// plan-cache hits without a call into Go (ggml.Allocator.HitState), for an
+// allocator of one buffer type; nil otherwise.
+//
+//export saHitState
+func saHitState(id C.int64_t) unsafe.Pointer {
+	mu.Lock()
+	defer mu.Unlock()
+	al := get(id)
+	if !al.served() || len(al.groups) != 1 || env.testFallback != "" {
+		return nil
+	}
+	return al.groups[0].a.HitState()
+}
+
+// saHits counts n plan-cache hits that sa_hit_last served.
+//
+//export saHits
+func saHits(id C.int64_t, n C.int64_t) {
+	mu.Lock()
+	defer mu.Unlock()
+	if al := get(id); al != nil {
+		al.hits += int64(n)
+	}
+}
+
 // saAllocCached places graph when the allocator has one group and a plan
 // of it covers the graph (a plan-cache hit) and returns 1; otherwise it
 // places nothing and returns 0, and alloc_graph goes the long way.
