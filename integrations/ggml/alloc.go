@@ -58,8 +58,11 @@ type Options struct {
 	// NoInPlace gives every tensor bytes of its own until they die
 	// (plan.Options.NoInPlace).
 	NoInPlace bool
-	// Budget is the time each new plan may spend searching below the
-	// greedy placement (plan.Options.Budget); zero plans greedily.
+	// Budget is the time each new plan of Reserve or Plan (or of
+	// AllocGraph before the buffer exists) may spend searching below the
+	// greedy placement (plan.Options.Budget): the graphs that size the
+	// buffer. A graph AllocGraph plans once the buffer exists only has to
+	// fit, and is planned greedily. Zero plans every graph greedily.
 	Budget time.Duration
 	// Check runs check.Plan on every new plan and fails the allocation if
 	// the checker rejects it (the planner's plans pass it by construction).
@@ -326,7 +329,7 @@ func (a *Allocator) AllocGraph(graph unsafe.Pointer) error {
 		return a.place(e)
 	}
 	a.stats.Misses++
-	e, err := a.planScanned()
+	e, err := a.planScanned(a.buf == nil)
 	if err != nil {
 		return err
 	}
@@ -495,7 +498,7 @@ func (a *Allocator) Plan(graph unsafe.Pointer) (p *Plan, err error) {
 	if e := a.lookup(); e != nil {
 		return e.plan, nil
 	}
-	e, err := a.planScanned()
+	e, err := a.planScanned(true)
 	if err != nil {
 		return nil, err
 	}
@@ -575,8 +578,10 @@ func placePtr(p []C.sa_place) *C.sa_place {
 	return &p[0]
 }
 
-// planScanned plans the graph in the scanner and caches the result.
-func (a *Allocator) planScanned() (*entry, error) {
+// planScanned plans the graph in the scanner and caches the result;
+// search tells whether Options.Budget may be spent on it (else it is
+// planned greedily).
+func (a *Allocator) planScanned(search bool) (*entry, error) {
 	start := time.Now()
 	ts, pos := a.sc.tensors()
 	name := a.opts.Name
@@ -588,7 +593,7 @@ func (a *Allocator) planScanned() (*entry, error) {
 		return nil, err
 	}
 	read := time.Since(start)
-	p, place, nRelaid, err := a.planTrace(ts, pos, t)
+	p, place, nRelaid, err := a.planTrace(ts, pos, t, search)
 	if err != nil {
 		return nil, err
 	}
@@ -637,8 +642,12 @@ func (a *Allocator) insert(e *entry) {
 // planTrace plans t and turns the plan into placement instructions, one per
 // scan record. A plan that relays a tensor onto layouts its kernels are not
 // verified on is planned again with that tensor's op out of place.
-func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace) (*Plan, []C.sa_place, int32, error) {
-	opts := plan.Options{Budget: a.opts.Budget, NoInPlace: a.opts.NoInPlace, NoRelayout: a.opts.NoRelayout,
+func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace, search bool) (*Plan, []C.sa_place, int32, error) {
+	budget := a.opts.Budget
+	if !search {
+		budget = 0
+	}
+	opts := plan.Options{Budget: budget, NoInPlace: a.opts.NoInPlace, NoRelayout: a.opts.NoRelayout,
 		NoCheck: !a.opts.Check}
 	byName := make(map[string]int32, len(ts))
 	for i := range ts {

@@ -481,6 +481,14 @@ func saWouldPlan(id C.int64_t, graph unsafe.Pointer) (ret C.int) {
 		return 0
 	}
 	defer guard(al, &ret)
+	if len(al.groups) == 1 {
+		// alloc_graph plans it itself, greedily (the budget is the
+		// reserves'), unless a plan covers it
+		if ok, err := al.groups[0].a.Covers(graph); err == nil && !ok {
+			return 1
+		}
+		return 0
+	}
 	if al.exclude(graph, al.nodeIDs, al.leafIDs) != nil {
 		return 0
 	}
