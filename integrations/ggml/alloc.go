@@ -67,16 +67,17 @@ type Options struct {
 	// Check runs check.Plan on every new plan and fails the allocation if
 	// the checker rejects it (the planner's plans pass it by construction).
 	Check bool
-	// CacheSize is the number of plans kept, keyed by graph structure
+	// CacheSize is the number of plans kept, keyed by graph topology
 	// (DefaultCacheSize when zero, no cache when negative).
 	CacheSize int
 	// Name names the traces of the graphs read ("ggml-graph" when empty).
 	Name string
 	// Reorder lets AllocGraph reorder a graph's nodes, as ReorderGraph
 	// does, before placing it: the order is decided once per graph
-	// structure (and cached with the plans), then every graph of that
-	// structure is permuted to it and placed with the reordered graph's
-	// plan. Plan and Reserve plan the graph in that order and leave it in
+	// topology (and cached with the plans), then every graph of that
+	// topology is permuted to it (an order that keeps every node after
+	// those it reads is one for every graph of the topology) and placed
+	// with the reordered graph's plan. Plan and Reserve plan the graph in that order and leave it in
 	// its own.
 	Reorder bool
 }
@@ -126,7 +127,8 @@ type entry struct {
 	used    uint64
 }
 
-// hit checks whether the graph just scanned fits e's plan (sa_fit).
+// fits reports whether the graph just scanned, of e's topology, fits e's
+// plan (sa_fit).
 func (a *Allocator) fits(e *entry) bool {
 	return C.sa_fit(a.sc.s, dimsPtr(e.dims), pairsPtr(e.pairs), C.int32_t(len(e.pairs)/3), placePtr(e.place), C.int32_t(e.n)) == 1
 }
@@ -141,8 +143,9 @@ func (a *Allocator) same(e *entry) bool {
 	return slices.Equal(d, e.dims)
 }
 
-// Allocator is the drop-in for ggml_gallocr: it plans each graph structure
-// once, offline, with subarena's planner, and places graphs into one backend
+// Allocator is the drop-in for ggml_gallocr: it plans a graph offline with
+// subarena's planner, places every graph that plan covers (the same
+// topology, tensors no larger) with it, and places graphs into one backend
 // buffer. It is safe for concurrent use, but ggml graphs are not: allocate a
 // graph from one goroutine at a time and compute it after AllocGraph
 // returns.
@@ -301,9 +304,11 @@ func (a *Allocator) Exclude(tensors []unsafe.Pointer) error {
 
 // AllocGraph places every tensor of graph (a struct ggml_cgraph *) that has
 // no data yet, as ggml_gallocr_alloc_graph does: own tensors with
-// ggml_backend_tensor_alloc, views with ggml_backend_view_init. A graph whose
-// structure was planned before costs one pass over its tensors; a new one is
-// planned first, and the buffer grows when it needs more. Inputs
+// ggml_backend_tensor_alloc, views with ggml_backend_view_init. A graph that
+// a cached plan covers (Covers: the plan's topology, every tensor fitting
+// its slot) is placed with that plan in one pass over its tensors, planning
+// nothing; another is planned first, and the buffer grows when it needs
+// more. Inputs
 // (ggml_set_input) can be written after AllocGraph returns; outputs
 // (ggml_set_output) are never overwritten by the graph.
 func (a *Allocator) AllocGraph(graph unsafe.Pointer) error {
@@ -468,8 +473,9 @@ func (a *Allocator) Reserve(graph unsafe.Pointer) error {
 	return a.grow(p.Size)
 }
 
-// Plan returns the plan for graph's structure, planning it if the cache does
-// not hold it; it touches neither the graph nor the buffer. The Plan is
+// Plan returns the plan for graph itself (its topology and sizes, not a
+// larger graph's plan that covers it), planning it if the cache does not
+// hold it; it touches neither the graph nor the buffer. The Plan is
 // shared with the cache: do not modify it.
 func (a *Allocator) Plan(graph unsafe.Pointer) (p *Plan, err error) {
 	a.mu.Lock()
