@@ -48,3 +48,12 @@ func (a *Allocator) placed(graph unsafe.Pointer) (*trace.Trace, *trace.Plan, err
 	}
 	return t, p, nil
 }
+
+// hitLast runs sa_hit_last on a's HitState, as a C host would.
+func (a *Allocator) hitLast(graph unsafe.Pointer) int {
+	s := a.HitState()
+	if s == nil {
+		return 0
+	}
+	return int(C.sa_hit_last((*C.sa_state)(s), (*C.struct_ggml_cgraph)(graph)))
+}

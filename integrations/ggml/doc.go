@@ -117,6 +117,11 @@
 // Rule 2 needs nothing more: a tensor that dies whole shares its slot only
 // with tensors whose lifetimes do not meet its own but at such an op.
 //
+// Rule 4 is strict: a plan that relays tensors (the default here, not in
+// the llama.cpp drop-in) covers only graphs whose relaid tensors keep their
+// sizes, so with relayout most smaller graphs are planned anew; with
+// Options.NoRelayout a reserved worst case covers them.
+//
 // TestDominatedGraphs places random smaller steps of random models (both
 // architectures, every attention variant, batches, padded caches) with the
 // plan of a reserved larger one and runs the safety checker (trace/check)

@@ -106,3 +106,62 @@ func TestDominatedGraphs(t *testing.T) {
 		t.Errorf("only %d of %d smaller steps covered by the reserved plan", covered, total)
 	}
 }
+
+// TestHitState reserves a 16-token prefill, then computes prefills and
+// decodes of fewer tokens, each placed by sa_hit_last (HitState) when the
+// plan placed last covers it and by AllocGraph otherwise: every output and
+// the KV cache are the bytes computed with every tensor in its own memory,
+// and, without relayout, after the first step only sa_hit_last places
+// graphs, with the reserved plan.
+func TestHitState(t *testing.T) {
+	for _, opts := range []ggml.Options{{}, {NoRelayout: true}} {
+		p := ggmltest.Params{Arch: ggmltest.LLaMA, Embd: 128, Heads: 4, FF: 344, Layers: 2, Vocab: 64, Ctx: 64,
+			Attn: ggmltest.AttnSoftMax, KVPad: 32, Seed: 9}
+		m := ggmltest.NewModel(p)
+		be := ggmltest.NewBackend(1)
+		sched := [][2]int{{16, 0}, {7, 16}, {9, 23}, {3, 32}, {5, 35}, {16, 40}}
+		ref, refCache := computeSteps(t, m, be, sched, 7, func(g *ggmltest.Graph) func() {
+			free, err := g.AllocOwn()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return free
+		})
+		a, err := ggml.New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := m.NewCache()
+		big := m.Build(c, 16, 48)
+		if err := a.Reserve(big.CGraph()); err != nil {
+			t.Fatal(err)
+		}
+		big.Free()
+		c.Free()
+		fast := 0
+		outs, cache := computeSteps(t, m, be, sched, 7, func(g *ggmltest.Graph) func() {
+			if ggml.HitLast(a, g.CGraph()) == 1 {
+				fast++
+			} else if err := a.AllocGraph(g.CGraph()); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		})
+		for i := range outs {
+			if d := ggmltest.DiffBytes(ref[i], outs[i]); d != 0 {
+				t.Errorf("%+v: step %d: %d bytes differ", opts, i, d)
+			}
+		}
+		if d := ggmltest.DiffBytes(refCache, cache); d != 0 {
+			t.Errorf("%+v: KV cache: %d bytes differ", opts, d)
+		}
+		// A relaid tensor keeps its planned sizes only: with relayout, the
+		// smaller steps are planned (and placed correctly all the same).
+		if st := a.Stats(); opts.NoRelayout && (fast != len(sched)-1 || st.Plans != 1) {
+			t.Errorf("%+v: %d of %d steps placed by sa_hit_last, stats %+v", opts, fast, len(sched), st)
+		}
+		a.Free()
+		be.Free()
+		m.Free()
+	}
+}

@@ -39,3 +39,7 @@ func GraphNodes(graph unsafe.Pointer) []unsafe.Pointer { return graphNodes(graph
 func Placed(a *Allocator, graph unsafe.Pointer) (*trace.Trace, *trace.Plan, error) {
 	return a.placed(graph)
 }
+
+// HitLast places graph with sa_hit_last on a's HitState, as a C host
+// would: 1 on a hit.
+func HitLast(a *Allocator, graph unsafe.Pointer) int { return a.hitLast(graph) }
