@@ -59,6 +59,14 @@ func TestDominatedGraphs(t *testing.T) {
 			t.Fatalf("%v: the reserved graph is not covered by its own plan (%v)", p, err)
 		}
 		big.Free()
+		// a larger step is never covered: it is planned
+		if n0+1+p0 <= p.Ctx {
+			larger := m.Build(c, n0+1, p0)
+			if ok, err := a.Covers(larger.CGraph()); err != nil || ok {
+				t.Errorf("%v: %d+%d tokens covered by the plan of %d+%d (%v)", p, p0, n0+1, p0, n0, err)
+			}
+			larger.Free()
+		}
 		for range steps {
 			n := 1 + rng.IntN(n0)
 			past := rng.IntN(p0 + n0 - n + 1)
