@@ -78,9 +78,12 @@ type Allocator struct {
 	// safeFn's arguments, set under mu before each SafeRuns query.
 	safePoint     sasync.Clock
 	safeCompleted sasync.Clock
-	safe          []ranges.Range // held runs safe for the point being placed (place)
-	safeBlocks    []arena.Block  // the same, for the arena's PlaceOver
-	taken         []ranges.Range // the parts of safe runs the placed block takes
+	// fence is the fence of the held bytes the Alloc being placed took
+	// (place, when it reports it took some).
+	fence      sasync.Clock
+	safe       []ranges.Range // held runs safe for the point being placed (place)
+	safeBlocks []arena.Block  // the same, for the arena's PlaceOver
+	taken      []ranges.Range // the parts of safe runs the placed block takes
 
 	resv        []*Reservation // open reservations; resv[r.slot] == r
 	internalErr error          // first failure of the arena to take bytes back
@@ -89,14 +92,15 @@ type Allocator struct {
 	// Buffers, Views, residual fences and views' shapes and strides are
 	// carved from slabs (see slab). A handle is never reused for another
 	// buffer or view (a stale handle cannot alias a later one); a slab is
-	// freed when nothing carved from it is referenced any more. bufs and
-	// clocks are guarded by mu, views and dims by slabMu (views are made
-	// without mu).
-	bufs   slab[Buffer]
-	clocks slab[sasync.Clock] // a buffer holds one only when it took bytes whose users had not completed
-	slabMu stdsync.Mutex
-	views  slab[View]
-	dims   slab[int64]
+	// freed when nothing carved from it is referenced any more. bufs,
+	// clocks and wholeDims (the Whole views' shapes and strides) are
+	// guarded by mu, views and dims by slabMu (views are made without mu).
+	bufs      slab[Buffer]
+	clocks    slab[sasync.Clock] // a buffer holds one only when it took bytes whose users had not completed
+	wholeDims slab[int64]
+	slabMu    stdsync.Mutex
+	views     slab[View]
+	dims      slab[int64]
 }
 
 // firstSlab and slabSize are the number of things the first slab and, at
@@ -159,18 +163,20 @@ func (a *Allocator) newBuffer() *Buffer {
 // holds mu.
 func (a *Allocator) newClock() *sasync.Clock { return a.clocks.next() }
 
-// newDims returns n int64s for a view's shape and strides.
-func (a *Allocator) newDims(n int) []int64 {
-	a.slabMu.Lock()
-	defer a.slabMu.Unlock()
-	return a.dims.take(n, dimsPerView)
-}
+// newWholeDims returns the two int64s of a Whole view's shape and
+// strides. Caller holds mu.
+func (a *Allocator) newWholeDims() []int64 { return a.wholeDims.take(2, 2) }
 
-// newView returns a zero View.
-func (a *Allocator) newView() *View {
+// newView returns a zero View and, when dims > 0, dims int64s for its
+// shape and strides, under one lock.
+func (a *Allocator) newView(dims int) (*View, []int64) {
 	a.slabMu.Lock()
 	defer a.slabMu.Unlock()
-	return a.views.next()
+	var d []int64
+	if dims > 0 {
+		d = a.dims.take(dims, dimsPerView)
+	}
+	return a.views.next(), d
 }
 
 // New returns an Allocator over a fresh arena.
@@ -279,27 +285,30 @@ func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*
 	}
 	a.mu.Lock()
 	defer a.unlockChecked()
-	completed := a.tl.CompletedClock()
 	a.mayWait = opts.MayWait
-	blk, fence, err := a.place(size, &at, &completed)
+	blk, took, err := a.place(size, &at)
 	a.mayWait = nil
 	if err != nil {
 		return nil, a.noSpace(size, err)
 	}
 	b := a.newBuffer()
 	b.off, b.span = blk.Offset, blk.Size
-	for e := range fence {
-		if fence[e] > completed[e] {
-			if b.residual == nil {
-				b.residual = a.newClock()
+	if took {
+		// The fence's components not completed when the held bytes were
+		// chosen stay with the buffer.
+		for e := range a.fence {
+			if a.fence[e] > a.safeCompleted[e] {
+				if b.residual == nil {
+					b.residual = a.newClock()
+				}
+				b.residual[e] = a.fence[e]
 			}
-			b.residual[e] = fence[e]
 		}
 	}
 	if b.residual != nil {
 		// at passed CheckPoint: its clock is covered by the clock of every
 		// op its engine submits from now on.
-		b.bornAt = sasync.Event{Engine: at.Engine, Seq: a.tl.Submitted(at.Engine)}
+		b.bornEngine, b.bornSeq = at.Engine, a.tl.Submitted(at.Engine)
 		b.bornCovers = b.residual.LessEq(&at.Clock)
 	}
 	b.size = size
@@ -315,19 +324,21 @@ func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*
 // whole while a tighter region exists). Then the commit takes exactly the
 // chosen bytes: the free parts from the arena (AllocAt, after growing an
 // unbounded arena when the block reaches past it), the held parts from the
-// index, whose fence is returned. A failure of the commit means the
-// Allocator's own bookkeeping broke: it is returned (and kept for
-// CheckInvariants), never swallowed.
-func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock) (arena.Block, sasync.Clock, error) {
-	var fence sasync.Clock
+// index, whose fence goes to a.fence (took reports that held bytes were
+// taken; a.safeCompleted is then the completed clock they were chosen
+// under). With nothing held, the Timeline is not asked for its completed
+// clock at all. A failure of the commit means the Allocator's own
+// bookkeeping broke: it is returned (and kept for CheckInvariants), never
+// swallowed.
+func (a *Allocator) place(size int64, at *sasync.Point) (arena.Block, bool, error) {
 	a.safe = a.safe[:0]
-	if a.idx.Mode().Fenced() {
-		a.safePoint, a.safeCompleted = at.Clock, *completed
+	if a.idx.Mode().Fenced() && a.idx.HeldBytes() > 0 {
+		a.safePoint, a.safeCompleted = at.Clock, a.tl.CompletedClock()
 		a.safe = a.idx.SafeRuns(a.safe, a.safeFn)
 	}
 	if len(a.safe) == 0 {
 		blk, err := a.ar.Alloc(size)
-		return blk, fence, err
+		return blk, false, err
 	}
 	// Whole mode lists them piece by piece: put them in address order.
 	slices.SortFunc(a.safe, func(x, y ranges.Range) int { return cmp.Compare(x.Lo, y.Lo) })
@@ -338,17 +349,17 @@ func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock)
 	pl, ok, err := a.ar.PlaceOver(size, a.safeBlocks)
 	switch {
 	case errors.Is(err, arena.ErrBadExtra):
-		return arena.Block{}, fence, a.internal(err)
+		return arena.Block{}, false, a.internal(err)
 	case err != nil:
-		return arena.Block{}, fence, err
+		return arena.Block{}, false, err
 	case !ok:
 		blk, err := a.ar.Alloc(size) // the arena says what is free
-		return blk, fence, err
+		return blk, false, err
 	}
 	blk := pl.Block
 	if pl.Grow {
 		if err := a.ar.GrowTo(blk.End()); err != nil {
-			return blk, fence, a.internal(err)
+			return blk, false, a.internal(err)
 		}
 	}
 	got := ranges.Range{Lo: blk.Offset, Hi: blk.End()}
@@ -361,7 +372,7 @@ func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock)
 		}
 		if cur < in.Lo {
 			if err := a.ar.AllocAt(cur, in.Lo-cur); err != nil {
-				return blk, fence, a.internal(err)
+				return blk, false, a.internal(err)
 			}
 		}
 		a.taken = append(a.taken, in)
@@ -369,17 +380,18 @@ func (a *Allocator) place(size int64, at *sasync.Point, completed *sasync.Clock)
 	}
 	if cur < got.Hi {
 		if err := a.ar.AllocAt(cur, got.Hi-cur); err != nil {
-			return blk, fence, a.internal(err)
+			return blk, false, a.internal(err)
 		}
 	}
 	if len(a.taken) > 0 {
 		f, err := a.idx.TakeRanges(a.taken, a.freeFn)
 		if err != nil {
-			return blk, fence, a.internal(err)
+			return blk, false, a.internal(err)
 		}
-		fence = f
+		a.fence = f
+		return blk, true, nil
 	}
-	return blk, fence, nil
+	return blk, false, nil
 }
 
 // internal records a failure of the Allocator's own bookkeeping (kept for
@@ -764,7 +776,7 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	// ordered after it may use them under their new name either.
 	nb := a.newBuffer()
 	nb.off, nb.size, nb.span, nb.residual = r.Lo, r.Len(), r.Len(), b.residual
-	nb.bornAt, nb.bornCovers = b.bornAt, b.bornCovers
+	nb.bornEngine, nb.bornSeq, nb.bornCovers = b.bornEngine, b.bornSeq, b.bornCovers
 	b.live.Remove(r)
 	a.live -= r.Len()
 	var none ranges.Set

@@ -27,29 +27,32 @@ type Buffer struct {
 	liveRuns [1]ranges.Range
 
 	// Guarded by a.mu.
-	released bool
-	live     ranges.Set // absolute bytes the program still holds
-	claims   []*Claim
+	live   ranges.Set // absolute bytes the program still holds
+	claims []*Claim
 	// A buffer built over held bytes taken fenced keeps the fence's
 	// components that had not completed when it was allocated (residual):
 	// only ops ordered after the residual may use it.
 	// residual is nil when there is none; it is never changed once set
 	// (Donate shares it with the output).
 	residual *sasync.Clock
-	// With a residual: every op of engine bornAt.Engine with a seq above
-	// bornAt.Seq was submitted after the Alloc, and so is ordered after
-	// the Alloc's point; bornCovers says that point covers the residual
-	// (it does unless AllocOptions.MayWait took pending bytes). Such an op
-	// is then ordered after the residual without its clock, which Forget
-	// may have dropped once it completed.
-	bornAt     sasync.Event
+	// With a residual: every op of engine bornEngine with a seq above
+	// bornSeq was submitted after the Alloc, and so is ordered after the
+	// Alloc's point; bornCovers says that point covers the residual (it
+	// does unless AllocOptions.MayWait took pending bytes). Such an op is
+	// then ordered after the residual without its clock, which Forget may
+	// have dropped once it completed.
+	bornSeq sasync.Seq
+	// The small fields share one word (a Buffer is then 288 bytes, a size
+	// class less).
+	bornEngine sasync.EngineID
 	bornCovers bool
+	released   bool // guarded by a.mu
 }
 
 // bornOrdered reports whether ev is known to be ordered after b's residual
-// by when it was submitted (see bornAt).
+// by when it was submitted (see bornSeq).
 func (b *Buffer) bornOrdered(ev sasync.Event) bool {
-	return b.bornCovers && ev.Engine == b.bornAt.Engine && ev.Seq > b.bornAt.Seq
+	return b.bornCovers && ev.Engine == b.bornEngine && ev.Seq > b.bornSeq
 }
 
 // ID returns the buffer's identifier, unique within its Allocator.
@@ -118,13 +121,22 @@ func (b *Buffer) Whole() *View {
 	return &b.whole
 }
 
-// initWhole sets up the Whole view; called once, before b is published.
+// initWhole sets up the Whole view; called once, before b is published,
+// with the Allocator's mu held.
+//
+// b comes zeroed from the slab (newBuffer), so only the fields a Whole
+// view sets are written. A dense 1-D layout of every byte covers exactly
+// [off, off+size): what coverLocked would compute, known without
+// computing it.
 func (b *Buffer) initWhole() {
-	b.whole = View{buf: b}
-	d := b.a.newDims(2)
+	w := &b.whole
+	d := b.a.newWholeDims()
 	d[0], d[1] = b.size, 1
-	b.whole.layout = strided.Layout{Shape: d[0:1:1], Strides: d[1:2:2], Elem: 1}
-	b.whole.cover.Init(b.whole.coverRuns[:])
+	w.buf = b
+	w.layout = strided.Layout{Shape: d[0:1:1], Strides: d[1:2:2], Elem: 1}
+	w.cover.Init(w.coverRuns[:])
+	w.cover.Add(ranges.Range{Lo: b.off, Hi: b.off + b.size})
+	w.coverDone, w.coverOK = true, true
 }
 
 // View takes a view of b with layout l, relative to b's first byte, and

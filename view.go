@@ -22,8 +22,10 @@ const CoverBudget = strided.CoverBudget
 type View struct {
 	buf    *Buffer
 	parent *View
-	depth  int
 	layout strided.Layout // relative to the buffer's first byte
+	// depth sits beside the flags below, in one word (a View is then 144
+	// bytes, a size class less; so is the Buffer it lives in).
+	depth int32
 
 	// Covered bytes in absolute arena offsets, computed on first use under
 	// the Allocator's lock.
@@ -66,7 +68,7 @@ func (v *View) Depth() int {
 	if v == nil {
 		return 0
 	}
-	return v.depth
+	return int(v.depth)
 }
 
 // Layout returns the view's layout relative to its buffer's first byte.
@@ -94,13 +96,12 @@ func (v *View) View(l strided.Layout) (*View, error) {
 		return nil, errZeroView
 	}
 	l.Offset += v.layout.Offset
-	nv, err := v.derive(l, nil)
+	// The caller keeps l: copy its dimensions.
+	n := len(l.Shape)
+	nv, d, err := v.deriveDims(l, nil, 2*n)
 	if err != nil {
 		return nil, err
 	}
-	// The caller keeps l: copy its dimensions.
-	n := len(l.Shape)
-	d := v.buf.a.newDims(2 * n)
 	copy(d[:n], l.Shape)
 	copy(d[n:], l.Strides)
 	nv.layout.Shape, nv.layout.Strides = d[0:n:n], d[n:2*n:2*n]
@@ -111,19 +112,26 @@ func (v *View) View(l strided.Layout) (*View, error) {
 // buffer), or returns err. A nil View, or one no Allocator made, fails with
 // ErrForeign.
 func (v *View) derive(l strided.Layout, err error) (*View, error) {
+	nv, _, err := v.deriveDims(l, err, 0)
+	return nv, err
+}
+
+// deriveDims is derive that also returns dims int64s for the new view's
+// own shape and strides (none when dims is 0), taken with the view.
+func (v *View) deriveDims(l strided.Layout, err error, dims int) (*View, []int64, error) {
 	if !v.made() {
-		return nil, errZeroView
+		return nil, nil, errZeroView
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := l.Validate(v.buf.size); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	nv := v.buf.a.newView()
+	nv, d := v.buf.a.newView(dims)
 	nv.buf, nv.parent, nv.depth, nv.layout = v.buf, v, v.depth+1, l
 	nv.cover.Init(nv.coverRuns[:])
-	return nv, nil
+	return nv, d, nil
 }
 
 // derived views what op makes of v's layout (see derive).

@@ -100,22 +100,33 @@
 // region.
 //
 // Chosen by measurement on the W1 churn workload (2^30 B, sizes log-uniform
-// from 256 B to 1 MiB, 10M free+alloc pairs, bench package) and the W2
-// inference-LIFO workload (1M pairs), against the fastest and leanest peer
-// allocators. Instructions are the allocator's own per free+alloc pair
-// (callgrind, harness subtracted; Go 1.26, GOAMD64=v1):
+// from 256 B to 1 MiB, bench package) and the W2 inference-LIFO workload
+// (1M pairs). Fragmentation (1 - largest free / total free) is at the end
+// of the run, after 10M free+alloc pairs and, in brackets, after 1M;
+// churn-10k runs 10M pairs. Each row is the output of
+// `go run ./bench/cmd/churn -workload W -pairs N -fit F -json`
+// (TestChurnFiguresInArenaDoc runs them and compares). Instructions are the
+// arena's own per free+alloc pair at 1M pairs (callgrind, harness
+// subtracted as bench/cmd/churn describes; Go 1.26, GOAMD64=v1):
 //
-//	                       churn-6k       churn-10k   W2 high-water    instr/pair
-//	strategy               frag at end    live end    (B)              churn-6k  W2
-//	FitLean (default)      0.220          7,223       151,662,592      288       307
-//	FitFast                0.485          6,982       151,662,592      273       307
-//	OffsetAllocator        0.550          6,672       151,662,592      298       350-412
-//	VMA TLSF min-memory    0.381          7,067       151,662,592      520       350-412
+//	                    churn-6k frag     churn-10k   W2 high-water   instr/pair (1M pairs)
+//	strategy            10M (1M) pairs    live end    (B)             churn-6k  W2
+//	FitLean (default)   0.220 (0.328)     7,223       151,662,592     299       319
+//	FitFast             0.485 (0.425)     6,982       151,662,592     283       -
+//
+// The peers, measured outside this repository with their own code (C++,
+// g++ -O2, Linux x86-64, 2 cores) on the same W1 and W2 sequences, whose
+// trace hashes the bench package's generator reproduces (its
+// TestChurn6kTraceHashes):
+// sebbbi's OffsetAllocator ends churn-6k at 0.550 after 10M pairs, 6,672
+// live at the end of churn-10k, 298 instructions per pair on churn-6k; VMA's
+// TLSF with its min-memory strategy 0.381, 7,067 and 520. Both pack W2 to
+// the same 151,662,592 B at 350-412 instructions per pair. No peer code is
+// vendored here, so these figures are quoted, not reproduced.
 //
 // The end value of fragmentation (1 - largest free / total free) swings by
 // ±0.05 with tiny policy changes; sampled every 500k pairs its mean was
-// 0.290 for FitLean and 0.417 for FitFast when these policies were chosen,
-// when these policies were chosen. The walk of the request's own class is
+// 0.290 for FitLean and 0.417 for FitFast when these policies were chosen. The walk of the request's own class is
 // worth more than churn shows: without it FitLean ends churn-6k at 0.253
 // for 12 fewer instructions per pair, but the bench package's replayed
 // workloads need up to 22% more memory (cnn-concat under subrange-fenced:

@@ -53,7 +53,8 @@
 //   - HWM: the highest end offset ever allocated, the arena a run needs;
 //   - LiveLB: the most bytes some pending or future op still needs at one
 //     moment of the same schedule (check.LiveLowerBound), which no safe
-//     allocator beats; overhead = HWM / LiveLB − 1;
+//     allocator placing buffers at offsets beats (a plan laying buffers over
+//     strided footprints can); overhead = HWM / LiveLB − 1;
 //   - external fragmentation at the peak: 1 − largest free run / total
 //     free bytes within [0, HWM), right after the step that first reached
 //     HWM. The replay does not record where free bytes lie, so the arena's

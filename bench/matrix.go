@@ -60,7 +60,8 @@ type Cell struct {
 	// Fit is the arena's strategy ("fast", "lean") or FitFirstFit.
 	Fit string `json:"fit"`
 	// HWM is the arena size the run needed; LiveLB the lower bound no safe
-	// allocator beats on the same schedule; Overhead = HWM/LiveLB − 1.
+	// allocator placing buffers at offsets beats on the same schedule
+	// (check.LiveLowerBound); Overhead = HWM/LiveLB − 1.
 	HWM      int64   `json:"hwm"`
 	LiveLB   int64   `json:"live_lb"`
 	Overhead float64 `json:"overhead"`

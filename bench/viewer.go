@@ -119,6 +119,7 @@ func viewerRun(p *trace.Program, tl *timeline, r ViewerRun) (htmlviz.Run, error)
 		}
 	} else {
 		run.Kind = "plan"
+		run.Relaid = len(r.Plan.Placements)
 		if t, err = PlanTimeline(p, r.Plan); err != nil {
 			return run, err
 		}

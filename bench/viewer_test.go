@@ -3,12 +3,15 @@ package bench
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/htmlviz"
 	"github.com/subarena/subarena/internal/benchtest"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/plan"
 	"github.com/subarena/subarena/trace/replay"
 )
 
@@ -124,5 +127,32 @@ func TestViewerPageRuns(t *testing.T) {
 	short.Offsets = map[string]int64{"qkv": 0}
 	if _, err := ViewerPage(p, ViewerRun{Plan: &short}); !errors.Is(err, trace.ErrPlan) {
 		t.Fatalf("a plan missing tmp: %v", err)
+	}
+}
+
+// TestViewerPageRelaidPlan: a plan laying buffers over strided footprints of others
+// (ggml-tiny's plan: 8 placements, 241,792 B) is below LiveLB (297,088 B), which bounds
+// offset layouts only; its run counts the relaid buffers, and the page says the plan is
+// below LiveLB and why rather than printing a negative overhead.
+func TestViewerPageRelaidPlan(t *testing.T) {
+	p := benchtest.Program(t, "../testdata/ggml/ggml-tiny.json")
+	res, err := plan.Plan(p.Trace, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := ViewerPage(p, ViewerRun{Plan: res.Plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := page.Runs[0]
+	if r.Relaid != len(res.Plan.Placements) || r.Relaid == 0 || r.HWM >= r.LiveLB {
+		t.Fatalf("relaid %d (plan %d), HWM %d, LiveLB %d", r.Relaid, len(res.Plan.Placements), r.HWM, r.LiveLB)
+	}
+	var b strings.Builder
+	if err := htmlviz.Write(&b, page); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "below LiveLB, which bounds offset layouts only") || !strings.Contains(b.String(), `"relaid":8`) {
+		t.Error("the page does not say that a relaid plan below LiveLB is outside its bound")
 	}
 }

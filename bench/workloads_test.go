@@ -2,8 +2,13 @@ package bench
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/subarena/subarena/internal/benchtest"
 	"github.com/subarena/subarena/trace"
 )
 
@@ -156,4 +161,46 @@ func TestScheduleIteration(t *testing.T) {
 			t.Fatalf("sequence %d: %d rows, %d tokens; want %d rows, %d tokens", s.id, served[s.id], s.out, want, s.output)
 		}
 	}
+}
+
+// TestREADMEAllocatorColumn: README explains the "allocator allocs/s" column by the
+// byte runs each workload's buffers are used through; the counts it gives are these.
+func TestREADMEAllocatorColumn(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.Join(strings.Fields(string(data)), " ")
+	says := map[string]string{
+		"llama":         "`llama`'s %s buffers are used through %s byte runs",
+		"llama-engines": "`llama-engines`' %s through %s",
+		"batching":      "`batching`'s %s through %s",
+	}
+	for _, w := range Workloads(false) {
+		format, ok := says[w.Name]
+		if !ok {
+			continue
+		}
+		p := benchtest.Build(t, w.Build)
+		runs := 0
+		for _, op := range p.Ops {
+			for _, u := range op.Uses {
+				fp, _ := p.Footprint(u.Ref)
+				runs += fp.NumRuns()
+			}
+		}
+		want := fmt.Sprintf(format, thousands(len(p.Buffers)), thousands(runs))
+		if !strings.Contains(readme, want) {
+			t.Errorf("README does not say %q", want)
+		}
+	}
+}
+
+// thousands writes n with comma separators, as README does.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

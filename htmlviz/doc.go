@@ -68,7 +68,8 @@
 //     a sync on it or on an op it happens-before, or "steps" for the end of the trace),
 //     and the simulated [start, end) it ran over (-1 when unknown).
 //   - runs: label, kind ("replay" or "plan"), hwm and livelb in bytes (livelb 0:
-//     unknown), highWater (one entry per step: the high-water mark after it), pieces,
+//     unknown), relaid (the plan's buffers laid over strided footprints of others, which
+//     LiveLB does not bound: a panel below LiveLB says so), highWater (one entry per step: the high-water mark after it), pieces,
 //     checked (whether the checker ran) and violations.
 //   - a piece is the array [buffer, lo, hi, from, to, flags, holder, host, users]:
 //     arena bytes [lo, hi) of buffer over steps [from, to); flags bit 0 set when the

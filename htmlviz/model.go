@@ -84,9 +84,15 @@ type Run struct {
 	// Kind is "replay" or "plan".
 	Kind string `json:"kind"`
 	// HWM is the arena size the run needs; LiveLB the lower bound of the schedule (0:
-	// unknown).
+	// unknown), which holds for layouts that give every buffer an offset
+	// (check.LiveLowerBound): a plan with Relaid buffers, each laid over a strided
+	// footprint of another, may be below it, and the page then says so instead of a
+	// negative overhead.
 	HWM    int64 `json:"hwm"`
 	LiveLB int64 `json:"livelb"`
+	// Relaid counts the run's buffers laid over a strided footprint of another
+	// (trace.Plan.Placements); 0 for replays.
+	Relaid int `json:"relaid"`
 	// HighWater[i] is the high-water mark after step i: one entry per step.
 	HighWater []int64 `json:"highWater"`
 	Pieces    []Piece `json:"pieces"`

@@ -87,7 +87,30 @@ type user struct {
 	unknown bool
 	live    bool
 	gen     uint32
-	runs    []ranges.Range
+	// The runs are one[:] for a user of one run (most are: a dense view),
+	// so that it needs no array of its own, and more for a user of
+	// several (len(more) > 1; more keeps its storage for the slot's next
+	// users).
+	one  [1]ranges.Range
+	more []ranges.Range
+}
+
+// runs returns u's runs. The slice is u's: valid until u's slot is
+// reused, and for one run only while x.users does not grow (AddUser).
+func (u *user) runs() []ranges.Range {
+	if len(u.more) > 0 {
+		return u.more
+	}
+	return u.one[:]
+}
+
+// setRuns stores a copy of runs (at least one) as u's.
+func (u *user) setRuns(runs []ranges.Range) {
+	if len(runs) == 1 {
+		u.one[0], u.more = runs[0], u.more[:0]
+		return
+	}
+	u.more = append(u.more[:0], runs...)
 }
 
 // group is the value of one tree key: the users covering exactly [lo, hi).
@@ -208,12 +231,22 @@ type Index struct {
 	// byRun finds a key's group without descending the tree; the tree
 	// answers only overlap queries. Same keys, same groups.
 	byRun map[ranges.Range]*group
+	// recent caches byRun: recent[recentSlot(r)] is the group of run r, or
+	// of another run, or nil. A key's group is found here without hashing
+	// through the map when its run was looked up lately (a view used
+	// again, a buffer released while its user is pending). Every group it
+	// holds is a key's: maybeSweep, the only place keys leave the tree,
+	// empties it.
+	recent [recentSlots]*group
 
 	users   []user
 	freeIDs []UserID
 	pending int // live users
 	queues  [sasync.MaxEngines][]queued
 	heads   [sasync.MaxEngines]int
+	// queued has bit e set exactly when queues[e] has entries past
+	// heads[e]: Complete looks at those engines only.
+	queued uint32
 
 	held      ranges.Set // released bytes not yet returned
 	heldBytes int64      // held.Len(), kept up to date
@@ -234,19 +267,22 @@ type Index struct {
 	// (a count that would go below zero); CheckInvariants reports it.
 	broken error
 
-	groupPool []*group
-	// Scratch sets, reused so that queries and updates do not allocate.
-	// A reclaim or SafeRuns pass looks at the held bytes near the bytes
-	// it was told about (nearHeld), keeps the granules they fill
-	// (wholeGranules), and for each run of those finds the bytes some
-	// pending user pins (pinned), the granules those touch
-	// (pinnedGranules) and what is left (unpinned).
+	groupPool  []*group
+	groupChunk []group // groups not handed out yet (newGroup)
+	// Scratch, reused so that queries and updates do not allocate. A
+	// SafeRuns pass keeps the granules the held bytes fill (wholeGranules;
+	// nearHeld for a piece's in whole mode), and for each run of those
+	// finds the bytes some pending user pins (pinned), the granules those
+	// touch (pinnedGranules) and what is left (unpinned); a whole-mode
+	// reclaim does the same for the fully held granules near the bytes it
+	// was told about (touched). A reclaim collects what returns in freed.
 	pinned         ranges.Set
 	unpinned       ranges.Set
 	touched        ranges.Set // bytes whose pins just changed
 	nearHeld       ranges.Set
 	wholeGranules  ranges.Set
 	pinnedGranules ranges.Set
+	freed          []ranges.Range  // the granules a reclaim returns
 	single         [1]ranges.Range // TakeRange's one range
 }
 
@@ -309,14 +345,15 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 	u := &x.users[id]
 	u.ev, u.unknown, u.live = ev, unknown, true
 	u.gen++
-	u.runs = append(u.runs[:0], runs...)
+	u.setRuns(runs)
 	for _, r := range runs {
 		x.countRun(r, ev, unknown, +1)
-		g, ok := x.byRun[r]
+		g, ok := x.group(r)
 		if !ok {
 			g = x.newGroup(r)
 			x.tree.Insert(r.Lo, r.Hi, g)
 			x.byRun[r] = g
+			x.recent[recentSlot(r)] = g
 			x.keys++
 		} else if len(g.users) == 0 {
 			x.empty--
@@ -332,13 +369,45 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 	return id, nil
 }
 
+// groupChunk is the number of groups newGroup makes at a time.
+const groupChunk = 64
+
+// recentSlots is the size of Index.recent.
+const recentSlots = 256
+
+// recentSlot returns r's slot in Index.recent: a multiplicative hash of
+// its bounds.
+func recentSlot(r ranges.Range) int {
+	h := uint64(r.Lo)*0x9e3779b97f4a7c15 ^ uint64(r.Hi)*0xc2b2ae3d27d4eb4f
+	return int(h >> 56) // 56 = 64 - log2(recentSlots)
+}
+
+// group returns the group of the key r, and whether r is a key.
+func (x *Index) group(r ranges.Range) (*group, bool) {
+	slot := recentSlot(r)
+	if g := x.recent[slot]; g != nil && g.lo == r.Lo && g.hi == r.Hi {
+		return g, true
+	}
+	g, ok := x.byRun[r]
+	if ok {
+		x.recent[slot] = g
+	}
+	return g, ok
+}
+
 func (x *Index) newGroup(r ranges.Range) *group {
 	var g *group
 	if n := len(x.groupPool); n > 0 {
 		g = x.groupPool[n-1]
 		x.groupPool = x.groupPool[:n-1]
 	} else {
-		g = new(group)
+		// Groups are made groupChunk at a time, one object for the
+		// collector to mark instead of one per key.
+		if len(x.groupChunk) == 0 {
+			x.groupChunk = make([]group, groupChunk)
+		}
+		g = &x.groupChunk[0]
+		x.groupChunk = x.groupChunk[1:]
 	}
 	g.lo, g.hi, g.users = r.Lo, r.Hi, g.users[:0]
 	g.last, g.engines, g.unknown = sasync.Clock{}, 0, 0
@@ -350,6 +419,11 @@ func (x *Index) newGroup(r ranges.Range) *group {
 func (x *Index) enqueue(ev sasync.Event, id UserID, gen uint32) {
 	q := x.queues[ev.Engine]
 	e := queued{seq: ev.Seq, id: id, gen: gen}
+	x.queued |= 1 << ev.Engine
+	if n := len(q); n == x.heads[ev.Engine] || q[n-1].seq <= ev.Seq {
+		x.queues[ev.Engine] = append(q, e)
+		return
+	}
 	i := len(q)
 	for i > x.heads[ev.Engine] && q[i-1].seq > ev.Seq {
 		i--
@@ -377,21 +451,23 @@ func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
 	return nil
 }
 
-// drop removes user id from the tree and marks it dead; its runs are added
-// to x.touched. Its queue entry, if any, is skipped later by generation.
+// drop removes user id from the tree and marks it dead; each of its runs
+// that no other user covers exactly is added to x.touched. A run another
+// user still covers whole keeps every granule it touches pinned, so
+// nothing there can return: reclaim need not look. Its queue entry, if
+// any, is skipped later by generation.
 func (x *Index) drop(id UserID) {
 	u := &x.users[id]
-	for _, r := range u.runs {
+	for _, r := range u.runs() {
 		x.countRun(r, u.ev, u.unknown, -1)
-		x.touched.Add(r)
-		g, ok := x.byRun[r]
+		g, ok := x.group(r)
 		if !ok {
 			continue // unreachable while invariants hold
 		}
-		for i, v := range g.users {
+		for j, v := range g.users {
 			if v == id {
 				last := len(g.users) - 1
-				g.users[i] = g.users[last]
+				g.users[j] = g.users[last]
 				g.users = g.users[:last]
 				break
 			}
@@ -399,6 +475,7 @@ func (x *Index) drop(id UserID) {
 		g.forget(u, x.users)
 		if len(g.users) == 0 {
 			x.empty++
+			x.touched.Add(r)
 		}
 	}
 	u.live = false
@@ -422,9 +499,14 @@ func (x *Index) countRun(r ranges.Range, ev sasync.Event, unknown bool, delta in
 	log := x.countLog
 	if x.logSigned[signOf(-delta)] > 0 { // an opposite change may be there to cancel
 		for i := len(log) - 1; i >= max(0, len(log)-cancelWindow); i-- {
-			if o := log[i]; o.r == c.r && o.engine == c.engine && o.delta == -c.delta {
-				x.countLog = append(log[:i], log[i+1:]...)
-				x.logSigned[signOf(o.delta)]--
+			if o := &log[i]; o.r == c.r && o.engine == c.engine && o.delta == -c.delta {
+				// Close the gap by hand: it is a few entries at most
+				// (cancelWindow), usually none.
+				for j := i + 1; j < len(log); j++ {
+					log[j-1] = log[j]
+				}
+				x.countLog = log[:len(log)-1]
+				x.logSigned[signOf(-delta)]--
 				return
 			}
 		}
@@ -485,7 +567,7 @@ func (x *Index) compactCounts() {
 		if !u.live {
 			continue
 		}
-		for _, r := range u.runs {
+		for _, r := range u.runs() {
 			x.pendingAll.add(r.Lo, r.Hi, +1)
 			if !u.unknown {
 				x.pendingOn[u.ev.Engine].add(r.Lo, r.Hi, +1)
@@ -504,9 +586,10 @@ func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
 	}
 	x.touched.Reset()
 	n := 0
-	for e := range x.queues {
+	for m := x.queued; m != 0; m &= m - 1 {
+		e := bits.TrailingZeros32(m)
 		q, h := x.queues[e], x.heads[e]
-		if h == len(q) || q[h].seq > completed[e] {
+		if q[h].seq > completed[e] {
 			continue // nothing of engine e completed: leave its queue as it is
 		}
 		for h < len(q) && q[h].seq <= completed[e] {
@@ -522,6 +605,7 @@ func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
 		if h == len(q) {
 			x.queues[e] = q[:0]
 			h = 0
+			x.queued &^= 1 << e
 		} else if h > 64 && h > len(q)/2 {
 			m := copy(q, q[h:])
 			x.queues[e] = q[:m]
@@ -543,6 +627,7 @@ func (x *Index) maybeSweep() {
 	if x.empty <= 256 || x.empty <= x.keys/2 {
 		return
 	}
+	x.recent = [recentSlots]*group{}
 	for r, g := range x.byRun {
 		if len(g.users) == 0 {
 			x.tree.Delete(r.Lo, r.Hi)
@@ -585,15 +670,4 @@ func (x *Index) Fence(r ranges.Range) (fence sasync.Clock, unknown bool) {
 		return true
 	})
 	return fence, unknown
-}
-
-// coveredSet adds to dst the bytes of r covered by pending users, clipped
-// to r.
-func (x *Index) coveredSet(r ranges.Range, dst *ranges.Set) {
-	x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool {
-		if len(g.users) > 0 {
-			dst.Add(ranges.Range{Lo: g.lo, Hi: g.hi}.Intersect(r))
-		}
-		return true
-	})
 }

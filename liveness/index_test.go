@@ -3,7 +3,9 @@ package liveness
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/subarena/subarena/ranges"
@@ -25,6 +27,17 @@ type modelUser struct {
 	ev      sasync.Event
 	unknown bool
 	bytes   []bool
+	runs    []ranges.Range
+}
+
+// someUser returns a pending user of m chosen by r (in id order, so that a
+// seed replays), and false when there is none.
+func (m *model) someUser(r *rand.Rand) (modelUser, bool) {
+	if len(m.users) == 0 {
+		return modelUser{}, false
+	}
+	ids := slices.Sorted(maps.Keys(m.users))
+	return m.users[ids[r.IntN(len(ids))]], true
 }
 
 func newModel(n, g int, mode Mode) *model {
@@ -153,6 +166,9 @@ func runModel(t *testing.T, mode Mode, seed uint64, steps int) {
 		switch op := r.IntN(10); {
 		case op < 4: // add a user
 			runs := randomRuns(r, n)
+			if u, ok := m.someUser(r); ok && r.IntN(3) == 0 {
+				runs = u.runs // the same view used again: its keys are shared
+			}
 			unknown := r.IntN(8) == 0
 			e := r.IntN(engines)
 			ev := sasync.Event{Engine: sasync.EngineID(e), Seq: submitted[e] + 1}
@@ -167,7 +183,7 @@ func runModel(t *testing.T, mode Mode, seed uint64, steps int) {
 					bs[b] = true
 				}
 			}
-			m.users[id] = modelUser{ev: ev, unknown: unknown, bytes: bs}
+			m.users[id] = modelUser{ev: ev, unknown: unknown, bytes: bs, runs: runs}
 			what = fmt.Sprintf("add %d %v unknown=%v %v", id, ev, unknown, runs)
 		case op < 5: // remove an unknown user
 			for id, u := range m.users {
@@ -189,6 +205,13 @@ func runModel(t *testing.T, mode Mode, seed uint64, steps int) {
 			rg := runs[r.IntN(len(runs))]
 			lo := rg.Lo + int64(r.IntN(int(rg.Len())))
 			hi := lo + 1 + int64(r.IntN(int(rg.Hi-lo)))
+			if u, ok := m.someUser(r); ok && r.IntN(3) == 0 {
+				// Exactly a pending user's run, when the program still
+				// holds it: a buffer released while its user is pending.
+				if ur := u.runs[r.IntN(len(u.runs))]; owned.ContainsRange(ur) {
+					lo, hi = ur.Lo, ur.Hi
+				}
+			}
 			rel := ranges.FromRanges(ranges.Range{Lo: lo, Hi: hi})
 			if err := x.Release(&rel, free); err != nil {
 				t.Fatal(err)
@@ -373,7 +396,7 @@ func TestPendingBytes(t *testing.T) {
 		var per [sasync.MaxEngines]ranges.Set
 		for j := range x.users {
 			u := &x.users[j]
-			for _, rg := range u.runs {
+			for _, rg := range u.runs() {
 				all.Add(rg)
 				if !u.unknown {
 					per[u.ev.Engine].Add(rg)

@@ -1,6 +1,9 @@
 package liveness
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // keyTree holds the Index's keys — the distinct runs pending users cover,
 // each with its group — ordered by (lo, hi), and answers "which keys
@@ -11,11 +14,14 @@ import "fmt"
 // no key overlapping [lo, hi), and the right subtree of a key starting at
 // or after hi holds none either.
 //
-// Nodes live in one slice addressed by int32 (0 is a sentinel meaning
-// none); deleted nodes go on a free list and are reused, so once the slice
-// has grown, inserts and deletes allocate nothing. Costs: insert, delete
-// and lookup O(log n) expected; an overlap query O(log n + k) for k keys
-// reported.
+// Nodes live in slices addressed by int32 (0 is a sentinel meaning none);
+// deleted nodes go on a free list and are reused, so once the slices have
+// grown, inserts and deletes allocate nothing. What a query reads of a
+// node (its key, largest end and links: 32 bytes) is kept apart from what
+// only updates and reported keys need (priority and group), so that a
+// query's walk down the tree touches half the memory. Costs: insert,
+// delete and lookup O(log n) expected; an overlap query O(log n + k) for k
+// keys reported.
 //
 // (github.com/rdleal/intervalst, which the tests use as the reference for
 // this tree, answers the same queries, but each returns a fresh slice and
@@ -23,18 +29,42 @@ import "fmt"
 // Release and Complete that is the cost this tree avoids.)
 type keyTree struct {
 	nodes []keyNode
+	meta  []keyMeta // meta[i] goes with nodes[i]; len(meta) == len(nodes)
 	root  int32
 	free  int32 // head of the free list, linked through left
 	n     int   // keys in the tree
 	seed  uint64
+	// shape counts the changes of the tree's shape (Insert, Delete): a
+	// hint is good only for the shape it was found in.
+	shape uint64
+	hint  searchHint
 }
 
+// searchHint remembers where the last query's keys were: below node, a
+// subtree every key outside of which ends at or before before or starts
+// at or after after. A query [lo, hi) with before <= lo and hi <= after
+// then starts its walk at node instead of the root, while the shape is
+// the one the hint was found in (the tidwall/btree PathHint idea): a
+// program that keeps using the same bytes (a tensor's buffer, allocated
+// again at the same offset) finds their keys in a few steps however many
+// keys lie elsewhere. node 0 says no key overlaps such a query at all.
+type searchHint struct {
+	node          int32
+	shape         uint64 // keyTree.shape when found; 0: no hint
+	before, after int64
+}
+
+// keyNode is what a query reads of a node.
 type keyNode struct {
 	lo, hi      int64 // the key [lo, hi)
 	maxHi       int64 // the largest hi in the subtree
 	left, right int32
-	prio        uint32
-	g           *group
+}
+
+// keyMeta is the rest of a node: its heap priority and its key's group.
+type keyMeta struct {
+	prio uint32
+	g    *group
 }
 
 // Len returns the number of keys.
@@ -49,19 +79,22 @@ func keyLess(alo, ahi, blo, bhi int64) bool {
 func (t *keyTree) newNode(lo, hi int64, g *group) int32 {
 	if len(t.nodes) == 0 {
 		t.nodes = append(t.nodes, keyNode{}) // the sentinel
+		t.meta = append(t.meta, keyMeta{})
 	}
 	// splitmix64: cheap, good enough for treap priorities.
 	t.seed += 0x9e3779b97f4a7c15
 	z := t.seed
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	nd := keyNode{lo: lo, hi: hi, maxHi: hi, prio: uint32(z >> 32), g: g}
+	nd := keyNode{lo: lo, hi: hi, maxHi: hi}
+	md := keyMeta{prio: uint32(z >> 32), g: g}
 	if i := t.free; i != 0 {
 		t.free = t.nodes[i].left
-		t.nodes[i] = nd
+		t.nodes[i], t.meta[i] = nd, md
 		return i
 	}
 	t.nodes = append(t.nodes, nd)
+	t.meta = append(t.meta, md)
 	return int32(len(t.nodes) - 1)
 }
 
@@ -103,6 +136,7 @@ func (t *keyTree) Insert(lo, hi int64, g *group) {
 	nn := t.newNode(lo, hi, g)
 	t.root = t.insert(t.root, nn)
 	t.n++
+	t.shape++
 }
 
 func (t *keyTree) insert(n, nn int32) int32 {
@@ -113,7 +147,7 @@ func (t *keyTree) insert(n, nn int32) int32 {
 	left := keyLess(k.lo, k.hi, t.nodes[n].lo, t.nodes[n].hi)
 	c := t.insert(*t.child(n, left), nn)
 	*t.child(n, left) = c
-	if t.nodes[c].prio > t.nodes[n].prio {
+	if t.meta[c].prio > t.meta[n].prio {
 		return t.rotate(n, left)
 	}
 	t.fix(n)
@@ -126,6 +160,7 @@ func (t *keyTree) Delete(lo, hi int64) bool {
 	t.root, found = t.delete(t.root, lo, hi)
 	if found {
 		t.n--
+		t.shape++
 	}
 	return found
 }
@@ -159,6 +194,7 @@ func (t *keyTree) delete(n int32, lo, hi int64) (int32, bool) {
 func (t *keyTree) removeNode(n int32) int32 {
 	root := t.merge(t.nodes[n].left, t.nodes[n].right)
 	t.nodes[n] = keyNode{left: t.free}
+	t.meta[n] = keyMeta{}
 	t.free = n
 	return root
 }
@@ -170,7 +206,7 @@ func (t *keyTree) merge(a, b int32) int32 {
 		return b
 	case b == 0:
 		return a
-	case t.nodes[a].prio > t.nodes[b].prio:
+	case t.meta[a].prio > t.meta[b].prio:
 		t.nodes[a].right = t.merge(t.nodes[a].right, b)
 		t.fix(a)
 		return a
@@ -184,11 +220,52 @@ func (t *keyTree) merge(a, b int32) int32 {
 // Overlapping calls fn with the group of every key overlapping [lo, hi),
 // in key order, until fn returns false; it reports whether it went through
 // (fn never returned false).
+//
+// The walk starts where the last query's keys were (searchHint) when the
+// tree's shape has not changed since and [lo, hi) lies within the hint's
+// bounds; otherwise it descends from the root to the first node whose
+// subtree may hold a key overlapping [lo, hi) and on both sides of which
+// no key does, and leaves the hint there.
 func (t *keyTree) Overlapping(lo, hi int64, fn func(g *group) bool) bool {
 	if hi <= lo {
 		return true
 	}
-	return t.overlapping(t.root, lo, hi, fn)
+	n := t.hint.node
+	if h := &t.hint; h.shape != t.shape+1 || lo < h.before || hi > h.after {
+		n = t.split(lo, hi)
+	}
+	return t.overlapping(n, lo, hi, fn)
+}
+
+// split descends from the root past every node that, with the subtree on
+// one side, lies wholly before lo (ends at or before it) or wholly after
+// hi (starts at or after it), and returns the first node it cannot pass
+// (0 if none): every key overlapping [lo, hi) is below it. It records that
+// node and the bounds of what it passed as the tree's hint.
+func (t *keyTree) split(lo, hi int64) int32 {
+	before, after := int64(math.MinInt64), int64(math.MaxInt64)
+	n := t.root
+	for n != 0 {
+		nd := &t.nodes[n]
+		if nd.lo >= hi {
+			// n and its right subtree start at or after hi.
+			after = nd.lo
+			n = nd.left
+			continue
+		}
+		leftMax := int64(math.MinInt64)
+		if l := nd.left; l != 0 {
+			leftMax = t.nodes[l].maxHi
+		}
+		if nd.hi > lo || leftMax > lo {
+			break
+		}
+		// n and its left subtree end at or before lo.
+		before = max(before, nd.hi, leftMax)
+		n = nd.right
+	}
+	t.hint = searchHint{node: n, shape: t.shape + 1, before: before, after: after}
+	return n
 }
 
 func (t *keyTree) overlapping(n int32, lo, hi int64, fn func(g *group) bool) bool {
@@ -205,7 +282,7 @@ func (t *keyTree) overlapping(n int32, lo, hi int64, fn func(g *group) bool) boo
 		if nd.lo >= hi {
 			return true // every key to the right starts at or after hi
 		}
-		if nd.hi > lo && !fn(nd.g) {
+		if nd.hi > lo && !fn(t.meta[n].g) {
 			return false
 		}
 		n = nd.right
@@ -221,7 +298,7 @@ func (t *keyTree) Each(fn func(g *group) bool) {
 
 func (t *keyTree) each(n int32, fn func(g *group) bool) bool {
 	for n != 0 {
-		if !t.each(t.nodes[n].left, fn) || !fn(t.nodes[n].g) {
+		if !t.each(t.nodes[n].left, fn) || !fn(t.meta[n].g) {
 			return false
 		}
 		n = t.nodes[n].right
@@ -243,7 +320,7 @@ func (t *keyTree) check() error {
 		}
 		nd := &t.nodes[n]
 		for _, c := range [2]int32{nd.left, nd.right} {
-			if c != 0 && t.nodes[c].prio > nd.prio {
+			if c != 0 && t.meta[c].prio > t.meta[n].prio {
 				err = errKeyTree("heap order broken at key", nd.lo, nd.hi)
 			}
 		}
@@ -253,7 +330,7 @@ func (t *keyTree) check() error {
 		}
 		first, prevLo, prevHi = false, nd.lo, nd.hi
 		count++
-		if nd.g == nil || nd.g.lo != nd.lo || nd.g.hi != nd.hi {
+		if g := t.meta[n].g; g == nil || g.lo != nd.lo || g.hi != nd.hi {
 			err = errKeyTree("group does not match key", nd.lo, nd.hi)
 		}
 		m = max(m, walk(nd.right))
@@ -266,6 +343,60 @@ func (t *keyTree) check() error {
 	if err == nil && count != t.n {
 		err = errKeyTree("key count wrong", int64(count), int64(t.n))
 	}
+	if err == nil {
+		err = t.checkHint()
+	}
+	return err
+}
+
+// checkHint verifies a current hint: every key outside the subtree of its
+// node ends at or before its before bound or starts at or after its after
+// bound.
+func (t *keyTree) checkHint() error {
+	h := t.hint
+	if h.shape != t.shape+1 {
+		return nil
+	}
+	below := make(map[int32]bool)
+	var mark func(n int32)
+	mark = func(n int32) {
+		if n != 0 {
+			below[n] = true
+			mark(t.nodes[n].left)
+			mark(t.nodes[n].right)
+		}
+	}
+	mark(h.node)
+	if h.node != 0 && !below[t.root] {
+		// The hint's node must be in the tree: reached from the root.
+		found := false
+		var find func(n int32)
+		find = func(n int32) {
+			if n != 0 && !found {
+				found = n == h.node
+				find(t.nodes[n].left)
+				find(t.nodes[n].right)
+			}
+		}
+		find(t.root)
+		if !found {
+			return errKeyTree("hint's node not in the tree", int64(h.node), 0)
+		}
+	}
+	var err error
+	var walk func(n int32)
+	walk = func(n int32) {
+		if n == 0 || err != nil {
+			return
+		}
+		nd := &t.nodes[n]
+		if !below[n] && nd.hi > h.before && nd.lo < h.after {
+			err = errKeyTree("key outside the hint's subtree within its bounds", nd.lo, nd.hi)
+		}
+		walk(nd.left)
+		walk(nd.right)
+	}
+	walk(t.root)
 	return err
 }
 

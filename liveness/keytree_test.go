@@ -43,18 +43,31 @@ func TestKeyTreeAgainstIntervalst(t *testing.T) {
 			require.Equal(t, len(keys), kt.Len())
 			qlo := rng.Int64N(span + 4)
 			qhi := qlo + rng.Int64N(span/3+2)
-			var got []*group
-			kt.Overlapping(qlo, qhi, func(g *group) bool { got = append(got, g); return true })
-			var want []*group
-			if qhi > qlo {
-				want, _ = ref.AllIntersections(qlo, qhi-1)
+			// Then queries near the first, which the hint it leaves may
+			// serve, and one anywhere.
+			for q := range 4 {
+				if q > 0 {
+					qlo += rng.Int64N(5) - 2
+					qhi = qlo + rng.Int64N(span/3+2)
+				}
+				if q == 3 {
+					qlo = rng.Int64N(span + 4)
+					qhi = qlo + rng.Int64N(span/3+2)
+				}
+				var got []*group
+				kt.Overlapping(qlo, qhi, func(g *group) bool { got = append(got, g); return true })
+				var want []*group
+				if qhi > qlo {
+					want, _ = ref.AllIntersections(qlo, qhi-1)
+				}
+				order := func(a, b *group) int {
+					return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.hi, b.hi))
+				}
+				require.True(t, slices.IsSortedFunc(got, order), "seed %d step %d: overlaps not in key order", seed, step)
+				slices.SortFunc(want, order)
+				require.Equal(t, want, got, "seed %d step %d query %d: overlaps of [%d, %d)", seed, step, q, qlo, qhi)
+				require.NoError(t, kt.check(), "seed %d step %d query %d: the hint", seed, step, q)
 			}
-			order := func(a, b *group) int {
-				return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.hi, b.hi))
-			}
-			require.True(t, slices.IsSortedFunc(got, order), "seed %d step %d: overlaps not in key order", seed, step)
-			slices.SortFunc(want, order)
-			require.Equal(t, want, got, "seed %d step %d: overlaps of [%d, %d)", seed, step, qlo, qhi)
 		}
 		n := 0
 		kt.Each(func(*group) bool { n++; return true })

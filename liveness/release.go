@@ -35,7 +35,16 @@ func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
 		x.addPiece(bytes)
 	}
 	x.touched.Reset()
-	x.touched.AddSet(bytes)
+	for _, r := range bytes.Runs() {
+		// A run a pending user covers exactly keeps every granule it
+		// touches pinned (in whole mode, the piece too): reclaim need not
+		// look there. The common case: a buffer released while its last
+		// writer or reader of the whole is pending.
+		if g, ok := x.group(r); ok && len(g.users) > 0 && x.mode != Unsafe {
+			continue
+		}
+		x.touched.Add(r)
+	}
 	x.reclaim(free)
 	return nil
 }
@@ -64,12 +73,18 @@ func (x *Index) dropPiece(i int) {
 // reclaim returns to the arena every held granule near x.touched that may
 // now return: fully held, not covered by a pending user (subrange mode), not
 // part of a still-pinned piece (whole mode).
+//
+// The granules looked at are those the touched runs touch (their windows;
+// touched runs within one granule, a strided view's bytes, share one),
+// and of those only the ones fully held: for each held run a window
+// meets, a binary search of the held runs, not a pass over all of them.
+// What may go is collected in x.freed and leaves the held bytes once the
+// windows have been looked at.
 func (x *Index) reclaim(free func(ranges.Range)) {
 	if x.touched.IsEmpty() || x.held.IsEmpty() {
 		return
 	}
-	whole := x.mode.Whole()
-	if whole {
+	if x.mode.Whole() {
 		for i := 0; i < len(x.pieces); {
 			p := x.pieces[i]
 			if _, ok := p.bytes.OverlapsSet(&x.touched); ok && !x.coveredAny(&p.bytes) {
@@ -80,13 +95,7 @@ func (x *Index) reclaim(free func(ranges.Range)) {
 			i++
 		}
 	}
-	// The fully held granules around the touched bytes.
-	// The held bytes in the granules the touched bytes touch: a binary
-	// search of the held runs per touched run, not a pass over all of
-	// them.
-	// Touched runs within one granule (a strided view's bytes) share
-	// their window: each window is clipped once.
-	x.nearHeld.Reset()
+	x.freed = x.freed[:0]
 	var win ranges.Range
 	for _, t := range x.touched.Runs() {
 		w := ranges.Granule(x.granule).Out(t)
@@ -94,16 +103,34 @@ func (x *Index) reclaim(free func(ranges.Range)) {
 			win.Hi = max(win.Hi, w.Hi)
 			continue
 		}
-		x.nearHeld.AddClipped(&x.held, win)
+		if !win.Empty() {
+			x.reclaimWindow(win)
+		}
 		win = w
 	}
-	x.nearHeld.AddClipped(&x.held, win)
-	alignInInto(&x.wholeGranules, &x.nearHeld, x.granule)
-	for _, c := range x.wholeGranules.Runs() {
-		x.pinned.Reset()
+	x.reclaimWindow(win)
+	for _, r := range x.freed {
+		x.held.Remove(r)
+		x.heldBytes -= r.Len()
+		free(r)
+	}
+}
+
+// reclaimWindow appends to x.freed the granules of the granule-aligned
+// window win that may return: fully held and not pinned. Windows never
+// touch one another, nor do held runs, so the fully held granules of each
+// held run clipped to win are maximal runs of their own.
+func (x *Index) reclaimWindow(win ranges.Range) {
+	for _, h := range x.held.RunsOverlapping(win) {
+		c := ranges.Granule(x.granule).In(h.Intersect(win))
+		if c.Empty() {
+			continue
+		}
 		switch {
 		case x.mode == Unsafe:
-		case whole:
+			x.freed = append(x.freed, c)
+		case x.mode.Whole():
+			x.pinned.Reset()
 			for _, p := range x.pieces {
 				if p.bytes.Bounds().Overlaps(c) {
 					for _, pr := range p.bytes.Runs() {
@@ -111,14 +138,34 @@ func (x *Index) reclaim(free func(ranges.Range)) {
 					}
 				}
 			}
+			x.freed = append(x.freed, x.unpinnedOf(c)...)
 		default:
-			x.coveredSet(c, &x.pinned)
+			x.appendUncovered(c)
 		}
-		for _, r := range x.unpinnedOf(c) {
-			x.held.Remove(r)
-			x.heldBytes -= r.Len()
-			free(r)
+	}
+}
+
+// appendUncovered appends to x.freed the granules of c (granule-aligned)
+// that no pending user touches, in one pass over the keys overlapping c:
+// they come in order of their first byte, so the granules they pin are
+// passed in order too and the gaps between them are what is free. The
+// pass stops once every granule of c is pinned.
+func (x *Index) appendUncovered(c ranges.Range) {
+	g := ranges.Granule(x.granule)
+	next := c.Lo // the granules [c.Lo, next) are decided
+	x.tree.Overlapping(c.Lo, c.Hi, func(gr *group) bool {
+		if len(gr.users) == 0 {
+			return true
 		}
+		pin := g.Out(ranges.Range{Lo: max(gr.lo, c.Lo), Hi: min(gr.hi, c.Hi)})
+		if pin.Lo > next {
+			x.freed = append(x.freed, ranges.Range{Lo: next, Hi: pin.Lo})
+		}
+		next = max(next, pin.Hi)
+		return next < c.Hi
+	})
+	if next < c.Hi {
+		x.freed = append(x.freed, ranges.Range{Lo: next, Hi: c.Hi})
 	}
 }
 
@@ -300,6 +347,11 @@ func (x *Index) checkKeys() error {
 	if keys != x.keys || x.tree.Len() != keys || len(x.byRun) != keys || empty != x.empty {
 		return fmt.Errorf("liveness: %d keys (%d empty) in tree, %d in the run map, counted %d (%d empty)", keys, empty, len(x.byRun), x.keys, x.empty)
 	}
+	for slot, g := range x.recent {
+		if g != nil && x.byRun[ranges.Range{Lo: g.lo, Hi: g.hi}] != g {
+			return fmt.Errorf("liveness: run cache slot %d holds [%d, %d), no key's group", slot, g.lo, g.hi)
+		}
+	}
 	return nil
 }
 
@@ -316,7 +368,7 @@ func (x *Index) checkGroup(g *group) error {
 		if containsID(g.users[:i], id) {
 			return fmt.Errorf("liveness: group [%d, %d) lists user %d twice", g.lo, g.hi, id)
 		}
-		if !hasRun(x.users[id].runs, ranges.Range{Lo: g.lo, Hi: g.hi}) {
+		if !hasRun(x.users[id].runs(), ranges.Range{Lo: g.lo, Hi: g.hi}) {
 			return fmt.Errorf("liveness: user %d in group [%d, %d) lacks that run", id, g.lo, g.hi)
 		}
 	}
@@ -338,6 +390,9 @@ func (x *Index) checkUsers() error {
 	var queuedCount [sasync.MaxEngines]int
 	for e := range x.queues {
 		q := x.queues[e][x.heads[e]:]
+		if (len(q) > 0) != (x.queued&(1<<e) != 0) {
+			return fmt.Errorf("liveness: engine %d: %d queued, queued mask %b", e, len(q), x.queued)
+		}
 		for i := range q {
 			if i > 0 && q[i].seq < q[i-1].seq {
 				return fmt.Errorf("liveness: engine %d queue out of order at %d", e, i)
@@ -362,14 +417,19 @@ func (x *Index) checkUsers() error {
 		if !u.unknown {
 			known[u.ev.Engine]++
 		}
-		for j, r := range u.runs {
-			if r.Empty() || (j > 0 && r.Lo <= u.runs[j-1].Hi) {
+		runs := u.runs()
+		if len(u.more) == 1 {
+			return fmt.Errorf("liveness: user %d keeps one run apart", i)
+		}
+		for j, r := range runs {
+			if r.Empty() || (j > 0 && r.Lo <= runs[j-1].Hi) {
 				return fmt.Errorf("liveness: user %d runs not normalized", i)
 			}
 			g, ok := x.byRun[r]
 			if !ok || !containsID(g.users, UserID(i)) {
 				return fmt.Errorf("liveness: user %d run %v not indexed", i, r)
 			}
+
 		}
 	}
 	if live != x.pending {

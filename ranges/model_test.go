@@ -2,6 +2,7 @@ package ranges
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/bits-and-blooms/bitset"
@@ -190,6 +191,16 @@ func checkQueries(t *testing.T, rng *rand.Rand, s *Set, m *bitset.BitSet, o *Set
 			if got != want || bitOf(got.Lo) != first {
 				t.Fatalf("Overlaps(%v) = %v, want %v", r, got, want)
 			}
+		}
+		// RunsOverlapping: exactly the runs of s sharing a byte with r.
+		var wantRuns []Range
+		for _, run := range s.Runs() {
+			if run.Overlaps(r) {
+				wantRuns = append(wantRuns, run)
+			}
+		}
+		if got := s.RunsOverlapping(r); !slices.Equal(got, wantRuns) || cap(got) != len(got) {
+			t.Fatalf("RunsOverlapping(%v) = %v on %v, want %v", r, got, s.String(), wantRuns)
 		}
 	}
 	inter := m.Intersection(om)

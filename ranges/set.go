@@ -150,6 +150,10 @@ func (s *Set) Remove(r Range) {
 		return
 	}
 	runs := s.runs
+	if len(runs) == 1 && r.Lo <= runs[0].Lo && r.Hi >= runs[0].Hi {
+		s.runs = runs[:0] // the one run goes whole: the common last removal
+		return
+	}
 	i := firstEndingAfter(runs, r.Lo)
 	j := firstStartingAtOrAfter(runs, i, r.Hi)
 	if i == j {
@@ -216,6 +220,18 @@ func (s *Set) AddClipped(o *Set, r Range) {
 	for i := firstEndingAfter(o.runs, r.Lo); i < len(o.runs) && o.runs[i].Lo < r.Hi; i++ {
 		s.Add(o.runs[i].Intersect(r))
 	}
+}
+
+// RunsOverlapping returns the runs of s that share a byte with r, unclipped
+// and in increasing order, without copying: O(log n). The slice is a
+// read-only view with Runs' rules (valid until the next mutation of s).
+func (s *Set) RunsOverlapping(r Range) []Range {
+	if r.Lo >= r.Hi {
+		return nil
+	}
+	i := firstEndingAfter(s.runs, r.Lo)
+	j := firstStartingAtOrAfter(s.runs, i, r.Hi)
+	return s.runs[i:j:j]
 }
 
 // OverlapsSet returns the lowest range of bytes shared by s and o (one maximal run of their

@@ -252,15 +252,15 @@ func BenchmarkPointSafeFor(b *testing.B) {
 	}
 }
 
-// BenchmarkBaselineRWMutex is the floor every Timeline query stands on:
-// one uncontended read lock and unlock, in the same run.
-func BenchmarkBaselineRWMutex(b *testing.B) {
-	var mu sync.RWMutex
+// BenchmarkBaselineMutex is the floor every Timeline query stands on:
+// one uncontended lock and unlock, in the same run.
+func BenchmarkBaselineMutex(b *testing.B) {
+	var mu sync.Mutex
 	b.ReportAllocs()
 	clk := startCPU(b)
 	for i := 0; i < b.N; i++ {
-		mu.RLock()
-		mu.RUnlock() //nolint:staticcheck // empty critical section on purpose
+		mu.Lock()
+		mu.Unlock() //nolint:staticcheck // empty critical section on purpose
 	}
 	clk.stop(b)
 }

@@ -94,6 +94,41 @@ func (ev Event) String() string {
 // and the mutating methods do nothing on a nil receiver.
 type Clock [MaxEngines]Seq
 
+// joinFirst sets components [0, n) of c to the maximum of c's and o's:
+// the whole join when o's components from n on are zero, as those of
+// every clock a Timeline with n engines keeps are (its engines are
+// [0, n)). It costs O(n), not O(MaxEngines). Neither may be nil.
+func (c *Clock) joinFirst(o *Clock, n int) {
+	cs := c[:n]
+	os := o[:len(cs)]
+	for i, s := range os {
+		if s > cs[i] {
+			cs[i] = s
+		}
+	}
+}
+
+// lessEqFirst reports whether c <= o when o's components from n on are
+// zero (a Timeline's clocks, with n engines): c's first n components are
+// compared and the rest must be zero. Neither may be nil.
+func (c *Clock) lessEqFirst(o *Clock, n int) bool {
+	var tail Seq
+	for _, s := range c[n:] {
+		tail |= s
+	}
+	if tail != 0 {
+		return false
+	}
+	cs := c[:n]
+	os := o[:len(cs)]
+	for i, s := range cs {
+		if s > os[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // Join sets c to the component-wise maximum of c and o.
 func (c *Clock) Join(o *Clock) {
 	if c == nil || o == nil {

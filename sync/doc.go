@@ -89,8 +89,9 @@
 //
 // # Concurrency
 //
-// A Timeline is safe for concurrent use: one RWMutex guards it, taken for
-// reading by queries and for writing by Submit, HostSync and Complete.
+// A Timeline is safe for concurrent use: one Mutex guards it, taken by
+// queries, Submit, HostSync and Complete for a few comparisons and copies
+// each.
 // Subscribers (Subscribe) are called after Complete has released the lock,
 // on the completing goroutine, and may run concurrently with each other.
 //

@@ -82,7 +82,26 @@ func (h *history) last() *Clock {
 // push appends c as the clock of seq n+1, taking a new chunk from spare
 // when there is one.
 func (h *history) push(c *Clock, spare *[][]Clock) {
+	*h.pushLast(spare) = *c
+}
+
+// pushLast stores a copy of the last clock (the zero Clock when nothing
+// was submitted) as the clock of op n+1 and returns it, for the caller to
+// complete in place. Chunks come as push's do.
+func (h *history) pushLast(spare *[][]Clock) *Clock {
 	ci := int((h.n - h.base) >> chunkShift)
+	if ci < len(h.chunks) {
+		// The usual case: the last chunk has room, and the last clock is
+		// in it.
+		if ch := h.chunks[ci]; len(ch) > 0 && len(ch) < cap(ch) {
+			n := len(ch)
+			h.chunks[ci] = h.chunks[ci][:n+1]
+			ch = ch[:n+1]
+			ch[n] = ch[n-1]
+			h.n++
+			return &ch[n]
+		}
+	}
 	if ci == len(h.chunks) {
 		var ch []Clock
 		switch {
@@ -104,8 +123,16 @@ func (h *history) push(c *Clock, spare *[][]Clock) {
 		copy(grown, ch)
 		ch = grown
 	}
-	h.chunks[ci] = append(ch, *c)
+	if h.n > h.base && len(ch) > 0 {
+		ch = append(ch, ch[len(ch)-1])
+	} else if h.n > h.base {
+		ch = append(ch, *h.at(h.n)) // the last clock ends the chunk before
+	} else {
+		ch = append(ch, Clock{})
+	}
+	h.chunks[ci] = ch
 	h.n++
+	return &ch[len(ch)-1]
 }
 
 // forget raises floor to upTo (which must be < n and <= the engine's

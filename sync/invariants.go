@@ -32,11 +32,11 @@ var ErrInvariant = errors.New("sync: invariant violated")
 // The clock checks cover remembered ops only (see Forget), and a
 // component pointing at a forgotten op is not followed.
 //
-// It holds the read lock for its whole run, which costs
+// It holds the lock for its whole run, which costs
 // O(events · MaxEngines): meant for tests and fuzzers, not hot paths.
 func (t *Timeline) CheckInvariants() error {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.checkLocked()
 }
 

@@ -20,8 +20,8 @@ type timelineState struct {
 }
 
 func snapshot(t *Timeline) timelineState {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	s := timelineState{
 		n:         t.n,
 		engines:   t.engines,

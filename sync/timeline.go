@@ -15,7 +15,11 @@ import (
 // is safe for concurrent use by any number of goroutines.
 type Timeline struct {
 	// mu guards every field below except subs and the subscriber fields.
-	mu sync.RWMutex
+	// It is a plain Mutex, not an RWMutex: every critical section is a few
+	// comparisons and copies, and an RWMutex's write lock costs two atomic
+	// operations more on Submit and Complete, while its readers contend on
+	// one shared counter anyway.
+	mu sync.Mutex
 
 	// n is the number of engines: valid IDs are [0, n). n <= MaxEngines.
 	n int
@@ -100,22 +104,22 @@ func (t *Timeline) AddEngine(name string, kind Kind) (EngineID, error) {
 
 // Engines returns every engine in ID order, in a new slice.
 func (t *Timeline) Engines() []Engine {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return append([]Engine(nil), t.engines[:t.n]...)
 }
 
 // NumEngines returns the number of engines; their IDs are [0, NumEngines()).
 func (t *Timeline) NumEngines() int {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.n
 }
 
 // Engine returns the description of engine id, or ErrUnknownEngine.
 func (t *Timeline) Engine(id EngineID) (Engine, error) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := t.checkEngineLocked(id); err != nil {
 		return Engine{}, err
 	}
@@ -125,8 +129,8 @@ func (t *Timeline) Engine(id EngineID) (Engine, error) {
 // EngineByName returns the ID of the engine called name, and whether there
 // is one.
 func (t *Timeline) EngineByName(name string) (EngineID, bool) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	id, ok := t.names[name]
 	return id, ok
 }
@@ -143,11 +147,13 @@ func (t *Timeline) EngineByName(name string) (EngineID, bool) {
 // O(MaxEngines·(1+len(waits))), whatever the history length.
 func (t *Timeline) Submit(e EngineID, waits ...Event) (Event, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if invariants {
-		defer t.verifyLocked()
-	}
 	ev, _, err := t.submitLocked(e, waits)
+	if invariants {
+		defer t.mu.Unlock()
+		t.verifyLocked()
+		return ev, err
+	}
+	t.mu.Unlock()
 	return ev, err
 }
 
@@ -177,26 +183,23 @@ func (t *Timeline) submitLocked(e EngineID, waits []Event) (Event, *Clock, error
 			return Event{}, nil, fmt.Errorf("submit to engine %q: wait %d: %w", t.engines[e].Name, i, err)
 		}
 	}
+	// The new op's clock is built in its history slot: a copy of the
+	// previous op's, joined with the host clock and the waits.
 	h := &t.hist[e]
-	var c Clock
-	if last := h.last(); last != nil {
-		c = *last
-	}
-	c.Join(&t.host)
+	c := h.pushLast(&t.spare)
+	c.joinFirst(&t.host, t.n)
 	for i := range waits {
-		t.joinEventLocked(&c, waits[i])
+		t.joinEventLocked(c, waits[i])
 	}
-	seq := h.n + 1
-	c[e] = seq
-	h.push(&c, &t.spare)
-	return Event{Engine: e, Seq: seq}, h.at(seq), nil
+	c[e] = h.n
+	return Event{Engine: e, Seq: h.n}, c, nil
 }
 
 // Submitted returns the seq of the last op submitted to e: 0 if none, or if
 // e is unknown.
 func (t *Timeline) Submitted(e EngineID) Seq {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if int(e) >= t.n {
 		return 0
 	}
@@ -206,13 +209,16 @@ func (t *Timeline) Submitted(e EngineID) Seq {
 // Point returns where the next op on e will start: see Point. It fails with
 // ErrUnknownEngine for an unknown e.
 func (t *Timeline) Point(e EngineID) (Point, error) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
 	if err := t.checkEngineLocked(e); err != nil {
+		t.mu.Unlock()
 		return Point{}, fmt.Errorf("point: %w", err)
 	}
 	p := Point{Engine: e, Clock: t.host}
-	p.Clock.Join(t.hist[e].last())
+	if last := t.hist[e].last(); last != nil {
+		p.Clock.joinFirst(last, t.n)
+	}
+	t.mu.Unlock()
 	return p, nil
 }
 
@@ -237,8 +243,8 @@ func (t *Timeline) HostSync(ev Event) error {
 // HostClock returns what every op submitted from now on will happen-after
 // because of HostSync: the join of the clocks of all synced events.
 func (t *Timeline) HostClock() Clock {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.host
 }
 
@@ -263,7 +269,7 @@ func (t *Timeline) Complete(ev Event) error {
 		t.mu.Unlock()
 		return fmt.Errorf("complete %v: engine %d has completed through seq %d: %w", ev, ev.Engine, done, ErrAlreadyCompleted)
 	}
-	t.completed.Join(t.hist[ev.Engine].at(ev.Seq))
+	t.completed.joinFirst(t.hist[ev.Engine].at(ev.Seq), t.n)
 	if t.retain > 0 {
 		t.retireLocked()
 	}
@@ -279,7 +285,7 @@ func (t *Timeline) Complete(ev Event) error {
 		}
 	}
 	t.mu.Lock()
-	t.delivered.Join(&completed)
+	t.delivered.joinFirst(&completed, t.n)
 	if invariants {
 		t.verifyLocked()
 	}
@@ -291,22 +297,24 @@ func (t *Timeline) Complete(ev Event) error {
 // Completed reports whether ev has completed. A zero Event reads as
 // completed; an event never submitted reads as not completed.
 func (t *Timeline) Completed(ev Event) bool {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.completed.Covers(ev)
 }
 
 // Status reports whether ev has completed, after checking that ev names a
 // submitted op: it fails with ErrUnknownEvent (and ErrUnknownEngine) as
-// EventClock does, but never with ErrForgotten. One read lock, no clock
+// EventClock does, but never with ErrForgotten. One lock, no clock
 // copied: the check an allocator makes of every use.
 func (t *Timeline) Status(ev Event) (completed bool, err error) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
 	if err := t.checkEventLocked(ev); err != nil {
+		t.mu.Unlock()
 		return false, fmt.Errorf("status: %w", err)
 	}
-	return t.completed.Covers(ev), nil
+	completed = t.completed.Covers(ev)
+	t.mu.Unlock()
+	return completed, nil
 }
 
 // Delivered reports whether ev has completed and every subscriber has
@@ -315,8 +323,8 @@ func (t *Timeline) Status(ev Event) (completed bool, err error) {
 // reflects ev. Completed turns true first: Complete records ev, then calls
 // the subscribers. A zero Event reads as delivered.
 func (t *Timeline) Delivered(ev Event) bool {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.delivered.Covers(ev)
 }
 
@@ -324,8 +332,8 @@ func (t *Timeline) Delivered(ev Event) bool {
 // last seq of engine e that every subscriber has been told of. It only
 // grows, and never passes CompletedClock.
 func (t *Timeline) DeliveredClock() Clock {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.delivered
 }
 
@@ -346,8 +354,8 @@ func (t *Timeline) awaitDelivered(ev Event) {
 // CompletedClock returns the clock of completed ops: c[e] is the last
 // completed seq of engine e.
 func (t *Timeline) CompletedClock() Clock {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.completed
 }
 
@@ -355,8 +363,8 @@ func (t *Timeline) CompletedClock() Clock {
 // itself. It fails with ErrUnknownEvent if ev has not been submitted and
 // ErrForgotten if Forget has dropped it.
 func (t *Timeline) EventClock(ev Event) (Clock, error) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	c, err := t.rememberedLocked(ev)
 	if err != nil {
 		return Clock{}, fmt.Errorf("event clock: %w", err)
@@ -372,8 +380,8 @@ func (t *Timeline) EventClock(ev Event) (Clock, error) {
 // been submitted, and ErrForgotten if b has been forgotten (see Forget for
 // what forgetting does to the answer). Cost: O(1).
 func (t *Timeline) HappensBefore(a, b Event) (bool, error) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := t.checkEventLocked(a); err != nil {
 		return false, fmt.Errorf("happens-before: first: %w", err)
 	}
@@ -398,8 +406,8 @@ func (t *Timeline) SafeFor(fence *Clock, p Point) bool {
 	if fence == nil {
 		return true
 	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return fence.SafeUnder(&p.Clock, &t.completed)
 }
 
@@ -414,8 +422,8 @@ func (t *Timeline) SafeFor(fence *Clock, p Point) bool {
 // ev has not been submitted and with ErrForgotten if ev's own clock was
 // dropped.
 func (t *Timeline) OrderedAfter(fence *Clock, ev Event) (bool, error) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	c, err := t.rememberedLocked(ev)
 	if err != nil {
 		if errors.Is(err, ErrForgotten) {
@@ -436,24 +444,29 @@ func (t *Timeline) OrderedAfter(fence *Clock, ev Event) (bool, error) {
 // submitted, or ops the engine does not wait for) or one from another
 // Timeline fails with ErrInvalidPoint.
 func (t *Timeline) CheckPoint(p Point) error {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
 	if err := t.checkEngineLocked(p.Engine); err != nil {
+		t.mu.Unlock()
 		return fmt.Errorf("point: %w", err)
 	}
 	now := t.host
-	now.Join(t.hist[p.Engine].last())
-	if !p.Clock.LessEq(&now) {
-		return fmt.Errorf("%w: clock %v on engine %q is not covered by its next op's %v", ErrInvalidPoint, p.Clock, t.engines[p.Engine].Name, now)
+	if last := t.hist[p.Engine].last(); last != nil {
+		now.joinFirst(last, t.n)
 	}
+	if !p.Clock.lessEqFirst(&now, t.n) {
+		name := t.engines[p.Engine].Name
+		t.mu.Unlock()
+		return fmt.Errorf("%w: clock %v on engine %q is not covered by its next op's %v", ErrInvalidPoint, p.Clock, name, now)
+	}
+	t.mu.Unlock()
 	return nil
 }
 
 // AllCompleted reports whether every op fence covers has completed:
 // fence <= CompletedClock(). Bytes so fenced are clean, safe for any point.
 func (t *Timeline) AllCompleted(fence *Clock) bool {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return fence.LessEq(&t.completed)
 }
 
@@ -520,8 +533,8 @@ func (t *Timeline) Retain(keep Seq) {
 // Retained returns the keep of the last Retain, 0 if forgetting as
 // Complete goes is off.
 func (t *Timeline) Retained() Seq {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.retain
 }
 
@@ -531,7 +544,7 @@ const DefaultRetain Seq = 4096
 
 // retireLocked is Retain's forgetting, run by Complete: an engine whose
 // completed ops more than retain behind fill a whole chunk beyond the
-// dropped ones forgets them. t.mu is held for writing.
+// dropped ones forgets them. t.mu is held.
 func (t *Timeline) retireLocked() {
 	for e := 0; e < t.n; e++ {
 		h := &t.hist[e]
@@ -550,8 +563,8 @@ func (t *Timeline) retireLocked() {
 // Forgotten returns the last forgotten seq of engine e (0 if none, or if e
 // is unknown): ops of e with seq <= Forgotten(e) have no clock any more.
 func (t *Timeline) Forgotten(e EngineID) Seq {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if int(e) >= t.n {
 		return 0
 	}
@@ -611,13 +624,13 @@ func (t *Timeline) Subscribe(fn func(completed Clock)) (unsubscribe func()) {
 // checkEvent returns a wrapped ErrUnknownEvent unless ev names a
 // submitted op.
 func (t *Timeline) checkEvent(ev Event) error {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.checkEventLocked(ev)
 }
 
 // rememberedLocked returns the stored clock of ev, or a wrapped
-// ErrUnknownEvent or ErrForgotten. t.mu must be held (read or write).
+// ErrUnknownEvent or ErrForgotten. t.mu must be held.
 func (t *Timeline) rememberedLocked(ev Event) (*Clock, error) {
 	if err := t.checkEventLocked(ev); err != nil {
 		return nil, err
@@ -634,36 +647,49 @@ func (t *Timeline) rememberedLocked(ev Event) (*Clock, error) {
 // completed, so everything before it has too, and every op completed now
 // completed before the op or point c describes can start. The clock that
 // results is never smaller than the one a remembered ev would give. ev
-// must have been checked. t.mu must be held (read or write).
+// must have been checked. t.mu must be held.
 func (t *Timeline) joinEventLocked(c *Clock, ev Event) {
 	if ec := t.hist[ev.Engine].remembered(ev.Seq); ec != nil {
-		c.Join(ec)
+		c.joinFirst(ec, t.n)
 		return
 	}
-	c.Join(&t.completed)
+	c.joinFirst(&t.completed, t.n)
 	c.Observe(ev)
 }
 
 // checkEngineLocked returns a wrapped ErrUnknownEngine unless e exists.
-// t.mu must be held (read or write).
+// t.mu must be held.
 func (t *Timeline) checkEngineLocked(e EngineID) error {
 	if int(e) >= t.n {
-		return fmt.Errorf("engine %d (have %d): %w", e, t.n, ErrUnknownEngine)
+		return t.unknownEngineLocked(e)
 	}
 	return nil
 }
 
+// unknownEngineLocked is checkEngineLocked's error, apart so that the
+// check inlines. t.mu must be held.
+func (t *Timeline) unknownEngineLocked(e EngineID) error {
+	return fmt.Errorf("engine %d (have %d): %w", e, t.n, ErrUnknownEngine)
+}
+
 // checkEventLocked returns a wrapped ErrUnknownEvent unless ev names a
-// submitted op. t.mu must be held (read or write).
+// submitted op. t.mu must be held.
 func (t *Timeline) checkEventLocked(ev Event) error {
+	if int(ev.Engine) >= t.n || ev.Seq == 0 || ev.Seq > t.hist[ev.Engine].n {
+		return t.unknownEventLocked(ev)
+	}
+	return nil
+}
+
+// unknownEventLocked is checkEventLocked's error for an ev that names no
+// submitted op, apart so that the check stays small enough to inline.
+// t.mu must be held.
+func (t *Timeline) unknownEventLocked(ev Event) error {
 	if int(ev.Engine) >= t.n {
 		return fmt.Errorf("%w %v: engine %d (have %d): %w", ErrUnknownEvent, ev, ev.Engine, t.n, ErrUnknownEngine)
 	}
 	if ev.Seq == 0 {
 		return fmt.Errorf("%w %v: seq 0 names no op", ErrUnknownEvent, ev)
 	}
-	if last := t.hist[ev.Engine].n; ev.Seq > last {
-		return fmt.Errorf("%w %v: engine %q has submitted %d ops", ErrUnknownEvent, ev, t.engines[ev.Engine].Name, last)
-	}
-	return nil
+	return fmt.Errorf("%w %v: engine %q has submitted %d ops", ErrUnknownEvent, ev, t.engines[ev.Engine].Name, t.hist[ev.Engine].n)
 }

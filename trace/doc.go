@@ -100,8 +100,8 @@
 // # Checking a plan
 //
 // Whether a plan is safe is decided by package trace/check (check.Plan), which also
-// computes LiveLB, the lower bound on any safe arena for a schedule; see its package doc
-// for both definitions. This package gives them what they share with the replay and the
+// computes LiveLB, the lower bound on any safe arena that places buffers at offsets, for
+// a schedule; see its package doc for both definitions. This package gives them what they share with the replay and the
 // planner: the happens-before relation of a Program's ops (Order, NewOrder), the rule by
 // which a buffer lets its bytes go (LetGo, LetGoGroup) and a plan resolved against its
 // program (NewFrame), placed buffers laid over their footprints.

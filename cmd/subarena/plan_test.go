@@ -74,3 +74,25 @@ func writeJSON(t *testing.T, path string, v any) {
 		t.Fatal(err)
 	}
 }
+
+// TestPlanReplayKeptReportsBound: on MiniMalloc instance H with --budget 0 the online
+// replay's plan is kept, and the report still gives a lower bound (the planner's: no op
+// of the trace is inplace, so it holds for every plan), where it used to say 0.
+func TestPlanReplayKeptReportsBound(t *testing.T) {
+	out, code := runFresh(t, "plan", "--budget", "0", "../../testdata/minimalloc/H.1048576.csv", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var doc struct {
+		Size       int64  `json:"size"`
+		LowerBound int64  `json:"lower_bound"`
+		Method     string `json:"method"`
+		Proven     bool   `json:"proven"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Method != "online replay" || doc.LowerBound != 1048576 || doc.LowerBound > doc.Size || doc.Proven != (doc.Size == doc.LowerBound) {
+		t.Fatalf("size %d, lower_bound %d, method %q, proven %v", doc.Size, doc.LowerBound, doc.Method, doc.Proven)
+	}
+}

@@ -52,7 +52,9 @@ The run is checked as check would check it, and its violations are drawn: the by
 buffers reach, the reader and the writer with their view chains, and the missing edge.
 A replay with violations (ir-order) is drawn with a warning and exit status 0; an unsafe
 plan exits 1 as above. --compare POLICY adds a second run, a replay under POLICY, and
---compare-plan PLAN a second plan, on the same time axis, each with its HWM and LiveLB.
+--compare-plan PLAN a second plan, on the same time axis, each with its HWM and LiveLB
+(the bound of layouts that give every buffer an offset: a plan laying buffers over
+strided footprints of others can be below it, and its panel says so).
 
 The output goes to -o ("wrote PATH" on standard error; timeline.svg, or timeline.html
 with --html), or to standard output with -o -.`,

@@ -26,7 +26,13 @@ function Panel(r, parent) {
   const sec = document.createElement('section');
   sec.className = 'panel';
   const v = this.run.violations.length;
-  const over = this.run.livelb > 0 ? ' · overhead ' + ((this.run.hwm / this.run.livelb - 1) * 100).toFixed(1) + '%' : '';
+  // LiveLB bounds layouts that give every buffer an offset: a plan that lays buffers
+  // over strided footprints of others may be below it, which is no negative overhead.
+  const relaid = this.run.relaid || 0;
+  const over = !(this.run.livelb > 0) ? '' : this.run.hwm >= this.run.livelb ?
+    ' · overhead +' + ((this.run.hwm / this.run.livelb - 1) * 100).toFixed(1) + '%' :
+    ' · ' + ((1 - this.run.hwm / this.run.livelb) * 100).toFixed(1) + '% below LiveLB, which bounds offset layouts only (' +
+    relaid + ' buffer' + (relaid === 1 ? '' : 's') + ' relaid)';
   const safety = !this.run.checked ? '' : v ? ' · <span class="bad">UNSAFE: ' + v + ' violation' + (v === 1 ? '' : 's') +
     '</span>' : ' · <span class="good">safe</span>';
   sec.innerHTML = '<div class="panel-head"><b>' + esc(this.run.label) + '</b> <span class="dim">' + esc(this.run.kind) +

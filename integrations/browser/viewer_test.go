@@ -200,7 +200,8 @@ func TestViewerIROrderViolation(t *testing.T) {
 // integration's Dump writes it (an ordinary subarena-trace/v1 file), with the planner's
 // plan (in-place outputs over strided inputs are placements) beside the
 // subrange-fenced replay: the page loads, each panel's piece count matches its
-// timeline, and a placed buffer's piece names its host.
+// timeline, the plan's panel says it is below LiveLB because of its relaid buffers, and
+// a placed buffer's piece names its host.
 func TestViewerGGMLPlanVsReplay(t *testing.T) {
 	tr, err := tracefile.Load(ggmlTiny)
 	if err != nil {
@@ -240,6 +241,12 @@ func TestViewerGGMLPlanVsReplay(t *testing.T) {
 	counts := eval[[]int](tb, `[0, 1].map(r => window.subarenaViewer.pieceCount(r))`)
 	if len(counts) != 2 || counts[0] != len(planTL.Segments) || counts[1] != len(replayTL.Segments) {
 		t.Fatalf("piece counts %v, timelines %d and %d", counts, len(planTL.Segments), len(replayTL.Segments))
+	}
+	// The plan (8 buffers relaid) is below LiveLB, which bounds offset layouts only: its
+	// panel says so, with no negative overhead.
+	head := eval[string](tb, `document.querySelectorAll('.panel-head')[0].textContent`)
+	if !strings.Contains(head, "below LiveLB, which bounds offset layouts only (8 buffers relaid)") || strings.Contains(head, "overhead") {
+		t.Errorf("the plan's panel says %q", head)
 	}
 	placed := -1
 	for i, s := range planTL.Segments {

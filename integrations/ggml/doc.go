@@ -131,38 +131,43 @@
 //
 // # What it saves
 //
-// On LLaMA-style graphs (RMS norm, fused QKV split by views, RoPE, softmax
-// or flash attention, fused gate/up, SiLU·up) subarena's buffer is 0.73 of
-// gallocr's for prefill at widths 256 to 2048, batch 1 and 8, and for a
-// LLaMA-7B 512-token prefill with flash attention: the planner's lower
-// bound, proven. The 7B softmax prefill gets 0.80, 8% above its bound.
-// Offsets alone reach 0.90; the strided placements take the rest. GPT-2-style prefill graphs reach
-// 0.86-0.96. Decode graphs are dominated by the logits, an output held to the
-// end: 0.87-1.0, at the bound, which gallocr's buffer already meets on the
-// smallest. It is never larger than gallocr's on any graph tested.
-// `go run ./cmd/ggmlbench [-big]` prints the table.
+// Measured with `go run ./cmd/ggmlbench -big -sizes` (README's table, which
+// the command's test compares): on LLaMA-style graphs with fused QKV and
+// gate/up matmuls split by views, subarena's buffer is 0.738 of gallocr's
+// (geomean of 13 prefill graphs, widths 256 to 4096, batch 1 and 8, softmax
+// or flash attention; 0.735 on a LLaMA-7B 512-token flash prefill), the
+// strided placements taking it from the 0.90 offsets reach. On LLaMA graphs
+// in llama.cpp's form (separate Q, K and V matmuls, gate and up joined by
+// ggml_swiglu_split) nothing is strided and prefill graphs reach 0.903.
+// GPT-2-style prefill graphs reach 0.872. Decode graphs are dominated by the
+// logits, an output held to the end: 0.97-1.0. It is never larger than
+// gallocr's on any graph tested, and 51 of the 52 graphs are at the
+// planner's proven lower bound with the greedy start alone.
 //
 // # What it costs
 //
 // A plan-cache hit costs one pass over the graph's tensors comparing them
 // with the cached topology and checking that they fit, and one placing
 // them (ggml_backend_tensor_alloc, ggml_backend_view_init), with no Go
-// allocation: less than ggml_gallocr_alloc_graph costs on a graph gallocr
-// has reserved (0.75-0.9 times it in CPU time, BenchmarkSubarenaHit
-// against BenchmarkGallocrAllocGraph). A C host can take the whole hit in C
-// (HitState and sa_hit_last), as the llama.cpp drop-in does. A miss reads
-// the graph, builds and resolves a trace and plans it: 0.4-3.4 ms for
-// graphs of 70 to 140 nodes (20-160 times ggml_gallocr_reserve, which
-// places greedily as it walks), 5-11 ms for LLaMA-7B decode and flash
-// prefill graphs, and half a second for the two graphs whose greedy plan
-// misses the bound (LLaMA-7B softmax prefill, GPT-2 small 1024-token
-// prefill), where the planner derives the finer problem. Planning and
-// resolving the trace take most of it; reading the graph about a tenth. A
-// decode loop pays it once per topology its reserve has not covered (the
-// cache holds Options.CacheSize plans, DefaultCacheSize by default), and
-// once the buffer exists such a plan is greedy: Options.Budget is for the
-// graphs that size the buffer. BenchmarkGallocr* and BenchmarkSubarena*
-// measure both on the same graphs in one process, ggmlbench on more.
+// allocation: about what ggml_gallocr_alloc_graph costs on a graph gallocr
+// has reserved (0.69-1.45 times it in CPU time, median 0.93, over the 52
+// graphs of one run of `go run ./cmd/ggmlbench -big` on a shared 2-core
+// machine, where repeated runs move each ratio by a few tenths; 0.75-0.9
+// in BenchmarkSubarenaHit against BenchmarkGallocrAllocGraph). A C host can take the whole hit in C (HitState
+// and sa_hit_last), as the llama.cpp drop-in does. A miss reads the graph,
+// builds and resolves a trace and plans it: 0.5-13 ms for graphs of 70 to
+// 140 nodes (28-380 times ggml_gallocr_reserve, which places greedily as
+// it walks), 4-6 ms for LLaMA-7B decode and llama.cpp-form prefill graphs,
+// 22 ms for the fused LLaMA-7B flash prefill, and 80-210 ms for the two
+// graphs whose greedy start misses the bound (LLaMA-7B softmax prefill,
+// GPT-2 small 1024-token prefill), where the planner derives the finer
+// problem. Planning and resolving the trace take most of it; reading the
+// graph about a tenth. A decode loop pays it once per topology its reserve
+// has not covered (the cache holds Options.CacheSize plans,
+// DefaultCacheSize by default), and once the buffer exists such a plan is
+// greedy: Options.Budget is for the graphs that size the buffer.
+// BenchmarkGallocr* and BenchmarkSubarena* measure both on the same graphs
+// in one process, ggmlbench on more.
 //
 // # Differences from gallocr
 //

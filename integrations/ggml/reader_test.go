@@ -147,6 +147,10 @@ func readerShapes() []ggmltest.Params {
 			for _, seqs := range []int{1, 3} {
 				out = append(out, ggmltest.Params{Arch: arch, Embd: 64, Heads: 4, FF: 160, Layers: 2, Vocab: 50,
 					Ctx: 16, Seqs: seqs, Attn: attn, Seed: 3, SizeOnly: true})
+				if arch == ggmltest.LLaMA {
+					out = append(out, ggmltest.Params{Arch: arch, Embd: 64, Heads: 4, FF: 160, Layers: 2, Vocab: 50,
+						Ctx: 16, Seqs: seqs, Attn: attn, Seed: 3, SizeOnly: true, Split: true})
+				}
 			}
 		}
 	}

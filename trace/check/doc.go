@@ -50,8 +50,16 @@
 // when any of its bytes is, and LiveLB is the maximum over t of the live granules times
 // the granule size, summed over buffers. In a safe plan with granule-aligned offsets, two
 // granules live at the same time cannot share arena bytes (their users would have to be
-// ordered, so one interval would end before the other starts), hence no safe allocator
-// needs less than LiveLB on this schedule. It is computed per buffer from elementary
+// ordered, so one interval would end before the other starts), hence no safe layout that
+// gives every buffer an offset needs less than LiveLB on this schedule.
+//
+// LiveLB assumes that layout: an output takes over its input's bytes only where an
+// inplace op reads and writes the same elements up to the offset, as counted above. A
+// plan that lays a buffer over a strided footprint of another (trace.Plan.Placements,
+// the planner's relayout) is outside it and can be below LiveLB: on ggml-tiny's trace the
+// planner's relaid plan needs 241,792 B against LiveLB 297,088 B
+// (TestLiveLBBoundsOffsetLayoutsOnly). Such a plan's bound is the planner's
+// (plan.Result.LowerBound). It is computed per buffer from elementary
 // byte segments and one sweep over time.
 //
 // # Costs

@@ -19,8 +19,9 @@ type Schedule struct {
 
 // LiveLowerBound returns LiveLB for p on schedule s: the maximum over time of the bytes
 // that some pending or future op still needs, counted per granule (see the package doc for
-// the precise definition). No safe allocator, online or offline, needs a smaller arena for
-// this schedule.
+// the precise definition). No safe layout that gives every buffer an offset (in place only
+// over a read with the same elements), online or offline, needs a smaller arena for this
+// schedule; a plan with placements over strided footprints can (see the package doc).
 func LiveLowerBound(p *trace.Program, s Schedule) int64 {
 	g := p.Trace.Granule
 	var events []liveEvent

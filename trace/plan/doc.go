@@ -32,7 +32,10 @@
 // passes check.Plan. Given the online replay (Options.Replay; the
 // Allocator's is replay.Online, package trace/replay, which this package
 // does not link), it never returns a plan higher than the replay's: it
-// replays the trace too and keeps the lower safe plan.
+// replays the trace too and keeps the lower safe plan. Every plan comes
+// with its lower bound: the replay's plan with the replay's (LiveLB), or
+// the planner's when the trace has no inplace op, and it is proven when it
+// reaches it (Result.LowerBound).
 //
 // # Lifetimes from a trace
 //

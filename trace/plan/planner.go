@@ -120,18 +120,25 @@ func (pre *prelude) wait(deadline time.Time, stop <-chan struct{}) bool {
 	return false
 }
 
-// replayPlan is the replay's plan as Plan offers it.
+// replayPlan is the replay's plan as Plan offers it, its LowerBound the replay's
+// (a bound valid for the replay's plan, or 0 when the replay computed none).
 func replayPlan(rp *trace.Plan) *trace.Plan {
 	out := *rp
 	out.Policy = "replay"
-	out.LowerBound = 0
+	out.LowerBound = max(out.LowerBound, 0)
+	if out.LowerBound > out.Size {
+		out.LowerBound = 0 // not a bound of a plan it exceeds
+	}
 	return &out
 }
 
 // ReplayFunc runs an online allocator over p's host program and returns the
-// plan it made, whose Size is the allocator's high-water mark. Closing stop
-// ends it early with an error matching trace.ErrStopped. replay.Online
-// (package trace/replay) is the root package's Allocator replayed.
+// plan it made, whose Size is the allocator's high-water mark and whose
+// LowerBound, when not 0, is a height no plan of p with the in-place
+// placements the allocator may make is below. Closing stop ends it early
+// with an error matching trace.ErrStopped. replay.Online (package
+// trace/replay) is the root package's Allocator replayed; its LowerBound is
+// LiveLB (check.LiveLowerBound) on the schedule it simulated.
 type ReplayFunc func(p *trace.Program, stop <-chan struct{}) (*trace.Plan, error)
 
 // Options tunes Plan. The zero value places with the greedy variants only,
@@ -197,6 +204,12 @@ type Result struct {
 	LowerBound int64
 	LiveBound  int64
 	Proven     bool
+	// With the online replay's plan (Method "online replay"), LowerBound is
+	// the replay's bound (LiveLB on its schedule for replay.Online), or the
+	// planner's when larger and the trace has no inplace op, so that no plan
+	// is placed in place; Proven then says Plan.Size equals it. LiveBound
+	// stays the planner's.
+	//
 	// Method names what produced the plan: a greedy variant, the search, or
 	// the online replay.
 	Method string
@@ -232,7 +245,7 @@ type Result struct {
 	OrderBound int64
 
 	// bound is the planner's lower bound, kept when the replay's plan
-	// replaces the planner's (LowerBound is then 0).
+	// replaces the planner's (LowerBound is then the replay's).
 	bound int64
 }
 
@@ -397,8 +410,39 @@ func finish(res *Result, p *trace.Program, opts Options, pre *prelude, start tim
 			return nil
 		}
 	}
-	res.Plan, res.Relaid, res.Method, res.Proven, res.LowerBound, res.InPlace = rp, nil, "online replay", false, 0, 0
+	res.Plan, res.Relaid, res.Method, res.InPlace = rp, nil, "online replay", 0
+	res.LowerBound = replayBound(p, rp, res.bound)
+	rp.LowerBound = res.LowerBound
+	res.Proven = res.LowerBound > 0 && rp.Size == res.LowerBound
 	return nil
+}
+
+// replayBound is the lower bound Plan reports with the replay's plan rp of p:
+// the replay's own (LiveLB for replay.Online), raised to the planner's bound
+// when p has no inplace op. Then no plan places a buffer in place, the
+// replay's included, and the planner's bound, which holds for every plan
+// with its in-place placements (none), holds for rp. With inplace ops the
+// planner's bound is for its own in-place placements, which the replay's may
+// beat, so only the replay's is kept. A bound above rp.Size is none (0).
+func replayBound(p *trace.Program, rp *trace.Plan, planner int64) int64 {
+	lb := rp.LowerBound
+	if !hasInplace(p) {
+		lb = max(lb, planner)
+	}
+	if lb > rp.Size {
+		return 0
+	}
+	return lb
+}
+
+// hasInplace reports whether some op of p is inplace.
+func hasInplace(p *trace.Program) bool {
+	for k := range p.Ops {
+		if p.Ops[k].Inplace {
+			return true
+		}
+	}
+	return false
 }
 
 // PlanMiniMalloc plans a MiniMalloc problem as Plan plans the trace its

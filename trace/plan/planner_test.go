@@ -15,6 +15,7 @@ import (
 
 	"github.com/subarena/subarena/trace"
 
+	"github.com/subarena/subarena/trace/ggmltrace"
 	"github.com/subarena/subarena/trace/minimalloc"
 
 	"github.com/subarena/subarena/trace/tracefile"
@@ -335,7 +336,7 @@ func randomIters() int {
 // checker (package trace/check), against the replay, and against the bounds.
 func TestPlanRandomTraces(t *testing.T) {
 	_, traces := randomTraces(21, 22, randomIters(), noneStrided)
-	relaid, inplace, multi, donated := 0, 0, 0, 0
+	relaid, inplace, multi, donated, replayWon, replayProven := 0, 0, 0, 0, 0, 0
 	for iter, tr := range traces {
 		if err := tr.Validate(); err != nil {
 			t.Fatalf("iter %d: generator made an invalid trace: %v", iter, err)
@@ -365,6 +366,18 @@ func TestPlanRandomTraces(t *testing.T) {
 		if res.LowerBound > res.Plan.Size {
 			t.Fatalf("iter %d: lower bound %d above size %d", iter, res.LowerBound, res.Plan.Size)
 		}
+		if res.Proven != (res.Plan.Size == res.LowerBound) && res.Method == "online replay" {
+			t.Fatalf("iter %d: replay plan %d, bound %d, proven %v", iter, res.Plan.Size, res.LowerBound, res.Proven)
+		}
+		if res.Method == "online replay" {
+			replayWon++
+			if res.LowerBound == 0 {
+				t.Fatalf("iter %d: the replay's plan (%d B) reports no bound", iter, res.Plan.Size)
+			}
+			if res.Proven {
+				replayProven++
+			}
+		}
 		relaid += len(res.Relaid)
 		inplace += res.InPlace
 		if len(tr.Engines) > 1 {
@@ -378,8 +391,8 @@ func TestPlanRandomTraces(t *testing.T) {
 			checkSafe(t, r2)
 		}
 	}
-	t.Logf("%d relaid, %d in place, %d multi-engine traces, %d replay donations, every replay plan safe",
-		relaid, inplace, multi, donated)
+	t.Logf("%d relaid, %d in place, %d multi-engine traces, %d replay donations, every replay plan safe; "+
+		"the replay's plan kept on %d, proven at its bound on %d", relaid, inplace, multi, donated, replayWon, replayProven)
 	if relaid == 0 || inplace == 0 || multi == 0 || donated == 0 {
 		t.Fatalf("degenerate generator: %d relaid, %d in place, %d multi-engine traces, %d donations", relaid, inplace, multi, donated)
 	}
@@ -403,6 +416,10 @@ func checkReplay(t *testing.T, iter int, tr *trace.Trace) int {
 	if !rep.Safe {
 		t.Fatalf("iter %d: the replay plan %v fails the checker: %s\n%s", iter, rr.Plan.Offsets,
 			rep.Violations[0].String(), trace.Marshal(tr))
+	}
+	if rr.LiveLB > rr.HWM || rr.Plan.LowerBound != rr.LiveLB {
+		// LiveLB is the bound the planner reports with the replay's plan
+		t.Fatalf("iter %d: replay HWM %d, LiveLB %d, plan bound %d\n%s", iter, rr.HWM, rr.LiveLB, rr.Plan.LowerBound, trace.Marshal(tr))
 	}
 	return rr.Donated
 }
@@ -698,5 +715,53 @@ func TestFirstPlanTime(t *testing.T) {
 				t.Errorf("%s budget %v: first plan at %v of %v", tr.Name, budget, res.FirstPlan, res.Elapsed)
 			}
 		}
+	}
+}
+
+// TestReplayPlanReportsBound: when the online replay's plan is kept, the
+// result still reports a lower bound (the replay's LiveLB, or the planner's
+// on a trace without inplace ops), and a plan equal to it is proven. Before,
+// the replay's plan came with lower bound 0 and proven false.
+func TestReplayPlanReportsBound(t *testing.T) {
+	// A generated ggml decode-like graph on which the replay's plan is kept at
+	// its bound.
+	doc, err := ggGenerate(ggParams{Arch: ggLLaMA, Layers: 1, Embd: 48, FF: 80, Head: 4, Tokens: 13, Past: 16, FusedQKV: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ggmltrace.Import(doc, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Plan(tr, Options{Replay: replay.Online})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSafe(t, res)
+	if res.Method != "online replay" || res.LowerBound != res.Plan.Size || !res.Proven {
+		t.Errorf("ggml graph: method %q, size %d, bound %d, proven %v; want the replay's plan proven at its bound",
+			res.Method, res.Plan.Size, res.LowerBound, res.Proven)
+	}
+
+	// MiniMalloc instance H, greedy only: the replay's plan is kept, with the
+	// planner's bound (no op is inplace, so it holds for every plan).
+	mm, err := minimalloc.Parse(testfiles.Read(t, minimallocDir, "H.1048576.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = PlanMiniMalloc(mm, "H", Options{Replay: replay.Online})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tracetest.Resolve(t, res.Trace)
+	rr, err := replay.Run(p, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Method != "online replay" || res.LowerBound < max(rr.LiveLB, res.LiveBound) || res.LowerBound > res.Plan.Size ||
+		res.Plan.LowerBound != res.LowerBound ||
+		res.Proven != (res.LowerBound == res.Plan.Size) {
+		t.Errorf("H: method %q, size %d, bound %d (LiveLB %d, live bound %d), proven %v", res.Method, res.Plan.Size,
+			res.LowerBound, rr.LiveLB, res.LiveBound, res.Proven)
 	}
 }

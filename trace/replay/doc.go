@@ -27,7 +27,8 @@
 // per-op and per-buffer records for timelines and for Perfetto (WritePerfetto, one
 // simulated cost unit drawn as PerfettoUnit trace microseconds). LiveLB
 // (check.LiveLowerBound) is computed on the schedule the replay simulated: no safe
-// allocator, online or offline, needs a smaller arena for it. The buffers' lifetimes are
+// allocator that places buffers at offsets, online or offline, needs a smaller arena
+// for it (a plan laying buffers over strided footprints can: see package trace/check). The buffers' lifetimes are
 // cut where trace.Program.LetGo cuts them: each piece is the bytes one release or discard
 // lets go.
 //

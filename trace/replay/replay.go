@@ -50,7 +50,8 @@ type Result struct {
 	Policy subarena.Policy
 	// HWM is the arena's high-water mark: the arena size the replay needed.
 	HWM int64
-	// LiveLB is the lower bound no allocator beats on this schedule (see the package doc).
+	// LiveLB is the lower bound no safe allocator placing buffers at offsets beats on this
+	// schedule (see the package doc and check.LiveLowerBound).
 	LiveLB int64
 	// Overhead is HWM / LiveLB - 1 (0 when LiveLB is 0).
 	Overhead float64

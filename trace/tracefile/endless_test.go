@@ -69,6 +69,23 @@ func TestEndlessInput(t *testing.T) {
 	if _, err := ReadPlanDocument(in); !errors.Is(err, trace.ErrUnknownFormat) || in.n > headSize {
 		t.Fatalf("ReadPlanDocument of zeros: %v after %d bytes", err, in.n)
 	}
+	// Random bytes that happen to start with a brace (1 in 256 of /dev/urandom's
+	// reads) are binary data all the same, and JSON malformed within the first bytes
+	// is refused there with the parser's error: a plan is never read on.
+	for _, c := range []struct {
+		prefix, pattern string
+		err             error
+	}{
+		{"{", "\x8f\x13\xfe\x00\xd1", trace.ErrUnknownFormat},
+		{" \n{\x8f", "\x13\xfe\x00", trace.ErrUnknownFormat},
+		{`{"offsets": {"a": 1}, "x": [`, "]", trace.ErrSyntax},
+	} {
+		in := &endless{prefix: []byte(c.prefix), pattern: []byte(c.pattern), max: 64 << 20}
+		_, err := ReadPlanDocument(in)
+		if !errors.Is(err, c.err) || in.n > headSize {
+			t.Fatalf("ReadPlanDocument of %q then %q: %v after %d bytes, want %v", c.prefix, c.pattern, err, in.n, c.err)
+		}
+	}
 }
 
 // TestFormatKeyBeyondHead: a trace whose "format" key comes after 64 KiB of other keys is
@@ -86,5 +103,18 @@ func TestFormatKeyBeyondHead(t *testing.T) {
 	tr, err := Read(strings.NewReader(b.String()), "x")
 	if err != nil || len(tr.Steps) < 3 {
 		t.Fatalf("%v", err)
+	}
+}
+
+// TestRandomBytesAfterBrace: /dev/urandom's first byte is a brace once in 256 reads;
+// such input is binary data to Read as to ReadPlanDocument, refused after the first
+// bytes.
+func TestRandomBytesAfterBrace(t *testing.T) {
+	for _, prefix := range []string{"{", "\t{\xfe"} {
+		in := &endless{prefix: []byte(prefix), pattern: []byte("\x8f\x13\xfe\x00\xd1\x7f\x22"), max: 64 << 20}
+		_, err := Read(in, "x")
+		if !errors.Is(err, trace.ErrUnknownFormat) || !strings.Contains(err.Error(), "binary data") || in.n > headSize {
+			t.Fatalf("Read of %q then random bytes: %v after %d bytes", prefix, err, in.n)
+		}
 	}
 }

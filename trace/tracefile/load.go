@@ -141,6 +141,9 @@ func detectHead(head []byte) (string, error) {
 	switch {
 	case len(trimmed) == 0:
 		return "", nil
+	case trimmed[0] == '{' && controlBytes(head):
+		// Random bytes that start with a brace.
+		return "", trace.UnknownFormat(fmt.Sprintf("binary data (not text, in the first %d bytes)", len(head)))
 	case trimmed[0] == '{':
 		format, err := detectJSON(head)
 		if err != nil && !errors.Is(err, trace.ErrSyntax) {

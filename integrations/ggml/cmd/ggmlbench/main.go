@@ -1,6 +1,8 @@
 // Command ggmlbench compares subarena's graph allocator with ggml's
 // (ggml_gallocr) on LLaMA-style and GPT-2-style decoder graphs built with
-// ggml's own ops: buffer sizes (gallocr's, subarena's with offsets only and
+// ggml's own ops (LLaMA graphs with fused QKV and gate/up, and in
+// llama.cpp's form, "-split": separate Q/K/V and gate/up matmuls joined by
+// GGML_OP_GLU): buffer sizes (gallocr's, subarena's with offsets only and
 // with strided in-place placements, the planner's lower bound, the online
 // Allocator's high-water mark replaying the graph without and with
 // wait-fenced reuse) and times
@@ -15,6 +17,7 @@
 //	go run ./cmd/ggmlbench            # widths 256-2048, prefill and decode, batch 1 and 8
 //	go run ./cmd/ggmlbench -big       # and LLaMA-7B and GPT-2-small graphs
 //	go run ./cmd/ggmlbench -run 7b -min 1s
+//	go run ./cmd/ggmlbench -big -sizes -dump /tmp/graphs   # and write each graph's trace
 //
 // Times are CPU time of the calling thread (wall time where that is not
 // available), averaged over repetitions filling -min.
@@ -25,6 +28,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"text/tabwriter"
@@ -42,6 +46,7 @@ func main() {
 	minTime := flag.Duration("min", 100*time.Millisecond, "time to spend measuring each operation")
 	noTimes := flag.Bool("sizes", false, "sizes only, no times")
 	budget := flag.Duration("budget", 0, "search budget of each strided plan (0: greedy, as AllocGraph plans by default)")
+	dump := flag.String("dump", "", "write each measured graph as a subarena-trace/v1 file DIR/GRAPH.json (ggml.Dump), for subarena plan, replay, check and viz")
 	flag.Parse()
 	var re *regexp.Regexp
 	if *run != "" {
@@ -58,13 +63,14 @@ func main() {
 	var logLLaMA, logGPT2 []float64
 	logs := map[string][]float64{} // by architecture and step kind
 	atBound, n, onlineOK, reordered, orderOptimal := 0, 0, 0, 0, 0
+	var onlineOver []string // graphs on which the online Allocator needs more than gallocr
 	var reordLogs []float64
 	worst := 0.0
 	for _, sh := range ggmltest.Shapes(*big) {
 		if re != nil && !re.MatchString(sh.Name) {
 			continue
 		}
-		r, err := measureShape(sh, *minTime, !*noTimes, *budget)
+		r, err := measureShape(sh, *minTime, !*noTimes, *budget, *dump)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", sh.Name, err)
 			os.Exit(1)
@@ -76,11 +82,7 @@ func main() {
 		} else {
 			logGPT2 = append(logGPT2, math.Log(ratio))
 		}
-		kind := "prefill"
-		if sh.Tokens == 1 {
-			kind = "decode"
-		}
-		key := sh.Params.Arch.String() + " " + kind
+		key := class(sh)
 		logs[key] = append(logs[key], math.Log(ratio))
 		n++
 		if r.strided == r.bound {
@@ -102,14 +104,16 @@ func main() {
 		reordLogs = append(reordLogs, math.Log(float64(r.reordPlan)/float64(r.strided)))
 		if r.online <= r.gallocr {
 			onlineOK++
+		} else {
+			onlineOver = append(onlineOver, fmt.Sprintf("%s %.3f×", sh.Name, float64(r.online)/float64(r.gallocr)))
 		}
 	}
 	tw.Flush()
 	fmt.Printf("\nstrided/gallocr geomean: LLaMA-style %s, GPT-2-style %s; worst %.3f; %d of %d graphs at the planner's bound\n",
 		geomean(logLLaMA), geomean(logGPT2), worst, atBound, n)
-	for _, k := range []string{"llama prefill", "llama decode", "gpt2 prefill", "gpt2 decode"} {
+	for _, k := range classes {
 		if len(logs[k]) > 0 {
-			fmt.Printf("  %-13s %s\n", k, geomean(logs[k]))
+			fmt.Printf("  %-19s %s\n", k, geomean(logs[k]))
 		}
 	}
 	fmt.Printf("reordered/fixed-order plan geomean %s; reordering lowered the bound or plan on %d of %d graphs\n", geomean(reordLogs), reordered, n)
@@ -119,11 +123,36 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("online (the Allocator replaying the graph, subrange-fenced) at or below gallocr's buffer on %d of %d graphs\n", onlineOK, n)
+	for _, o := range onlineOver {
+		fmt.Printf("  online above gallocr: %s\n", o)
+	}
 	if ggmltest.HaveThreadCPU {
 		fmt.Println("times: CPU time of the calling thread per call; miss = plan + place")
 	} else {
 		fmt.Println("times: wall time per call; miss = plan + place")
 	}
+}
+
+// classes are the kinds of graph the summary reports apart, in its order.
+var classes = []string{"llama prefill fused", "llama prefill split", "llama decode fused", "llama decode split",
+	"gpt2 prefill", "gpt2 decode"}
+
+// class is the kind of graph sh is: its architecture, prefill or decode, and
+// for LLaMA whether QKV and gate/up are fused or split (llama.cpp's form).
+func class(sh ggmltest.Shape) string {
+	kind := "prefill"
+	if sh.Tokens == 1 {
+		kind = "decode"
+	}
+	key := sh.Params.Arch.String() + " " + kind
+	if sh.Params.Arch == ggmltest.LLaMA {
+		if sh.Params.Split {
+			key += " split"
+		} else {
+			key += " fused"
+		}
+	}
+	return key
 }
 
 type result struct {
@@ -138,11 +167,16 @@ type result struct {
 	first                            float64 // ns: reading the graph and the planner's first placement (one run)
 }
 
-func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget time.Duration) (*result, error) {
+func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget time.Duration, dump string) (*result, error) {
 	mg := ggmltest.NewModelGraph(sh.Params, sh.Tokens, sh.Past)
 	defer mg.Free()
 	m, c, g := mg.Model, mg.Cache, mg.Graph
 	r := &result{nodes: g.Nodes(), gallocr: g.GallocrSize()}
+	if dump != "" {
+		if err := dumpGraph(filepath.Join(dump, sh.Name+".json"), g.CGraph(), sh.Name); err != nil {
+			return nil, err
+		}
+	}
 
 	off, po, err := planWith(g.CGraph(), ggml.Options{NoRelayout: true})
 	if err != nil {
@@ -325,4 +359,17 @@ func branches(re *regexp.Regexp) error {
 		br.Free()
 	}
 	return tw.Flush()
+}
+
+// dumpGraph writes graph as a subarena-trace/v1 file at path.
+func dumpGraph(path string, graph unsafe.Pointer, name string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := ggml.Dump(f, graph, ggml.ReadOptions{Name: name}); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -42,11 +42,22 @@ sa_model * sa_model_new(const sa_hparams * hp) {
     if (hp->arch == SA_ARCH_LLAMA) {
         for (int il = 0; il < L; il++) {
             sa_layer * l = &m->layers[il];
-            l->wqkv = w2(ctx, wt, E, 3 * E, "w.qkv-%d", il);
+            if (hp->split) {
+                l->wq = w2(ctx, wt, E, E, "w.q-%d", il);
+                l->wk = w2(ctx, wt, E, E, "w.k-%d", il);
+                l->wv = w2(ctx, wt, E, E, "w.v-%d", il);
+            } else {
+                l->wqkv = w2(ctx, wt, E, 3 * E, "w.qkv-%d", il);
+            }
             l->attn_norm = w1(ctx, E, "w.attn_norm-%d", il);
             l->wo = w2(ctx, wt, E, E, "w.o-%d", il);
             l->ffn_norm = w1(ctx, E, "w.ffn_norm-%d", il);
-            l->wup = w2(ctx, wt, E, 2 * F, "w.gate_up-%d", il);
+            if (hp->split) {
+                l->wgate = w2(ctx, wt, E, F, "w.gate-%d", il);
+                l->wup = w2(ctx, wt, E, F, "w.up-%d", il);
+            } else {
+                l->wup = w2(ctx, wt, E, 2 * F, "w.gate_up-%d", il);
+            }
             l->wdown = w2(ctx, wt, F, E, "w.down-%d", il);
         }
         m->out_norm = w1(ctx, E, "w.output_norm", -1);
@@ -239,14 +250,25 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
             cur = nm(ggml_mul(ctx, cur, l->attn_norm), "ln1_w-%d", il);
             cur = nm(ggml_add(ctx, cur, l->attn_norm_b), "ln1_b-%d", il);
         }
-        struct ggml_tensor * qkv = nm(ggml_mul_mat(ctx, l->wqkv, cur), "qkv-%d", il);
-        if (hp->arch == SA_ARCH_GPT2) {
-            qkv = nm(ggml_add(ctx, qkv, l->bqkv), "qkv_b-%d", il);
+        struct ggml_tensor * qkv = NULL, * Qs = NULL, * Ks = NULL, * Vs = NULL;
+        if (l->wqkv != NULL) {
+            qkv = nm(ggml_mul_mat(ctx, l->wqkv, cur), "qkv-%d", il);
+            if (hp->arch == SA_ARCH_GPT2) {
+                qkv = nm(ggml_add(ctx, qkv, l->bqkv), "qkv_b-%d", il);
+            }
+        } else {
+            // llama.cpp's order: Q, K, V
+            Qs = nm(ggml_mul_mat(ctx, l->wq, cur), "Qcur-%d", il);
+            Ks = nm(ggml_mul_mat(ctx, l->wk, cur), "Kcur-%d", il);
+            Vs = nm(ggml_mul_mat(ctx, l->wv, cur), "Vcur-%d", il);
         }
-        const size_t es = ggml_element_size(qkv);
+        const size_t es = ggml_type_size(GGML_TYPE_F32);
         // activations are [width, tokens of every sequence]; attention splits the sequences
-        const size_t seq_nb = qkv->nb[1] * (size_t) T;
-        struct ggml_tensor * K = nm(view4(ctx, qkv, D, H, T, S, D * es, qkv->nb[1], seq_nb, E * es), "K-%d", il);
+        const size_t row_nb = qkv != NULL ? qkv->nb[1] : E * es;
+        const size_t seq_nb = row_nb * (size_t) T;
+        struct ggml_tensor * K = qkv != NULL ? view4(ctx, qkv, D, H, T, S, D * es, row_nb, seq_nb, E * es)
+                                             : ggml_reshape_4d(ctx, Ks, D, H, T, S);
+        nm(K, "K-%d", il);
         if (hp->arch == SA_ARCH_LLAMA) {
             K = nm(ggml_rope_ext(ctx, K, g->inp_pos, NULL, D, 0, hp->n_ctx, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f), "K_rope-%d", il);
         }
@@ -259,7 +281,9 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
         nm(kview, "k_cache_view-%d", il);
         ggml_build_forward_expand(gf, nm(ggml_cpy(ctx, K, kview), "k_cache_store-%d", il));
 
-        struct ggml_tensor * V = nm(view4(ctx, qkv, E, T, S, 1, qkv->nb[1], seq_nb, 0, 2 * E * es), "V-%d", il);
+        struct ggml_tensor * V = qkv != NULL ? view4(ctx, qkv, E, T, S, 1, row_nb, seq_nb, 0, 2 * E * es)
+                                             : ggml_reshape_3d(ctx, Vs, E, T, S);
+        nm(V, "V-%d", il);
         if (hp->attn == SA_ATTN_FLASH) {
             struct ggml_tensor * vview;
             if (S == 1) {
@@ -276,7 +300,9 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
             ggml_build_forward_expand(gf, nm(ggml_cpy(ctx, Vt, vview), "v_cache_store-%d", il));
         }
 
-        struct ggml_tensor * Q = nm(view4(ctx, qkv, D, H, T, S, D * es, qkv->nb[1], seq_nb, 0), "Q-%d", il);
+        struct ggml_tensor * Q = qkv != NULL ? view4(ctx, qkv, D, H, T, S, D * es, row_nb, seq_nb, 0)
+                                             : ggml_reshape_4d(ctx, Qs, D, H, T, S);
+        nm(Q, "Q-%d", il);
         if (hp->arch == SA_ARCH_LLAMA) {
             Q = nm(ggml_rope_ext(ctx, Q, g->inp_pos, NULL, D, 0, hp->n_ctx, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f), "Q_rope-%d", il);
         }
@@ -314,12 +340,18 @@ sa_graph * sa_graph_new(const sa_model * m, const sa_cache * c, int32_t n_tokens
         if (hp->arch == SA_ARCH_LLAMA) {
             cur = nm(ggml_rms_norm(ctx, ffn_inp, eps), "ffn_norm-%d", il);
             cur = nm(ggml_mul(ctx, cur, l->ffn_norm), "ffn_norm_w-%d", il);
-            struct ggml_tensor * gu = nm(ggml_mul_mat(ctx, l->wup, cur), "gate_up-%d", il);
-            const size_t ges = ggml_element_size(gu);
-            struct ggml_tensor * gate = nm(ggml_view_2d(ctx, gu, F, gu->ne[1], gu->nb[1], 0), "gate-%d", il);
-            struct ggml_tensor * gs = nm(ggml_silu(ctx, gate), "gate_silu-%d", il);
-            struct ggml_tensor * up = nm(ggml_view_2d(ctx, gu, F, gu->ne[1], gu->nb[1], F * ges), "up-%d", il);
-            cur = nm(ggml_mul(ctx, gs, up), "ffn_act-%d", il);
+            if (l->wgate != NULL) {
+                struct ggml_tensor * up = nm(ggml_mul_mat(ctx, l->wup, cur), "ffn_up-%d", il);
+                struct ggml_tensor * gate = nm(ggml_mul_mat(ctx, l->wgate, cur), "ffn_gate-%d", il);
+                cur = nm(ggml_swiglu_split(ctx, gate, up), "ffn_act-%d", il);
+            } else {
+                struct ggml_tensor * gu = nm(ggml_mul_mat(ctx, l->wup, cur), "gate_up-%d", il);
+                const size_t ges = ggml_element_size(gu);
+                struct ggml_tensor * gate = nm(ggml_view_2d(ctx, gu, F, gu->ne[1], gu->nb[1], 0), "gate-%d", il);
+                struct ggml_tensor * gs = nm(ggml_silu(ctx, gate), "gate_silu-%d", il);
+                struct ggml_tensor * up = nm(ggml_view_2d(ctx, gu, F, gu->ne[1], gu->nb[1], F * ges), "up-%d", il);
+                cur = nm(ggml_mul(ctx, gs, up), "ffn_act-%d", il);
+            }
             cur = nm(ggml_mul_mat(ctx, l->wdown, cur), "ffn_out-%d", il);
         } else {
             cur = nm(ggml_norm(ctx, ffn_inp, eps), "ln2-%d", il);

@@ -1,7 +1,8 @@
 // Package ggmltest builds decoder graphs with ggml's own ops and runs them
 // under ggml's allocators, for the tests, benchmarks and ggmlbench.
 //
-// A Model is built from Params: LLaMA- or GPT-2-style, with weights of type
+// A Model is built from Params: LLaMA-style (fused QKV and gate/up, or
+// llama.cpp's separate matmuls with Split) or GPT-2-style, with weights of type
 // F32, F16 or Q8_0, at the shapes Shapes lists (LLaMA7B and GPT2Small for
 // the big ones). A Micro graph is one writer op (WSiLU, WGELU, WMul, WAdd,
 // WRMSNorm, WRope) feeding one reader op (RMulMat, RCpy, RCont, RSiLU,
@@ -92,6 +93,11 @@ type Params struct {
 	Attn   Attn
 	KVPad  int // attended cache length rounded up to a multiple (0 = exact)
 	WType  int // ggml type of the matrices (default F16)
+	// Split (LLaMA) builds llama.cpp's LLaMA graph: separate Q, K and V
+	// matmuls, and separate gate and up matmuls joined by ggml_swiglu_split
+	// (GGML_OP_GLU), instead of one fused QKV matmul and one fused gate/up
+	// matmul split by views.
+	Split bool
 	// LastOnly passes only each sequence's last token through the last
 	// layer's FFN and the head (get_rows on output ids), as llama.cpp does
 	// when only the last logits are wanted.
@@ -112,6 +118,9 @@ func (p Params) String() string {
 	last := ""
 	if p.LastOnly {
 		last = "-last"
+	}
+	if p.Split {
+		last += "-split"
 	}
 	return fmt.Sprintf("%s-e%d-h%d-f%d-l%d-b%d-%s%s", p.Arch, p.Embd, p.Heads, p.FF, p.Layers, p.Seqs, p.Attn, last)
 }
@@ -139,6 +148,9 @@ func NewModel(p Params) *Model {
 	}
 	if p.LastOnly {
 		hp.last_only = 1
+	}
+	if p.Split && p.Arch == LLaMA {
+		hp.split = 1
 	}
 	return &Model{Params: p, m: C.sa_model_new(&hp)}
 }

@@ -1,6 +1,7 @@
 // Decoder graphs built with ggml's own ops, for tests and benchmarks:
 // LLaMA-style (RMS norm, fused QKV split by views, RoPE, fused gate/up split
-// in halves, SiLU·up) and GPT-2-style (token and position embeddings by
+// in halves, SiLU·up; or, split, llama.cpp's separate Q/K/V and gate/up
+// matmuls joined by ggml_swiglu_split) and GPT-2-style (token and position embeddings by
 // get_rows, layer norm with bias, fused QKV with bias, GELU MLP, tied LM
 // head), with softmax or flash attention over a KV cache written by
 // ggml_cpy into views of it. Weights are deterministic pseudo-random.
@@ -36,12 +37,15 @@ typedef struct sa_hparams {
     int32_t wtype;     // ggml_type of the matrices (norms and biases are f32)
     int32_t alloc;     // 1: weights and caches in CPU buffers; 0: sizing only, no memory
     int32_t last_only; // the last layer's FFN and the head see only each sequence's last token (get_rows)
+    int32_t split;     // LLaMA: separate Q, K and V matmuls and gate and up matmuls joined by ggml_swiglu_split
+                       // (GGML_OP_GLU), as llama.cpp builds LLaMA graphs; 0: fused QKV and gate/up split by views
     uint64_t seed;
 } sa_hparams;
 
 typedef struct sa_layer {
     struct ggml_tensor * attn_norm, * attn_norm_b, * wqkv, * bqkv, * wo, * bo;
     struct ggml_tensor * ffn_norm, * ffn_norm_b, * wup, * bup, * wdown, * bdown;
+    struct ggml_tensor * wq, * wk, * wv, * wgate; // split: wqkv and wup's parts (wup is then up only)
 } sa_layer;
 
 typedef struct sa_model {

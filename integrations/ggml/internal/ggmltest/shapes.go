@@ -28,7 +28,8 @@ func GPT2Small(ctx, seqs int, attn Attn) Params {
 }
 
 // Shapes lists the graphs ggmlbench and the benchmarks measure: LLaMA-style
-// and GPT-2-style, several widths, prefill and decode, batch 1 and 8. With
+// (fused QKV and gate/up, and llama.cpp's split form, "-split") and
+// GPT-2-style, several widths, prefill and decode, batch 1 and 8. With
 // big, LLaMA-7B and GPT-2-small graphs are included. All are sizing only.
 func Shapes(big bool) []Shape {
 	var out []Shape
@@ -39,6 +40,9 @@ func Shapes(big bool) []Shape {
 			kind = "decode"
 		}
 		name := fmt.Sprintf("%s-e%d-l%d-%s%d-b%d-%s", p.Arch, p.Embd, p.Layers, kind, tokens+past, p.Seqs, p.Attn)
+		if p.Split {
+			name += "-split"
+		}
 		out = append(out, Shape{Name: name, Params: p, Tokens: tokens, Past: past})
 	}
 	tiny := Tiny()
@@ -47,6 +51,9 @@ func Shapes(big bool) []Shape {
 		for _, seqs := range []int{1, 8} {
 			l := Params{Arch: LLaMA, Embd: w, Heads: w / 64, FF: w * 11 / 4, Layers: 4, Vocab: 32000, Ctx: 256, Seqs: seqs,
 				Attn: AttnSoftMax, LastOnly: true, Seed: 7}
+			add(l, 128, 0)
+			add(l, 1, 127)
+			l.Split = true
 			add(l, 128, 0)
 			add(l, 1, 127)
 			g := Params{Arch: GPT2, Embd: w, Heads: w / 64, FF: 4 * w, Layers: 4, Vocab: 50257, Ctx: 256, Seqs: seqs,
@@ -60,12 +67,22 @@ func Shapes(big bool) []Shape {
 			Attn: AttnFlash, LastOnly: true, Seed: 7}, 128, 0)
 		add(Params{Arch: LLaMA, Embd: 1024, Heads: 16, FF: 2816, Layers: 4, Vocab: 32000, Ctx: 256, Seqs: seqs,
 			Attn: AttnMaskInf, LastOnly: true, Seed: 7}, 128, 0)
+		add(Params{Arch: LLaMA, Embd: 1024, Heads: 16, FF: 2816, Layers: 4, Vocab: 32000, Ctx: 256, Seqs: seqs,
+			Attn: AttnFlash, LastOnly: true, Split: true, Seed: 7}, 128, 0)
 	}
 	if big {
 		add(LLaMA7B(512, 1, AttnSoftMax), 512, 0)
 		add(LLaMA7B(512, 1, AttnSoftMax), 1, 511)
 		add(LLaMA7B(512, 8, AttnSoftMax), 1, 511)
 		add(LLaMA7B(512, 1, AttnFlash), 512, 0)
+		for _, attn := range []Attn{AttnSoftMax, AttnFlash} {
+			p := LLaMA7B(512, 1, attn)
+			p.Split = true
+			add(p, 512, 0)
+		}
+		p := LLaMA7B(512, 8, AttnSoftMax)
+		p.Split = true
+		add(p, 1, 511)
 		add(GPT2Small(1024, 1, AttnSoftMax), 1024, 0)
 		add(GPT2Small(1024, 8, AttnSoftMax), 1, 1023)
 	}
