@@ -708,7 +708,7 @@ func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace, search b
 			nRelaid++
 		}
 	}
-	markPartial(ts, pos, place)
+	markPartial(ts, place)
 	return p, place, nRelaid, nil
 }
 
@@ -721,7 +721,7 @@ func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace, search b
 // its views are subsets of the planned ones (sa_fit). Two tensors that meet
 // only at one op, one read last and the other written by it, are not
 // partial: sa_pairs lists the op's sources for sa_fit to check.
-func markPartial(ts []tensor, pos []int32, place []C.sa_place) {
+func markPartial(ts []tensor, place []C.sa_place) {
 	base, err := viewBases(ts)
 	if err != nil {
 		return
@@ -790,7 +790,6 @@ func markPartial(ts []tensor, pos []int32, place []C.sa_place) {
 		l.hi = l.lo + size
 		lives = append(lives, l)
 	}
-	_ = pos
 	slices.SortStableFunc(lives, func(a, b life) int { return cmp.Compare(a.start, b.start) })
 	active := make([]life, 0, 64)
 	for _, t := range lives {
