@@ -19,8 +19,10 @@ static ggml_backend_buffer_t sa_buffer_new(ggml_backend_buffer_type_t buft, void
 import "C"
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -56,22 +58,26 @@ type Options struct {
 	// NoInPlace gives every tensor bytes of its own until they die
 	// (plan.Options.NoInPlace).
 	NoInPlace bool
-	// Budget is the time each new plan may spend searching below the
-	// greedy placement (plan.Options.Budget); zero plans greedily.
+	// Budget is the time each new plan of Reserve or Plan (or of
+	// AllocGraph before the buffer exists) may spend searching below the
+	// greedy placement (plan.Options.Budget): the graphs that size the
+	// buffer. A graph AllocGraph plans once the buffer exists only has to
+	// fit, and is planned greedily. Zero plans every graph greedily.
 	Budget time.Duration
 	// Check runs check.Plan on every new plan and fails the allocation if
 	// the checker rejects it (the planner's plans pass it by construction).
 	Check bool
-	// CacheSize is the number of plans kept, keyed by graph structure
+	// CacheSize is the number of plans kept, keyed by graph topology
 	// (DefaultCacheSize when zero, no cache when negative).
 	CacheSize int
 	// Name names the traces of the graphs read ("ggml-graph" when empty).
 	Name string
 	// Reorder lets AllocGraph reorder a graph's nodes, as ReorderGraph
 	// does, before placing it: the order is decided once per graph
-	// structure (and cached with the plans), then every graph of that
-	// structure is permuted to it and placed with the reordered graph's
-	// plan. Plan and Reserve plan the graph in that order and leave it in
+	// topology (and cached with the plans), then every graph of that
+	// topology is permuted to it (an order that keeps every node after
+	// those it reads is one for every graph of the topology) and placed
+	// with the reordered graph's plan. Plan and Reserve plan the graph in that order and leave it in
 	// its own.
 	Reorder bool
 }
@@ -108,16 +114,38 @@ type Stats struct {
 	Plans, Grows int
 }
 
+// entry is one cached plan: the topology of the graph planned, its dims
+// (sa_dims), the plan's in-place pairs (sa_pairs) and the placement of
+// every scan record.
 type entry struct {
 	structure
+	dims    []int64
+	pairs   []int32
 	place   []C.sa_place
 	nRelaid int32
 	plan    *Plan
 	used    uint64
 }
 
-// Allocator is the drop-in for ggml_gallocr: it plans each graph structure
-// once, offline, with subarena's planner, and places graphs into one backend
+// fits reports whether the graph just scanned, of e's topology, fits e's
+// plan (sa_fit).
+func (a *Allocator) fits(e *entry) bool {
+	return C.sa_fit(a.sc.s, dimsPtr(e.dims), pairsPtr(e.pairs), C.int32_t(len(e.pairs)/3), placePtr(e.place), C.int32_t(e.n)) == 1
+}
+
+// same reports whether the graph just scanned is e's graph: its topology
+// with the same dims.
+func (a *Allocator) same(e *entry) bool {
+	if !a.sc.has(&e.structure) {
+		return false
+	}
+	d := a.sc.dims()
+	return slices.Equal(d, e.dims)
+}
+
+// Allocator is the drop-in for ggml_gallocr: it plans a graph offline with
+// subarena's planner, places every graph that plan covers (the same
+// topology, tensors no larger) with it, and places graphs into one backend
 // buffer. It is safe for concurrent use, but ggml graphs are not: allocate a
 // graph from one goroutine at a time and compute it after AllocGraph
 // returns.
@@ -130,8 +158,10 @@ type Allocator struct {
 	arena unsafe.Pointer
 	size  int64
 	buf   C.ggml_backend_buffer_t
-	cache map[uint64]*entry
+	cache map[uint64][]*entry // by topology hash
 	last  *entry
+	// entries counts the plans in cache
+	entries int
 	// orders caches, by the structure of a graph as built, the node order
 	// Options.Reorder gives it (osc scans graphs for it).
 	orders map[uint64]*order
@@ -147,7 +177,7 @@ func New(opts Options) (*Allocator, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Allocator{opts: opts, buft: buft, align: bufferAlignment(buft), sc: sc, cache: map[uint64]*entry{}}
+	a := &Allocator{opts: opts, buft: buft, align: bufferAlignment(buft), sc: sc, cache: map[uint64][]*entry{}}
 	if buft != cpuBufferType() {
 		// the kernels verified on relaid layouts are the CPU backend's
 		a.opts.NoRelayout = true
@@ -167,11 +197,12 @@ func (a *Allocator) Free() {
 		return
 	}
 	a.freeBuffer()
+	a.setLast(nil)
 	a.sc.free()
 	if a.osc != nil {
 		a.osc.free()
 	}
-	a.cache, a.last, a.orders = nil, nil, nil
+	a.cache, a.last, a.orders, a.entries = nil, nil, nil, 0
 }
 
 func (a *Allocator) freeBuffer() {
@@ -273,9 +304,11 @@ func (a *Allocator) Exclude(tensors []unsafe.Pointer) error {
 
 // AllocGraph places every tensor of graph (a struct ggml_cgraph *) that has
 // no data yet, as ggml_gallocr_alloc_graph does: own tensors with
-// ggml_backend_tensor_alloc, views with ggml_backend_view_init. A graph whose
-// structure was planned before costs one pass over its tensors; a new one is
-// planned first, and the buffer grows when it needs more. Inputs
+// ggml_backend_tensor_alloc, views with ggml_backend_view_init. A graph that
+// a cached plan covers (Covers: the plan's topology, every tensor fitting
+// its slot) is placed with that plan in one pass over its tensors, planning
+// nothing; another is planned first, and the buffer grows when it needs
+// more. Inputs
 // (ggml_set_input) can be written after AllocGraph returns; outputs
 // (ggml_set_output) are never overwritten by the graph.
 func (a *Allocator) AllocGraph(graph unsafe.Pointer) error {
@@ -292,30 +325,90 @@ func (a *Allocator) AllocGraph(graph unsafe.Pointer) error {
 			return err
 		}
 	}
-	g := (*C.struct_ggml_cgraph)(graph)
-	if e := a.last; e != nil && a.buf != nil {
-		switch C.sa_hit(a.sc.s, g, keyPtr(e.key), C.int64_t(len(e.key)), placePtr(e.place), C.int32_t(e.n), C.int32_t(e.nRelaid)) {
-		case 1:
-			a.stats.Hits++
-			a.clock++
-			e.used = a.clock
-			return nil
-		case -1:
-			return fmt.Errorf("%w: placing a cached plan", ErrAlloc)
-		}
-	} else if err := a.sc.scan(graph); err != nil {
+	placed, err := a.allocCached(graph)
+	if err != nil || placed {
 		return err
 	}
-	if e := a.lookup(); e != nil {
+	if e := a.lookup(); e != nil { // planned, but larger than the buffer
 		a.stats.Hits++
 		return a.place(e)
 	}
 	a.stats.Misses++
-	e, err := a.planScanned()
+	e, err := a.planScanned(a.buf == nil)
 	if err != nil {
 		return err
 	}
 	return a.place(e)
+}
+
+// AllocCached places graph as AllocGraph does when a cached plan covers it
+// (a hit), and otherwise leaves it alone and reports false, planning
+// nothing.
+func (a *Allocator) AllocCached(graph unsafe.Pointer) (bool, error) {
+	if graph == nil {
+		return false, fmt.Errorf("%w: nil graph", ErrGraph)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sc.s == nil {
+		return false, errFreed
+	}
+	if a.opts.Reorder {
+		if _, err := a.reorder(graph); err != nil {
+			return false, err
+		}
+	}
+	return a.allocCached(graph)
+}
+
+// allocCached places graph with a cached plan that covers it and reports
+// whether it did; the graph is then in the scanner either way. The last
+// plan placed is tried first, on the last graph's scan records when the
+// graph was rebuilt in the same memory (sa_hit), then every plan of the
+// graph's topology, newest first.
+func (a *Allocator) allocCached(graph unsafe.Pointer) (bool, error) {
+	g := (*C.struct_ggml_cgraph)(graph)
+	tried := (*entry)(nil)
+	if e := a.last; e != nil && a.buf != nil {
+		switch C.sa_hit(a.sc.s, g, keyPtr(e.key), C.int64_t(len(e.key)), dimsPtr(e.dims), pairsPtr(e.pairs),
+			C.int32_t(len(e.pairs)/3), placePtr(e.place), C.int32_t(e.n), C.int32_t(e.nRelaid)) {
+		case 1:
+			a.stats.Hits++
+			a.clock++
+			e.used = a.clock
+			return true, nil
+		case 2:
+			tried = e
+		case -1:
+			return false, fmt.Errorf("%w: placing a cached plan", ErrAlloc)
+		}
+	} else if err := a.sc.scan(graph); err != nil {
+		return false, err
+	}
+	if a.buf == nil {
+		return false, nil
+	}
+	for _, e := range a.candidates() {
+		if e != tried && e.plan.Size <= a.size && a.fits(e) {
+			a.stats.Hits++
+			return true, a.place(e)
+		}
+	}
+	return false, nil
+}
+
+// candidates returns the cached plans of the scanned graph's topology,
+// most recently used first.
+func (a *Allocator) candidates() []*entry {
+	es := a.cache[a.sc.keyHash()]
+	out := es[:0:0]
+	for _, e := range es {
+		if a.sc.has(&e.structure) {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(x, y *entry) int { return cmp.Compare(y.used, x.used) })
+	return out
 }
 
 // place places the scanned graph with e's plan.
@@ -329,14 +422,44 @@ func (a *Allocator) place(e *entry) error {
 	a.clock++
 	e.used = a.clock
 	if a.opts.CacheSize >= 0 {
-		a.last = e
+		a.setLast(e)
 	}
 	return nil
 }
 
+// setLast makes e (nil: none) the plan AllocGraph tries first, and keeps
+// a copy of it in C for HitState's callers.
+func (a *Allocator) setLast(e *entry) {
+	if a.last == e {
+		return
+	}
+	a.last = e
+	if e == nil || C.sa_set_last(a.sc.s, keyPtr(e.key), C.int64_t(len(e.key)), dimsPtr(e.dims), pairsPtr(e.pairs),
+		C.int32_t(len(e.pairs)/3), placePtr(e.place), C.int32_t(e.n), C.int32_t(e.nRelaid)) != 0 {
+		C.sa_set_last(a.sc.s, nil, 0, nil, nil, 0, nil, 0, 0)
+	}
+}
+
+// HitState returns the C state (an sa_state *, see sa_ggml.h) whose
+// sa_hit_last places a graph with the plan AllocGraph placed last, when
+// it covers the graph, as AllocGraph would on a hit (and resets the buffer
+// first, as ggml_gallocr_alloc_graph does): a C host's plan-cache hit with
+// no call into Go. It is nil for an Allocator that reorders graphs
+// (Options.Reorder) or caches no plans. The state lives until Free; its
+// calls must not run concurrently with the Allocator's.
+func (a *Allocator) HitState() unsafe.Pointer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.opts.Reorder || a.opts.CacheSize < 0 || a.sc.s == nil {
+		return nil
+	}
+	return unsafe.Pointer(a.sc.s)
+}
+
 // Reserve plans graph and grows the buffer to what it needs, without
 // placing it, as ggml_gallocr_reserve does: reserve with the largest graph
-// to allocate the buffer once. The plan is cached.
+// to allocate the buffer once. The plan is cached, and AllocGraph places
+// with it every graph it covers (see Covers).
 func (a *Allocator) Reserve(graph unsafe.Pointer) error {
 	p, err := a.Plan(graph)
 	if err != nil {
@@ -350,8 +473,9 @@ func (a *Allocator) Reserve(graph unsafe.Pointer) error {
 	return a.grow(p.Size)
 }
 
-// Plan returns the plan for graph's structure, planning it if the cache does
-// not hold it; it touches neither the graph nor the buffer. The Plan is
+// Plan returns the plan for graph itself (its topology and sizes, not a
+// larger graph's plan that covers it), planning it if the cache does not
+// hold it; it touches neither the graph nor the buffer. The Plan is
 // shared with the cache: do not modify it.
 func (a *Allocator) Plan(graph unsafe.Pointer) (p *Plan, err error) {
 	a.mu.Lock()
@@ -380,7 +504,7 @@ func (a *Allocator) Plan(graph unsafe.Pointer) (p *Plan, err error) {
 	if e := a.lookup(); e != nil {
 		return e.plan, nil
 	}
-	e, err := a.planScanned()
+	e, err := a.planScanned(true)
 	if err != nil {
 		return nil, err
 	}
@@ -396,13 +520,40 @@ func (a *Allocator) applyErr(r int) error {
 	return fmt.Errorf("%w: the plan does not fit the graph", ErrAlloc)
 }
 
-// lookup returns the cached plan of the scanned graph, or nil.
+// lookup returns the cached plan of the scanned graph itself, or nil.
 func (a *Allocator) lookup() *entry {
-	e, ok := a.cache[a.sc.keyHash()]
-	if !ok || !a.sc.has(&e.structure) {
-		return nil
+	for _, e := range a.cache[a.sc.keyHash()] {
+		if a.same(e) {
+			return e
+		}
 	}
-	return e
+	return nil
+}
+
+// Covers reports whether a cached plan covers graph, so that AllocGraph
+// would place it without planning, given a buffer of that plan's size:
+// graph has the topology of a planned graph (the same nodes, ops, links,
+// views, types and flags) and every tensor of the Allocator's fits that
+// plan's slot for it (see the package documentation, "Dominated graphs").
+// It plans nothing and touches neither the graph nor the buffer.
+func (a *Allocator) Covers(graph unsafe.Pointer) (bool, error) {
+	if graph == nil {
+		return false, fmt.Errorf("%w: nil graph", ErrGraph)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sc.s == nil {
+		return false, errFreed
+	}
+	if err := a.sc.scan(graph); err != nil {
+		return false, err
+	}
+	for _, e := range a.candidates() {
+		if a.fits(e) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func keyPtr(k []uint64) *C.uint64_t {
@@ -412,6 +563,20 @@ func keyPtr(k []uint64) *C.uint64_t {
 	return (*C.uint64_t)(unsafe.Pointer(&k[0]))
 }
 
+func dimsPtr(d []int64) *C.int64_t {
+	if len(d) == 0 {
+		return nil
+	}
+	return (*C.int64_t)(unsafe.Pointer(&d[0]))
+}
+
+func pairsPtr(p []int32) *C.int32_t {
+	if len(p) == 0 {
+		return nil
+	}
+	return (*C.int32_t)(unsafe.Pointer(&p[0]))
+}
+
 func placePtr(p []C.sa_place) *C.sa_place {
 	if len(p) == 0 {
 		return nil
@@ -419,8 +584,10 @@ func placePtr(p []C.sa_place) *C.sa_place {
 	return &p[0]
 }
 
-// planScanned plans the graph in the scanner and caches the result.
-func (a *Allocator) planScanned() (*entry, error) {
+// planScanned plans the graph in the scanner and caches the result;
+// search tells whether Options.Budget may be spent on it (else it is
+// planned greedily).
+func (a *Allocator) planScanned(search bool) (*entry, error) {
 	start := time.Now()
 	ts, pos := a.sc.tensors()
 	name := a.opts.Name
@@ -432,14 +599,18 @@ func (a *Allocator) planScanned() (*entry, error) {
 		return nil, err
 	}
 	read := time.Since(start)
-	p, place, nRelaid, err := a.planTrace(ts, pos, t)
+	p, place, nRelaid, err := a.planTrace(ts, pos, t, search)
 	if err != nil {
 		return nil, err
 	}
 	p.Read = read
 	p.Planning = time.Since(start) - read
 	a.stats.Plans++
-	e := &entry{structure: a.sc.structure(), place: place, nRelaid: nRelaid, plan: p}
+	e := &entry{structure: a.sc.structure(), dims: a.sc.dims(), place: place, nRelaid: nRelaid, plan: p}
+	if n := C.sa_pairs(a.sc.s, placePtr(place), nil); n > 0 {
+		e.pairs = make([]int32, 3*int(n))
+		C.sa_pairs(a.sc.s, placePtr(place), pairsPtr(e.pairs))
+	}
 	a.insert(e)
 	return e, nil
 }
@@ -448,28 +619,41 @@ func (a *Allocator) insert(e *entry) {
 	if a.opts.CacheSize < 0 {
 		return
 	}
-	if len(a.cache) >= a.opts.CacheSize {
+	if a.entries >= a.opts.CacheSize {
 		var old *entry
-		for _, c := range a.cache {
-			if old == nil || c.used < old.used {
-				old = c
+		for _, es := range a.cache {
+			for _, c := range es {
+				if old == nil || c.used < old.used {
+					old = c
+				}
 			}
 		}
-		delete(a.cache, old.hash)
+		es := slices.DeleteFunc(a.cache[old.hash], func(c *entry) bool { return c == old })
+		if len(es) == 0 {
+			delete(a.cache, old.hash)
+		} else {
+			a.cache[old.hash] = es
+		}
+		a.entries--
 		if a.last == old {
-			a.last = nil
+			a.setLast(nil)
 		}
 	}
 	a.clock++
 	e.used = a.clock
-	a.cache[e.hash] = e
+	a.cache[e.hash] = append(a.cache[e.hash], e)
+	a.entries++
 }
 
 // planTrace plans t and turns the plan into placement instructions, one per
 // scan record. A plan that relays a tensor onto layouts its kernels are not
 // verified on is planned again with that tensor's op out of place.
-func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace) (*Plan, []C.sa_place, int32, error) {
-	opts := plan.Options{Budget: a.opts.Budget, NoInPlace: a.opts.NoInPlace, NoRelayout: a.opts.NoRelayout,
+func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace, search bool) (*Plan, []C.sa_place, int32, error) {
+	budget := a.opts.Budget
+	if !search {
+		budget = 0
+	}
+	opts := plan.Options{Budget: budget, NoInPlace: a.opts.NoInPlace, NoRelayout: a.opts.NoRelayout,
 		NoCheck: !a.opts.Check}
 	byName := make(map[string]int32, len(ts))
 	for i := range ts {
@@ -524,5 +708,106 @@ func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace) (*Plan, 
 			nRelaid++
 		}
 	}
+	markPartial(ts, place)
 	return p, place, nRelaid, nil
+}
+
+// markPartial sets the partial flag of every own tensor whose slot the plan
+// shares with another own tensor while both are live, judged by whole
+// lifetimes: from the op that writes a tensor (the graph's start for leaves
+// and inputs) to the last op that reads it or a view of it (the end for
+// outputs). Such a plan relies on bytes that die before the rest of their
+// tensor, and a smaller graph keeps those bytes where they were only when
+// its views are subsets of the planned ones (sa_fit). Two tensors that meet
+// only at one op, one read last and the other written by it, are not
+// partial: sa_pairs lists the op's sources for sa_fit to check.
+func markPartial(ts []tensor, place []C.sa_place) {
+	base, err := viewBases(ts)
+	if err != nil {
+		return
+	}
+	n := len(ts)
+	lastUse := make([]int32, n)
+	for i := range lastUse {
+		lastUse[i] = -1
+	}
+	held := make([]bool, n)
+	prelude := int32(-1)
+	for i := range ts {
+		x := &ts[i]
+		if x.output {
+			held[base[i]] = true
+		}
+		if x.exec < 0 || x.input {
+			prelude = int32(i)
+		}
+		if !x.isOp() {
+			continue
+		}
+		lastUse[base[i]] = int32(i)
+		for _, s := range x.src {
+			if s >= 0 {
+				lastUse[base[s]] = int32(i)
+			}
+		}
+	}
+	type life struct {
+		rec        int32
+		start, end int32
+		op         bool // start is the op that writes it
+		lo, hi     int64
+	}
+	lives := make([]life, 0, n)
+	for i := range ts {
+		x := &ts[i]
+		if x.kind != kindOwn || x.isView() {
+			continue
+		}
+		pl := &place[x.rec]
+		if pl.offset < 0 {
+			continue
+		}
+		l := life{rec: x.rec, start: int32(i), op: true, lo: int64(pl.offset)}
+		if x.exec < 0 || x.input {
+			l.start, l.op = 0, false
+		}
+		switch {
+		case held[i]:
+			l.end = int32(n)
+		case lastUse[i] >= 0:
+			l.end = lastUse[i]
+		default:
+			l.end = max(prelude, int32(i))
+		}
+		size := max(x.allocSize, x.nbytes, 1)
+		if pl.relaid != 0 {
+			var nb [4]int64
+			for k := range 4 {
+				nb[k] = int64(pl.nb[k])
+			}
+			size = max(size, nbytes(x.typ, &x.ne, &nb))
+		}
+		l.hi = l.lo + size
+		lives = append(lives, l)
+	}
+	slices.SortStableFunc(lives, func(a, b life) int { return cmp.Compare(a.start, b.start) })
+	active := make([]life, 0, 64)
+	for _, t := range lives {
+		k := 0
+		for _, a := range active {
+			if a.end >= t.start {
+				active[k] = a
+				k++
+			}
+		}
+		active = active[:k]
+		for _, a := range active {
+			if a.hi <= t.lo || t.hi <= a.lo || (a.end == t.start && t.op) {
+				continue
+			}
+			place[a.rec].partial = 1
+			place[t.rec].partial = 1
+		}
+		active = append(active, t)
+	}
 }

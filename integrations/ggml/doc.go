@@ -55,13 +55,79 @@
 // its op runs out of place and the graph is planned again. Options.
 // NoRelayout keeps every tensor at an offset.
 //
-// Plans are cached by the graph's exact structure: every node's op (and
-// unary kind), every own tensor's type, ne, nb, view offset and flags, and
-// every link between tensors, compared whole (no hash is trusted). Views of
-// external tensors are not part of it, so a decode loop whose KV-cache views
-// move each step keeps its plan. A graph rebuilt in the same context memory
-// (llama.cpp reuses one buffer for every graph's metadata) is matched link
-// by link against the last one placed, with no lookup table at all.
+// Plans are cached by the graph's topology: every node's op (and unary
+// kind), every own tensor's type and flags, which tensors are own and
+// which external, and every link between tensors (sources and view_src),
+// compared whole (no hash is trusted). Sizes are not part of it: a graph of
+// a planned topology whose own tensors fit the plan is placed with that
+// plan (see Dominated graphs). Views of external tensors are not part of
+// it either, so a decode loop whose KV-cache views move each step keeps
+// its plan. A graph rebuilt in the same context memory (llama.cpp reuses
+// one buffer for every graph's metadata) is matched link by link against
+// the last one placed, with no lookup table at all, in the same pass that
+// checks that it fits.
+//
+// # Dominated graphs
+//
+// ggml_gallocr places every graph of the reserved graph's node count whose
+// tensors fit their reserved slots at the reserved offsets: llama.cpp
+// reserves its worst case (n_ubatch tokens, the whole context) once and
+// places each smaller prompt chunk and each decode step there. AllocGraph
+// does the same, planning nothing, when a cached plan covers the graph
+// (Covers): the graph has the plan's topology and, in one pass over its
+// records (sa_fit in sa_ggml.c),
+//
+//  1. every own tensor's allocation size is at most its slot's (the
+//     planned tensor's), so it lies inside its slot at the planned offset;
+//  2. a view of an own tensor whose slot the plan shares with no tensor
+//     live at the same time (the tensor dies whole) lies inside the slot;
+//  3. a view of a partial tensor — one whose slot the plan shares with a
+//     tensor live while it is, using bytes of it that die early (the K and
+//     V thirds of a fused QKV product) — has the planned view offset, no
+//     more elements along any dimension, and the planned stride along
+//     every dimension of more than one element: each of its elements is
+//     one of the planned view's, at the same byte;
+//  4. relaid tensors and their views have exactly their planned ne, nb and
+//     view offsets;
+//  5. for every node writing an own tensor U and every source S of it whose
+//     base's slot meets U's (listed when planning, sa_pairs): if S's bytes
+//     still meet U's, S lies element for element under U (same offset, type,
+//     ne, and strides along dimensions of more than one element) when it
+//     did in the plan, and otherwise both keep their planned dims.
+//
+// Why this keeps the plan safe. The graph has the plan's nodes in the
+// plan's order, so every tensor is written by the same op and read by the
+// same ops. A byte of an own tensor lives from the op that writes it (the
+// graph's start for inputs and leaves) to the last op that reads it
+// through any view (the end for outputs); the plan is safe when tensors
+// whose bytes overlap are never live at the same byte at once, but at an
+// op that reads one in place while writing the other. Take two own tensors
+// A and B whose slots overlap, and a byte b in both (rules 1 and 4 keep
+// every byte in its slot). If the plan gave A and B whole lifetimes that do
+// not meet, b's lifetime under each, being inside its tensor's whole
+// lifetime, cannot meet either. If their whole lifetimes meet in more than
+// one op, the plan used bytes that die early: both are partial, and by
+// rules 3 and 4 every view of either covers in the small graph only bytes
+// it covered in the planned graph, read by the same ops, so b lives no
+// longer in either tensor than it did in the plan, which kept them apart.
+// If they meet at one op only, the op that reads A last and writes B,
+// rule 5 leaves that op either reading none of B's bytes through A or
+// reading them element for element where it writes them, as ggml's
+// in-place kernels do (ggml_op_can_inplace; the plan paired them so).
+// Rule 2 needs nothing more: a tensor that dies whole shares its slot only
+// with tensors whose lifetimes do not meet its own but at such an op.
+//
+// Rule 4 is strict: a plan that relays tensors (the default here, not in
+// the llama.cpp drop-in) covers only graphs whose relaid tensors keep their
+// sizes, so with relayout most smaller graphs are planned anew; with
+// Options.NoRelayout a reserved worst case covers them.
+//
+// TestDominatedGraphs places random smaller steps of random models (both
+// architectures, every attention variant, batches, padded caches) with the
+// plan of a reserved larger one and runs the safety checker (trace/check)
+// on each small graph's own trace with the offsets it got: every one passes.
+// Under llama.cpp (integrations/llamacpp), no graph is planned after the
+// reserve at context creation, whatever the prompt's length and chunking.
 //
 // # What it saves
 //
@@ -81,23 +147,27 @@
 // # What it costs
 //
 // A plan-cache hit costs one pass over the graph's tensors comparing them
-// with the cached structure and one placing them (ggml_backend_tensor_alloc,
-// ggml_backend_view_init), with no Go allocation: about what
-// ggml_gallocr_alloc_graph costs on a graph gallocr has reserved (0.62-1.11
-// times it in CPU time, median 0.81, over the 52 graphs of one run of
-// `go run ./cmd/ggmlbench -big` on a shared 2-core machine; repeated runs
-// move each ratio by a few tenths). A miss reads the graph, builds and
-// resolves a trace and plans it: 0.5-13 ms for graphs of 70 to 140 nodes
-// (28-380 times ggml_gallocr_reserve, which places greedily as it walks),
-// 4-6 ms for LLaMA-7B decode and llama.cpp-form prefill graphs, 22 ms for
-// the fused LLaMA-7B flash prefill, and 80-210 ms for the two graphs whose
-// greedy start misses the bound (LLaMA-7B softmax prefill, GPT-2 small
-// 1024-token prefill), where the planner derives the finer problem.
-// Planning and resolving the trace take most of it; reading the graph about
-// a tenth. A decode loop pays it once per graph shape (the cache holds
-// Options.CacheSize plans, DefaultCacheSize by default). BenchmarkGallocr*
-// and BenchmarkSubarena* measure both on the same graphs in one process,
-// ggmlbench on more.
+// with the cached topology and checking that they fit, and one placing
+// them (ggml_backend_tensor_alloc, ggml_backend_view_init), with no Go
+// allocation: about what ggml_gallocr_alloc_graph costs on a graph gallocr
+// has reserved (0.69-1.45 times it in CPU time, median 0.93, over the 52
+// graphs of one run of `go run ./cmd/ggmlbench -big` on a shared 2-core
+// machine, where repeated runs move each ratio by a few tenths; 0.75-0.9
+// in BenchmarkSubarenaHit against BenchmarkGallocrAllocGraph). A C host can take the whole hit in C (HitState
+// and sa_hit_last), as the llama.cpp drop-in does. A miss reads the graph,
+// builds and resolves a trace and plans it: 0.5-13 ms for graphs of 70 to
+// 140 nodes (28-380 times ggml_gallocr_reserve, which places greedily as
+// it walks), 4-6 ms for LLaMA-7B decode and llama.cpp-form prefill graphs,
+// 22 ms for the fused LLaMA-7B flash prefill, and 80-210 ms for the two
+// graphs whose greedy start misses the bound (LLaMA-7B softmax prefill,
+// GPT-2 small 1024-token prefill), where the planner derives the finer
+// problem. Planning and resolving the trace take most of it; reading the
+// graph about a tenth. A decode loop pays it once per topology its reserve
+// has not covered (the cache holds Options.CacheSize plans,
+// DefaultCacheSize by default), and once the buffer exists such a plan is
+// greedy: Options.Budget is for the graphs that size the buffer.
+// BenchmarkGallocr* and BenchmarkSubarena* measure both on the same graphs
+// in one process, ggmlbench on more.
 //
 // # Differences from gallocr
 //

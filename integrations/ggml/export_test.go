@@ -1,6 +1,10 @@
 package ggml
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/subarena/subarena/trace"
+)
 
 // NodeOrders returns the node orders ReorderGraph tries for graph (CPU
 // buffer type), whatever their plans.
@@ -28,3 +32,14 @@ func OrderCache(a *Allocator) []any {
 
 // GraphNodes returns graph's nodes in execution order.
 func GraphNodes(graph unsafe.Pointer) []unsafe.Pointer { return graphNodes(graph) }
+
+// Placed reads graph, just placed by a (AllocGraph), as a trace and the
+// plan of offsets its own tensors were placed at, for check.Plan. Relaid
+// tensors are not supported (use Options.NoRelayout).
+func Placed(a *Allocator, graph unsafe.Pointer) (*trace.Trace, *trace.Plan, error) {
+	return a.placed(graph)
+}
+
+// HitLast places graph with sa_hit_last on a's HitState, as a C host
+// would: 1 on a hit.
+func HitLast(a *Allocator, graph unsafe.Pointer) int { return a.hitLast(graph) }

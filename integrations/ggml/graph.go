@@ -112,9 +112,18 @@ func (sc *scanner) structure() structure {
 	return structure{hash: sc.keyHash(), key: slices.Clone(sc.key()), n: int32(sc.s.n_recs)}
 }
 
-// has reports whether the scanned graph has structure st.
+// has reports whether the scanned graph has the topology st.
 func (sc *scanner) has(st *structure) bool {
 	return st.n == int32(sc.s.n_recs) && slices.Equal(st.key, sc.key())
+}
+
+// dims returns the scanned graph's dims (sa_dims), alloc sizes included.
+func (sc *scanner) dims() []int64 {
+	d := make([]int64, int(C.SA_DIMS)*int(sc.s.n_recs))
+	if len(d) > 0 {
+		C.sa_dims(sc.s, (*C.int64_t)(unsafe.Pointer(&d[0])))
+	}
+	return d
 }
 
 func (sc *scanner) recs() []C.sa_rec {

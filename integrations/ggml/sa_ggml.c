@@ -19,6 +19,10 @@ sa_state * sa_state_new(ggml_backend_buffer_type_t buft) {
     sa_state * s = (sa_state *) calloc(1, sizeof(sa_state));
     if (s != NULL) {
         s->buft = buft;
+        for (int i = 0; i < GGML_TYPE_COUNT; i++) {
+            s->blck[i] = ggml_blck_size((enum ggml_type) i);
+            s->tsize[i] = (int64_t) ggml_type_size((enum ggml_type) i);
+        }
     }
     return s;
 }
@@ -35,6 +39,11 @@ void sa_state_free(sa_state * s) {
     free(s->rvals);
     free(s->key);
     free(s->xkeys);
+    free(s->graph_leafs);
+    free(s->last_key);
+    free(s->last_dims);
+    free(s->last_pairs);
+    free(s->last_place);
     free(s);
 }
 
@@ -223,13 +232,14 @@ static int key_reserve(sa_state * s, int64_t n) {
     return sa_reserve(&s->key, &s->cap_key, n, 1024, sizeof(uint64_t));
 }
 
-// The most key words one record takes: a header, five words of sources,
-// ne, nb and the view offset.
-#define SA_KEY_MAX (1 + GGML_MAX_SRC / 2 + 2 * GGML_MAX_DIMS + 1)
+// The most key words one record takes: a header and five words of sources.
+// The key is the graph's topology: the sizes (ne, nb, view offsets) of
+// its own tensors are compared with a plan's by sa_fit, not keyed.
+#define SA_KEY_MAX (1 + GGML_MAX_SRC / 2)
 
-// rec_key sets the kind, strides and view offset of a linked record and
-// writes its key words to k; it returns how many.
-static inline int32_t rec_key(const sa_state * s, sa_rec * rec, uint64_t * k) {
+// rec_head sets the kind, strides and view offset of a linked record and
+// returns its first key word.
+static inline uint64_t rec_head(const sa_state * s, sa_rec * rec) {
     const struct ggml_tensor * t = rec->t;
     const sa_relaid * e = NULL;
     if (s->n_relaid > 0 && t->buffer != NULL && t->buffer == s->buffer) {
@@ -256,13 +266,6 @@ static inline int32_t rec_key(const sa_state * s, sa_rec * rec, uint64_t * k) {
     } else if (t->extra != NULL) {
         head |= 1 << 3; // a backend's extra data (repacked weights) changes which kernels run
     }
-    int32_t n = 0;
-    k[n++] = head;
-    if (is_node) {
-        for (int j = 0; j < GGML_MAX_SRC; j += 2) {
-            k[n++] = (uint64_t) (uint32_t) rec->src[j] | ((uint64_t) (uint32_t) rec->src[j + 1] << 32);
-        }
-    }
     if (e != NULL) {
         for (int d = 0; d < GGML_MAX_DIMS; d++) {
             rec->nb[d] = e->orig_nb[d];
@@ -274,15 +277,17 @@ static inline int32_t rec_key(const sa_state * s, sa_rec * rec, uint64_t * k) {
         }
         rec->view_offs = (int64_t) t->view_offs;
     }
-    if (own) {
-        for (int d = 0; d < GGML_MAX_DIMS; d++) {
-            k[n++] = (uint64_t) t->ne[d];
-        }
-        for (int d = 0; d < GGML_MAX_DIMS; d++) {
-            k[n++] = (uint64_t) rec->nb[d];
-        }
-        if (rec->kind == SA_VIEW_OWN) {
-            k[n++] = (uint64_t) rec->view_offs;
+    return head;
+}
+
+// rec_key sets the kind, strides and view offset of a linked record and
+// writes its key words to k; it returns how many.
+static inline int32_t rec_key(const sa_state * s, sa_rec * rec, uint64_t * k) {
+    int32_t n = 0;
+    k[n++] = rec_head(s, rec);
+    if (rec->node >= 0) {
+        for (int j = 0; j < GGML_MAX_SRC; j += 2) {
+            k[n++] = (uint64_t) (uint32_t) rec->src[j] | ((uint64_t) (uint32_t) rec->src[j + 1] << 32);
         }
     }
     return n;
@@ -311,6 +316,12 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g) {
     // Every leaf of the graph gets a record, read by a node or not: gallocr
     // allocates them all, and the host may write any of them.
     s->n_graph_leafs = g->n_leafs;
+    if (sa_reserve(&s->graph_leafs, &s->cap_graph_leafs, g->n_leafs, 64, sizeof(*s->graph_leafs)) != 0) {
+        return -1;
+    }
+    if (g->n_leafs > 0) {
+        memcpy(s->graph_leafs, g->leafs, (size_t) g->n_leafs * sizeof(*g->leafs));
+    }
     for (int32_t i = 0; i < g->n_leafs; i++) {
         if (rec_of(s, g->leafs[i]) < 0) {
             return -1;
@@ -362,12 +373,20 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g) {
     return s->n_recs;
 }
 
-// sa_match reports whether g is the graph of the last scan, tensor for
+// sa_fit_rec reports whether record r of the scanned graph fits the plan
+// (see sa_fit); its kind and strides must be set.
+static inline int sa_fit_rec(const sa_state * s, int32_t r, const int64_t * gdims, const sa_place * pl);
+static int sa_fit_pairs(const sa_state * s, const int64_t * gdims, const int32_t * pairs, int32_t n_pairs,
+                        const sa_place * pl);
+
+// sa_match_fit reports whether g is the graph of the last scan, tensor for
 // tensor at the same addresses (an engine that builds each step's graph in
-// the same context memory), with the structure key. It compares the links
-// with the last scan's instead of looking every tensor up, and refreshes
-// the records' kinds and strides.
-static int sa_match(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key) {
+// the same context memory), with the topology key and, when gdims is set,
+// fitting the plan (sa_fit, but for its pairs). It compares the links with
+// the last scan's instead of looking every tensor up (the key's source
+// words follow from them), and refreshes the records' kinds and strides.
+static int sa_match_fit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const int64_t * gdims,
+                        const sa_place * pl) {
     const int32_t n_nodes = ggml_graph_n_nodes(g);
     if (n_nodes != s->n_nodes || s->n_node_recs != n_nodes || s->n_recs == 0 || n_key < 1 ||
         key[0] != ((uint64_t) (uint32_t) n_nodes | ((uint64_t) (uint32_t) s->n_recs << 32))) {
@@ -380,20 +399,18 @@ static int sa_match(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, 
         }
     }
 #ifdef SA_GGML_GRAPH_LEAFS
-    if (g->n_leafs != s->n_graph_leafs) {
+    if (g->n_leafs != s->n_graph_leafs ||
+        (g->n_leafs > 0 && memcmp(g->leafs, s->graph_leafs, (size_t) g->n_leafs * sizeof(*g->leafs)) != 0)) {
         return 0;
     }
-    for (int32_t i = 0; i < g->n_leafs; i++) {
-        if (s->keys[table_find(s->keys, s->hcap, g->leafs[i])] != g->leafs[i]) {
-            return 0;
-        }
-    }
 #endif
-    uint64_t buf[SA_KEY_MAX];
     int64_t pos = 1;
     for (int32_t r = 0; r < s->n_recs; r++) {
         sa_rec * rec = &recs[r];
         const struct ggml_tensor * t = rec->t;
+        if (pos >= n_key) {
+            return 0;
+        }
         if (rec->node >= 0) {
             for (int j = 0; j < GGML_MAX_SRC; j++) {
                 const int32_t want = rec->src[j];
@@ -405,18 +422,13 @@ static int sa_match(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, 
         if (rec->view_src < 0 ? t->view_src != NULL : t->view_src != recs[rec->view_src].t) {
             return 0;
         }
-        const int32_t m = rec_key(s, rec, buf);
-        if (pos + m > n_key) {
+        if (rec_head(s, rec) != key[pos]) {
             return 0;
         }
-        uint64_t diff = 0; // a few words: no memcmp call per record
-        for (int32_t i = 0; i < m; i++) {
-            diff |= buf[i] ^ key[pos + i];
-        }
-        if (diff != 0) {
+        pos += rec->node >= 0 ? 1 + GGML_MAX_SRC / 2 : 1;
+        if (gdims != NULL && !sa_fit_rec(s, r, gdims, pl)) {
             return 0;
         }
-        pos += m;
     }
     return pos == n_key;
 }
@@ -585,9 +597,16 @@ int32_t sa_apply(sa_state * s, const sa_place * pl, int32_t n, int32_t n_relaid)
     return 0;
 }
 
-int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const sa_place * pl,
-               int32_t n, int32_t n_relaid) {
-    if (sa_match(s, g, key, n_key) && n == s->n_recs) {
+static int32_t sa_hit_impl(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const int64_t * gdims,
+                           const int32_t * pairs, int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid,
+                           int reset) {
+    if (n == s->n_recs && sa_match_fit(s, g, key, n_key, gdims, pl)) {
+        if (!sa_fit_pairs(s, gdims, pairs, n_pairs, pl)) {
+            return 2;
+        }
+        if (reset) {
+            ggml_backend_buffer_reset(s->buffer);
+        }
         return sa_apply(s, pl, n, n_relaid) == 0 ? 1 : -1;
     }
     int32_t got = sa_scan(s, g);
@@ -597,7 +616,284 @@ int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64
     if (got != n || s->n_key != n_key || memcmp(s->key, key, (size_t) n_key * sizeof(uint64_t)) != 0) {
         return 0;
     }
+    if (!sa_fit(s, gdims, pairs, n_pairs, pl, n)) {
+        return 2;
+    }
+    if (reset) {
+        ggml_backend_buffer_reset(s->buffer);
+    }
     return sa_apply(s, pl, n, n_relaid) == 0 ? 1 : -1;
+}
+
+int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const int64_t * gdims,
+               const int32_t * pairs, int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid) {
+    return sa_hit_impl(s, g, key, n_key, gdims, pairs, n_pairs, pl, n, n_relaid, 0);
+}
+
+// sa_copy sets *dst (of *cap elements) to a copy of n elements of elem
+// bytes from src; it returns 0, or -1 when out of memory.
+static int sa_copy(void * dst, int64_t * cap, const void * src, int64_t n, size_t elem) {
+    if (sa_reserve(dst, cap, n, 16, elem) != 0) {
+        return -1;
+    }
+    if (n > 0) {
+        void * p;
+        memcpy(&p, dst, sizeof p);
+        memcpy(p, src, (size_t) n * elem);
+    }
+    return 0;
+}
+
+int32_t sa_set_last(sa_state * s, const uint64_t * key, int64_t n_key, const int64_t * gdims, const int32_t * pairs,
+                    int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid) {
+    s->last_ok = 0;
+    if (n_key <= 0) {
+        return 0;
+    }
+    if (sa_copy(&s->last_key, &s->cap_last_key, key, n_key, sizeof(*key)) != 0 ||
+        sa_copy(&s->last_dims, &s->cap_last_dims, gdims, (int64_t) n * SA_DIMS, sizeof(*gdims)) != 0 ||
+        sa_copy(&s->last_pairs, &s->cap_last_pairs, pairs, 3 * (int64_t) n_pairs, sizeof(*pairs)) != 0 ||
+        sa_copy(&s->last_place, &s->cap_last_place, pl, n, sizeof(*pl)) != 0) {
+        return -1;
+    }
+    s->n_last_key = n_key;
+    s->n_last_pairs = n_pairs;
+    s->n_last = n;
+    s->n_last_relaid = n_relaid;
+    s->last_ok = 1;
+    return 0;
+}
+
+int32_t sa_hit_last(sa_state * s, struct ggml_cgraph * g) {
+    if (!s->last_ok || s->buffer == NULL) {
+        return 0;
+    }
+    const int32_t r = sa_hit_impl(s, g, s->last_key, s->n_last_key, s->last_dims, s->last_pairs, s->n_last_pairs,
+                                  s->last_place, s->n_last, s->n_last_relaid, 1);
+    if (r == -1) {
+        s->last_ok = 0; // half placed: the Go side places it again
+    }
+    return r;
+}
+
+// sa_nbytes is ggml_nbytes of a tensor of t's type and ne with strides nb.
+static inline int64_t sa_nbytes(const sa_state * s, const struct ggml_tensor * t, const int64_t * nb) {
+    for (int d = 0; d < GGML_MAX_DIMS; d++) {
+        if (t->ne[d] <= 0) {
+            return 0;
+        }
+    }
+    const int64_t blck = s->blck[t->type];
+    int64_t n;
+    if (blck == 1) {
+        n = s->tsize[t->type];
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            n += (t->ne[d] - 1) * nb[d];
+        }
+    } else {
+        n = t->ne[0] * nb[0] / blck;
+        for (int d = 1; d < GGML_MAX_DIMS; d++) {
+            n += (t->ne[d] - 1) * nb[d];
+        }
+    }
+    return n;
+}
+
+// sa_alloc_size is the backend allocation size of own record r with the
+// graph's own strides.
+static int64_t sa_alloc_size(const sa_state * s, const sa_rec * rec) {
+    struct ggml_tensor * t = rec->t;
+    int changed = 0;
+    size_t saved[GGML_MAX_DIMS];
+    for (int d = 0; d < GGML_MAX_DIMS; d++) {
+        saved[d] = t->nb[d];
+        changed |= (int64_t) t->nb[d] != rec->nb[d];
+    }
+    if (changed) {
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            t->nb[d] = (size_t) rec->nb[d];
+        }
+    }
+    const int64_t size = (int64_t) ggml_backend_buft_get_alloc_size(s->buft, t);
+    if (changed) {
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            t->nb[d] = saved[d];
+        }
+    }
+    return size;
+}
+
+void sa_dims(sa_state * s, int64_t * out) {
+    memset(out, 0, (size_t) s->n_recs * SA_DIMS * sizeof(int64_t));
+    for (int32_t r = 0; r < s->n_recs; r++) {
+        const sa_rec * rec = &s->recs[r];
+        if (rec->kind != SA_OWN && rec->kind != SA_VIEW_OWN) {
+            continue;
+        }
+        int64_t * d = out + (int64_t) r * SA_DIMS;
+        for (int k = 0; k < GGML_MAX_DIMS; k++) {
+            d[k] = (int64_t) rec->t->ne[k];
+            d[GGML_MAX_DIMS + k] = rec->nb[k];
+        }
+        d[8] = rec->view_offs;
+        d[9] = rec->kind == SA_OWN ? sa_alloc_size(s, rec) : 0;
+    }
+}
+
+// sa_range gives the bytes that own record r (SA_OWN or SA_VIEW_OWN, placed
+// by pl) covers in the buffer, from its first element's offset *off to its
+// last byte, and the strides it is placed with; it returns 0 when r is not
+// placed by pl.
+static int sa_range(const sa_state * s, const sa_place * pl, int32_t r, int64_t * off, int64_t * end, const int64_t ** nb) {
+    const sa_rec * rec = &s->recs[r];
+    int64_t base;
+    if (rec->kind == SA_OWN) {
+        base = pl[r].offset;
+    } else if (rec->kind == SA_VIEW_OWN) {
+        base = pl[rec->view_src].offset;
+        if (base >= 0) {
+            base += pl[r].relaid ? pl[r].view_offs : rec->view_offs;
+        }
+    } else {
+        return 0;
+    }
+    if (base < 0) {
+        return 0;
+    }
+    *nb = pl[r].relaid ? pl[r].nb : rec->nb;
+    *off = base;
+    *end = base + sa_nbytes(s, rec->t, *nb);
+    return 1;
+}
+
+// sa_same_layout reports whether records a and b, placed at offsets oa and
+// ob with strides na and nb, put every element at the same byte.
+static inline int sa_same_layout(const sa_state * s, int32_t a, int32_t b, int64_t oa, int64_t ob, const int64_t * na,
+                                 const int64_t * nb) {
+    const struct ggml_tensor * x = s->recs[a].t;
+    const struct ggml_tensor * y = s->recs[b].t;
+    if (oa != ob || x->type != y->type) {
+        return 0;
+    }
+    for (int d = 0; d < GGML_MAX_DIMS; d++) {
+        if (x->ne[d] != y->ne[d] || (x->ne[d] > 1 && na[d] != nb[d])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int32_t sa_pairs(sa_state * s, const sa_place * pl, int32_t * out) {
+    int32_t n = 0;
+    for (int32_t k = 0; k < s->n_recs; k++) {
+        const sa_rec * rec = &s->recs[k];
+        int64_t uo, ue;
+        const int64_t * un;
+        if (rec->node < 0 || rec->kind != SA_OWN || !sa_range(s, pl, k, &uo, &ue, &un)) {
+            continue;
+        }
+        for (int j = 0; j < GGML_MAX_SRC; j++) {
+            const int32_t x = rec->src[j];
+            int64_t so, se;
+            const int64_t * sn;
+            if (x < 0 || x == k || !sa_range(s, pl, x, &so, &se, &sn)) {
+                continue;
+            }
+            const int32_t b = s->recs[x].kind == SA_VIEW_OWN ? s->recs[x].view_src : x;
+            const int64_t bo = pl[b].offset, be = bo + sa_alloc_size(s, &s->recs[b]);
+            if (be <= uo || ue <= bo) {
+                continue;
+            }
+            if (out != NULL) {
+                out[3 * n] = k;
+                out[3 * n + 1] = j;
+                out[3 * n + 2] = sa_same_layout(s, x, k, so, uo, sn, un) ? SA_PAIR_INPLACE : SA_PAIR_EXACT;
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+// sa_same_dims reports whether record r has the dims d.
+static inline int sa_same_dims(const sa_rec * rec, const int64_t * d) {
+    for (int k = 0; k < GGML_MAX_DIMS; k++) {
+        if ((int64_t) rec->t->ne[k] != d[k] || rec->nb[k] != d[GGML_MAX_DIMS + k]) {
+            return 0;
+        }
+    }
+    return rec->kind != SA_VIEW_OWN || rec->view_offs == d[8];
+}
+
+static inline int sa_fit_rec(const sa_state * s, int32_t r, const int64_t * gdims, const sa_place * pl) {
+    const sa_rec * rec = &s->recs[r];
+    const int64_t * d = gdims + (int64_t) r * SA_DIMS;
+    if (rec->kind == SA_OWN) {
+        if (pl[r].offset < 0) {
+            return 1;
+        }
+        if (pl[r].relaid) {
+            return sa_same_dims(rec, d);
+        }
+        return sa_alloc_size(s, rec) <= d[9];
+    }
+    if (rec->kind != SA_VIEW_OWN) {
+        return 1;
+    }
+    const int32_t b = rec->view_src;
+    if (pl[r].relaid || pl[b].relaid) {
+        return sa_same_dims(rec, d);
+    }
+    if (!pl[b].partial) {
+        // the base dies whole: the view only has to stay in its slot
+        return rec->view_offs >= 0 && rec->view_offs + sa_nbytes(s, rec->t, rec->nb) <= gdims[(int64_t) b * SA_DIMS + 9];
+    }
+    // every element of the view is one of the planned view's, at the same byte
+    if (rec->view_offs != d[8]) {
+        return 0;
+    }
+    const struct ggml_tensor * t = rec->t;
+    for (int k = 0; k < GGML_MAX_DIMS; k++) {
+        const int64_t ne = (int64_t) t->ne[k];
+        if (ne > d[k] || (ne > 1 && rec->nb[k] != d[GGML_MAX_DIMS + k])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+// sa_fit_pairs checks the pairs of sa_fit.
+static int sa_fit_pairs(const sa_state * s, const int64_t * gdims, const int32_t * pairs, int32_t n_pairs,
+                        const sa_place * pl) {
+    const sa_rec * recs = s->recs;
+    for (int32_t i = 0; i < n_pairs; i++) {
+        const int32_t k = pairs[3 * i], j = pairs[3 * i + 1], kind = pairs[3 * i + 2];
+        const int32_t x = recs[k].src[j];
+        int64_t uo, ue, so, se;
+        const int64_t *un, *sn;
+        if (x < 0 || !sa_range(s, pl, k, &uo, &ue, &un) || !sa_range(s, pl, x, &so, &se, &sn) || se <= uo || ue <= so) {
+            continue;
+        }
+        if (kind == SA_PAIR_INPLACE ? !sa_same_layout(s, x, k, so, uo, sn, un)
+                                    : !(sa_same_dims(&recs[x], gdims + (int64_t) x * SA_DIMS) &&
+                                        sa_same_dims(&recs[k], gdims + (int64_t) k * SA_DIMS))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int32_t sa_fit(sa_state * s, const int64_t * gdims, const int32_t * pairs, int32_t n_pairs, const sa_place * pl,
+               int32_t n) {
+    if (n != s->n_recs) {
+        return 0;
+    }
+    for (int32_t r = 0; r < n; r++) {
+        if (!sa_fit_rec(s, r, gdims, pl)) {
+            return 0;
+        }
+    }
+    return sa_fit_pairs(s, gdims, pairs, n_pairs, pl);
 }
 
 void * sa_arena_alloc(size_t size) {

@@ -51,6 +51,8 @@ typedef struct sa_relaid {
     int64_t new_offs;
 } sa_relaid;
 
+struct sa_place;
+
 typedef struct sa_state {
     ggml_backend_buffer_type_t buft;
     ggml_backend_buffer_t buffer;   // the allocator's buffer, or NULL
@@ -74,6 +76,18 @@ typedef struct sa_state {
     // tensors another allocator places (sa_exclude): external here
     struct ggml_tensor ** xkeys;
     int32_t xcap, n_excluded;
+    // the graph's leaves as last scanned (SA_GGML_GRAPH_LEAFS only)
+    struct ggml_tensor ** graph_leafs;
+    int64_t cap_graph_leafs;
+    // block and type sizes of ggml's types
+    int64_t blck[GGML_TYPE_COUNT], tsize[GGML_TYPE_COUNT];
+    // the plan placed last, for sa_hit_last (copies; valid when last_ok)
+    uint64_t * last_key;
+    int64_t * last_dims;
+    int32_t * last_pairs;
+    struct sa_place * last_place;
+    int64_t n_last_key, cap_last_key, cap_last_dims, cap_last_pairs, cap_last_place;
+    int32_t n_last_pairs, n_last, n_last_relaid, last_ok;
 } sa_state;
 
 sa_state * sa_state_new(ggml_backend_buffer_type_t buft);
@@ -93,13 +107,14 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g);
 int32_t sa_sizes(sa_state * s);
 
 // One placement instruction per record (in scan order).
-typedef struct sa_place {
+typedef struct sa_place sa_place;
+struct sa_place {
     int64_t offset;               // SA_OWN: byte offset in the buffer, -1 = leave alone
     int64_t nb[GGML_MAX_DIMS];    // SA_OWN, SA_VIEW_OWN: strides to set when relaid
     int64_t view_offs;            // SA_VIEW_OWN: view offset to set when relaid
     int32_t relaid;               // 1 when nb (and view_offs) replace the graph's own
-    int32_t pad;
-} sa_place;
+    int32_t partial;              // SA_OWN: the plan shares the slot with a tensor live while part of it is
+};
 
 // sa_apply places the scanned graph: own tensors at base+offset with
 // ggml_backend_tensor_alloc, views with ggml_backend_view_init; n_relaid
@@ -110,10 +125,56 @@ int32_t sa_apply(sa_state * s, const sa_place * pl, int32_t n, int32_t n_relaid)
 // sa_key_hash hashes a key, for looking plans up.
 uint64_t sa_key_hash(const uint64_t * key, int64_t n);
 
-// sa_hit scans g and, when its key is key, places it with pl; it returns 1
-// on a hit, 0 on a miss (the scan is then in s), -1 on error.
-int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const sa_place * pl,
-               int32_t n, int32_t n_relaid);
+// Dims: SA_DIMS words per record of an own tensor or view (zero for the
+// others): ne[4], the graph's nb[4], the view offset, and the backend
+// allocation size (SA_OWN).
+#define SA_DIMS 10
+
+// sa_dims writes the scanned graph's dims to out (SA_DIMS * n_recs words).
+void sa_dims(sa_state * s, int64_t * out);
+
+// Pair kinds (sa_pairs).
+enum {
+    SA_PAIR_INPLACE = 1, // the source lies element for element under the output
+    SA_PAIR_EXACT   = 2, // any other: both must keep their planned dims where their bytes meet
+};
+
+// sa_pairs lists, as (node record, source slot, kind) triples, each source
+// of a node writing an own tensor whose base's slot, as pl places the
+// scanned graph, meets the node's output's bytes: the in-place pairs of
+// the plan and every source whose bytes could become one in a smaller
+// graph. It
+// returns their number, writing them to out unless out is NULL.
+int32_t sa_pairs(sa_state * s, const sa_place * pl, int32_t * out);
+
+// sa_fit reports whether the scanned graph, which has the topology of the
+// graph planned with dims gdims, pairs and placement pl, can be placed with
+// pl: every own tensor no larger than its slot, every view of one covering
+// a subset of the planned view's bytes with the same strides, relaid
+// tensors and their views as planned (as are the views of a tensor whose
+// slot the plan shares while part of it is live: pl's partial), the other
+// views within their base's slot, and every in-place pair still
+// element for element (SA_PAIR_INPLACE) or as planned (SA_PAIR_EXACT).
+int32_t sa_fit(sa_state * s, const int64_t * gdims, const int32_t * pairs, int32_t n_pairs, const sa_place * pl,
+               int32_t n);
+
+// sa_hit scans g and, when it has topology key and fits the plan (sa_fit),
+// places it with pl; it returns 1 on a hit, 0 when the topology differs, 2
+// when it does not fit (the scan is then in s), -1 on error.
+int32_t sa_hit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const int64_t * gdims,
+               const int32_t * pairs, int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid);
+
+// sa_set_last keeps a copy of a plan (as sa_hit takes it) for sa_hit_last;
+// n_key = 0 forgets it. It returns 0, or -1 when out of memory (nothing is
+// kept then).
+int32_t sa_set_last(sa_state * s, const uint64_t * key, int64_t n_key, const int64_t * gdims, const int32_t * pairs,
+                    int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid);
+
+// sa_hit_last is sa_hit with the plan kept by sa_set_last, resetting the
+// buffer (ggml_backend_buffer_reset, as gallocr does) before it places the
+// graph: a C host's whole plan-cache hit, with no call into Go. It returns
+// 0 when no plan is kept or the buffer is not allocated.
+int32_t sa_hit_last(sa_state * s, struct ggml_cgraph * g);
 
 // The arena: page-aligned anonymous memory, never the Go heap.
 void * sa_arena_alloc(size_t size);

@@ -180,7 +180,8 @@ func countNaN(b []byte) int {
 
 // checkServed checks the stats of a run with the library: one allocator,
 // served by subarena throughout, no larger than gallocr's for the same
-// graphs, having planned at least one graph.
+// graphs, every graph after llama.cpp's reserve placed with a reserved
+// plan (none of the zoo's exceeds the reserved one).
 func checkServed(t *testing.T, run *Run) {
 	t.Helper()
 	if run.Stats == nil {
@@ -193,11 +194,14 @@ func checkServed(t *testing.T, run *Run) {
 	if a.Fallback != "" || a.Fallbacks != 0 {
 		t.Errorf("fell back to gallocr (%q, %d calls)", a.Fallback, a.Fallbacks)
 	}
-	if a.Misses == 0 || a.Calls["reserve_n"] == 0 || a.Calls["alloc_graph"] == 0 {
+	if a.Calls["reserve_n"] == 0 || a.Calls["alloc_graph"] == 0 || a.Hits == 0 {
 		t.Errorf("planned nothing: %+v", a)
 	}
 	if len(a.Sizes) != 1 || len(a.GallocrSizes) != 1 || a.Sizes[0] <= 0 || a.Sizes[0] > a.GallocrSizes[0] {
 		t.Errorf("buffer sizes %v, gallocr's for the same graphs %v", a.Sizes, a.GallocrSizes)
+	}
+	if a.MissesAfterReserve != 0 {
+		t.Errorf("%d graphs planned after llama.cpp's reserve (hits %d, misses %d)", a.MissesAfterReserve, a.Hits, a.Misses)
 	}
 	if a.Bound <= 0 || a.Bound > a.Sizes[0] {
 		t.Errorf("lower bound %d, buffer %v", a.Bound, a.Sizes)
@@ -400,5 +404,36 @@ func TestLocalHost(t *testing.T) {
 	}
 	if n := strings.Count(stderr.String(), "ggml's gallocr serves every allocator"); n != 1 {
 		t.Errorf("said %d times on stderr, want once:\n%s", n, stderr.String())
+	}
+}
+
+// TestNoPlanAfterReserve feeds prompts of 1 to 600 tokens, whole and in odd
+// chunks, with llama.cpp's graph reuse on and off: after llama.cpp's
+// reserve at context creation, no graph is planned (the stats file's
+// misses_after_reserve), since every one fits the reserved worst case.
+func TestNoPlanAfterReserve(t *testing.T) {
+	r := setup(t)
+	for _, m := range []gguf.Model{gguf.Zoo[0], gguf.Zoo[2]} {
+		path := model(t, r, m)
+		for _, c := range []Config{
+			{Prompt: 1, Gen: 4, Threads: 2},
+			{Prompt: 37, Gen: 4, Chunks: "1,2,3", Threads: 2, NoReuse: true},
+			{Prompt: 600, Gen: 4, Ctx: 1024, Chunks: "7,13,50,333", Threads: 2},
+			{Prompt: 600, Gen: 4, Ctx: 1024, Ubatch: 64, FlashAttn: true, Threads: 2, NoReuse: true},
+		} {
+			t.Run(m.Name+"/"+c.String()+fmt.Sprintf("-p%d", c.Prompt), func(t *testing.T) {
+				got, err := r.Drive(t.TempDir(), path, c, true, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Stats == nil || len(got.Stats.Allocators) != 1 {
+					t.Fatalf("stats %+v", got.Stats)
+				}
+				a := got.Stats.Allocators[0]
+				if a.MissesAfterReserve != 0 || a.Hits == 0 || a.Fallbacks != 0 {
+					t.Errorf("hits %d, misses %d, %d after the reserve, fallbacks %d", a.Hits, a.Misses, a.MissesAfterReserve, a.Fallbacks)
+				}
+			})
+		}
 	}
 }

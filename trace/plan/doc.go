@@ -149,7 +149,8 @@
 //
 // # Invariants
 //
-// Every returned placement has passed Verify; every plan Plan returns has
+// Every returned placement has passed Verify (in test binaries and under the
+// invariants build tag; production builds skip it); every plan Plan returns has
 // passed check.Plan unless Options.NoCheck. The searcher and the greedy
 // scratch state have CheckInvariants methods that recompute their
 // incremental state from scratch; the property tests run them after every

@@ -9,9 +9,12 @@
 //
 // shim.c defines every function of ggml-alloc.h's gallocr API. Each buffer
 // type of an allocator is planned by one of integrations/ggml's Allocators
-// (subarena's planner, a plan cache per graph structure), which places the
+// (subarena's planner, a plan cache per graph topology), which places the
 // tensors whose node or leaf buffer ids are that buffer type's, the other
-// buffers' tensors external to it; anything it cannot serve — a graph it
+// buffers' tensors external to it. As under gallocr, a graph whose tensors
+// fit a reserved plan is placed with it and nothing is planned after
+// llama.cpp's reserve; for an allocator of one buffer type such a hit is
+// served in C (ggml.Allocator.HitState), without calling into Go; anything it cannot serve — a graph it
 // cannot read or place, a buffer over its buffer type's maximum size, a
 // ggml other than the one it was built for — goes to ggml's own gallocr
 // for that allocator, said once on stderr. The environment configures it:
@@ -19,7 +22,7 @@
 //	SUBARENA_GGML=off          every call goes to ggml's gallocr
 //	SUBARENA_GGML_LOG=1        one line on stderr per plan
 //	SUBARENA_GGML_STATS=FILE   a JSON object written to FILE at exit
-//	SUBARENA_GGML_BUDGET=DUR   time each plan may search below greedy (e.g. 200ms)
+//	SUBARENA_GGML_BUDGET=DUR   time each reserve's plan may search below greedy (e.g. 200ms)
 //	SUBARENA_GGML_RELAYOUT=1   strided in-place placements (CPU buffers only)
 //	SUBARENA_GGML=gallocr      ggml's gallocr serves every allocator, counted
 //	                           and timed as above: the baseline of the stats

@@ -481,6 +481,14 @@ func saWouldPlan(id C.int64_t, graph unsafe.Pointer) (ret C.int) {
 		return 0
 	}
 	defer guard(al, &ret)
+	if len(al.groups) == 1 {
+		// alloc_graph plans it itself, greedily (the budget is the
+		// reserves'), unless a plan covers it
+		if ok, err := al.groups[0].a.Covers(graph); err == nil && !ok {
+			return 1
+		}
+		return 0
+	}
 	if al.exclude(graph, al.nodeIDs, al.leafIDs) != nil {
 		return 0
 	}
@@ -509,6 +517,55 @@ func (al *allocator) groupMisses() int {
 		n += g.a.Stats().Misses
 	}
 	return n
+}
+
+// saHitState returns the C state whose sa_hit_last serves alloc_graph's
+// plan-cache hits without a call into Go (ggml.Allocator.HitState), for an
+// allocator of one buffer type; nil otherwise.
+//
+//export saHitState
+func saHitState(id C.int64_t) unsafe.Pointer {
+	mu.Lock()
+	defer mu.Unlock()
+	al := get(id)
+	if !al.served() || len(al.groups) != 1 || env.testFallback != "" {
+		return nil
+	}
+	return al.groups[0].a.HitState()
+}
+
+// saHits counts n plan-cache hits that sa_hit_last served.
+//
+//export saHits
+func saHits(id C.int64_t, n C.int64_t) {
+	mu.Lock()
+	defer mu.Unlock()
+	if al := get(id); al != nil {
+		al.hits += int64(n)
+	}
+}
+
+// saAllocCached places graph when the allocator has one group and a plan
+// of it covers the graph (a plan-cache hit) and returns 1; otherwise it
+// places nothing and returns 0, and alloc_graph goes the long way.
+//
+//export saAllocCached
+func saAllocCached(id C.int64_t, graph unsafe.Pointer) (ret C.int) {
+	mu.Lock()
+	defer mu.Unlock()
+	al := get(id)
+	if !al.served() || len(al.groups) != 1 || env.testFallback != "" {
+		return 0
+	}
+	defer guard(al, &ret)
+	g := al.groups[0]
+	C.sa_buffer_reset(g.a.Buffer())
+	placed, err := g.a.AllocCached(graph)
+	if err != nil || !placed {
+		return 0
+	}
+	al.hits++
+	return 1
 }
 
 //export saAllocGraph

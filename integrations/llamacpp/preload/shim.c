@@ -65,8 +65,12 @@ struct sa_galloc {
     ggml_gallocr_t shadow;             // a real gallocr sizing the same graphs (stats only)
     int n_bufs;
     ggml_backend_buffer_type_t * bufts;
+    void * hit_state;                  // the Go side's sa_state for sa_hit_last, or NULL
     struct sa_galloc * next;
 };
+
+// integrations/ggml's whole plan-cache hit in C (sa_ggml.h).
+int32_t sa_hit_last(void * s, struct ggml_cgraph * g);
 
 static struct sa_galloc * sa_list;
 
@@ -206,6 +210,8 @@ ggml_gallocr_t ggml_gallocr_new_n(ggml_backend_buffer_type_t * bufts, int n_bufs
     if (!supported) {
         // the Go side said why on stderr; a real gallocr serves this one
         g->real = real.new_n(bufts, n_bufs);
+    } else {
+        g->hit_state = saHitState(g->id);
     }
     if (sa_stats) {
         g->shadow = real.new_n(bufts, n_bufs);
@@ -329,6 +335,19 @@ bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph)
     // timed as part of this call), so that the shadow gallocr can size it
     // before it is placed (gallocr leaves placed tensors alone).
     int64_t t0 = sa_stats ? sa_thread_ns() : 0, shadow_ns = 0;
+    if (g->real == NULL && g->hit_state != NULL && sa_hit_last(g->hit_state, graph) == 1) {
+        // a graph the plan placed last covers: placed without Go
+        if (sa_stats) {
+            int64_t ns = sa_thread_ns() - t0;
+            saHits(g->id, 1);
+            saNote(g->id, SA_CALL_ALLOC_GRAPH, ns, 0, 1);
+        }
+        return true;
+    }
+    if (sa_stats && g->real == NULL && saAllocCached(g->id, graph)) {
+        sa_note(g, SA_CALL_ALLOC_GRAPH, t0, 1);
+        return true;
+    }
     if (sa_stats && g->real == NULL && saWouldPlan(g->id, graph)) {
         int64_t t1 = sa_thread_ns();
         sa_shadow(g, graph, NULL, NULL);
