@@ -124,32 +124,6 @@ type Run struct {
 	ExitCode int
 }
 
-// Stats is the JSON object libsubarena-ggml.so writes to
-// SUBARENA_GGML_STATS at exit.
-type Stats struct {
-	Allocators []struct {
-		ID                 int              `json:"id"`
-		BufferTypes        int              `json:"buffer_types"`
-		Calls              map[string]int64 `json:"calls"`
-		Hits               int64            `json:"hits"`
-		Misses             int64            `json:"misses"`
-		MissesAfterReserve int64            `json:"misses_after_reserve"`
-		Fallbacks          int64            `json:"fallbacks"`
-		Fallback           string           `json:"fallback"`
-		Sizes              []int64          `json:"sizes"`
-		GallocrSizes       []int64          `json:"gallocr_sizes"`
-		Bound              int64            `json:"bound"`
-		CPUNs              map[string]int64 `json:"cpu_ns"`
-		PlanNs             int64            `json:"plan_ns"`
-		AllocGraphNs       struct {
-			HitMedian  int64 `json:"hit_median"`
-			Hits       int   `json:"hits"`
-			MissMedian int64 `json:"miss_median"`
-			Misses     int   `json:"misses"`
-		} `json:"alloc_graph_ns"`
-	} `json:"allocators"`
-}
-
 var (
 	reservedRe = regexp.MustCompile(`sched_reserve: +CPU compute buffer size = +([0-9.]+) MiB`)
 	finalRe    = regexp.MustCompile(`CPU compute buffer size is +([0-9.]+) MiB`)

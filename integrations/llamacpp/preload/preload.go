@@ -30,6 +30,7 @@ import (
 	"unsafe"
 
 	"github.com/subarena/subarena/integrations/ggml"
+	"github.com/subarena/subarena/integrations/llamacpp"
 )
 
 // ggmlVersion is the ggml version the library was built for (build.sh sets
@@ -633,33 +634,6 @@ func saBufferSize(id C.int64_t, buffer C.int) C.size_t {
 	return C.size_t(g.a.BufferSize())
 }
 
-// allocatorStats is one allocator in the SUBARENA_GGML_STATS file.
-type allocatorStats struct {
-	ID                 int64            `json:"id"`
-	BufferTypes        int              `json:"buffer_types"`
-	BufferType         string           `json:"buffer_type"`
-	Calls              map[string]int64 `json:"calls"`
-	Hits               int64            `json:"hits"`
-	Misses             int64            `json:"misses"`
-	MissesAfterReserve int64            `json:"misses_after_reserve"`
-	Fallbacks          int64            `json:"fallbacks"` // calls served by ggml's gallocr
-	Fallback           string           `json:"fallback,omitempty"`
-	Sizes              []int64          `json:"sizes"`
-	GallocrSizes       []int64          `json:"gallocr_sizes"`
-	Bound              int64            `json:"bound"` // the sum of each buffer's largest lower bound
-	CPUNs              map[string]int64 `json:"cpu_ns"`
-	PlanNs             int64            `json:"plan_ns"`
-	// AllocGraphNs is the median thread CPU time of alloc_graph calls
-	// that placed a graph without planning it (a plan-cache hit; under
-	// ggml's gallocr, a call that did not reserve again), and of the others.
-	AllocGraphNs struct {
-		HitMedian  int64 `json:"hit_median"`
-		Hits       int   `json:"hits"`
-		MissMedian int64 `json:"miss_median"`
-		Misses     int   `json:"misses"`
-	} `json:"alloc_graph_ns"`
-}
-
 func median(xs []int64) int64 {
 	if len(xs) == 0 {
 		return 0
@@ -677,14 +651,12 @@ func saWriteStats() {
 	if env.stats == "" {
 		return
 	}
-	out := struct {
-		Allocators []allocatorStats `json:"allocators"`
-	}{Allocators: []allocatorStats{}}
+	out := llamacpp.Stats{Allocators: []llamacpp.AllocatorStats{}}
 	for _, al := range allocs {
 		if al.served() {
 			al.updateSizes()
 		}
-		s := allocatorStats{ID: al.id, BufferTypes: al.nBufs, BufferType: al.bufType, Calls: map[string]int64{},
+		s := llamacpp.AllocatorStats{ID: al.id, BufferTypes: al.nBufs, BufferType: al.bufType, Calls: map[string]int64{},
 			CPUNs: map[string]int64{}, Hits: al.hits, Misses: al.misses, MissesAfterReserve: al.missesAfterReserve,
 			Fallbacks: al.fallbacks, Fallback: al.fallback, Sizes: al.sizes, GallocrSizes: al.gallocrSizes,
 			PlanNs: al.planCPU.Nanoseconds()}
