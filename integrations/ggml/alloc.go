@@ -727,30 +727,7 @@ func markPartial(ts []tensor, place []C.sa_place) {
 		return
 	}
 	n := len(ts)
-	lastUse := make([]int32, n)
-	for i := range lastUse {
-		lastUse[i] = -1
-	}
-	held := make([]bool, n)
-	prelude := int32(-1)
-	for i := range ts {
-		x := &ts[i]
-		if x.output {
-			held[base[i]] = true
-		}
-		if x.exec < 0 || x.input {
-			prelude = int32(i)
-		}
-		if !x.isOp() {
-			continue
-		}
-		lastUse[base[i]] = int32(i)
-		for _, s := range x.src {
-			if s >= 0 {
-				lastUse[base[s]] = int32(i)
-			}
-		}
-	}
+	lastUse, held, prelude := lastUses(ts, base)
 	type life struct {
 		rec        int32
 		start, end int32

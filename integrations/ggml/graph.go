@@ -378,19 +378,18 @@ func viewBases(ts []tensor) ([]int32, error) {
 	return base, nil
 }
 
-// releasePoints returns, for each position i, the buffers released after
-// it, as lists chained through next from head[i] (no map, two slices):
-// each allocated, non-output buffer after its last use (by an op, as the
-// op's output or a source), or after it is made when nothing uses it
-// (and not before the last input or external tensor).
-func releasePoints(ts []tensor, base []int32) (head, next []int32) {
+// lastUses returns, for each buffer (by its base's position), the position
+// of the last op that writes or reads it (-1 for none); whether it is held
+// to the end (an output, or viewed by one); and the position of the last
+// input or external tensor, before which nothing is released.
+func lastUses(ts []tensor, base []int32) (lastUse []int32, held []bool, prelude int32) {
 	n := len(ts)
-	lastUse := make([]int32, n)
+	lastUse = make([]int32, n)
 	for i := range lastUse {
 		lastUse[i] = -1
 	}
-	held := make([]bool, n)
-	prelude := int32(-1)
+	held = make([]bool, n)
+	prelude = -1
 	for i := range ts {
 		x := &ts[i]
 		if x.output {
@@ -409,6 +408,17 @@ func releasePoints(ts []tensor, base []int32) (head, next []int32) {
 			}
 		}
 	}
+	return lastUse, held, prelude
+}
+
+// releasePoints returns, for each position i, the buffers released after
+// it, as lists chained through next from head[i] (no map, two slices):
+// each allocated, non-output buffer after its last use (by an op, as the
+// op's output or a source), or after it is made when nothing uses it
+// (and not before the last input or external tensor).
+func releasePoints(ts []tensor, base []int32) (head, next []int32) {
+	n := len(ts)
+	lastUse, held, prelude := lastUses(ts, base)
 	head, next = make([]int32, n), make([]int32, n)
 	for i := range head {
 		head[i], next[i] = -1, -1
