@@ -609,16 +609,12 @@ func (a *Allocator) heldCover(v *View) (*ranges.Set, error) {
 // than CoverBudget runs) whose superset reaches bytes b no longer holds:
 // it reports ErrReleased if the view itself reads one of those bytes, and
 // otherwise returns the superset cut down to the bytes b holds, a new set
-// that still contains every byte of the view. Each run the superset has
-// beyond b's held bytes is tested against the view's exact layout
-// (strided.Overlap), so the cost is that of those runs, on a path only
-// such views after a Discard take. Caller holds mu.
-//
-// The view's exact bytes are enumerated once, up to heldCheckBudget runs,
-// and each run must be held; a view with more runs than that has each run
-// of the superset beyond the held bytes tested against its exact layout
-// instead (strided.Overlap), which costs more per run but needs no list of
-// the view's runs. Only such views after a Discard take this path.
+// that still contains every byte of the view. The view's exact bytes are
+// listed once, up to heldCheckBudget runs, and each run must be held; a
+// view with more runs than that has each run of the superset beyond the
+// held bytes tested against its exact layout instead (strided.Overlap),
+// which costs more per run but needs no list of the view's runs. Only such
+// views after a Discard take this path. Caller holds mu.
 func (b *Buffer) heldPartLocked(v *View, cover *ranges.Set) (*ranges.Set, error) {
 	abs := v.layout
 	abs.Offset += b.off

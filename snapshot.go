@@ -14,8 +14,7 @@ import (
 // fuzz/scenario, a debugger) read it instead of its internals.
 type Snapshot struct {
 	Stats Stats
-	// Free and Held are in address order; no run of one meets a run of
-	// the other.
+	// Free and Held are in address order and share no byte.
 	Free, Held []ranges.Range
 	// Pending lists each pending user once, in no particular order.
 	Pending []PendingUser

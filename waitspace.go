@@ -75,15 +75,15 @@ func (w *SpaceWait) wait(ns *NoSpaceError, seen *sasync.Clock) (bool, error) {
 // Wait event, when it has one on an engine w.Waitable allows; else the
 // last op of every engine in w.Engines with work in flight) and the
 // Allocator has seen that completion, then tries again at e's new point.
+//
 // It returns the last *NoSpaceError once there is nothing left to wait
-// for (the live set does not fit), at once — after one Stalled, with no
-// wait — when the request is larger than every free and held byte
-// together (larger than the capacity, or than the capacity less the bytes
-// the program holds: no completion frees those), an error of the
-// Executor's wait, and
-// any other error of Alloc at once. A nil w.Executor, or one running
-// another Timeline than the Allocator's, is an error matching
-// ErrInvalidWait.
+// for (the live set does not fit). A request larger than every free and
+// held byte together (larger than the capacity, or than the capacity less
+// the bytes the program holds, which no completion frees) gets its
+// *NoSpaceError at once, after one Stalled and no wait. An error of the
+// Executor's wait, and any other error of Alloc, is returned at once. A
+// nil w.Executor, or one running another Timeline than the Allocator's,
+// is an error matching ErrInvalidWait.
 func (a *Allocator) AllocWaiting(size int64, e sasync.EngineID, w SpaceWait) (*Buffer, error) {
 	if w.Executor == nil || w.Executor.Timeline() != a.tl {
 		return nil, fmt.Errorf("alloc waiting: %w: the executor must run the Allocator's Timeline", ErrInvalidWait)

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/subarena/subarena"
 	"github.com/subarena/subarena/fuzz/scenario"
 )
 
@@ -162,16 +161,6 @@ func (c *fromScenario) op(name string) (int, error) {
 	return o, nil
 }
 
-func accessOf(word string) subarena.Access {
-	switch word {
-	case "write":
-		return subarena.Write
-	case "readwrite":
-		return subarena.ReadWrite
-	}
-	return subarena.Read
-}
-
 func (c *fromScenario) step(blk *scenario.Block) error {
 	cmd := blk.Cmd
 	if cmd.Name == "new" {
@@ -225,7 +214,7 @@ func (c *fromScenario) inline(cmd scenario.Command) error {
 		if err != nil {
 			return err
 		}
-		c.openUses = append(c.openUses, Use{View: v, Access: accessOf(a[2]), Res: -1})
+		c.openUses = append(c.openUses, Use{View: v, Access: scenario.Access(a[2]), Res: -1})
 		return nil
 	case "activate":
 		if c.open < 0 || c.openName != a[1] {
@@ -236,7 +225,7 @@ func (c *fromScenario) inline(cmd scenario.Command) error {
 			return bad("unknown reservation %q", a[0])
 		}
 		acc, _ := cmd.Key("access")
-		c.openUses = append(c.openUses, Reserved(Use{View: c.resView[r], Access: accessOf(acc)}, r))
+		c.openUses = append(c.openUses, Reserved(Use{View: c.resView[r], Access: scenario.Access(acc)}, r))
 		return nil
 	case "dense":
 		b, err := c.buf(a[1])

@@ -79,15 +79,10 @@ func (h *history) last() *Clock {
 	return h.at(h.n)
 }
 
-// push appends c as the clock of seq n+1, taking a new chunk from spare
-// when there is one.
-func (h *history) push(c *Clock, spare *[][]Clock) {
-	*h.pushLast(spare) = *c
-}
-
 // pushLast stores a copy of the last clock (the zero Clock when nothing
 // was submitted) as the clock of op n+1 and returns it, for the caller to
-// complete in place. Chunks come as push's do.
+// complete in place. A new chunk comes from spare when there is one; the
+// first chunk starts small and doubles up to chunkLen.
 func (h *history) pushLast(spare *[][]Clock) *Clock {
 	ci := int((h.n - h.base) >> chunkShift)
 	if ci < len(h.chunks) {
@@ -101,6 +96,12 @@ func (h *history) pushLast(spare *[][]Clock) *Clock {
 			h.n++
 			return &ch[n]
 		}
+	}
+	// The last op's clock is never dropped (forget keeps floor < n, and
+	// base <= floor): with n > 0 it is stored, here or in the chunk before.
+	var last Clock
+	if h.n > 0 {
+		last = *h.at(h.n)
 	}
 	if ci == len(h.chunks) {
 		var ch []Clock
@@ -123,13 +124,7 @@ func (h *history) pushLast(spare *[][]Clock) *Clock {
 		copy(grown, ch)
 		ch = grown
 	}
-	if h.n > h.base && len(ch) > 0 {
-		ch = append(ch, ch[len(ch)-1])
-	} else if h.n > h.base {
-		ch = append(ch, *h.at(h.n)) // the last clock ends the chunk before
-	} else {
-		ch = append(ch, Clock{})
-	}
+	ch = append(ch, last)
 	h.chunks[ci] = ch
 	h.n++
 	return &ch[len(ch)-1]

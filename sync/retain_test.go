@@ -1,6 +1,9 @@
 package sync
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // TestRetainBoundsHistory: with Retain on, a long run of submit/complete
 // pairs on two engines keeps at most keep + 2 chunks of clocks per engine,
@@ -55,10 +58,26 @@ func TestRetainBoundsHistory(t *testing.T) {
 	if allocs != 0 && !invariants {
 		t.Fatalf("%.2f allocations per submit/complete in steady state", allocs)
 	}
-	var fence Clock
-	fence.Observe(last)
-	if ok, err := tl.OrderedAfter(&fence, Event{Engine: e1, Seq: last.Seq}); err != nil || !ok {
-		t.Fatalf("op %d of copy waited for %v: ordered %v, %v", last.Seq, last, ok, err)
+	// A forgotten op whose chunk is kept still answers OrderedAfter from
+	// its clock: op s of copy waited for op s of compute, not for op s+1.
+	tl.Forget() // every completed op but each engine's last
+	s := tl.hist[e1].base + 1
+	if s > tl.Forgotten(e1) || last.Seq <= s {
+		t.Fatalf("copy forgot up to %d, dropped up to %d: no forgotten op with its chunk kept", tl.Forgotten(e1), tl.hist[e1].base)
+	}
+	forgotten := Event{Engine: e1, Seq: s}
+	if _, err := tl.EventClock(forgotten); !errors.Is(err, ErrForgotten) {
+		t.Fatalf("EventClock of forgotten %v: %v", forgotten, err)
+	}
+	for _, c := range []struct {
+		waited Seq
+		want   bool
+	}{{s, true}, {s + 1, false}} {
+		var fence Clock
+		fence.Observe(Event{Engine: e0, Seq: c.waited})
+		if ok, err := tl.OrderedAfter(&fence, forgotten); err != nil || ok != c.want {
+			t.Fatalf("%v after compute#%d: ordered %v, %v; want %v", forgotten, c.waited, ok, err, c.want)
+		}
 	}
 	tl.Retain(0)
 	f := tl.Forgotten(e0)

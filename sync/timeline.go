@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -416,22 +415,19 @@ func (t *Timeline) SafeFor(fence *Clock, p Point) bool {
 // cannot start before they complete. That a fence has completed by the
 // time of asking is not enough: ev may have been submitted, and started,
 // before it did. Ordering through an op that Forget dropped is kept (see
-// Forget). A forgotten ev is answered from its clock while Forget keeps
-// the chunk of history that holds it (every op completed since the last
-// chunkLen ops of its engine, at least). It fails with ErrUnknownEvent if
-// ev has not been submitted and with ErrForgotten if ev's own clock was
-// dropped.
+// Forget). A forgotten ev is answered from its clock while its chunk of
+// history is kept (Forget and Retain drop whole chunks only). It fails with
+// ErrUnknownEvent if ev has not been submitted and with ErrForgotten once
+// ev's chunk was dropped.
 func (t *Timeline) OrderedAfter(fence *Clock, ev Event) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c, err := t.rememberedLocked(ev)
-	if err != nil {
-		if errors.Is(err, ErrForgotten) {
-			if c = t.hist[ev.Engine].stored(ev.Seq); c != nil {
-				return fence.LessEq(c), nil
-			}
-		}
+	if err := t.checkEventLocked(ev); err != nil {
 		return false, fmt.Errorf("ordered after: %w", err)
+	}
+	c := t.hist[ev.Engine].stored(ev.Seq)
+	if c == nil {
+		return false, fmt.Errorf("ordered after: %w", t.forgottenErrLocked(ev))
 	}
 	return fence.LessEq(c), nil
 }
@@ -637,9 +633,14 @@ func (t *Timeline) rememberedLocked(ev Event) (*Clock, error) {
 	}
 	c := t.hist[ev.Engine].remembered(ev.Seq)
 	if c == nil {
-		return nil, fmt.Errorf("%w %v: engine %q forgot seqs up to %d", ErrForgotten, ev, t.engines[ev.Engine].Name, t.hist[ev.Engine].floor)
+		return nil, t.forgottenErrLocked(ev)
 	}
 	return c, nil
+}
+
+// forgottenErrLocked is the ErrForgotten error for ev. t.mu must be held.
+func (t *Timeline) forgottenErrLocked(ev Event) error {
+	return fmt.Errorf("%w %v: engine %q forgot seqs up to %d", ErrForgotten, ev, t.engines[ev.Engine].Name, t.hist[ev.Engine].floor)
 }
 
 // joinEventLocked joins ev's clock into c, or, if ev is forgotten, the

@@ -157,7 +157,9 @@ func runsString(set *ranges.Set) string {
 	return strings.Join(parts, " ")
 }
 
-func access(word string) subarena.Access {
+// Access is the access an op's use word names in a script: "write",
+// "readwrite", or anything else (the grammar allows "read") a read.
+func Access(word string) subarena.Access {
 	switch word {
 	case "write":
 		return subarena.Write
@@ -278,7 +280,7 @@ func (s *scenarioRun) use(c Command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "ok", s.a.Use(v, ev, access(c.Args[2]))
+	return "ok", s.a.Use(v, ev, Access(c.Args[2]))
 }
 
 // stateAfter returns the state a command leaves, or err when it failed.
@@ -385,7 +387,7 @@ func (s *scenarioRun) activateOrCancel(c Command) (string, error) {
 		return "", err
 	}
 	acc, _ := c.Key("access")
-	return "ok", r.Activate(ev, access(acc))
+	return "ok", r.Activate(ev, Access(acc))
 }
 
 func (s *scenarioRun) newAllocator(c Command) (string, error) {

@@ -317,15 +317,7 @@ func (a *Allocator) AllocGraph(graph unsafe.Pointer) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.sc.s == nil {
-		return errFreed
-	}
-	if a.opts.Reorder {
-		if _, err := a.reorder(graph); err != nil {
-			return err
-		}
-	}
-	placed, err := a.allocCached(graph)
+	placed, err := a.placeCached(graph)
 	if err != nil || placed {
 		return err
 	}
@@ -350,6 +342,12 @@ func (a *Allocator) AllocCached(graph unsafe.Pointer) (bool, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.placeCached(graph)
+}
+
+// placeCached is AllocCached with a.mu held: the graph reordered as
+// Options.Reorder asks, then placed with a cached plan that covers it.
+func (a *Allocator) placeCached(graph unsafe.Pointer) (bool, error) {
 	if a.sc.s == nil {
 		return false, errFreed
 	}

@@ -260,16 +260,33 @@ func firstLine(data []byte) string {
 	return s
 }
 
-// looksBinary reports whether data is not text: invalid UTF-8 or a control character
-// other than white space among its first 4096 bytes (a rune cut at that limit excepted).
+// looksBinary reports whether the first 4 KiB of data hold a byte no text
+// holds: a control character other than white space, DEL, or invalid
+// UTF-8 (a rune cut off by the 4 KiB end does not count).
 func looksBinary(data []byte) bool {
 	head := data[:min(len(data), 4096)]
+	return nonText(head, len(head) == len(data), true)
+}
+
+// controlBytes reports whether data, the start of a longer input, holds a
+// byte no JSON document may hold: a control character other than white
+// space, or invalid UTF-8 (random bytes that happen to start with a
+// brace). DEL may stand in a JSON string.
+func controlBytes(data []byte) bool { return nonText(data, false, false) }
+
+// nonText reports whether head holds a control character other than tab,
+// newline and carriage return (DEL too, with del), or invalid UTF-8; a rune
+// cut off at head's end counts only when head is the whole input.
+func nonText(head []byte, whole, del bool) bool {
 	for i := 0; i < len(head); {
 		r, n := utf8.DecodeRune(head[i:])
 		if r == utf8.RuneError && n == 1 {
-			return len(head) == len(data) || utf8.FullRune(head[i:])
+			if whole || utf8.FullRune(head[i:]) {
+				return true
+			}
+			return false // a rune cut off by the end of the head
 		}
-		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f {
+		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || (del && r == 0x7f) {
 			return true
 		}
 		i += n

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"unicode/utf8"
 
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/internal/textpos"
@@ -71,21 +70,4 @@ func ReadPlanDocument(r io.Reader) ([]byte, error) {
 		return nil, trace.UnknownFormat(fmt.Sprintf("binary data (not text, in the first %d bytes)", len(head)))
 	}
 	return trace.ReadDocumentAfter(head, r)
-}
-
-// controlBytes reports whether data holds a byte no JSON document may hold: a control
-// character other than white space, or invalid UTF-8 (random bytes that happen to start
-// with a brace).
-func controlBytes(data []byte) bool {
-	for i := 0; i < len(data); {
-		r, n := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && n == 1 && (utf8.FullRune(data[i:]) || i+n < len(data)) {
-			return true
-		}
-		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' {
-			return true
-		}
-		i += n
-	}
-	return false
 }

@@ -72,6 +72,23 @@ static struct graph build(int n) {
     return r;
 }
 
+// compute writes the input of r (placed already: n x n values of a fixed
+// sine), computes r on be and reads its output into dst (n floats); it
+// returns 1 on success.
+static int compute(ggml_backend_t be, struct graph * r, int n, float * dst) {
+    float * in = (float *) malloc(sizeof(float) * (size_t) (n * n));
+    for (int i = 0; i < n * n; i++) {
+        in[i] = sinf((float) i * 0.37f);
+    }
+    ggml_backend_tensor_set(r->in, in, 0, ggml_nbytes(r->in));
+    free(in);
+    if (ggml_backend_graph_compute(be, r->g) != GGML_STATUS_SUCCESS) {
+        return 0;
+    }
+    ggml_backend_tensor_get(r->out, dst, 0, ggml_nbytes(r->out));
+    return 1;
+}
+
 // run allocates a fresh graph with alloc (a gallocr handle) and computes it
 // on be; it writes the output to dst (n floats) and returns 0 on success.
 static int run(ggml_backend_t be, ggml_gallocr_t alloc, int n, float * dst, int reserve_first) {
@@ -85,16 +102,9 @@ static int run(ggml_backend_t be, ggml_gallocr_t alloc, int n, float * dst, int 
     if (r.unread->data == NULL || r.in->data == NULL) {
         return 3;
     }
-    float * in = (float *) malloc(sizeof(float) * (size_t) (n * n));
-    for (int i = 0; i < n * n; i++) {
-        in[i] = sinf((float) i * 0.37f);
-    }
-    ggml_backend_tensor_set(r.in, in, 0, ggml_nbytes(r.in));
-    free(in);
-    if (ggml_backend_graph_compute(be, r.g) != GGML_STATUS_SUCCESS) {
+    if (!compute(be, &r, n, dst)) {
         return 4;
     }
-    ggml_backend_tensor_get(r.out, dst, 0, ggml_nbytes(r.out));
     ggml_free(r.ctx);
     return 0;
 }
@@ -171,14 +181,7 @@ int main(int argc, char ** argv) {
     ok = ggml_gallocr_reserve_n(m, r.g, nids, lids) && ggml_gallocr_alloc_graph(m, r.g);
     check(ok, "two buffer ids: reserve_n and alloc_graph", "failed");
     if (ok) {
-        float * in = (float *) malloc(sizeof(float) * (size_t) (n * n));
-        for (int i = 0; i < n * n; i++) {
-            in[i] = sinf((float) i * 0.37f);
-        }
-        ggml_backend_tensor_set(r.in, in, 0, ggml_nbytes(r.in));
-        free(in);
-        ok = ggml_backend_graph_compute(be, r.g) == GGML_STATUS_SUCCESS;
-        ggml_backend_tensor_get(r.out, got, 0, ggml_nbytes(r.out));
+        ok = compute(be, &r, n, got);
         check(ok && memcmp(want, got, sizeof want) == 0, "two buffer ids: output equals gallocr's", "outputs differ");
     }
     free(nids);
@@ -226,14 +229,7 @@ int main(int argc, char ** argv) {
         check(ggml_gallocr_get_buffer_size(d, 0) > 0 && ggml_gallocr_get_buffer_size(d, 1) > 0,
               "two buffer types: two buffers", why);
         if (ok) {
-            float * in = (float *) malloc(sizeof(float) * (size_t) (n * n));
-            for (int i = 0; i < n * n; i++) {
-                in[i] = sinf((float) i * 0.37f);
-            }
-            ggml_backend_tensor_set(r.in, in, 0, ggml_nbytes(r.in));
-            free(in);
-            ok = ggml_backend_graph_compute(be, r.g) == GGML_STATUS_SUCCESS;
-            ggml_backend_tensor_get(r.out, got, 0, ggml_nbytes(r.out));
+            ok = compute(be, &r, n, got);
             check(ok && memcmp(want, got, sizeof want) == 0, "two buffer types: output equals gallocr's", "outputs differ");
         }
         free(nids);
