@@ -155,6 +155,14 @@ func normalizePieces(in []Piece) []Piece {
 	if len(in) <= 1 {
 		return in[:len(in):len(in)] // read only: shared with the problem
 	}
+	if out, ok := normalizeDisjoint(in); ok {
+		return out
+	}
+	return normalizeCover(in)
+}
+
+// normalizeCover is normalizePieces on the cover tree, for any pieces.
+func normalizeCover(in []Piece) []Piece {
 	xs := make([]int64, 0, 2*len(in))
 	for _, pc := range in {
 		xs = append(xs, pc.Lo, pc.Hi)
@@ -245,6 +253,78 @@ func normalizePieces(in []Piece) []Piece {
 		}
 	}
 	return out
+}
+
+// maxDisjointTimes bounds the distinct start and end times for which
+// normalizeDisjoint rebuilds every run at each of them.
+const maxDisjointTimes = 64
+
+// normalizeDisjoint is normalizePieces for pieces whose byte ranges are
+// pairwise disjoint (derive cuts an item into elementary segments, so its
+// pieces are) and that start and end at few distinct times (an item whose
+// strided views die at a few ops): the runs live at a time are then the
+// chains of byte-adjacent pieces live then, rebuilt at each of the T times
+// in O(P), O(P log P + T·P) in all. It gives normalizePieces' answer, in
+// its order, and reports false, doing nothing, when the pieces overlap in
+// bytes or start and end at more than maxDisjointTimes times.
+func normalizeDisjoint(in []Piece) ([]Piece, bool) {
+	ps := slices.Clone(in)
+	slices.SortFunc(ps, func(a, b Piece) int { return cmp64(a.Lo, b.Lo) })
+	for k := 0; k+1 < len(ps); k++ {
+		if ps[k].Hi > ps[k+1].Lo {
+			return nil, false
+		}
+	}
+	times := make([]Time, 0, 2*len(ps))
+	for _, pc := range ps {
+		times = append(times, pc.Start, pc.End)
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+	if len(times) > maxDisjointTimes {
+		return nil, false
+	}
+	var (
+		out      []Piece
+		open     []int      // per piece: the piece of out of the run starting with it
+		old, cur [][2]int32 // runs of pieces [first, last] live before and at a time
+	)
+	open = make([]int, len(ps))
+	for _, t := range times {
+		cur = cur[:0]
+		for k := 0; k < len(ps); k++ {
+			if ps[k].Start > t || ps[k].End <= t {
+				continue
+			}
+			first := k
+			for k+1 < len(ps) && ps[k+1].Lo == ps[k].Hi && ps[k+1].Start <= t && t < ps[k+1].End {
+				k++
+			}
+			cur = append(cur, [2]int32{int32(first), int32(k)})
+		}
+		// Runs in old only end at t; runs in cur only start at t.
+		a, b := 0, 0
+		for a < len(old) || b < len(cur) {
+			switch {
+			case b == len(cur) || (a < len(old) && old[a][0] < cur[b][0]):
+				out[open[old[a][0]]].End = t
+				a++
+			case a == len(old) || cur[b][0] < old[a][0]:
+				open[cur[b][0]] = len(out)
+				out = append(out, Piece{Lo: ps[cur[b][0]].Lo, Hi: ps[cur[b][1]].Hi, Start: t})
+				b++
+			case old[a] == cur[b]:
+				a, b = a+1, b+1 // the same run goes on
+			default: // same first piece, another end
+				out[open[old[a][0]]].End = t
+				open[cur[b][0]] = len(out)
+				out = append(out, Piece{Lo: ps[cur[b][0]].Lo, Hi: ps[cur[b][1]].Hi, Start: t})
+				a, b = a+1, b+1
+			}
+		}
+		old, cur = cur, old
+	}
+	return out, true
 }
 
 // coverTree counts, per elementary range 0..m-1, the pieces covering it: a
@@ -428,17 +508,47 @@ func (c *compiled) buildEdges(p *Problem) {
 		i, j int32 // i < j
 		r    rel   // forbidden x_j - x_i
 	}
+	// all holds, per pair whose windows intersect, its forbidden intervals
+	// already merged (a pair of items split into many pieces forbids as
+	// many intervals per pair of pieces, mostly overlapping), and the
+	// concurrent pairs' intervals as they come; the sort below groups and
+	// merges them again.
 	all := make([]pairRel, 0, 4*n+len(p.Concurrent))
-	add := func(i, j int, a, b Piece) {
+	orient := func(i, j int, a, b Piece) rel {
 		// Pieces a of i and b of j share a byte iff
 		// x_j + b.Lo < x_i + a.Hi and x_i + a.Lo < x_j + b.Hi, that is
 		// x_j - x_i in [a.Lo - b.Hi + 1, a.Hi - b.Lo).
 		r := rel{a.Lo - b.Hi + 1, a.Hi - b.Lo}
 		if i > j {
-			i, j = j, i
 			r = rel{-r.hi + 1, -r.lo + 1}
 		}
-		all = append(all, pairRel{int32(i), int32(j), r})
+		return r
+	}
+	add := func(i, j int, a, b Piece) {
+		all = append(all, pairRel{int32(min(i, j)), int32(max(i, j)), orient(i, j, a, b)})
+	}
+	var rs []rel // scratch: one pair's intervals
+	addPair := func(j, i int) {
+		rs = rs[:0]
+		for _, a := range c.pieces[j] {
+			for _, b := range c.pieces[i] {
+				if a.Start < b.End && b.Start < a.End {
+					rs = append(rs, orient(j, i, a, b))
+				}
+			}
+		}
+		if !slices.IsSortedFunc(rs, cmpRel) {
+			slices.SortFunc(rs, cmpRel)
+		}
+		lo, hi := int32(min(i, j)), int32(max(i, j))
+		first := len(all)
+		for _, r := range rs {
+			if m := len(all); m > first && r.lo <= all[m-1].r.hi {
+				all[m-1].r.hi = max(all[m-1].r.hi, r.hi)
+				continue
+			}
+			all = append(all, pairRel{lo, hi, r})
+		}
 	}
 	// Sweep items by extent to find pairs whose windows may intersect.
 	order := make([]int, 0, n)
@@ -458,13 +568,7 @@ func (c *compiled) buildEdges(p *Problem) {
 		}
 		active = keep
 		for _, j := range active {
-			for _, a := range c.pieces[j] {
-				for _, b := range c.pieces[i] {
-					if a.Start < b.End && b.Start < a.End {
-						add(j, i, a, b)
-					}
-				}
-			}
+			addPair(j, i)
 		}
 		active = append(active, i)
 	}
@@ -535,6 +639,9 @@ func (c *compiled) buildEdges(p *Problem) {
 		c.edges[i] = append(c.edges[i], edge{other: j, solid: solid, rels: neg})
 	}
 }
+
+// cmpRel orders intervals by their first offset.
+func cmpRel(a, b rel) int { return cmp64(a.lo, b.lo) }
 
 func gcd(a, b int64) int64 {
 	if a < 0 {

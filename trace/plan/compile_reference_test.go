@@ -271,3 +271,43 @@ func TestCompileTooLarge(t *testing.T) {
 		t.Fatalf("LowerBound: %v, want ErrTooLarge", err)
 	}
 }
+
+// TestNormalizeDisjoint: on pieces pairwise disjoint in bytes, many of them
+// touching, at few distinct times, normalizeDisjoint takes them and gives
+// the cover tree's pieces in its order; pieces that overlap in bytes, or
+// that start and end at too many times, it leaves to the tree.
+func TestNormalizeDisjoint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(63, 64))
+	for iter := range 2000 {
+		var in []Piece
+		lo := int64(0)
+		nTimes := 1 + rng.IntN(6)
+		for range 1 + rng.IntN(40) {
+			if rng.IntN(3) == 0 {
+				lo += 1 + rng.Int64N(3) // a gap
+			}
+			hi := lo + 1 + rng.Int64N(5)
+			s := rng.IntN(nTimes)
+			in = append(in, Piece{Lo: lo, Hi: hi, Start: s, End: s + 1 + rng.IntN(nTimes)})
+			lo = hi
+		}
+		rng.Shuffle(len(in), func(a, b int) { in[a], in[b] = in[b], in[a] })
+		got, ok := normalizeDisjoint(in)
+		if !ok {
+			t.Fatalf("iter %d: disjoint pieces %v refused", iter, in)
+		}
+		if want := normalizeCover(in); !slices.Equal(got, want) {
+			t.Fatalf("iter %d: %v\ngot  %v\nwant %v", iter, in, got, want)
+		}
+	}
+	if _, ok := normalizeDisjoint([]Piece{{Lo: 0, Hi: 4, Start: 0, End: 2}, {Lo: 3, Hi: 6, Start: 1, End: 3}}); ok {
+		t.Error("pieces overlapping in bytes taken")
+	}
+	var many []Piece
+	for k := range maxDisjointTimes {
+		many = append(many, Piece{Lo: int64(k), Hi: int64(k + 1), Start: k, End: k + 1})
+	}
+	if _, ok := normalizeDisjoint(many); ok {
+		t.Errorf("%d pieces at %d times taken", len(many), 2*len(many))
+	}
+}
