@@ -42,6 +42,18 @@ type derived struct {
 	// every byte dies at its last use on one engine: no higher than
 	// derive's lower bound, so a lower bound of derive's problem too.
 	shortLB int64
+	// cut, from deriveCoarse only, keeps the segments it cut every root
+	// into, for derive to reuse (deriveFrom).
+	cut *cutSegments
+}
+
+// cutSegments is the segments of every root, one item after another: item
+// i's are segs[at[i]:at[i+1]], and with several engines their first and
+// last ops on each engine on[2·nEng·at[i]:2·nEng·at[i+1]].
+type cutSegments struct {
+	segs []segment
+	on   []int
+	at   []int
 }
 
 // segment is one elementary byte range of an item with its uses. With
@@ -83,8 +95,20 @@ type deathRun struct {
 // engine, the window of bytes not held to the end stops at their last use
 // and the pairs whose deaths come in the other order are listed apart (see
 // shortenTails).
-func derive(ip *inplacer) *derived {
+func derive(ip *inplacer) *derived { return deriveFrom(ip, nil) }
+
+// deriveFrom is derive reusing the segments that deriveCoarse cut into
+// coarse (nil: none), which are derive's own: both cut each root at the
+// same bounds.
+func deriveFrom(ip *inplacer, coarse *derived) *derived {
 	dv := newDeriver(ip)
+	if coarse != nil && coarse.cut != nil {
+		dv.from = coarse.cut
+		copy(dv.d.itemOf, coarse.itemOf)
+		copy(dv.d.shift, coarse.shift)
+		n := len(dv.from.segs) // at most a piece per segment
+		dv.pieces, dv.deaths = make([]Piece, 0, n), make([]Time, 0, 2*n)
+	}
 	at := dv.at
 	dv.addItems(func(sg *segment, start, stop int) (int, int) {
 		if dv.nEng == 1 && sg.death != dv.end {
@@ -107,6 +131,7 @@ func derive(ip *inplacer) *derived {
 // its last use on one engine.
 func deriveCoarse(ip *inplacer) *derived {
 	dv := newDeriver(ip)
+	dv.keep = &cutSegments{}
 	at := dv.at
 	delta := make([]int64, len(at)+1) // live-byte changes per op index, windows cut at last use
 	dv.addItems(func(sg *segment, start, stop int) (int, int) {
@@ -119,6 +144,7 @@ func deriveCoarse(ip *inplacer) *derived {
 		return at[start], at[stop]
 	})
 	d := dv.d
+	d.cut = dv.keep
 	var live int64
 	for _, it := range d.prob.Items {
 		d.shortLB = max(d.shortLB, it.Size)
@@ -149,6 +175,10 @@ type deriver struct {
 	segs   []segment
 	on     []int                // per segment: first then last op on each engine
 	seen   map[*ranges.Set]bool // sets whose bounds are in: many uses share one
+	merge  []int64              // scratch of sortRuns
+
+	keep *cutSegments // when not nil, addItems keeps each root's segments there
+	from *cutSegments // when not nil, the segments of each root, cut already
 
 	// The pieces of every item, one item after another.
 	pieces  []Piece
@@ -202,7 +232,22 @@ func (dv *deriver) addItems(win func(sg *segment, start, stop int) (int, int)) {
 			continue
 		}
 		item := len(dv.d.prob.Items)
-		dv.cutSegments(r, item)
+		switch {
+		case dv.from != nil:
+			c := dv.from
+			dv.segs = append(dv.segs[:0], c.segs[c.at[item]:c.at[item+1]]...)
+			if dv.nEng > 1 {
+				w := 2 * dv.nEng
+				dv.on = append(dv.on[:0], c.on[w*c.at[item]:w*c.at[item+1]]...)
+			}
+		default:
+			dv.cutSegments(r, item)
+		}
+		if c := dv.keep; c != nil {
+			c.at = append(c.at, len(c.segs))
+			c.segs = append(c.segs, dv.segs...)
+			c.on = append(c.on, dv.on...)
+		}
 		dv.pieceAt = append(dv.pieceAt, len(dv.pieces))
 		first := len(dv.pieces)
 		for i := range dv.segs {
@@ -213,6 +258,9 @@ func (dv *deriver) addItems(win func(sg *segment, start, stop int) (int, int)) {
 		dv.d.prob.Items = append(dv.d.prob.Items, Item{Name: p.Buffers[r].Name, Size: p.Buffers[r].Size})
 	}
 	dv.pieceAt = append(dv.pieceAt, len(dv.pieces))
+	if c := dv.keep; c != nil {
+		c.at = append(c.at, len(c.segs))
+	}
 }
 
 // cutSegments cuts root r's item (numbered item) into the elementary
@@ -247,8 +295,7 @@ func (dv *deriver) cutSegments(r, item int) {
 	for _, x := range dv.dead {
 		dv.bounds = append(dv.bounds, x.lo, x.hi)
 	}
-	bounds := dv.bounds
-	slices.Sort(bounds)
+	bounds := sortRuns(dv.bounds, &dv.merge)
 	bounds = slices.Compact(bounds)
 	for len(bounds) > 0 && bounds[0] < 0 {
 		bounds = bounds[1:]
@@ -527,4 +574,56 @@ func concurrentPairs(prob *Problem, infos []pieceInfo, hb func(a, b int) bool) [
 		}
 	}
 	return out
+}
+
+// sortRuns sorts xs, which is mostly a few long ascending runs (each
+// footprint's runs ascend), by merging its maximal ascending runs pairwise,
+// O(N log R) for R runs; tmp is scratch, grown as needed. It returns the
+// sorted values, in xs or in *tmp.
+func sortRuns(xs []int64, tmp *[]int64) []int64 {
+	var starts []int // the first index of each ascending run, then len(xs)
+	var small [64]int
+	starts = small[:0]
+	for i := range xs {
+		if i == 0 || xs[i] < xs[i-1] {
+			starts = append(starts, i)
+		}
+	}
+	if len(starts) > len(xs)/4+1 {
+		slices.Sort(xs) // short runs: merging gains nothing
+		return xs
+	}
+	starts = append(starts, len(xs))
+	src := xs
+	dst := slices.Grow((*tmp)[:0], len(xs))[:len(xs)]
+	*tmp = dst
+	for len(starts) > 2 {
+		next := starts[:0]
+		for k := 0; k+1 < len(starts); k += 2 {
+			lo := starts[k]
+			next = append(next, lo)
+			if k+2 >= len(starts) { // an odd run out: copied as it is
+				copy(dst[lo:starts[k+1]], src[lo:starts[k+1]])
+				continue
+			}
+			mid, hi := starts[k+1], starts[k+2]
+			a, b, o := lo, mid, lo
+			for a < mid && b < hi {
+				if src[b] < src[a] {
+					dst[o] = src[b]
+					b++
+				} else {
+					dst[o] = src[a]
+					a++
+				}
+				o++
+			}
+			o += copy(dst[o:], src[a:mid])
+			copy(dst[o:], src[b:hi])
+		}
+		last := starts[len(starts)-1]
+		starts = append(next, last)
+		src, dst = dst, src
+	}
+	return src
 }

@@ -301,7 +301,7 @@ func planFixed(p *trace.Program, opts Options, start time.Time) (Result, error) 
 	firstPlan := time.Since(start)
 	var pre *prelude
 	if !ok {
-		d = derive(ip)
+		d = deriveFrom(ip, d)
 		so := SolveOptions{Stop: opts.Stop}
 		if opts.Budget > 0 && d.dense == nil {
 			pre = newPrelude(p, opts, start)
@@ -541,7 +541,9 @@ func relation(p *trace.Program) (func(a, b int) bool, *trace.Order, error) {
 // on any plan, and TestCoarseStartAgreesWithSolve verifies it), and if its
 // height already meets the coarse derivation's shortLB, a lower bound of
 // derive's problem, no placement is lower and it is the answer. It reports
-// false otherwise, and the caller derives and solves the fine problem.
+// false otherwise, with the coarse derivation (nil on several engines),
+// whose segments the caller's derivation of the fine problem reuses
+// (deriveFrom) before solving it.
 func coarseStart(ip *inplacer) (Solution, *derived, bool) {
 	if len(ip.p.Trace.Engines) != 1 {
 		return Solution{}, nil, false // windows are cut at last use on one engine only
@@ -554,7 +556,7 @@ func coarseStart(ip *inplacer) (Solution, *derived, bool) {
 	}
 	sol, err := Solve(c.prob, SolveOptions{})
 	if err != nil || sol.Height > alignUp(c.shortLB, g) {
-		return Solution{}, nil, false
+		return Solution{}, c, false
 	}
 	sol.LowerBound, sol.LiveBound, sol.Proven = c.shortLB, c.shortLB, true
 	return sol, c, true

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -492,6 +493,9 @@ func TestCoarseStartAgreesWithSolve(t *testing.T) {
 		ip.decide()
 		d := derive(ip)
 		sol, c, ok := coarseStart(ip)
+		if c != nil && !reflect.DeepEqual(deriveFrom(ip, c), d) {
+			t.Fatalf("trace %d: the fine problem derived from the coarse segments differs from derive's", i)
+		}
 		if !ok {
 			continue
 		}
