@@ -527,17 +527,32 @@ func (c *compiled) buildEdges(p *Problem) {
 	add := func(i, j int, a, b Piece) {
 		all = append(all, pairRel{int32(min(i, j)), int32(max(i, j)), orient(i, j, a, b)})
 	}
+	// byLo: each item's pieces by their first byte. A pair's intervals,
+	// one piece against those of the other item, then come in order (or in
+	// reverse order) of their first offset.
+	byLo := make([][]Piece, n)
+	for i := range n {
+		byLo[i] = c.pieces[i]
+		if !slices.IsSortedFunc(byLo[i], cmpPieceLo) {
+			byLo[i] = slices.Clone(byLo[i])
+			slices.SortFunc(byLo[i], cmpPieceLo)
+		}
+	}
 	var rs []rel // scratch: one pair's intervals
 	addPair := func(j, i int) {
 		rs = rs[:0]
-		for _, a := range c.pieces[j] {
-			for _, b := range c.pieces[i] {
+		for _, a := range byLo[j] {
+			for _, b := range byLo[i] {
 				if a.Start < b.End && b.Start < a.End {
 					rs = append(rs, orient(j, i, a, b))
 				}
 			}
 		}
-		if !slices.IsSortedFunc(rs, cmpRel) {
+		switch {
+		case slices.IsSortedFunc(rs, cmpRel):
+		case slices.IsSortedFunc(rs, func(a, b rel) int { return cmpRel(b, a) }):
+			slices.Reverse(rs)
+		default:
 			slices.SortFunc(rs, cmpRel)
 		}
 		lo, hi := int32(min(i, j)), int32(max(i, j))
@@ -639,6 +654,9 @@ func (c *compiled) buildEdges(p *Problem) {
 		c.edges[i] = append(c.edges[i], edge{other: j, solid: solid, rels: neg})
 	}
 }
+
+// cmpPieceLo orders pieces by their first byte.
+func cmpPieceLo(a, b Piece) int { return cmp64(a.Lo, b.Lo) }
 
 // cmpRel orders intervals by their first offset.
 func cmpRel(a, b rel) int { return cmp64(a.lo, b.lo) }

@@ -42,7 +42,7 @@ func TestOrderedFromCoversConcurrent(t *testing.T) {
 		ip.decide()
 		dv := newDeriver(ip)
 		at := dv.at
-		dv.addItems(func(sg *segment, start, stop int) (int, int) { return at[start], at[stop] })
+		dv.addItems(func(sg *segment, start, stop int) (int, int) { return at[start], at[stop] }, nil)
 		d := dv.d
 		nEng := dv.nEng
 		for k := range dv.infos {

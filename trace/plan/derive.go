@@ -42,18 +42,9 @@ type derived struct {
 	// every byte dies at its last use on one engine: no higher than
 	// derive's lower bound, so a lower bound of derive's problem too.
 	shortLB int64
-	// cut, from deriveCoarse only, keeps the segments it cut every root
-	// into, for derive to reuse (deriveFrom).
-	cut *cutSegments
-}
-
-// cutSegments is the segments of every root, one item after another: item
-// i's are segs[at[i]:at[i+1]], and with several engines their first and
-// last ops on each engine on[2·nEng·at[i]:2·nEng·at[i+1]].
-type cutSegments struct {
-	segs []segment
-	on   []int
-	at   []int
+	// fine, from deriveCoarse only, holds derive's pieces, built from the
+	// same segments, for deriveFrom to finish.
+	fine *deriver
 }
 
 // segment is one elementary byte range of an item with its uses. With
@@ -97,29 +88,32 @@ type deathRun struct {
 // shortenTails).
 func derive(ip *inplacer) *derived { return deriveFrom(ip, nil) }
 
-// deriveFrom is derive reusing the segments that deriveCoarse cut into
-// coarse (nil: none), which are derive's own: both cut each root at the
-// same bounds.
+// deriveFrom is derive finishing the fine pieces deriveCoarse built
+// beside its own in coarse (nil: none), from the segments both cut each
+// root into.
 func deriveFrom(ip *inplacer, coarse *derived) *derived {
-	dv := newDeriver(ip)
-	if coarse != nil && coarse.cut != nil {
-		dv.from = coarse.cut
+	var dv *deriver
+	if coarse != nil && coarse.fine != nil {
+		dv, coarse.fine = coarse.fine, nil
 		copy(dv.d.itemOf, coarse.itemOf)
 		copy(dv.d.shift, coarse.shift)
-		n := len(dv.from.segs) // at most a piece per segment
-		dv.pieces, dv.deaths = make([]Piece, 0, n), make([]Time, 0, 2*n)
+	} else {
+		dv = newDeriver(ip)
+		dv.addItems(dv.fineWindow, nil)
 	}
-	at := dv.at
-	dv.addItems(func(sg *segment, start, stop int) (int, int) {
-		if dv.nEng == 1 && sg.death != dv.end {
-			return at[start], at[sg.last+1] // the tail up to death is kept apart
-		}
-		return at[start], at[stop]
-	})
 	if dv.nEng == 1 {
 		dv.pieces, dv.pieceAt, dv.d.prob.Concurrent = shortenTails(dv.pieces, dv.deaths, dv.pieceAt)
 	}
 	return dv.finish()
+}
+
+// fineWindow is derive's window of a segment: on one engine, bytes not
+// held to the end stop at their last use.
+func (dv *deriver) fineWindow(sg *segment, start, stop int) (int, int) {
+	if dv.nEng == 1 && sg.death != dv.end {
+		return dv.at[start], dv.at[sg.last+1] // the tail up to death is kept apart
+	}
+	return dv.at[start], dv.at[stop]
 }
 
 // deriveCoarse is derive with every used byte's window running on to its
@@ -131,7 +125,10 @@ func deriveFrom(ip *inplacer, coarse *derived) *derived {
 // its last use on one engine.
 func deriveCoarse(ip *inplacer) *derived {
 	dv := newDeriver(ip)
-	dv.keep = &cutSegments{}
+	var fine *deriver
+	if dv.nEng == 1 {
+		fine = newDeriverLike(ip, dv)
+	}
 	at := dv.at
 	delta := make([]int64, len(at)+1) // live-byte changes per op index, windows cut at last use
 	dv.addItems(func(sg *segment, start, stop int) (int, int) {
@@ -142,9 +139,9 @@ func deriveCoarse(ip *inplacer) *derived {
 		delta[start] += sg.hi - sg.lo
 		delta[short] -= sg.hi - sg.lo
 		return at[start], at[stop]
-	})
+	}, fine)
 	d := dv.d
-	d.cut = dv.keep
+	d.fine = fine
 	var live int64
 	for _, it := range d.prob.Items {
 		d.shortLB = max(d.shortLB, it.Size)
@@ -177,9 +174,6 @@ type deriver struct {
 	seen   map[*ranges.Set]bool // sets whose bounds are in: many uses share one
 	merge  []int64              // scratch of sortRuns
 
-	keep *cutSegments // when not nil, addItems keeps each root's segments there
-	from *cutSegments // when not nil, the segments of each root, cut already
-
 	// The pieces of every item, one item after another.
 	pieces  []Piece
 	deaths  []Time // per piece: when the last and the first buffer covering its bytes let them go
@@ -188,18 +182,26 @@ type deriver struct {
 	infoOn  []int // per piece of infos: first then last op on each engine
 }
 
-func newDeriver(ip *inplacer) *deriver {
+func newDeriver(ip *inplacer) *deriver { return newDeriverLike(ip, nil) }
+
+// newDeriverLike is newDeriver sharing like's op times and allocation
+// points (nil: computed).
+func newDeriverLike(ip *inplacer, like *deriver) *deriver {
 	p := ip.p
-	dv := &deriver{ip: ip, p: p, nOps: len(p.Ops), nEng: len(p.Trace.Engines), at: opTimes(p),
-		opsBefore: make([]int, len(p.Trace.Steps)+1), seen: map[*ranges.Set]bool{}}
+	dv := &deriver{ip: ip, p: p, nOps: len(p.Ops), nEng: len(p.Trace.Engines), seen: map[*ranges.Set]bool{}}
 	dv.end = dv.nOps + 1
-	for i := range p.Trace.Steps {
-		dv.opsBefore[i+1] = dv.opsBefore[i]
-		if p.Trace.Steps[i].Kind == trace.KindOp {
-			dv.opsBefore[i+1]++
+	if like != nil {
+		dv.at, dv.opsBefore, dv.allocPoint = like.at, like.opsBefore, like.allocPoint
+	} else {
+		dv.at, dv.opsBefore = opTimes(p), make([]int, len(p.Trace.Steps)+1)
+		for i := range p.Trace.Steps {
+			dv.opsBefore[i+1] = dv.opsBefore[i]
+			if p.Trace.Steps[i].Kind == trace.KindOp {
+				dv.opsBefore[i+1]++
+			}
 		}
+		dv.allocPoint = allocPoints(p, dv.opsBefore)
 	}
-	dv.allocPoint = allocPoints(p, dv.opsBefore)
 	dv.d = &derived{prob: &Problem{Align: p.Trace.Granule}, itemOf: make([]int, len(p.Buffers)),
 		shift: make([]int64, len(p.Buffers))}
 	roots := 0
@@ -224,30 +226,17 @@ func (dv *deriver) deathTime(step int) int {
 
 // addItems adds one item per root, with a piece per run of used segments
 // that share their window. win maps a segment's window [start, stop) in op
-// positions to the piece's window in op time.
-func (dv *deriver) addItems(win func(sg *segment, start, stop int) (int, int)) {
+// positions to the piece's window in op time. twin, when not nil, is given
+// the same items, with pieces of the same segments under its fineWindow
+// (one engine only: the segments' per-engine ops stay dv's).
+func (dv *deriver) addItems(win func(sg *segment, start, stop int) (int, int), twin *deriver) {
 	p, ip := dv.p, dv.ip
 	for r := range p.Buffers {
 		if p.Buffers[r].External || ip.place[r].root != r {
 			continue
 		}
 		item := len(dv.d.prob.Items)
-		switch {
-		case dv.from != nil:
-			c := dv.from
-			dv.segs = append(dv.segs[:0], c.segs[c.at[item]:c.at[item+1]]...)
-			if dv.nEng > 1 {
-				w := 2 * dv.nEng
-				dv.on = append(dv.on[:0], c.on[w*c.at[item]:w*c.at[item+1]]...)
-			}
-		default:
-			dv.cutSegments(r, item)
-		}
-		if c := dv.keep; c != nil {
-			c.at = append(c.at, len(c.segs))
-			c.segs = append(c.segs, dv.segs...)
-			c.on = append(c.on, dv.on...)
-		}
+		dv.cutSegments(r, item)
 		dv.pieceAt = append(dv.pieceAt, len(dv.pieces))
 		first := len(dv.pieces)
 		for i := range dv.segs {
@@ -255,11 +244,24 @@ func (dv *deriver) addItems(win func(sg *segment, start, stop int) (int, int)) {
 				dv.addPiece(item, first, i, win)
 			}
 		}
-		dv.d.prob.Items = append(dv.d.prob.Items, Item{Name: p.Buffers[r].Name, Size: p.Buffers[r].Size})
+		it := Item{Name: p.Buffers[r].Name, Size: p.Buffers[r].Size}
+		dv.d.prob.Items = append(dv.d.prob.Items, it)
+		if twin != nil {
+			twin.segs = dv.segs
+			twin.pieceAt = append(twin.pieceAt, len(twin.pieces))
+			first := len(twin.pieces)
+			for i := range dv.segs {
+				if dv.segs[i].first >= 0 {
+					twin.addPiece(item, first, i, twin.fineWindow)
+				}
+			}
+			twin.d.prob.Items = append(twin.d.prob.Items, it)
+		}
 	}
 	dv.pieceAt = append(dv.pieceAt, len(dv.pieces))
-	if c := dv.keep; c != nil {
-		c.at = append(c.at, len(c.segs))
+	if twin != nil {
+		twin.pieceAt = append(twin.pieceAt, len(twin.pieces))
+		twin.segs = nil
 	}
 }
 
