@@ -6,8 +6,8 @@
 // with strided in-place placements, the planner's lower bound, the online
 // Allocator's high-water mark replaying the graph without and with
 // wait-fenced reuse) and times
-// (subarena's plan and placement against gallocr's reserve and
-// alloc_graph), and the bound and plan of the graph with its nodes
+// (subarena's first plan, with no search budget, its final plan, with
+// -budget, and a cache hit against gallocr's reserve and alloc_graph), and the bound and plan of the graph with its nodes
 // reordered (ggml.ReorderGraph: memory-aware list scheduling, kept only
 // when neither is above the graph's own order's; "reord/strided" is the
 // reordered plan over the strided one; "any-order bound" is
@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"text/tabwriter"
 	"time"
 	"unsafe"
@@ -59,12 +60,13 @@ func main() {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "graph\tnodes\tgallocr\toffsets\tstrided\tbound\tproven\tonline\tonline+wait\tstrided/gallocr\t"+
 		"reord bound\treord plan\treord/strided\tany-order bound\t"+
-		"first\tplan\tplace\treserve\talloc_graph\tfirst/reserve\tmiss/reserve\thit/alloc_graph\t")
+		"first\tfinal\thit\treserve\talloc_graph\tfirst/reserve\tfinal/reserve\thit/alloc_graph\t")
 	var logLLaMA, logGPT2 []float64
 	logs := map[string][]float64{} // by architecture and step kind
 	atBound, n, onlineOK, reordered, orderOptimal := 0, 0, 0, 0, 0
 	var onlineOver []string // graphs on which the online Allocator needs more than gallocr
 	var reordLogs []float64
+	var firstRatios, finalRatios, hitRatios []float64
 	worst := 0.0
 	for _, sh := range ggmltest.Shapes(*big) {
 		if re != nil && !re.MatchString(sh.Name) {
@@ -90,8 +92,11 @@ func main() {
 		}
 		times := "\t\t\t\t\t\t\t\t"
 		if !*noTimes {
-			times = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t", dur(r.first), dur(r.plan), dur(r.place), dur(r.reserve), dur(r.alloc),
-				r.first/r.reserve, (r.plan+r.place)/r.reserve, r.place/r.alloc)
+			times = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t", dur(r.first), dur(r.final), dur(r.hit), dur(r.reserve), dur(r.alloc),
+				r.first/r.reserve, r.final/r.reserve, r.hit/r.alloc)
+			firstRatios = append(firstRatios, r.first/r.reserve)
+			finalRatios = append(finalRatios, r.final/r.reserve)
+			hitRatios = append(hitRatios, r.hit/r.alloc)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%.3f\t%d\t%d\t%.3f\t%d\t%s\n", sh.Name, r.nodes, r.gallocr, r.offsets, r.strided,
 			r.bound, r.proven, r.online, r.onlineWait, ratio, r.reordBound, r.reordPlan, float64(r.reordPlan)/float64(r.strided), r.orderBound, times)
@@ -126,11 +131,42 @@ func main() {
 	for _, o := range onlineOver {
 		fmt.Printf("  online above gallocr: %s\n", o)
 	}
-	if ggmltest.HaveThreadCPU {
-		fmt.Println("times: CPU time of the calling thread per call; miss = plan + place")
-	} else {
-		fmt.Println("times: wall time per call; miss = plan + place")
+	if !*noTimes {
+		fmt.Printf("first/reserve %s; at most 10 on %d of %d graphs\n", spread(firstRatios), countAtMost(firstRatios, 10), len(firstRatios))
+		fmt.Printf("final/reserve %s\n", spread(finalRatios))
+		fmt.Printf("hit/alloc_graph %s; at most 1.0 on %d of %d graphs\n", spread(hitRatios), countAtMost(hitRatios, 1), len(hitRatios))
 	}
+	what := "wall time"
+	if ggmltest.HaveThreadCPU {
+		what = "CPU time of the calling thread"
+	}
+	fmt.Printf("times: %s per call, averaged over repetitions filling -min; first = a plan with no search budget (the "+
+		"greedy start, reading the graph included: a miss); final = a plan with -budget %v; hit = AllocGraph placing a graph from "+
+		"its cached plan; reserve and alloc_graph = ggml_gallocr_reserve and ggml_gallocr_alloc_graph\n", what, *budget)
+}
+
+// spread is "LO–HI (median M)" of xs.
+func spread(xs []float64) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	s := slices.Sorted(slices.Values(xs))
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return fmt.Sprintf("%.2f–%.2f (median %.2f)", s[0], s[len(s)-1], med)
+}
+
+// countAtMost counts the xs at most limit.
+func countAtMost(xs []float64, limit float64) int {
+	n := 0
+	for _, x := range xs {
+		if x <= limit {
+			n++
+		}
+	}
+	return n
 }
 
 // classes are the kinds of graph the summary reports apart, in its order.
@@ -163,8 +199,10 @@ type result struct {
 	orderBound                       int64 // plan.OrderBound: no order's plan is below it
 	granule                          int64
 	proven                           bool
-	plan, place, reserve, alloc      float64 // ns
-	first                            float64 // ns: reading the graph and the planner's first placement (one run)
+	// CPU times in ns: a plan with no search budget (the first safe
+	// plan), one with the budget measured (the final plan), a cache hit,
+	// gallocr's reserve and alloc_graph.
+	first, final, hit, reserve, alloc float64
 }
 
 func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget time.Duration, dump string) (*result, error) {
@@ -190,7 +228,6 @@ func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget t
 	}
 	defer a.Free()
 	r.strided, r.bound, r.proven = p.Size, p.LowerBound, p.Result.Proven
-	r.first = float64((p.Read + p.Result.FirstPlan).Nanoseconds())
 	prog, err := p.Trace.Resolve()
 	if err != nil {
 		return nil, err
@@ -243,22 +280,22 @@ func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget t
 	})
 	g.Clear(gbuf)
 
-	// subarena: a plan (reading the graph and planning it, no cache), and a
-	// placement (a cache hit) on a fresh copy of the graph.
-	nc, err := ggml.New(ggml.Options{CacheSize: -1, Budget: budget})
-	if err != nil {
+	// subarena: plans (reading the graph and planning it, no cache) without
+	// and with the search budget, and a placement (a cache hit) on a fresh
+	// copy of the graph.
+	if r.first, err = measurePlan(g.CGraph(), 0, minTime); err != nil {
 		return nil, err
 	}
-	defer nc.Free()
-	r.plan = measure(minTime, func() {
-		if _, err := nc.Plan(g.CGraph()); err != nil {
-			panic(err)
+	r.final = r.first
+	if budget > 0 {
+		if r.final, err = measurePlan(g.CGraph(), budget, minTime); err != nil {
+			return nil, err
 		}
-	})
+	}
 	if err := a.AllocGraph(g.CGraph()); err != nil {
 		return nil, err
 	}
-	r.place = measure(minTime, func() {
+	r.hit = measure(minTime, func() {
 		g.Clear(nil) // the same walk as gallocr's loop; AllocGraph places every tensor afresh
 		if err := a.AllocGraph(g.CGraph()); err != nil {
 			panic(err)
@@ -268,6 +305,24 @@ func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget t
 		return nil, fmt.Errorf("placements planned again: %+v", st)
 	}
 	return r, nil
+}
+
+// measurePlan returns the time of planning graph afresh (no plan cache)
+// with search budget budget.
+func measurePlan(graph unsafe.Pointer, budget, minTime time.Duration) (float64, error) {
+	nc, err := ggml.New(ggml.Options{CacheSize: -1, Budget: budget})
+	if err != nil {
+		return 0, err
+	}
+	defer nc.Free()
+	if _, err := nc.Plan(graph); err != nil {
+		return 0, err
+	}
+	return measure(minTime, func() {
+		if _, err := nc.Plan(graph); err != nil {
+			panic(err)
+		}
+	}), nil
 }
 
 // planWith makes an Allocator with opts and returns it, for the caller to
