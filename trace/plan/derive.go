@@ -3,6 +3,7 @@ package plan
 import (
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
@@ -45,6 +46,47 @@ type derived struct {
 	// fine, from deriveCoarse only, holds derive's pieces, built from the
 	// same segments, for deriveFrom to finish.
 	fine *deriver
+	// scratch is the memory the problem lives in, for release.
+	scratch []*deriveScratch
+}
+
+// deriveScratch is the memory a derivation grows: the pieces it builds,
+// their deaths, and the scratch reused from root to root. A derivation
+// takes one from scratchPool and the planner hands it back once done with
+// the problem (derived.release), so that planning a graph of about the size
+// of one planned before grows nothing.
+type deriveScratch struct {
+	pieces        []Piece
+	deaths        []Time
+	used          []itemUse
+	dead          []deathRun
+	bounds, merge []int64
+	segs          []segment
+	on            []int
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(deriveScratch) }}
+
+// release hands d's memory back for later derivations, and that of the
+// fine pieces built beside it when nothing took them (deriveFrom). Neither
+// d's problem nor anything read from it may be used after.
+func (d *derived) release() {
+	if d == nil {
+		return
+	}
+	if d.fine != nil {
+		d.fine.save()
+		d.scratch = append(d.scratch, d.fine.scratch)
+		d.fine = nil
+	}
+	for _, s := range d.scratch {
+		if verifySolutions { // tests: a problem read after its release reads nonsense
+			clear(s.pieces[:cap(s.pieces)])
+			clear(s.deaths[:cap(s.deaths)])
+		}
+		scratchPool.Put(s)
+	}
+	d.scratch = nil
 }
 
 // segment is one elementary byte range of an item with its uses. With
@@ -157,6 +199,7 @@ func deriveCoarse(ip *inplacer) *derived {
 // times, the problem being built, and the scratch reused from root to root.
 type deriver struct {
 	ip         *inplacer
+	scratch    *deriveScratch // where the slices below come from (save)
 	p          *trace.Program
 	nOps, nEng int
 	end        int   // the window end of bytes held to the end
@@ -189,6 +232,10 @@ func newDeriver(ip *inplacer) *deriver { return newDeriverLike(ip, nil) }
 func newDeriverLike(ip *inplacer, like *deriver) *deriver {
 	p := ip.p
 	dv := &deriver{ip: ip, p: p, nOps: len(p.Ops), nEng: len(p.Trace.Engines), seen: map[*ranges.Set]bool{}}
+	sc := scratchPool.Get().(*deriveScratch)
+	dv.scratch = sc
+	dv.pieces, dv.deaths, dv.used, dv.dead = sc.pieces[:0], sc.deaths[:0], sc.used[:0], sc.dead[:0]
+	dv.bounds, dv.merge, dv.segs, dv.on = sc.bounds[:0], sc.merge[:0], sc.segs[:0], sc.on[:0]
 	dv.end = dv.nOps + 1
 	if like != nil {
 		dv.at, dv.opsBefore, dv.allocPoint = like.at, like.opsBefore, like.allocPoint
@@ -247,6 +294,7 @@ func (dv *deriver) addItems(win func(sg *segment, start, stop int) (int, int), t
 		it := Item{Name: p.Buffers[r].Name, Size: p.Buffers[r].Size}
 		dv.d.prob.Items = append(dv.d.prob.Items, it)
 		if twin != nil {
+			own := twin.segs
 			twin.segs = dv.segs
 			twin.pieceAt = append(twin.pieceAt, len(twin.pieces))
 			first := len(twin.pieces)
@@ -255,13 +303,13 @@ func (dv *deriver) addItems(win func(sg *segment, start, stop int) (int, int), t
 					twin.addPiece(item, first, i, twin.fineWindow)
 				}
 			}
+			twin.segs = own
 			twin.d.prob.Items = append(twin.d.prob.Items, it)
 		}
 	}
 	dv.pieceAt = append(dv.pieceAt, len(dv.pieces))
 	if twin != nil {
 		twin.pieceAt = append(twin.pieceAt, len(twin.pieces))
-		twin.segs = nil
 	}
 }
 
@@ -406,10 +454,20 @@ func (dv *deriver) addPiece(item, first, i int, win func(sg *segment, start, sto
 	}
 }
 
+// save stores the slices dv grew in its scratch, for the next derivation
+// that takes it.
+func (dv *deriver) save() {
+	sc := dv.scratch
+	sc.pieces, sc.deaths, sc.used, sc.dead = dv.pieces[:0], dv.deaths[:0], dv.used[:0], dv.dead[:0]
+	sc.bounds, sc.merge, sc.segs, sc.on = dv.bounds[:0], dv.merge[:0], dv.segs[:0], dv.on[:0]
+}
+
 // finish hands each item its pieces and, with several engines, lists the
 // concurrent pairs.
 func (dv *deriver) finish() *derived {
 	d, nEng := dv.d, dv.nEng
+	dv.save()
+	d.scratch = append(d.scratch, dv.scratch)
 	for i := range d.prob.Items {
 		lo, hi := dv.pieceAt[i], dv.pieceAt[i+1]
 		if lo < hi {

@@ -297,11 +297,14 @@ func planFixed(p *trace.Program, opts Options, start time.Time) (Result, error) 
 	if !opts.NoInPlace {
 		ip.decide()
 	}
-	sol, d, ok := coarseStart(ip)
+	sol, coarse, ok := coarseStart(ip)
+	d := coarse
+	defer coarse.release()
 	firstPlan := time.Since(start)
 	var pre *prelude
 	if !ok {
-		d = deriveFrom(ip, d)
+		d = deriveFrom(ip, coarse)
+		defer d.release()
 		so := SolveOptions{Stop: opts.Stop}
 		if opts.Budget > 0 && d.dense == nil {
 			pre = newPrelude(p, opts, start)

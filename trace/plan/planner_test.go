@@ -493,7 +493,8 @@ func TestCoarseStartAgreesWithSolve(t *testing.T) {
 		ip.decide()
 		d := derive(ip)
 		sol, c, ok := coarseStart(ip)
-		if c != nil && !reflect.DeepEqual(deriveFrom(ip, c), d) {
+		if f := deriveFrom(ip, c); c != nil && !(reflect.DeepEqual(f.prob, d.prob) && slices.Equal(f.itemOf, d.itemOf) &&
+			slices.Equal(f.shift, d.shift) && f.dense == nil && d.dense == nil) {
 			t.Fatalf("trace %d: the fine problem derived from the coarse segments differs from derive's", i)
 		}
 		if !ok {
@@ -767,5 +768,57 @@ func TestReplayPlanReportsBound(t *testing.T) {
 		res.Proven != (res.LowerBound == res.Plan.Size) {
 		t.Errorf("H: method %q, size %d, bound %d (LiveLB %d, live bound %d), proven %v", res.Method, res.Plan.Size,
 			res.LowerBound, rr.LiveLB, res.LiveBound, res.Proven)
+	}
+}
+
+// TestPlanReusesScratch: plans made one after another and at once, which
+// share derivation memory through scratchPool (derived.release), are the
+// plans each trace gets alone, and each passes the checker.
+func TestPlanReusesScratch(t *testing.T) {
+	_, seq := randomTraces(11, 4, 60, evenStrided)
+	var traces []*trace.Trace
+	for _, tr := range seq {
+		traces = append(traces, tr)
+	}
+	want := make([]*trace.Plan, len(traces))
+	for i, tr := range traces {
+		res, err := Plan(tr, Options{})
+		if err != nil {
+			t.Fatalf("trace %d: %v", i, err)
+		}
+		want[i] = res.Plan
+	}
+	check := func(i int) error {
+		res, err := Plan(traces[i], Options{})
+		if err != nil {
+			return err
+		}
+		res.Plan.Ms, want[i].Ms = 0, 0
+		if !reflect.DeepEqual(res.Plan, want[i]) {
+			return fmt.Errorf("trace %d: plan %+v, alone %+v", i, res.Plan, want[i])
+		}
+		return nil
+	}
+	for i := len(traces) - 1; i >= 0; i-- { // another order than the first pass
+		if err := check(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for i := g; i < len(traces); i += 4 {
+				if err := check(i); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
