@@ -436,6 +436,7 @@ func cmp64(a, b int64) int {
 
 // spanScratch is scratch space for appendSpans.
 type spanScratch struct {
+	secs   []int32
 	bounds []int32
 	delta  []int64
 	run0   []int64
@@ -457,10 +458,12 @@ func (sc *spanScratch) appendSpans(out []span, pieces []Piece, sec func(Time) in
 		}
 		return append(out, span{s0: sec(pc.Start), s1: sec(pc.End), bytes: pc.Hi - pc.Lo, run0: run0})
 	}
-	bounds := sc.bounds[:0]
+	secs := sc.secs[:0] // each piece's first and last section, looked up once
 	for _, pc := range pieces {
-		bounds = append(bounds, sec(pc.Start), sec(pc.End))
+		secs = append(secs, sec(pc.Start), sec(pc.End))
 	}
+	sc.secs = secs
+	bounds := append(sc.bounds[:0], secs...)
 	slices.Sort(bounds)
 	bounds = slices.Compact(bounds)
 	sc.bounds = bounds
@@ -473,8 +476,8 @@ func (sc *spanScratch) appendSpans(out []span, pieces []Piece, sec func(Time) in
 	delta := append(sc.delta[:0], make([]int64, len(bounds))...)
 	run0 := append(sc.run0[:0], make([]int64, len(bounds))...)
 	sc.delta, sc.run0 = delta, run0
-	for _, pc := range pieces {
-		k0, k1 := at(sec(pc.Start)), at(sec(pc.End))
+	for i, pc := range pieces {
+		k0, k1 := at(secs[2*i]), at(secs[2*i+1])
 		delta[k0] += pc.Hi - pc.Lo
 		delta[k1] -= pc.Hi - pc.Lo
 		if pc.Lo == 0 {

@@ -375,9 +375,11 @@ func (dv *deriver) applyUses() {
 		eng := dv.p.Ops[u.op].Engine
 		i := 0 // runs ascend, so the segment index only moves forward
 		for _, run := range u.set.Runs() {
-			// The first segment at or after run.Lo, by binary search: a use of a
-			// few bytes far into a buffer of many segments skips them at once.
-			i += sort.Search(len(segs)-i, func(k int) bool { return segs[i+k].lo >= run.Lo })
+			// The first segment at or after run.Lo, by galloping search: a use
+			// of a few bytes far into a buffer of many segments skips them at
+			// once, and the next run of a strided view, a few segments on, is
+			// found in a few steps.
+			i = gallop(segs, i, run.Lo)
 			for ; i < len(segs) && segs[i].lo < run.Hi; i++ {
 				sg := &segs[i]
 				if sg.first < 0 || u.op < sg.first {
@@ -686,4 +688,20 @@ func sortRuns(xs []int64, tmp *[]int64) []int64 {
 		src, dst = dst, src
 	}
 	return src
+}
+
+// gallop returns the first index at or after i whose segment starts at or
+// after lo (len(segs) if none), with segs ascending: doubling steps from i,
+// then a binary search within the last step, O(log d) for the distance d.
+func gallop(segs []segment, i int, lo int64) int {
+	if i >= len(segs) || segs[i].lo >= lo {
+		return i
+	}
+	// segs[i+prev].lo < lo throughout.
+	prev, step := 0, 1
+	for i+step < len(segs) && segs[i+step].lo < lo {
+		prev, step = step, 2*step
+	}
+	hi := min(i+step, len(segs))
+	return i + prev + 1 + sort.Search(hi-(i+prev+1), func(k int) bool { return segs[i+prev+1+k].lo >= lo })
 }

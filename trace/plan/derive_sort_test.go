@@ -30,3 +30,26 @@ func TestSortRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestGallop: gallop finds the first segment at or after an index that
+// starts at or after a byte, as a linear scan does.
+func TestGallop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(73, 74))
+	for range 3000 {
+		segs := make([]segment, rng.IntN(40))
+		lo := int64(0)
+		for k := range segs {
+			lo += rng.Int64N(4)
+			segs[k].lo = lo
+		}
+		i := rng.IntN(len(segs) + 1)
+		x := rng.Int64N(lo + 3)
+		want := i
+		for want < len(segs) && segs[want].lo < x {
+			want++
+		}
+		if got := gallop(segs, i, x); got != want {
+			t.Fatalf("gallop(%v, %d, %d) = %d, want %d", segs, i, x, got, want)
+		}
+	}
+}

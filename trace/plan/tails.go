@@ -37,19 +37,22 @@ func shortenTails(pieces []Piece, deaths []Time, pieceAt []int) ([]Piece, []int,
 		}
 	}
 	byStart := make([]int, len(pieces))
+	starts := make([]Time, len(pieces)) // starts[i]: the start of piece byStart[i]
 	sortByStart := func() {
-		byStart = byStart[:len(pieces)]
+		byStart, starts = byStart[:len(pieces)], starts[:len(pieces)]
 		for k := range byStart {
 			byStart[k] = k
 		}
 		slices.SortFunc(byStart, func(a, b int) int { return pieces[a].Start - pieces[b].Start })
+		for i, k := range byStart {
+			starts[i] = pieces[k].Start
+		}
 	}
 	// inTail calls fn with each piece of another item starting in k's tail,
 	// until fn returns false.
 	inTail := func(k int, fn func(q int) bool) {
-		pk := pieces[k]
-		i, _ := slices.BinarySearchFunc(byStart, pk.End, func(x int, t Time) int { return pieces[x].Start - t })
-		for ; i < len(byStart) && pieces[byStart[i]].Start < deaths[2*k]; i++ {
+		i, _ := slices.BinarySearch(starts, pieces[k].End)
+		for ; i < len(byStart) && starts[i] < deaths[2*k]; i++ {
 			if q := byStart[i]; itemOf[q] != itemOf[k] && !fn(q) {
 				return
 			}
