@@ -102,12 +102,15 @@ func (r *resolver) checkLive(i int, s Step) error {
 	if s.Kind != KindAlloc || s.Size <= 0 {
 		return nil // an external buffer takes no arena bytes; checkStepLocal refuses size <= 0
 	}
-	if err := CheckArenaBytes(fmt.Sprintf("alloc %q of %d B", s.Name, s.Size), s.Size, r.t.Granule); err != nil {
+	limit := ArenaLimit(r.t.Granule) // the message is formatted only for a step refused
+	if s.Size > limit {
+		err := CheckArenaBytes(fmt.Sprintf("alloc %q of %d B", s.Name, s.Size), s.Size, r.t.Granule)
 		return &StepError{Index: i, Rule: RuleOf(ErrLimit), Err: err}
 	}
 	r.liveBytes += r.granules(s.Size)
-	if err := CheckArenaBytes(fmt.Sprintf("alloc %q: %d B allocated and not released", s.Name, r.liveBytes),
-		r.liveBytes, r.t.Granule); err != nil {
+	if r.liveBytes > limit {
+		err := CheckArenaBytes(fmt.Sprintf("alloc %q: %d B allocated and not released", s.Name, r.liveBytes),
+			r.liveBytes, r.t.Granule)
 		return &StepError{Index: i, Rule: RuleOf(ErrLimit), Err: err}
 	}
 	return nil
