@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/subarena/subarena/ranges"
 )
 
 // TestSortRuns: sortRuns sorts concatenations of ascending runs of any
@@ -51,5 +53,36 @@ func TestGallop(t *testing.T) {
 		if got := gallop(segs, i, x); got != want {
 			t.Fatalf("gallop(%v, %d, %d) = %d, want %d", segs, i, x, got, want)
 		}
+	}
+}
+
+// TestOverlap: overlap answers as OverlapsSet on sets of runs of about the
+// same number (merged) and of very different numbers (searched).
+func TestOverlap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(75, 76))
+	set := func(n int) ranges.Set {
+		var s ranges.Set
+		for range n {
+			lo := rng.Int64N(2000)
+			s.Add(ranges.Range{Lo: lo, Hi: lo + 1 + rng.Int64N(6)})
+		}
+		return s
+	}
+	hits := 0
+	for iter := range 4000 {
+		a, b := set(rng.IntN(60)), set(rng.IntN(60))
+		if iter%3 == 0 {
+			b = set(rng.IntN(3))
+		}
+		_, want := a.OverlapsSet(&b)
+		if got := overlap(&a, &b); got != want {
+			t.Fatalf("overlap(%v, %v) = %v, want %v", a.Runs(), b.Runs(), got, want)
+		}
+		if want {
+			hits++
+		}
+	}
+	if hits < 400 || hits > 3600 {
+		t.Fatalf("%d of 4000 pairs overlap: too few cases of one answer", hits)
 	}
 }

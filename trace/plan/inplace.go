@@ -215,7 +215,7 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 	}
 	for i, t := range taken {
 		if takenRoot[i] == r {
-			if _, hit := t.OverlapsSet(&fp); hit {
+			if overlap(&t, &fp) {
 				return placement{}, ranges.Set{}, false
 			}
 		}
@@ -255,7 +255,7 @@ func (ip *inplacer) dying(k, r int, fp ranges.Set, read strided.Layout) bool {
 		for _, u := range ip.usesOf[m] {
 			ref := ip.p.Ops[u.Op].Uses[u.Use].Ref
 			set := ip.rootFootprint(ref)
-			if _, hit := set.OverlapsSet(&fp); !hit {
+			if !overlap(set, &fp) {
 				continue
 			}
 			if u.Op == k {
@@ -298,7 +298,7 @@ func (ip *inplacer) releasedBefore(rd trace.Ref, b int) bool {
 	latest := -1
 	for _, v := range A.Discards {
 		dfp, _ := p.Footprint(trace.Ref{Buffer: rd.Buffer, View: v})
-		if _, hit := rest.OverlapsSet(&dfp); hit {
+		if overlap(&rest, &dfp) {
 			latest = max(latest, p.Views[v].Discard)
 			rest.RemoveSet(&dfp)
 		}
@@ -327,7 +327,7 @@ func (ip *inplacer) discardedLater(r int, fp ranges.Set, step int) bool {
 				continue
 			}
 			set := ip.rootFootprint(trace.Ref{Buffer: m, View: v})
-			if _, hit := set.OverlapsSet(&fp); hit {
+			if overlap(set, &fp) {
 				return true
 			}
 		}
@@ -345,7 +345,7 @@ func (ip *inplacer) heldOver(r int, fp ranges.Set) bool {
 		}
 		for _, u := range ip.usesOf[m] {
 			set := ip.rootFootprint(ip.p.Ops[u.Op].Uses[u.Use].Ref)
-			if _, hit := set.OverlapsSet(&fp); hit {
+			if overlap(set, &fp) {
 				return true
 			}
 		}
@@ -457,4 +457,32 @@ func (ip *inplacer) CheckInvariants() error {
 		}
 	}
 	return nil
+}
+
+// overlap reports whether sets a and b share a byte. Two strided
+// footprints of one tensor (the Q and K rows of a fused projection) are
+// runs of about the same number, interleaved: a merge of the two finds
+// that in O(n), where OverlapsSet searches the larger once per run of the
+// smaller, O(n log n); for sets of very different sizes OverlapsSet is the
+// faster.
+func overlap(a, b *ranges.Set) bool {
+	ra, rb := a.Runs(), b.Runs()
+	if len(ra) == 0 || len(rb) == 0 {
+		return false
+	}
+	if n, m := min(len(ra), len(rb)), max(len(ra), len(rb)); 16*n < m {
+		_, hit := a.OverlapsSet(b)
+		return hit
+	}
+	for i, j := 0, 0; i < len(ra) && j < len(rb); {
+		switch {
+		case ra[i].Hi <= rb[j].Lo:
+			i++
+		case rb[j].Hi <= ra[i].Lo:
+			j++
+		default:
+			return true
+		}
+	}
+	return false
 }
