@@ -336,14 +336,18 @@ func (dv *deriver) cutSegments(r, item int) {
 			if !dv.seen[set] {
 				dv.seen[set] = true
 				for _, run := range set.Runs() {
-					dv.bounds = append(dv.bounds, run.Lo, run.Hi)
+					if run.Lo != 0 || run.Hi != size { // the whole item's bounds are in
+						dv.bounds = append(dv.bounds, run.Lo, run.Hi)
+					}
 				}
 			}
 		}
 	}
 	dv.dead = ip.deaths(r, dv.dead, dv.deathTime)
 	for _, x := range dv.dead {
-		dv.bounds = append(dv.bounds, x.lo, x.hi)
+		if x.lo != 0 || x.hi != size {
+			dv.bounds = append(dv.bounds, x.lo, x.hi)
+		}
 	}
 	bounds := sortRuns(dv.bounds, &dv.merge)
 	bounds = slices.Compact(bounds)
