@@ -46,8 +46,9 @@ type derived struct {
 	// fine, from deriveCoarse only, holds derive's pieces, built from the
 	// same segments, for deriveFrom to finish.
 	fine *deriver
-	// scratch is the memory the problem lives in, for release.
+	// scratch is the memory the problem lives in, for release to home.
 	scratch []*deriveScratch
+	home    *Scratch
 }
 
 // deriveScratch is the memory a derivation grows: the pieces it builds,
@@ -67,6 +68,44 @@ type deriveScratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(deriveScratch) }}
 
+// Scratch is memory the planner reuses from plan to plan: the pieces of the
+// problems it derives and their per-buffer scratch. A caller that plans
+// graph after graph (a graph allocator) keeps one and passes it in
+// Options.Scratch, so that planning a graph about the size of one planned
+// before grows nothing; without one, Plan draws from a pool that the
+// garbage collector empties. Safe for concurrent use; the zero value is
+// ready.
+type Scratch struct {
+	mu   sync.Mutex
+	free []*deriveScratch
+}
+
+// get returns scratch for one derivation: s's, or the pool's for nil.
+func (s *Scratch) get() *deriveScratch {
+	if s == nil {
+		return scratchPool.Get().(*deriveScratch)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.free); n > 0 {
+		sc := s.free[n-1]
+		s.free = s.free[:n-1]
+		return sc
+	}
+	return new(deriveScratch)
+}
+
+// put takes sc back.
+func (s *Scratch) put(sc *deriveScratch) {
+	if s == nil {
+		scratchPool.Put(sc)
+		return
+	}
+	s.mu.Lock()
+	s.free = append(s.free, sc)
+	s.mu.Unlock()
+}
+
 // release hands d's memory back for later derivations, and that of the
 // fine pieces built beside it when nothing took them (deriveFrom). Neither
 // d's problem nor anything read from it may be used after.
@@ -84,7 +123,7 @@ func (d *derived) release() {
 			clear(s.pieces[:cap(s.pieces)])
 			clear(s.deaths[:cap(s.deaths)])
 		}
-		scratchPool.Put(s)
+		d.home.put(s)
 	}
 	d.scratch = nil
 }
@@ -232,7 +271,7 @@ func newDeriver(ip *inplacer) *deriver { return newDeriverLike(ip, nil) }
 func newDeriverLike(ip *inplacer, like *deriver) *deriver {
 	p := ip.p
 	dv := &deriver{ip: ip, p: p, nOps: len(p.Ops), nEng: len(p.Trace.Engines), seen: map[*ranges.Set]bool{}}
-	sc := scratchPool.Get().(*deriveScratch)
+	sc := ip.scratch.get()
 	dv.scratch = sc
 	dv.pieces, dv.deaths, dv.used, dv.dead = sc.pieces[:0], sc.deaths[:0], sc.used[:0], sc.dead[:0]
 	dv.bounds, dv.merge, dv.segs, dv.on = sc.bounds[:0], sc.merge[:0], sc.segs[:0], sc.on[:0]
@@ -249,7 +288,7 @@ func newDeriverLike(ip *inplacer, like *deriver) *deriver {
 		}
 		dv.allocPoint = allocPoints(p, dv.opsBefore)
 	}
-	dv.d = &derived{prob: &Problem{Align: p.Trace.Granule}, itemOf: make([]int, len(p.Buffers)),
+	dv.d = &derived{prob: &Problem{Align: p.Trace.Granule}, home: ip.scratch, itemOf: make([]int, len(p.Buffers)),
 		shift: make([]int64, len(p.Buffers))}
 	roots := 0
 	for b := range dv.d.itemOf {

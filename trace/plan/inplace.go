@@ -47,6 +47,7 @@ type inplacer struct {
 	p        *trace.Program
 	hb       func(a, b int) bool
 	order    *trace.Order // happens-before as clocks, with several engines (nil: built when needed)
+	scratch  *Scratch     // where derivations take their memory (nil: a pool)
 	relayout bool
 	usesOf   [][]trace.OpUse // per buffer, in op order (Program.UsesByBuffer)
 	viewsOf  [][]int         // per buffer, its views (slices of one array)

@@ -172,6 +172,9 @@ type Options struct {
 	NoCheck bool
 	// Stop, when closed, ends the search early.
 	Stop <-chan struct{}
+	// Scratch, when not nil, is the memory planning reuses from plan to
+	// plan (see Scratch).
+	Scratch *Scratch
 	// Reorder also plans the trace with its ops reordered by each of
 	// ReorderRules (see Reorder; one-engine traces only) and returns the
 	// reordered plan with the lowest bound, then size, when its bound and
@@ -293,7 +296,7 @@ func planFixed(p *trace.Program, opts Options, start time.Time) (Result, error) 
 		return Result{}, err
 	}
 	ip := newInplacer(p, hb, !opts.NoRelayout)
-	ip.order = order
+	ip.order, ip.scratch = order, opts.Scratch
 	if !opts.NoInPlace {
 		ip.decide()
 	}

@@ -772,8 +772,8 @@ func TestReplayPlanReportsBound(t *testing.T) {
 }
 
 // TestPlanReusesScratch: plans made one after another and at once, which
-// share derivation memory through scratchPool (derived.release), are the
-// plans each trace gets alone, and each passes the checker.
+// share derivation memory through a Scratch (derived.release), are the
+// plans each trace gets alone; and a warm Scratch spares allocations.
 func TestPlanReusesScratch(t *testing.T) {
 	_, seq := randomTraces(11, 4, 60, evenStrided)
 	var traces []*trace.Trace
@@ -788,8 +788,9 @@ func TestPlanReusesScratch(t *testing.T) {
 		}
 		want[i] = res.Plan
 	}
+	var sc Scratch // shared by every plan below, one after another and at once
 	check := func(i int) error {
-		res, err := Plan(traces[i], Options{})
+		res, err := Plan(traces[i], Options{Scratch: &sc})
 		if err != nil {
 			return err
 		}
@@ -820,5 +821,32 @@ func TestPlanReusesScratch(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestScratchSparesAllocations: planning a trace again with the Scratch of
+// its first plan allocates less than with a fresh one each time: none of
+// the growth of the derivations' slices.
+func TestScratchSparesAllocations(t *testing.T) {
+	tr := scaleTrace(t, scalegen.Strided(2000))
+	var warm Scratch
+	if _, err := Plan(tr, Options{Scratch: &warm}); err != nil {
+		t.Fatal(err)
+	}
+	again := testing.AllocsPerRun(5, func() {
+		if _, err := Plan(tr, Options{Scratch: &warm}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	fresh := testing.AllocsPerRun(5, func() {
+		if _, err := Plan(tr, Options{Scratch: new(Scratch)}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("allocations per plan: %.0f with a warm Scratch, %.0f with a fresh one", again, fresh)
+	// Two derivations' pieces, deaths and per-buffer scratch grow by
+	// doubling from empty in a fresh Scratch: dozens of allocations.
+	if again > fresh-32 {
+		t.Fatalf("a warm Scratch: %.0f allocations per plan, a fresh one %.0f", again, fresh)
 	}
 }
