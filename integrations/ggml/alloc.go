@@ -168,6 +168,8 @@ type Allocator struct {
 	osc    *scanner
 	clock  uint64
 	stats  Stats
+	// scratch is the planner's memory, reused from plan to plan.
+	scratch plan.Scratch
 }
 
 // New returns an Allocator with no buffer yet; the first Reserve or
@@ -652,7 +654,7 @@ func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace, search b
 		budget = 0
 	}
 	opts := plan.Options{Budget: budget, NoInPlace: a.opts.NoInPlace, NoRelayout: a.opts.NoRelayout,
-		NoCheck: !a.opts.Check}
+		NoCheck: !a.opts.Check, Scratch: &a.scratch}
 	byName := make(map[string]int32, len(ts))
 	for i := range ts {
 		byName[ts[i].name] = int32(i)
