@@ -52,6 +52,9 @@ type compiled struct {
 	// that no conflict crosses a section boundary no cut extent spans.
 	cutExtent [][2]int32
 	secItems  [][]int32 // items with live bytes in each section
+	// byLo holds, per item, its pieces by first byte when normalizing gave
+	// them (else nil: buildEdges sorts them).
+	byLo [][]Piece
 	solidAll  bool      // every edge is solid: min offsets need no rescan
 }
 
@@ -61,6 +64,7 @@ func compile(p *Problem) (*compiled, error) {
 	c := &compiled{n: n, align: p.align()}
 	c.size = make([]int64, n)
 	c.pieces = make([][]Piece, n)
+	c.byLo = make([][]Piece, n)
 	g := c.align
 	nTimes := 0
 	for i := range p.Items {
@@ -70,7 +74,7 @@ func compile(p *Problem) (*compiled, error) {
 	for i, it := range p.Items {
 		c.size[i] = it.Size
 		g = gcd(g, it.Size)
-		c.pieces[i] = normalizePieces(it.Pieces)
+		c.pieces[i], c.byLo[i] = normalizePieces(it.Pieces)
 		for _, pc := range c.pieces[i] {
 			times = append(times, pc.Start, pc.End)
 			g = gcd(g, gcd(pc.Lo, pc.Hi))
@@ -151,14 +155,16 @@ var maxItemSections int64 = 1 << 28
 // and ends over a count of the pieces covering each elementary byte range,
 // and at each time rebuilds only the runs around the bytes that changed:
 // O((P + R) log P) for P pieces and R pieces out.
-func normalizePieces(in []Piece) []Piece {
+// It also returns the pieces by first byte when it has them at no cost
+// (else nil).
+func normalizePieces(in []Piece) (pieces, byLo []Piece) {
 	if len(in) <= 1 {
-		return in[:len(in):len(in)] // read only: shared with the problem
+		return in[:len(in):len(in)], nil // read only: shared with the problem
 	}
-	if out, ok := normalizeDisjoint(in); ok {
-		return out
+	if out, byLo, ok := normalizeDisjoint(in); ok {
+		return out, byLo
 	}
-	return normalizeCover(in)
+	return normalizeCover(in), nil
 }
 
 // normalizeCover is normalizePieces on the cover tree, for any pieces.
@@ -265,14 +271,18 @@ const maxDisjointTimes = 64
 // strided views die at a few ops): the runs live at a time are then the
 // chains of byte-adjacent pieces live then, rebuilt at each of the T times
 // in O(P), O(P log P + T·P) in all. It gives normalizePieces' answer, in
-// its order, and reports false, doing nothing, when the pieces overlap in
-// bytes or start and end at more than maxDisjointTimes times.
-func normalizeDisjoint(in []Piece) ([]Piece, bool) {
-	ps := slices.Clone(in)
-	slices.SortFunc(ps, func(a, b Piece) int { return cmp64(a.Lo, b.Lo) })
+// its order, and the same pieces by first byte; it reports false, doing
+// nothing, when the pieces overlap in bytes or start and end at more than
+// maxDisjointTimes times.
+func normalizeDisjoint(in []Piece) (out, byLo []Piece, ok bool) {
+	ps := in // derive's pieces come in byte order: read as they are
+	if !slices.IsSortedFunc(ps, cmpPieceLo) {
+		ps = slices.Clone(in)
+		slices.SortFunc(ps, cmpPieceLo)
+	}
 	for k := 0; k+1 < len(ps); k++ {
 		if ps[k].Hi > ps[k+1].Lo {
-			return nil, false
+			return nil, nil, false
 		}
 	}
 	times := make([]Time, 0, 2*len(ps))
@@ -282,11 +292,11 @@ func normalizeDisjoint(in []Piece) ([]Piece, bool) {
 	slices.Sort(times)
 	times = slices.Compact(times)
 	if len(times) > maxDisjointTimes {
-		return nil, false
+		return nil, nil, false
 	}
 	var (
-		out      []Piece
 		open     []int      // per piece: the piece of out of the run starting with it
+		first    []int32    // per piece of out: the first piece of its run
 		old, cur [][2]int32 // runs of pieces [first, last] live before and at a time
 	)
 	open = make([]int, len(ps))
@@ -312,6 +322,7 @@ func normalizeDisjoint(in []Piece) ([]Piece, bool) {
 			case a == len(old) || cur[b][0] < old[a][0]:
 				open[cur[b][0]] = len(out)
 				out = append(out, Piece{Lo: ps[cur[b][0]].Lo, Hi: ps[cur[b][1]].Hi, Start: t})
+				first = append(first, cur[b][0])
 				b++
 			case old[a] == cur[b]:
 				a, b = a+1, b+1 // the same run goes on
@@ -319,12 +330,27 @@ func normalizeDisjoint(in []Piece) ([]Piece, bool) {
 				out[open[old[a][0]]].End = t
 				open[cur[b][0]] = len(out)
 				out = append(out, Piece{Lo: ps[cur[b][0]].Lo, Hi: ps[cur[b][1]].Hi, Start: t})
+				first = append(first, cur[b][0])
 				a, b = a+1, b+1
 			}
 		}
 		old, cur = cur, old
 	}
-	return out, true
+	// By first byte: runs with the same first piece start at the same
+	// byte, so a counting sort on it orders them.
+	at := make([]int, len(ps)+1)
+	for _, k := range first {
+		at[k+1]++
+	}
+	for k := range ps {
+		at[k+1] += at[k]
+	}
+	byLo = make([]Piece, len(out))
+	for j, k := range first {
+		byLo[at[k]] = out[j]
+		at[k]++
+	}
+	return out, byLo, true
 }
 
 // coverTree counts, per elementary range 0..m-1, the pieces covering it: a
@@ -535,6 +561,9 @@ func (c *compiled) buildEdges(p *Problem) {
 	// reverse order) of their first offset.
 	byLo := make([][]Piece, n)
 	for i := range n {
+		if byLo[i] = c.byLo[i]; byLo[i] != nil {
+			continue // normalizing gave them
+		}
 		byLo[i] = c.pieces[i]
 		if !slices.IsSortedFunc(byLo[i], cmpPieceLo) {
 			byLo[i] = slices.Clone(byLo[i])

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -230,7 +231,7 @@ func compareNormalized(t *testing.T, name string, p *Problem, raster bool) {
 		}
 	}
 	rc := *c
-	rc.pieces = ref
+	rc.pieces, rc.byLo = ref, make([][]Piece, len(ref))
 	rc.buildEdges(p)
 	for i := range c.n {
 		got, want := slices.Clone(c.edges[i]), slices.Clone(rc.edges[i])
@@ -292,22 +293,38 @@ func TestNormalizeDisjoint(t *testing.T) {
 			lo = hi
 		}
 		rng.Shuffle(len(in), func(a, b int) { in[a], in[b] = in[b], in[a] })
-		got, ok := normalizeDisjoint(in)
+		got, byLo, ok := normalizeDisjoint(in)
 		if !ok {
 			t.Fatalf("iter %d: disjoint pieces %v refused", iter, in)
 		}
 		if want := normalizeCover(in); !slices.Equal(got, want) {
 			t.Fatalf("iter %d: %v\ngot  %v\nwant %v", iter, in, got, want)
 		}
+		sorted := slices.Clone(got)
+		slices.SortStableFunc(sorted, cmpPieceLo)
+		if !slices.IsSortedFunc(byLo, cmpPieceLo) || !sameMultiset(byLo, sorted) {
+			t.Fatalf("iter %d: by first byte %v, pieces %v", iter, byLo, got)
+		}
 	}
-	if _, ok := normalizeDisjoint([]Piece{{Lo: 0, Hi: 4, Start: 0, End: 2}, {Lo: 3, Hi: 6, Start: 1, End: 3}}); ok {
+	if _, _, ok := normalizeDisjoint([]Piece{{Lo: 0, Hi: 4, Start: 0, End: 2}, {Lo: 3, Hi: 6, Start: 1, End: 3}}); ok {
 		t.Error("pieces overlapping in bytes taken")
 	}
 	var many []Piece
 	for k := range maxDisjointTimes {
 		many = append(many, Piece{Lo: int64(k), Hi: int64(k + 1), Start: k, End: k + 1})
 	}
-	if _, ok := normalizeDisjoint(many); ok {
+	if _, _, ok := normalizeDisjoint(many); ok {
 		t.Errorf("%d pieces at %d times taken", len(many), 2*len(many))
 	}
+}
+
+// sameMultiset reports whether a and b hold the same pieces, in any order.
+func sameMultiset(a, b []Piece) bool {
+	key := func(x, y Piece) int {
+		return cmp.Or(cmp64(x.Lo, y.Lo), cmp64(x.Hi, y.Hi), cmp.Compare(x.Start, y.Start), cmp.Compare(x.End, y.End))
+	}
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.SortFunc(a, key)
+	slices.SortFunc(b, key)
+	return slices.Equal(a, b)
 }
