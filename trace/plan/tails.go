@@ -59,13 +59,37 @@ func shortenTails(pieces []Piece, deaths []Time, pieceAt []int) ([]Piece, []int,
 		}
 	}
 	sortByStart()
+	// A tail's answer depends only on its item and its times: the last few
+	// asked are kept (the strided rows of a fused projection alternate
+	// between a few tails).
+	type tailAnswer struct {
+		item       int
+		end, death Time
+		some       bool
+	}
+	var seen [4]tailAnswer
+	for i := range seen {
+		seen[i].item = -1
+	}
 	for k := range pieces {
-		if deaths[2*k] > pieces[k].End {
-			some := false
-			inTail(k, func(int) bool { some = true; return false })
-			if !some {
-				pieces[k].End = deaths[2*k]
+		if deaths[2*k] <= pieces[k].End {
+			continue
+		}
+		x := tailAnswer{item: itemOf[k], end: pieces[k].End, death: deaths[2*k]}
+		found := false
+		for _, s := range seen {
+			if s.item == x.item && s.end == x.end && s.death == x.death {
+				x.some, found = s.some, true
+				break
 			}
+		}
+		if !found {
+			inTail(k, func(int) bool { x.some = true; return false })
+			copy(seen[1:], seen[:len(seen)-1])
+			seen[0] = x
+		}
+		if !x.some {
+			pieces[k].End = deaths[2*k]
 		}
 	}
 	// Merge neighbours with one window and one death.
