@@ -54,8 +54,8 @@ type compiled struct {
 	secItems  [][]int32 // items with live bytes in each section
 	// byLo holds, per item, its pieces by first byte when normalizing gave
 	// them (else nil: buildEdges sorts them).
-	byLo [][]Piece
-	solidAll  bool      // every edge is solid: min offsets need no rescan
+	byLo     [][]Piece
+	solidAll bool // every edge is solid: min offsets need no rescan
 }
 
 // compile builds the solver representation of a validated problem.
