@@ -306,11 +306,11 @@ func normalizeDisjoint(in []Piece) (out, byLo []Piece, ok bool) {
 			if ps[k].Start > t || ps[k].End <= t {
 				continue
 			}
-			first := k
+			k0 := k
 			for k+1 < len(ps) && ps[k+1].Lo == ps[k].Hi && ps[k+1].Start <= t && t < ps[k+1].End {
 				k++
 			}
-			cur = append(cur, [2]int32{int32(first), int32(k)})
+			cur = append(cur, [2]int32{int32(k0), int32(k)})
 		}
 		// Runs in old only end at t; runs in cur only start at t.
 		a, b := 0, 0

@@ -53,9 +53,10 @@ type derived struct {
 
 // deriveScratch is the memory a derivation grows: the pieces it builds,
 // their deaths, and the scratch reused from root to root. A derivation
-// takes one from scratchPool and the planner hands it back once done with
-// the problem (derived.release), so that planning a graph of about the size
-// of one planned before grows nothing.
+// takes one from the plan's Scratch (or scratchPool without one) and the
+// planner hands it back once done with the problem (derived.release), so
+// that planning a graph of about the size of one planned before grows
+// nothing.
 type deriveScratch struct {
 	pieces        []Piece
 	deaths        []Time
