@@ -570,22 +570,48 @@ func (c *compiled) buildEdges(p *Problem) {
 			slices.SortFunc(byLo[i], cmpPieceLo)
 		}
 	}
+	// byHi: an item's pieces by last byte, descending, sorted when first
+	// asked for.
+	byHi := make([][]Piece, n)
+	hiDesc := func(i int) []Piece {
+		if byHi[i] == nil {
+			byHi[i] = slices.Clone(c.pieces[i])
+			slices.SortFunc(byHi[i], func(a, b Piece) int { return cmp64(b.Hi, a.Hi) })
+		}
+		return byHi[i]
+	}
 	var rs []rel // scratch: one pair's intervals
 	addPair := func(j, i int) {
+		// Forbidden x_B - x_A for pieces a of A and b of B:
+		// [a.Lo - b.Hi + 1, a.Hi - b.Lo), ascending in a.Lo and in -b.Hi.
+		A, B := min(i, j), max(i, j)
 		rs = rs[:0]
-		for _, a := range byLo[j] {
-			for _, b := range byLo[i] {
+		switch {
+		case len(c.pieces[B]) == 1:
+			b := c.pieces[B][0]
+			for _, a := range byLo[A] {
 				if a.Start < b.End && b.Start < a.End {
-					rs = append(rs, orient(j, i, a, b))
+					rs = append(rs, rel{a.Lo - b.Hi + 1, a.Hi - b.Lo})
 				}
 			}
-		}
-		switch {
-		case slices.IsSortedFunc(rs, cmpRel):
-		case slices.IsSortedFunc(rs, func(a, b rel) int { return cmpRel(b, a) }):
-			slices.Reverse(rs)
+		case len(c.pieces[A]) == 1:
+			a := c.pieces[A][0]
+			for _, b := range hiDesc(B) {
+				if a.Start < b.End && b.Start < a.End {
+					rs = append(rs, rel{a.Lo - b.Hi + 1, a.Hi - b.Lo})
+				}
+			}
 		default:
-			slices.SortFunc(rs, cmpRel)
+			for _, a := range byLo[A] {
+				for _, b := range byLo[B] {
+					if a.Start < b.End && b.Start < a.End {
+						rs = append(rs, rel{a.Lo - b.Hi + 1, a.Hi - b.Lo})
+					}
+				}
+			}
+			if !slices.IsSortedFunc(rs, cmpRel) {
+				slices.SortFunc(rs, cmpRel)
+			}
 		}
 		lo, hi := int32(min(i, j)), int32(max(i, j))
 		first := len(all)
