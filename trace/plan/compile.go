@@ -52,10 +52,11 @@ type compiled struct {
 	// that no conflict crosses a section boundary no cut extent spans.
 	cutExtent [][2]int32
 	secItems  [][]int32 // items with live bytes in each section
-	// byLo holds, per item, its pieces by first byte when normalizing gave
-	// them (else nil: buildEdges sorts them).
-	byLo     [][]Piece
-	solidAll bool // every edge is solid: min offsets need no rescan
+	// byLo and byHi hold, per item, its pieces by first byte and by last
+	// byte, descending, when normalizing gave them (else nil: buildEdges
+	// sorts them).
+	byLo, byHi [][]Piece
+	solidAll   bool // every edge is solid: min offsets need no rescan
 }
 
 // compile builds the solver representation of a validated problem.
@@ -64,7 +65,7 @@ func compile(p *Problem) (*compiled, error) {
 	c := &compiled{n: n, align: p.align()}
 	c.size = make([]int64, n)
 	c.pieces = make([][]Piece, n)
-	c.byLo = make([][]Piece, n)
+	c.byLo, c.byHi = make([][]Piece, n), make([][]Piece, n)
 	g := c.align
 	nTimes := 0
 	for i := range p.Items {
@@ -74,7 +75,7 @@ func compile(p *Problem) (*compiled, error) {
 	for i, it := range p.Items {
 		c.size[i] = it.Size
 		g = gcd(g, it.Size)
-		c.pieces[i], c.byLo[i] = normalizePieces(it.Pieces)
+		c.pieces[i], c.byLo[i], c.byHi[i] = normalizePieces(it.Pieces)
 		for _, pc := range c.pieces[i] {
 			times = append(times, pc.Start, pc.End)
 			g = gcd(g, gcd(pc.Lo, pc.Hi))
@@ -155,16 +156,16 @@ var maxItemSections int64 = 1 << 28
 // and ends over a count of the pieces covering each elementary byte range,
 // and at each time rebuilds only the runs around the bytes that changed:
 // O((P + R) log P) for P pieces and R pieces out.
-// It also returns the pieces by first byte when it has them at no cost
-// (else nil).
-func normalizePieces(in []Piece) (pieces, byLo []Piece) {
+// It also returns the pieces by first byte, and by last byte descending,
+// when it has them at no cost (else nil).
+func normalizePieces(in []Piece) (pieces, byLo, byHi []Piece) {
 	if len(in) <= 1 {
-		return in[:len(in):len(in)], nil // read only: shared with the problem
+		return in[:len(in):len(in)], nil, nil // read only: shared with the problem
 	}
-	if out, byLo, ok := normalizeDisjoint(in); ok {
-		return out, byLo
+	if out, byLo, byHi, ok := normalizeDisjoint(in); ok {
+		return out, byLo, byHi
 	}
-	return normalizeCover(in), nil
+	return normalizeCover(in), nil, nil
 }
 
 // normalizeCover is normalizePieces on the cover tree, for any pieces.
@@ -271,10 +272,10 @@ const maxDisjointTimes = 64
 // strided views die at a few ops): the runs live at a time are then the
 // chains of byte-adjacent pieces live then, rebuilt at each of the T times
 // in O(P), O(P log P + T·P) in all. It gives normalizePieces' answer, in
-// its order, and the same pieces by first byte; it reports false, doing
-// nothing, when the pieces overlap in bytes or start and end at more than
-// maxDisjointTimes times.
-func normalizeDisjoint(in []Piece) (out, byLo []Piece, ok bool) {
+// its order, and the same pieces by first byte and by last byte,
+// descending; it reports false, doing nothing, when the pieces overlap in
+// bytes or start and end at more than maxDisjointTimes times.
+func normalizeDisjoint(in []Piece) (out, byLo, byHi []Piece, ok bool) {
 	ps := in // derive's pieces come in byte order: read as they are
 	if !slices.IsSortedFunc(ps, cmpPieceLo) {
 		ps = slices.Clone(in)
@@ -282,24 +283,34 @@ func normalizeDisjoint(in []Piece) (out, byLo []Piece, ok bool) {
 	}
 	for k := 0; k+1 < len(ps); k++ {
 		if ps[k].Hi > ps[k+1].Lo {
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
 	}
-	times := make([]Time, 0, 2*len(ps))
+	var timesArr [maxDisjointTimes]Time
+	times := timesArr[:0] // the distinct starts and ends, found by a linear search in so few
 	for _, pc := range ps {
-		times = append(times, pc.Start, pc.End)
+		for _, t := range [2]Time{pc.Start, pc.End} {
+			if !slices.Contains(times, t) {
+				if len(times) == maxDisjointTimes {
+					return nil, nil, nil, false
+				}
+				times = append(times, t)
+			}
+		}
 	}
 	slices.Sort(times)
-	times = slices.Compact(times)
-	if len(times) > maxDisjointTimes {
-		return nil, nil, false
-	}
 	var (
 		open     []int      // per piece: the piece of out of the run starting with it
 		first    []int32    // per piece of out: the first piece of its run
+		last     []int32    // per piece of out: the last piece of its run
 		old, cur [][2]int32 // runs of pieces [first, last] live before and at a time
 	)
 	open = make([]int, len(ps))
+	// Pieces out: as many as in, as a rule (a run per piece at worst, and
+	// runs end as others start); the three orders in one array.
+	all := make([]Piece, 0, 3*len(ps))
+	out, first, last = all[:0:len(ps)], make([]int32, 0, len(ps)), make([]int32, 0, len(ps))
+	cur, old = make([][2]int32, 0, len(ps)), make([][2]int32, 0, len(ps))
 	for _, t := range times {
 		cur = cur[:0]
 		for k := 0; k < len(ps); k++ {
@@ -322,7 +333,7 @@ func normalizeDisjoint(in []Piece) (out, byLo []Piece, ok bool) {
 			case a == len(old) || cur[b][0] < old[a][0]:
 				open[cur[b][0]] = len(out)
 				out = append(out, Piece{Lo: ps[cur[b][0]].Lo, Hi: ps[cur[b][1]].Hi, Start: t})
-				first = append(first, cur[b][0])
+				first, last = append(first, cur[b][0]), append(last, cur[b][1])
 				b++
 			case old[a] == cur[b]:
 				a, b = a+1, b+1 // the same run goes on
@@ -330,27 +341,48 @@ func normalizeDisjoint(in []Piece) (out, byLo []Piece, ok bool) {
 				out[open[old[a][0]]].End = t
 				open[cur[b][0]] = len(out)
 				out = append(out, Piece{Lo: ps[cur[b][0]].Lo, Hi: ps[cur[b][1]].Hi, Start: t})
-				first = append(first, cur[b][0])
+				first, last = append(first, cur[b][0]), append(last, cur[b][1])
 				a, b = a+1, b+1
 			}
 		}
 		old, cur = cur, old
 	}
 	// By first byte: runs with the same first piece start at the same
-	// byte, so a counting sort on it orders them.
-	at := make([]int, len(ps)+1)
-	for _, k := range first {
-		at[k+1]++
+	// byte, so a counting sort on it orders them; by last byte, the same on
+	// the last piece, taken from the highest.
+	n := len(out)
+	if n <= len(ps) {
+		byLo, byHi = all[len(ps):len(ps)+n:len(ps)+n], all[2*len(ps):2*len(ps)+n:2*len(ps)+n]
+	} else {
+		byLo, byHi = make([]Piece, n), make([]Piece, n)
 	}
-	for k := range ps {
+	at := make([]int, len(ps)+1)
+	countingSort(byLo, out, first, at, false)
+	countingSort(byHi, out, last, at, true)
+	return out, byLo, byHi, true
+}
+
+// countingSort writes pieces to dst ordered by key (a piece index below
+// len(at)-1), ascending or descending, ties in their order; at is scratch.
+func countingSort(dst, pieces []Piece, key []int32, at []int, descending bool) {
+	clear(at)
+	m := int32(len(at) - 1)
+	slot := func(k int32) int32 {
+		if descending {
+			return m - 1 - k
+		}
+		return k
+	}
+	for _, k := range key {
+		at[slot(k)+1]++
+	}
+	for k := range m {
 		at[k+1] += at[k]
 	}
-	byLo = make([]Piece, len(out))
-	for j, k := range first {
-		byLo[at[k]] = out[j]
-		at[k]++
+	for j, k := range key {
+		dst[at[slot(k)]] = pieces[j]
+		at[slot(k)]++
 	}
-	return out, byLo, true
 }
 
 // coverTree counts, per elementary range 0..m-1, the pieces covering it: a
@@ -572,7 +604,7 @@ func (c *compiled) buildEdges(p *Problem) {
 	}
 	// byHi: an item's pieces by last byte, descending, sorted when first
 	// asked for.
-	byHi := make([][]Piece, n)
+	byHi := slices.Clone(c.byHi)
 	hiDesc := func(i int) []Piece {
 		if byHi[i] == nil {
 			byHi[i] = slices.Clone(c.pieces[i])

@@ -231,7 +231,7 @@ func compareNormalized(t *testing.T, name string, p *Problem, raster bool) {
 		}
 	}
 	rc := *c
-	rc.pieces, rc.byLo = ref, make([][]Piece, len(ref))
+	rc.pieces, rc.byLo, rc.byHi = ref, make([][]Piece, len(ref)), make([][]Piece, len(ref))
 	rc.buildEdges(p)
 	for i := range c.n {
 		got, want := slices.Clone(c.edges[i]), slices.Clone(rc.edges[i])
@@ -293,7 +293,7 @@ func TestNormalizeDisjoint(t *testing.T) {
 			lo = hi
 		}
 		rng.Shuffle(len(in), func(a, b int) { in[a], in[b] = in[b], in[a] })
-		got, byLo, ok := normalizeDisjoint(in)
+		got, byLo, byHi, ok := normalizeDisjoint(in)
 		if !ok {
 			t.Fatalf("iter %d: disjoint pieces %v refused", iter, in)
 		}
@@ -305,15 +305,18 @@ func TestNormalizeDisjoint(t *testing.T) {
 		if !slices.IsSortedFunc(byLo, cmpPieceLo) || !sameMultiset(byLo, sorted) {
 			t.Fatalf("iter %d: by first byte %v, pieces %v", iter, byLo, got)
 		}
+		if !slices.IsSortedFunc(byHi, func(a, b Piece) int { return cmp64(b.Hi, a.Hi) }) || !sameMultiset(byHi, sorted) {
+			t.Fatalf("iter %d: by last byte %v, pieces %v", iter, byHi, got)
+		}
 	}
-	if _, _, ok := normalizeDisjoint([]Piece{{Lo: 0, Hi: 4, Start: 0, End: 2}, {Lo: 3, Hi: 6, Start: 1, End: 3}}); ok {
+	if _, _, _, ok := normalizeDisjoint([]Piece{{Lo: 0, Hi: 4, Start: 0, End: 2}, {Lo: 3, Hi: 6, Start: 1, End: 3}}); ok {
 		t.Error("pieces overlapping in bytes taken")
 	}
 	var many []Piece
 	for k := range maxDisjointTimes {
 		many = append(many, Piece{Lo: int64(k), Hi: int64(k + 1), Start: k, End: k + 1})
 	}
-	if _, _, ok := normalizeDisjoint(many); ok {
+	if _, _, _, ok := normalizeDisjoint(many); ok {
 		t.Errorf("%d pieces at %d times taken", len(many), 2*len(many))
 	}
 }
