@@ -284,6 +284,8 @@ type Index struct {
 	pinnedGranules ranges.Set
 	freed          []ranges.Range  // the granules a reclaim returns
 	single         [1]ranges.Range // TakeRange's one range
+	// scan is what SafeRuns keeps from one pass to the next (take.go).
+	scan safeScan
 }
 
 // New returns an empty Index for an arena with the given granule (a power of
@@ -444,6 +446,7 @@ func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
 	if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
 		return fmt.Errorf("%w: %d", ErrUnknownUser, id)
 	}
+	x.reopen(x.users[id].runs())
 	x.touched.Reset()
 	x.drop(id)
 	x.reclaim(free)
@@ -592,6 +595,7 @@ func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
 		if q[h].seq > completed[e] {
 			continue // nothing of engine e completed: leave its queue as it is
 		}
+		x.scan.completed(e, completed[e])
 		for h < len(q) && q[h].seq <= completed[e] {
 			en := q[h]
 			h++

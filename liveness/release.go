@@ -31,6 +31,7 @@ func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
 	}
 	x.held.AddSet(bytes)
 	x.heldBytes += bytes.Len()
+	x.reopen(bytes.Runs())
 	if x.mode.Whole() {
 		x.addPiece(bytes)
 	}

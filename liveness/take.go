@@ -2,6 +2,7 @@ package liveness
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
@@ -9,13 +10,20 @@ import (
 
 // SafeRuns appends to dst the held bytes a writer may take now: maximal
 // granule-aligned runs of fully held granules whose pending users are all
-// known and satisfy safe. safe must be monotone in the seq — if it holds
-// for e#s it holds for every earlier op of e — as every reuse rule is
-// (sasync.Event.SafeUnder): only each engine's latest user of a run is
-// asked, so the cost is O(log n + k·engines) per held run for the k keys
-// over it, whatever the number of users. In whole mode a piece qualifies only as a whole
+// known and satisfy safe, in address order. safe must be monotone in the
+// seq — if it holds for e#s it holds for every earlier op of e — as every
+// reuse rule is (sasync.Event.SafeUnder): only each engine's latest user
+// of a key is asked. In whole mode a piece qualifies only as a whole
 // (every user of the piece safe). It returns nil in the after-users and
 // unsafe modes, where nothing is taken before its users complete.
+//
+// In subrange mode a pass looks only at what may have changed since the
+// last one (see safeScan): held bytes released or unpinned since, the runs
+// it returned last time, and the runs it found pinned whose blocking user
+// has become safe or completed. The held bytes that stay pinned by users
+// a writer keeps finding unsafe — a copy engine nothing waits for — cost
+// nothing per pass, so a program of n steps costs O(n log n) in all
+// rather than O(n) per Alloc.
 func (x *Index) SafeRuns(dst []ranges.Range, safe func(sasync.Event) bool) []ranges.Range {
 	if !x.mode.Fenced() || x.held.IsEmpty() {
 		return dst
@@ -30,18 +38,189 @@ func (x *Index) SafeRuns(dst []ranges.Range, safe func(sasync.Event) bool) []ran
 		}
 		return dst
 	}
-	alignInInto(&x.wholeGranules, &x.held, x.granule)
-	for _, c := range x.wholeGranules.Runs() {
-		x.pinned.Reset()
-		x.tree.Overlapping(c.Lo, c.Hi, func(g *group) bool {
-			if !g.safe(safe) {
-				x.pinned.Add(ranges.Range{Lo: g.lo, Hi: g.hi}.Intersect(c))
+	s := &x.scan
+	s.bound(x)
+	s.unblock(safe)
+	for _, o := range s.open.Runs() {
+		for _, h := range x.held.RunsOverlapping(o) {
+			c := ranges.Granule(x.granule).In(h).Intersect(o)
+			if c.Empty() {
+				continue
 			}
-			return true
-		})
-		dst = append(dst, x.unpinnedOf(c)...)
+			x.pinned.Reset()
+			s.cur = blocked{}
+			x.tree.Overlapping(c.Lo, c.Hi, func(g *group) bool {
+				if e, seq, ok := g.unsafeWitness(safe); ok {
+					r := ranges.Range{Lo: g.lo, Hi: g.hi}.Intersect(c)
+					x.pinned.Add(r)
+					s.pin(e, seq, ranges.Granule(x.granule).Out(r))
+				}
+				return true
+			})
+			s.flush()
+			for _, r := range x.unpinnedOf(c) {
+				dst = append(dst, r)
+				s.next.Add(r)
+			}
+		}
 	}
+	// What this pass returned is all that is not known pinned: the next
+	// pass starts from it.
+	s.open, s.next = s.next, s.open
+	s.next.Reset()
 	return dst
+}
+
+// unsafeWitness reports whether g refuses a writer — an unknown user, or
+// a latest user on some engine that safe refuses — and names the engine
+// and seq that refused (unknownEngine and 0 for an unknown user).
+func (g *group) unsafeWitness(safe func(sasync.Event) bool) (e int, seq sasync.Seq, refused bool) {
+	if g.unknown > 0 {
+		return unknownEngine, 0, true
+	}
+	for m := g.engines; m != 0; m &= m - 1 {
+		e := bits.TrailingZeros32(m)
+		if !safe(sasync.Event{Engine: sasync.EngineID(e), Seq: g.last[e]}) {
+			return e, g.last[e], true
+		}
+	}
+	return 0, 0, false
+}
+
+// unknownEngine is the heap of safeScan.blocked that holds the runs an
+// unknown user pins: no writer is ever safe for them.
+const unknownEngine = sasync.MaxEngines
+
+// blocked is a run of granules a SafeRuns pass found pinned: every
+// granule of r touches a key with a pending user on engine e (the heap it
+// sits in) whose seq is at least seq, a user some writer refused. While
+// that holds, no writer that refuses e#seq may take any of r, and by
+// monotonicity a writer that refuses the smallest seq of an engine's heap
+// refuses all of that heap.
+type blocked struct {
+	r   ranges.Range
+	seq sasync.Seq
+}
+
+// safeScan is what SafeRuns keeps from pass to pass in subrange mode.
+// Every fully held granule is in open, or in a run of blocked[e] whose
+// claim holds: its blocking users are pending (users that complete raise
+// done, and a run with seq <= done[e] is looked at again; a removed
+// user's bytes go back to open), so until a writer accepts e#seq the
+// granule stays pinned for it. A pass first moves the runs of each
+// engine's heap that its writer accepts (or that done covers) to open,
+// then looks at the held bytes of open only, and leaves in open exactly
+// the runs it returned.
+type safeScan struct {
+	open, next ranges.Set // granule-aligned
+	blocked    [sasync.MaxEngines + 1][]blocked
+	nblocked   int
+	done       sasync.Clock // per engine, the latest seq Complete has completed to
+	cur        blocked      // the run being gathered by pin
+	curEngine  int
+}
+
+// reopen makes the granules r touches candidates of the next pass: bytes
+// just released, or just unpinned by a removed user.
+func (s *safeScan) reopen(r ranges.Range, granule int64) {
+	s.open.Add(ranges.Granule(granule).Out(r))
+}
+
+// completed records that Complete completed users of engine e up to seq.
+func (s *safeScan) completed(e int, seq sasync.Seq) {
+	s.done[e] = max(s.done[e], seq)
+}
+
+// bound starts over from all held bytes once the heaps hold many more
+// runs than there are held runs (runs whose bytes went back to the arena
+// or whose user was removed, kept until their engine's writer accepts
+// them): their memory stays proportional to the held bytes, at an
+// amortized O(log n) per run pushed.
+func (s *safeScan) bound(x *Index) {
+	if s.nblocked <= 1024 || s.nblocked <= 4*x.held.NumRuns() {
+		return
+	}
+	for e := range s.blocked {
+		s.blocked[e] = s.blocked[e][:0]
+	}
+	s.nblocked = 0
+	s.open.Reset()
+	for _, h := range x.held.Runs() {
+		s.reopen(h, x.granule)
+	}
+}
+
+// unblock moves to open the blocked runs of each engine that safe
+// accepts or that completed since they were blocked.
+func (s *safeScan) unblock(safe func(sasync.Event) bool) {
+	for e := range sasync.MaxEngines {
+		h := s.blocked[e]
+		for len(h) > 0 && (h[0].seq <= s.done[e] || safe(sasync.Event{Engine: sasync.EngineID(e), Seq: h[0].seq})) {
+			s.open.Add(h[0].r)
+			h = popBlocked(h)
+			s.nblocked--
+		}
+		s.blocked[e] = h
+	}
+}
+
+// pin gathers the granules r, pinned by a user on engine e of seq seq,
+// into the blocked run being built (keys come in order of their start, so
+// runs of one engine that touch merge), pushing the run before when the
+// engine changes or r does not touch it.
+func (s *safeScan) pin(e int, seq sasync.Seq, r ranges.Range) {
+	if !s.cur.r.Empty() && e == s.curEngine && r.Lo <= s.cur.r.Hi {
+		s.cur.r.Hi = max(s.cur.r.Hi, r.Hi)
+		s.cur.seq = min(s.cur.seq, seq)
+		return
+	}
+	s.flush()
+	s.cur, s.curEngine = blocked{r: r, seq: seq}, e
+}
+
+// flush pushes the run pin was building, if any.
+func (s *safeScan) flush() {
+	if s.cur.r.Empty() {
+		return
+	}
+	s.blocked[s.curEngine] = pushBlocked(s.blocked[s.curEngine], s.cur)
+	s.nblocked++
+	s.cur = blocked{}
+}
+
+// pushBlocked adds b to the min-heap h (by seq).
+func pushBlocked(h []blocked, b blocked) []blocked {
+	h = append(h, b)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].seq <= h[i].seq {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	return h
+}
+
+// popBlocked removes the least seq of the min-heap h.
+func popBlocked(h []blocked) []blocked {
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && h[l].seq < h[m].seq {
+			m = l
+		}
+		if l+1 < n && h[l+1].seq < h[m].seq {
+			m = l + 1
+		}
+		if m == i {
+			return h
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // TakeRange hands the held bytes r (granule-aligned, every byte held; take
@@ -102,4 +281,16 @@ func (x *Index) TakeRanges(rs []ranges.Range, free func(ranges.Range)) (sasync.C
 	}
 	x.reclaim(free)
 	return fence, nil
+}
+
+// reopen tells the next SafeRuns pass to look at the granules runs touch
+// again (subrange fenced mode only): bytes just released, or the bytes of
+// a user just removed before it completed.
+func (x *Index) reopen(runs []ranges.Range) {
+	if x.mode != SubrangeFenced {
+		return
+	}
+	for _, r := range runs {
+		x.scan.reopen(r, x.granule)
+	}
 }
