@@ -336,6 +336,7 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 	if !unknown && int(ev.Engine) >= sasync.MaxEngines {
 		return -1, fmt.Errorf("%w: engine %d", sasync.ErrUnknownEngine, ev.Engine)
 	}
+	x.scan.added(runs)
 	var id UserID
 	if n := len(x.freeIDs); n > 0 {
 		id = x.freeIDs[n-1]

@@ -1,8 +1,10 @@
 package liveness
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
@@ -38,37 +40,121 @@ func (x *Index) SafeRuns(dst []ranges.Range, safe func(sasync.Event) bool) []ran
 		}
 		return dst
 	}
+	return x.safeRunsSubrange(dst, safe)
+}
+
+// safeRunsSubrange is SafeRuns in subrange mode. Runs the last pass
+// returned are taken again on their fence alone when the writer accepts
+// it (the keys over them can only have lost users since, unless a user
+// was added there, which reopens them); every other candidate is looked
+// at key by key.
+func (x *Index) safeRunsSubrange(dst []ranges.Range, safe func(sasync.Event) bool) []ranges.Range {
 	s := &x.scan
 	s.bound(x)
 	s.unblock(safe)
+	gr := ranges.Granule(x.granule)
+	// Returned runs that a candidate overlaps, or whose fence the writer
+	// refuses, become candidates; the others are returned again, as far
+	// as their granules are still fully held.
+	for _, k := range s.kept {
+		if _, ok := s.open.Overlaps(k.r); ok || !s.accepts(&k, safe) {
+			s.open.Add(k.r)
+			continue
+		}
+		for _, h := range x.held.RunsOverlapping(k.r) {
+			if c := gr.In(h).Intersect(k.r); !c.Empty() {
+				s.next = append(s.next, keptRun{r: c, fence: k.fence, engines: k.engines})
+			}
+		}
+	}
 	for _, o := range s.open.Runs() {
 		for _, h := range x.held.RunsOverlapping(o) {
-			c := ranges.Granule(x.granule).In(h).Intersect(o)
+			c := gr.In(h).Intersect(o)
 			if c.Empty() {
 				continue
 			}
 			x.pinned.Reset()
 			s.cur = blocked{}
+			var k keptRun
 			x.tree.Overlapping(c.Lo, c.Hi, func(g *group) bool {
 				if e, seq, ok := g.unsafeWitness(safe); ok {
 					r := ranges.Range{Lo: g.lo, Hi: g.hi}.Intersect(c)
 					x.pinned.Add(r)
-					s.pin(e, seq, ranges.Granule(x.granule).Out(r))
+					s.pin(e, seq, gr.Out(r))
+				} else {
+					g.joinFence(&k.fence)
+					k.engines |= g.engines
 				}
 				return true
 			})
 			s.flush()
 			for _, r := range x.unpinnedOf(c) {
-				dst = append(dst, r)
-				s.next.Add(r)
+				k.r = r
+				s.next = append(s.next, k)
 			}
 		}
 	}
-	// What this pass returned is all that is not known pinned: the next
-	// pass starts from it.
-	s.open, s.next = s.next, s.open
-	s.next.Reset()
+	// What this pass returns is all that is not known pinned: the next
+	// pass starts from it, and from nothing else but what changes. Runs
+	// returned again and runs looked at may touch: they are one run.
+	s.open.Reset()
+	if !slices.IsSortedFunc(s.next, compareKept) {
+		slices.SortFunc(s.next, compareKept)
+	}
+	s.kept = s.kept[:0]
+	for _, k := range s.next {
+		if n := len(s.kept); n > 0 && s.kept[n-1].r.Hi == k.r.Lo {
+			last := &s.kept[n-1]
+			last.r.Hi = k.r.Hi
+			last.fence.Join(&k.fence)
+			last.engines |= k.engines
+			continue
+		}
+		s.kept = append(s.kept, k)
+	}
+	s.next = s.next[:0]
+	for _, k := range s.kept {
+		dst = append(dst, k.r)
+	}
 	return dst
+}
+
+func compareKept(a, b keptRun) int { return cmp.Compare(a.r.Lo, b.r.Lo) }
+
+// keptRun is a run a SafeRuns pass returned, with a fence no less than
+// that of the pending users over it then: the join of the keys' latest
+// seqs (fence) on the engines they use (engines).
+type keptRun struct {
+	r       ranges.Range
+	fence   sasync.Clock
+	engines uint32
+}
+
+// accepts reports whether every user k's fence stands for is safe or
+// completed: then a writer that safe describes may take k's bytes, as
+// long as no user was added over them since.
+func (s *safeScan) accepts(k *keptRun, safe func(sasync.Event) bool) bool {
+	for m := k.engines; m != 0; m &= m - 1 {
+		e := bits.TrailingZeros32(m)
+		if seq := k.fence[e]; seq > s.done[e] && !safe(sasync.Event{Engine: sasync.EngineID(e), Seq: seq}) {
+			return false
+		}
+	}
+	return true
+}
+
+// added reopens the runs of kept that a new user's runs touch: their fence
+// no longer bounds the users over them.
+func (s *safeScan) added(runs []ranges.Range) {
+	if len(s.kept) == 0 {
+		return
+	}
+	for _, r := range runs {
+		i, _ := slices.BinarySearchFunc(s.kept, r.Lo, func(k keptRun, lo int64) int { return cmp.Compare(k.r.Hi, lo+1) })
+		for ; i < len(s.kept) && s.kept[i].r.Lo < r.Hi; i++ {
+			s.open.Add(s.kept[i].r)
+		}
+	}
 }
 
 // unsafeWitness reports whether g refuses a writer — an unknown user, or
@@ -112,7 +198,8 @@ type blocked struct {
 // then looks at the held bytes of open only, and leaves in open exactly
 // the runs it returned.
 type safeScan struct {
-	open, next ranges.Set // granule-aligned
+	open       ranges.Set // granule-aligned
+	kept, next []keptRun  // in address order
 	blocked    [sasync.MaxEngines + 1][]blocked
 	nblocked   int
 	done       sasync.Clock // per engine, the latest seq Complete has completed to
@@ -145,6 +232,7 @@ func (s *safeScan) bound(x *Index) {
 	}
 	s.nblocked = 0
 	s.open.Reset()
+	s.kept = s.kept[:0]
 	for _, h := range x.held.Runs() {
 		s.reopen(h, x.granule)
 	}
