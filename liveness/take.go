@@ -143,18 +143,46 @@ func (s *safeScan) accepts(k *keptRun, safe func(sasync.Event) bool) bool {
 	return true
 }
 
-// added reopens the runs of kept that a new user's runs touch: their fence
-// no longer bounds the users over them.
+// added reopens the runs of kept that a new user's runs (normalized)
+// touch: their fence no longer bounds the users over them. A user whose
+// runs lie outside the span of kept costs two comparisons; else the two
+// sorted lists are merged, or, when kept is much the longer, each run is
+// looked up in it.
 func (s *safeScan) added(runs []ranges.Range) {
-	if len(s.kept) == 0 {
+	n := len(s.kept)
+	if n == 0 || len(runs) == 0 || runs[len(runs)-1].Hi <= s.kept[0].r.Lo || runs[0].Lo >= s.kept[n-1].r.Hi {
 		return
 	}
+	j := 0
 	for _, r := range runs {
-		i, _ := slices.BinarySearchFunc(s.kept, r.Lo, func(k keptRun, lo int64) int { return cmp.Compare(k.r.Hi, lo+1) })
-		for ; i < len(s.kept) && s.kept[i].r.Lo < r.Hi; i++ {
+		if n > 8 && n > 2*len(runs) {
+			j = s.firstKeptEndingAfter(r.Lo)
+		}
+		for j < n && s.kept[j].r.Hi <= r.Lo {
+			j++
+		}
+		if j == n {
+			return
+		}
+		for i := j; i < n && s.kept[i].r.Lo < r.Hi; i++ {
 			s.open.Add(s.kept[i].r)
 		}
 	}
+}
+
+// firstKeptEndingAfter returns the index of the first kept run that ends
+// after x (len(kept) if none).
+func (s *safeScan) firstKeptEndingAfter(x int64) int {
+	lo, hi := 0, len(s.kept)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s.kept[m].r.Hi <= x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // unsafeWitness reports whether g refuses a writer — an unknown user, or
