@@ -214,6 +214,7 @@ type queued struct {
 // piece is a released buffer in whole mode: its held bytes return together.
 type piece struct {
 	bytes ranges.Set
+	id    uint64 // names the piece to SafeRuns' scan (whole fenced mode)
 }
 
 // Index is the pending-user index over one arena's bytes, plus the held
@@ -447,7 +448,7 @@ func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
 	if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
 		return fmt.Errorf("%w: %d", ErrUnknownUser, id)
 	}
-	x.reopen(x.users[id].runs())
+	x.removing(x.users[id].runs())
 	x.touched.Reset()
 	x.drop(id)
 	x.reclaim(free)

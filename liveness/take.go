@@ -19,28 +19,85 @@ import (
 // (every user of the piece safe). It returns nil in the after-users and
 // unsafe modes, where nothing is taken before its users complete.
 //
-// In subrange mode a pass looks only at what may have changed since the
-// last one (see safeScan): held bytes released or unpinned since, the runs
-// it returned last time, and the runs it found pinned whose blocking user
-// has become safe or completed. The held bytes that stay pinned by users
-// a writer keeps finding unsafe — a copy engine nothing waits for — cost
-// nothing per pass, so a program of n steps costs O(n log n) in all
-// rather than O(n) per Alloc.
+// A pass looks only at what may have changed since the last one (see
+// safeScan): held bytes released or unpinned since (new pieces, in whole
+// mode), what it returned last time, and what it found pinned whose
+// blocking user has become safe or completed. Held bytes that stay pinned
+// by users a writer keeps finding unsafe — a copy engine nothing waits
+// for — cost nothing per pass, so a program of n steps costs O(n log n)
+// in all rather than O(n) per Alloc.
 func (x *Index) SafeRuns(dst []ranges.Range, safe func(sasync.Event) bool) []ranges.Range {
 	if !x.mode.Fenced() || x.held.IsEmpty() {
 		return dst
 	}
 	if x.mode.Whole() {
-		for _, p := range x.pieces {
-			if !x.allSafe(&p.bytes, safe) {
-				continue
-			}
-			alignInInto(&x.nearHeld, &p.bytes, x.granule)
-			dst = append(dst, x.nearHeld.Runs()...)
-		}
-		return dst
+		return x.safeRunsWhole(dst, safe)
 	}
 	return x.safeRunsSubrange(dst, safe)
+}
+
+// safeRunsWhole is SafeRuns in whole mode: the pieces a pass looks at are
+// the ones it returned last time, the new ones, the ones whose bytes were
+// taken in part, and the ones whose blocking user the writer accepts or
+// that completed; every piece is looked at when a user was removed. A
+// piece found pinned stays out, at no cost, while its blocking user stays
+// refused and pending. The pieces come in the order they were looked at.
+func (x *Index) safeRunsWhole(dst []ranges.Range, safe func(sasync.Event) bool) []ranges.Range {
+	s := &x.scan
+	if s.allPieces || (s.nblocked > 1024 && s.nblocked > 4*len(x.pieces)) {
+		for e := range s.blocked {
+			s.blocked[e] = s.blocked[e][:0]
+		}
+		s.nblocked = 0
+		s.cand = s.cand[:0]
+		for i := range x.pieces {
+			s.cand = append(s.cand, x.pieces[i].id)
+		}
+		s.allPieces = false
+	}
+	s.unblock(safe, true)
+	slices.Sort(s.cand)
+	for i, id := range s.cand {
+		if i > 0 && s.cand[i-1] == id {
+			continue
+		}
+		at, ok := s.pieceAt[id]
+		if !ok {
+			continue // gone back to the arena, or taken
+		}
+		p := &x.pieces[at]
+		e, seq, refused := x.pieceWitness(&p.bytes, safe)
+		if refused {
+			s.blocked[e] = pushBlocked(s.blocked[e], blocked{seq: seq, piece: id})
+			s.nblocked++
+			continue
+		}
+		alignInInto(&x.nearHeld, &p.bytes, x.granule)
+		dst = append(dst, x.nearHeld.Runs()...)
+		s.next = append(s.next, keptRun{piece: id})
+	}
+	s.cand = s.cand[:0]
+	for _, k := range s.next {
+		s.cand = append(s.cand, k.piece)
+	}
+	s.next = s.next[:0]
+	return dst
+}
+
+// pieceWitness reports whether a pending user over the bytes of a piece
+// refuses a writer, and names the first such user's engine and seq found
+// (unknownEngine and 0 for an unknown user).
+func (x *Index) pieceWitness(bytes *ranges.Set, safe func(sasync.Event) bool) (e int, seq sasync.Seq, refused bool) {
+	for _, r := range bytes.Runs() {
+		x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool {
+			e, seq, refused = g.unsafeWitness(safe)
+			return !refused
+		})
+		if refused {
+			return e, seq, true
+		}
+	}
+	return 0, 0, false
 }
 
 // safeRunsSubrange is SafeRuns in subrange mode. Runs the last pass
@@ -51,7 +108,7 @@ func (x *Index) SafeRuns(dst []ranges.Range, safe func(sasync.Event) bool) []ran
 func (x *Index) safeRunsSubrange(dst []ranges.Range, safe func(sasync.Event) bool) []ranges.Range {
 	s := &x.scan
 	s.bound(x)
-	s.unblock(safe)
+	s.unblock(safe, false)
 	gr := ranges.Granule(x.granule)
 	// Returned runs that a candidate overlaps, or whose fence the writer
 	// refuses, become candidates; the others are returned again, as far
@@ -128,6 +185,7 @@ type keptRun struct {
 	r       ranges.Range
 	fence   sasync.Clock
 	engines uint32
+	piece   uint64 // whole mode: the piece returned (and nothing else)
 }
 
 // accepts reports whether every user k's fence stands for is safe or
@@ -211,9 +269,13 @@ const unknownEngine = sasync.MaxEngines
 // that holds, no writer that refuses e#seq may take any of r, and by
 // monotonicity a writer that refuses the smallest seq of an engine's heap
 // refuses all of that heap.
+//
+// In whole mode an entry stands for a piece (named by its id; r is
+// unused): some byte of it is under such a user.
 type blocked struct {
-	r   ranges.Range
-	seq sasync.Seq
+	r     ranges.Range
+	seq   sasync.Seq
+	piece uint64
 }
 
 // safeScan is what SafeRuns keeps from pass to pass in subrange mode.
@@ -233,12 +295,50 @@ type safeScan struct {
 	done       sasync.Clock // per engine, the latest seq Complete has completed to
 	cur        blocked      // the run being gathered by pin
 	curEngine  int
+
+	// Whole fenced mode: the ids of the pieces the next pass looks at
+	// (cand; ids of pieces gone are skipped), where each piece is in
+	// x.pieces by id (pieceAt), the id the next new piece gets, and
+	// whether a user was removed since the last pass (allPieces: every
+	// piece is looked at).
+	cand      []uint64
+	pieceAt   map[uint64]int
+	nextPiece uint64
+	allPieces bool
 }
 
 // reopen makes the granules r touches candidates of the next pass: bytes
 // just released, or just unpinned by a removed user.
 func (s *safeScan) reopen(r ranges.Range, granule int64) {
 	s.open.Add(ranges.Granule(granule).Out(r))
+}
+
+// pieceAdded gives x.pieces[i], just made, an id and makes it a candidate
+// of the next pass (whole fenced mode only).
+func (s *safeScan) pieceAdded(x *Index, i int) {
+	if x.mode != WholeFenced {
+		return
+	}
+	if s.pieceAt == nil {
+		s.pieceAt = make(map[uint64]int)
+	}
+	s.nextPiece++
+	id := s.nextPiece
+	x.pieces[i].id = id
+	s.pieceAt[id] = i
+	s.cand = append(s.cand, id)
+}
+
+// pieceDropped records that the piece at x.pieces[last] is gone and the
+// one that was there is now at i.
+func (s *safeScan) pieceDropped(x *Index, i, last int) {
+	if x.mode != WholeFenced {
+		return
+	}
+	delete(s.pieceAt, x.pieces[last].id)
+	if i != last {
+		s.pieceAt[x.pieces[i].id] = i
+	}
 }
 
 // completed records that Complete completed users of engine e up to seq.
@@ -266,13 +366,18 @@ func (s *safeScan) bound(x *Index) {
 	}
 }
 
-// unblock moves to open the blocked runs of each engine that safe
-// accepts or that completed since they were blocked.
-func (s *safeScan) unblock(safe func(sasync.Event) bool) {
+// unblock moves to open (to cand, for whole's pieces) the blocked runs of
+// each engine that safe accepts or that completed since they were
+// blocked.
+func (s *safeScan) unblock(safe func(sasync.Event) bool, whole bool) {
 	for e := range sasync.MaxEngines {
 		h := s.blocked[e]
 		for len(h) > 0 && (h[0].seq <= s.done[e] || safe(sasync.Event{Engine: sasync.EngineID(e), Seq: h[0].seq})) {
-			s.open.Add(h[0].r)
+			if whole {
+				s.cand = append(s.cand, h[0].piece)
+			} else {
+				s.open.Add(h[0].r)
+			}
 			h = popBlocked(h)
 			s.nblocked--
 		}
@@ -394,19 +499,36 @@ func (x *Index) TakeRanges(rs []ranges.Range, free func(ranges.Range)) (sasync.C
 		}
 		// The users that pinned the piece may all have covered rs.
 		x.touched.AddSet(&p.bytes)
+		if x.mode == WholeFenced {
+			x.scan.cand = append(x.scan.cand, p.id)
+		}
 	}
 	x.reclaim(free)
 	return fence, nil
 }
 
-// reopen tells the next SafeRuns pass to look at the granules runs touch
-// again (subrange fenced mode only): bytes just released, or the bytes of
-// a user just removed before it completed.
-func (x *Index) reopen(runs []ranges.Range) {
+// releasing tells the next SafeRuns pass to look at the granules runs
+// touch (subrange fenced mode): bytes just released. (In whole fenced mode
+// the new piece tells it.)
+func (x *Index) releasing(runs []ranges.Range) {
 	if x.mode != SubrangeFenced {
 		return
 	}
 	for _, r := range runs {
 		x.scan.reopen(r, x.granule)
+	}
+}
+
+// removing tells the next SafeRuns pass that the user over runs is being
+// removed before it completed: the bytes it pinned may be free of refused
+// users now (subrange fenced mode), any piece may be (whole fenced mode).
+func (x *Index) removing(runs []ranges.Range) {
+	switch x.mode {
+	case SubrangeFenced:
+		for _, r := range runs {
+			x.scan.reopen(r, x.granule)
+		}
+	case WholeFenced:
+		x.scan.allPieces = true
 	}
 }

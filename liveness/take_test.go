@@ -33,24 +33,49 @@ func bruteSafeRuns(x *Index, safe func(sasync.Event) bool) []ranges.Range {
 	return out.Runs()
 }
 
-// TestSafeRunsAgainstBrute drives a subrange-fenced Index with random
-// users, releases, completions, removals, takes and SafeRuns passes at
-// random points (most taking nothing, so that what a pass keeps for the
-// next is exercised), and compares every pass with bruteSafeRuns.
+// bruteSafePieces is SafeRuns' contract in whole mode, piece by piece:
+// the fully held granules of every piece all of whose pending users are
+// known and safe, sorted by address.
+func bruteSafePieces(x *Index, safe func(sasync.Event) bool) []ranges.Range {
+	var out []ranges.Range
+	for _, p := range x.pieces {
+		ok := true
+		for _, r := range p.bytes.Runs() {
+			x.Users(r, func(_ UserID, ev sasync.Event, unknown bool) bool {
+				ok = ok && !unknown && safe(ev)
+				return ok
+			})
+		}
+		if ok {
+			in := p.bytes.AlignIn(x.granule)
+			out = append(out, in.Runs()...)
+		}
+	}
+	slices.SortFunc(out, func(a, b ranges.Range) int { return int(a.Lo - b.Lo) })
+	return out
+}
+
+// TestSafeRunsAgainstBrute drives a fenced Index, in subrange and in whole
+// mode, with random users, releases, completions, removals, takes and
+// SafeRuns passes at random points (most taking nothing, so that what a
+// pass keeps for the next is exercised), and compares every pass with
+// bruteSafeRuns or bruteSafePieces.
 func TestSafeRunsAgainstBrute(t *testing.T) {
 	steps := 3000
 	if testing.Short() {
 		steps = 600
 	}
-	for seed := uint64(1); seed <= 6; seed++ {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { safeRunsAgainstBrute(t, seed, steps) })
+	for _, mode := range []Mode{SubrangeFenced, WholeFenced} {
+		for seed := uint64(1); seed <= 6; seed++ {
+			t.Run(fmt.Sprint(mode, "/", seed), func(t *testing.T) { safeRunsAgainstBrute(t, mode, seed, steps) })
+		}
 	}
 }
 
-func safeRunsAgainstBrute(t *testing.T, seed uint64, steps int) {
+func safeRunsAgainstBrute(t *testing.T, mode Mode, seed uint64, steps int) {
 	const n, g, engines = 1024, 16, 3
 	r := rand.New(rand.NewPCG(seed, 11))
-	x, err := New(g, SubrangeFenced)
+	x, err := New(g, mode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +153,13 @@ func safeRunsAgainstBrute(t *testing.T, seed uint64, steps int) {
 				return ev.Seq <= point[ev.Engine] || (knows && ev.Seq <= completed[ev.Engine])
 			}
 			got := x.SafeRuns(nil, safe)
-			want := bruteSafeRuns(x, safe)
+			var want []ranges.Range
+			if mode.Whole() {
+				want = bruteSafePieces(x, safe)
+				slices.SortFunc(got, func(a, b ranges.Range) int { return int(a.Lo - b.Lo) })
+			} else {
+				want = bruteSafeRuns(x, safe)
+			}
 			if !slices.Equal(got, want) {
 				t.Fatalf("step %d: pass at %v: SafeRuns %v, granule by granule %v", step, point[:engines], got, want)
 			}
@@ -149,6 +180,68 @@ func safeRunsAgainstBrute(t *testing.T, seed uint64, steps int) {
 	}
 }
 
+// TestSafeRunsBlockerGone: a pass that found held bytes pinned by a user
+// the writer refused looks at them again once that user is gone, though
+// the writer still refuses its event: completed (both fenced modes), or,
+// in whole mode, the piece's bytes under it taken.
+func TestSafeRunsBlockerGone(t *testing.T) {
+	free := func(ranges.Range) {}
+	buf := ranges.Range{Lo: 0, Hi: 64}
+	// Refuses engine 1's ops, even completed ones: what it is told about
+	// completion does not matter to the index.
+	safe := func(ev sasync.Event) bool { return ev.Engine == 0 }
+	for _, mode := range []Mode{SubrangeFenced, WholeFenced} {
+		x, err := New(16, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.AddUser(sasync.Event{Engine: 1, Seq: 1}, false, []ranges.Range{buf}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.AddUser(sasync.Event{Engine: 0, Seq: 1}, false, []ranges.Range{buf}); err != nil {
+			t.Fatal(err)
+		}
+		rel := ranges.FromRanges(buf)
+		if err := x.Release(&rel, free); err != nil {
+			t.Fatal(err)
+		}
+		if got := x.SafeRuns(nil, safe); len(got) != 0 {
+			t.Fatalf("%v: pinned by the refused user, SafeRuns lists %v", mode, got)
+		}
+		x.Complete(&sasync.Clock{0, 1}, free)
+		if got := x.SafeRuns(nil, safe); !slices.Equal(got, []ranges.Range{buf}) {
+			t.Fatalf("%v: the refused user completed, SafeRuns lists %v, want %v", mode, got, buf)
+		}
+	}
+
+	x, err := New(16, WholeFenced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, tail := ranges.Range{Lo: 0, Hi: 16}, ranges.Range{Lo: 16, Hi: 64}
+	if _, err := x.AddUser(sasync.Event{Engine: 1, Seq: 1}, false, []ranges.Range{head}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.AddUser(sasync.Event{Engine: 0, Seq: 1}, false, []ranges.Range{buf}); err != nil {
+		t.Fatal(err)
+	}
+	rel := ranges.FromRanges(buf)
+	if err := x.Release(&rel, free); err != nil {
+		t.Fatal(err)
+	}
+	if got := x.SafeRuns(nil, safe); len(got) != 0 {
+		t.Fatalf("whole: pinned by the refused user, SafeRuns lists %v", got)
+	}
+	// A writer that accepts engine 1 takes the head; the rest of the piece
+	// is under engine 0's user only.
+	if _, err := x.TakeRange(head, free); err != nil {
+		t.Fatal(err)
+	}
+	if got := x.SafeRuns(nil, safe); !slices.Equal(got, []ranges.Range{tail}) {
+		t.Fatalf("whole: the refused user's bytes taken, SafeRuns lists %v, want %v", got, tail)
+	}
+}
+
 // copyEngineSafeAsks runs n steps of a compute engine handing data to a
 // copy engine that nothing waits for (the shape of a copy stream read
 // asynchronously): each step a buffer is written on compute, its first
@@ -156,9 +249,9 @@ func safeRunsAgainstBrute(t *testing.T, seed uint64, steps int) {
 // compute writer asks SafeRuns what it may take. Every released half
 // stays pinned by its copy reader, and a compute writer is safe for none
 // of them. It returns how many times SafeRuns asked safe, in all.
-func copyEngineSafeAsks(t testing.TB, n int) int {
+func copyEngineSafeAsks(t testing.TB, mode Mode, n int) int {
 	const size, g = 64, 16
-	x, err := New(g, SubrangeFenced)
+	x, err := New(g, mode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +282,12 @@ func copyEngineSafeAsks(t testing.TB, n int) int {
 			t.Fatalf("step %d: a compute writer may take %v, pinned by the copy engine", i, got)
 		}
 	}
-	if held := x.HeldBytes(); held != int64(n)*size/2 {
-		t.Fatalf("%d bytes held, want every first half, %d", held, n*size/2)
+	want := int64(n) * size / 2 // every first half
+	if mode.Whole() {
+		want = int64(n) * size // every buffer
+	}
+	if held := x.HeldBytes(); held != want {
+		t.Fatalf("%v: %d bytes held, want %d", mode, held, want)
 	}
 	return asks
 }
@@ -202,11 +299,13 @@ func copyEngineSafeAsks(t testing.TB, n int) int {
 // bound counts the reuse rule's calls, not time: 4 per step at two sizes
 // (a scan of every held run asks n²/2 times, 1,000,000 at 2,000 steps).
 func TestSafeRunsCostPerPass(t *testing.T) {
-	for _, n := range []int{2000, 4000} {
-		if asks := copyEngineSafeAsks(t, n); asks > 4*n {
-			t.Errorf("%d steps: SafeRuns asked safe %d times, more than %d", n, asks, 4*n)
-		} else {
-			t.Logf("%d steps: %d asks", n, asks)
+	for _, mode := range []Mode{SubrangeFenced, WholeFenced} {
+		for _, n := range []int{2000, 4000} {
+			if asks := copyEngineSafeAsks(t, mode, n); asks > 4*n {
+				t.Errorf("%v, %d steps: SafeRuns asked safe %d times, more than %d", mode, n, asks, 4*n)
+			} else {
+				t.Logf("%v, %d steps: %d asks", mode, n, asks)
+			}
 		}
 	}
 }
@@ -219,7 +318,7 @@ func BenchmarkSafeRunsCopyEngine(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				copyEngineSafeAsks(b, n)
+				copyEngineSafeAsks(b, SubrangeFenced, n)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/step")
 		})
