@@ -278,15 +278,17 @@ type blocked struct {
 	piece uint64
 }
 
-// safeScan is what SafeRuns keeps from pass to pass in subrange mode.
-// Every fully held granule is in open, or in a run of blocked[e] whose
-// claim holds: its blocking users are pending (users that complete raise
-// done, and a run with seq <= done[e] is looked at again; a removed
-// user's bytes go back to open), so until a writer accepts e#seq the
-// granule stays pinned for it. A pass first moves the runs of each
-// engine's heap that its writer accepts (or that done covers) to open,
-// then looks at the held bytes of open only, and leaves in open exactly
-// the runs it returned.
+// safeScan is what SafeRuns keeps from pass to pass. In subrange mode
+// every fully held granule is in open (to be looked at key by key), in a
+// run of kept (returned by the last pass, with a fence that bounds the
+// users over it: a user added there moves it to open), or in a run of
+// blocked[e] whose claim holds: its blocking users are pending (users
+// that complete raise done, and a run with seq <= done[e] is looked at
+// again; a removed user's bytes go back to open), so until a writer
+// accepts e#seq the granule stays pinned for it. A pass first moves the
+// runs of each engine's heap that its writer accepts (or that done
+// covers) to open, returns the kept runs whose fence the writer accepts,
+// looks at the held bytes of open, and keeps what it returned.
 type safeScan struct {
 	open       ranges.Set // granule-aligned
 	kept, next []keptRun  // in address order
