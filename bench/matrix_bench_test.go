@@ -63,6 +63,49 @@ func BenchmarkReplay(b *testing.B) {
 	}
 }
 
+// BenchmarkAllocatorColumn replays the full llama, llama-engines and
+// batching workloads under subrange-fenced with the lean fit, as the
+// matrix's cells for them do, and reports what the "allocator allocs/s"
+// column divides: the time inside the Allocator's and its Timeline's calls
+// per buffer placed (allocator-ns/buffer) and per byte run its ops use
+// (allocator-ns/run). Its CPU profile, focused on those calls, says where
+// the column's time goes:
+//
+//	go test ./bench -run '^$' -bench AllocatorColumn -benchtime 40x -cpuprofile cpu.out
+//	go tool pprof -top -cum -focus 'Allocator\)\.(AllocWith|Use|Release|Discard|Donate)|Timeline\)\.(Complete|Point|Submit|HostSync)|\)\.View$' cpu.out
+func BenchmarkAllocatorColumn(b *testing.B) {
+	for _, name := range []string{"llama", "llama-engines", "batching"} {
+		w, err := LookupWorkload(name, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := benchtest.Build(b, w.Build)
+		runs := 0
+		for _, op := range p.Ops {
+			for _, u := range op.Uses {
+				fp, _ := p.Footprint(u.Ref)
+				runs += fp.NumRuns()
+			}
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			var inAllocator time.Duration
+			buffers := 0
+			for b.Loop() {
+				res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced, Fit: arena.FitLean, TimeAllocator: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				inAllocator += res.AllocatorTime
+				buffers = res.Buffers
+			}
+			perRun := float64(inAllocator.Nanoseconds()) / float64(b.N)
+			b.ReportMetric(perRun/float64(buffers), "allocator-ns/buffer")
+			b.ReportMetric(perRun/float64(runs), "allocator-ns/run")
+		})
+	}
+}
+
 // BenchmarkFirstFitPlan places every quick workload with the first-fit
 // baseline under whole-after-users lifetimes (the same metrics, without
 // pending bytes).

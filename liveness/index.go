@@ -214,6 +214,7 @@ type queued struct {
 // piece is a released buffer in whole mode: its held bytes return together.
 type piece struct {
 	bytes ranges.Set
+	id    uint64 // names the piece to SafeRuns' scan (whole fenced mode)
 }
 
 // Index is the pending-user index over one arena's bytes, plus the held
@@ -284,6 +285,8 @@ type Index struct {
 	pinnedGranules ranges.Set
 	freed          []ranges.Range  // the granules a reclaim returns
 	single         [1]ranges.Range // TakeRange's one range
+	// scan is what SafeRuns keeps from one pass to the next (take.go).
+	scan safeScan
 }
 
 // New returns an empty Index for an arena with the given granule (a power of
@@ -334,6 +337,7 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 	if !unknown && int(ev.Engine) >= sasync.MaxEngines {
 		return -1, fmt.Errorf("%w: engine %d", sasync.ErrUnknownEngine, ev.Engine)
 	}
+	x.scan.added(runs)
 	var id UserID
 	if n := len(x.freeIDs); n > 0 {
 		id = x.freeIDs[n-1]
@@ -444,6 +448,7 @@ func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
 	if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
 		return fmt.Errorf("%w: %d", ErrUnknownUser, id)
 	}
+	x.removing(x.users[id].runs())
 	x.touched.Reset()
 	x.drop(id)
 	x.reclaim(free)
@@ -592,6 +597,7 @@ func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
 		if q[h].seq > completed[e] {
 			continue // nothing of engine e completed: leave its queue as it is
 		}
+		x.scan.completed(e, completed[e])
 		for h < len(q) && q[h].seq <= completed[e] {
 			en := q[h]
 			h++

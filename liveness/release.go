@@ -31,6 +31,7 @@ func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
 	}
 	x.held.AddSet(bytes)
 	x.heldBytes += bytes.Len()
+	x.releasing(bytes.Runs())
 	if x.mode.Whole() {
 		x.addPiece(bytes)
 	}
@@ -60,6 +61,7 @@ func (x *Index) addPiece(bytes *ranges.Set) {
 		x.pieces = append(x.pieces, piece{})
 	}
 	x.pieces[n].bytes.AddSet(bytes)
+	x.scan.pieceAdded(x, n)
 }
 
 // dropPiece removes piece i; the last piece takes its place and its storage
@@ -67,6 +69,7 @@ func (x *Index) addPiece(bytes *ranges.Set) {
 func (x *Index) dropPiece(i int) {
 	last := len(x.pieces) - 1
 	x.pieces[i], x.pieces[last] = x.pieces[last], x.pieces[i]
+	x.scan.pieceDropped(x, i, last)
 	x.pieces = x.pieces[:last]
 }
 
@@ -207,16 +210,6 @@ func (x *Index) coveredAny(s *ranges.Set) bool {
 		}
 	}
 	return false
-}
-
-// allSafe reports whether every pending user covering s is known and safe.
-func (x *Index) allSafe(s *ranges.Set, safe func(sasync.Event) bool) bool {
-	for _, r := range s.Runs() {
-		if !x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool { return g.safe(safe) }) {
-			return false
-		}
-	}
-	return true
 }
 
 // PendingBytes returns the union of the bytes pending users cover, and the

@@ -5,11 +5,13 @@ package check_test
 // they are external and reach the package's own test helpers through export_test.go.
 
 import (
+	"fmt"
 	"testing"
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
+	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -63,4 +65,42 @@ func BenchmarkScaleLiveLB(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCheckGrowth is `subarena check FILE` on the generated traces whose
+// pinned bytes grow with their length (scalegen.CopyEngine without syncs,
+// scalegen.Loop on two engines) at 10k, 20k and 40k steps: the replay, then
+// the checker on its plan. ns/step and B/step stay flat when the time and
+// memory are linear in the trace:
+//
+//	go test ./trace/check -run '^$' -bench CheckGrowth -benchmem
+func BenchmarkCheckGrowth(b *testing.B) {
+	shapes := []struct {
+		name string
+		gen  func(n int) []byte
+	}{
+		{"copy", func(n int) []byte { return scalegen.CopyEngine(n/scalegen.CopySteps, 0) }},
+		{"loop2", func(n int) []byte { return scalegen.Loop(n/scalegen.LoopSteps, 2, 0) }},
+	}
+	for _, sh := range shapes {
+		for _, n := range []int{10000, 20000, 40000} {
+			b.Run(fmt.Sprintf("%s/%d", sh.name, n), func(b *testing.B) {
+				p, err := trace.ParseProgram(sh.gen(n))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if rep, err := check.Plan(p, res.Plan); err != nil || !rep.Safe {
+						b.Fatal(err, rep)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/step")
+			})
+		}
+	}
 }

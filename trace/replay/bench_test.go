@@ -1,12 +1,13 @@
 package replay
 
 import (
-	"time"
-
+	"fmt"
 	"testing"
+	"time"
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -45,4 +46,47 @@ func BenchmarkScaleReplay(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkReplayGrowth replays the generated traces whose pinned bytes grow
+// with their length (scalegen.CopyEngine without syncs: every half a copy op
+// reads stays pinned for every later compute writer; scalegen.Loop on two
+// engines for comparison) at 10k, 20k and 40k steps, as `subarena replay`
+// does. ns/step and B/step stay flat when the time and memory are linear in
+// the trace:
+//
+//	go test ./trace/replay -run '^$' -bench ReplayGrowth -benchmem
+func BenchmarkReplayGrowth(b *testing.B) {
+	for _, sh := range growthShapes {
+		for _, n := range []int{10000, 20000, 40000} {
+			b.Run(fmt.Sprintf("%s/%d", sh.name, n), func(b *testing.B) {
+				p, err := trace.ParseProgram(sh.gen(n))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := Run(p, Options{Policy: subarena.SubrangeFenced}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				perStep(b, n)
+			})
+		}
+	}
+}
+
+// growthShapes are the traces BenchmarkReplayGrowth runs, by name, at about n
+// steps.
+var growthShapes = []struct {
+	name string
+	gen  func(n int) []byte
+}{
+	{"copy", func(n int) []byte { return scalegen.CopyEngine(n/scalegen.CopySteps, 0) }},
+	{"loop2", func(n int) []byte { return scalegen.Loop(n/scalegen.LoopSteps, 2, 0) }},
+}
+
+// perStep reports the time per step of an n-step trace.
+func perStep(b *testing.B, n int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/step")
 }
