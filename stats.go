@@ -3,7 +3,7 @@ package subarena
 import (
 	"fmt"
 
-	"github.com/subarena/subarena/internal/invariant"
+	"github.com/subarena/subarena/internal/invariants"
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -82,7 +82,7 @@ func (a *Allocator) CheckInvariants() error {
 // it first checks every invariant (and unlocks even when that panics).
 // Mutators lock a.mu and defer it.
 func (a *Allocator) unlockChecked() {
-	if invariants {
+	if invariants.Enabled {
 		defer a.mu.Unlock()
 		a.verifyLocked()
 		return
@@ -94,7 +94,7 @@ func (a *Allocator) unlockChecked() {
 // invariants tag every mutator runs it before unlocking (unlockChecked,
 // Pebble's way): a test then fails at the call that broke something, not
 // at the next check. Caller holds mu.
-func (a *Allocator) verifyLocked() { invariant.Hold(a.checkLocked()) }
+func (a *Allocator) verifyLocked() { invariants.Hold(a.checkLocked()) }
 
 // checkLocked is CheckInvariants with mu held.
 func (a *Allocator) checkLocked() error {

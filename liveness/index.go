@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/subarena/subarena/internal/invariants"
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -323,7 +324,7 @@ func (x *Index) HeldBytes() int64 { return x.heldBytes }
 // ev completes. An unknown user (unknown = true; ev is ignored) pins them
 // until RemoveUser. runs is copied.
 func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (UserID, error) {
-	if invariants {
+	if invariants.Enabled {
 		defer x.verify()
 	}
 	for i, r := range runs {
@@ -438,7 +439,7 @@ func (x *Index) enqueue(ev sasync.Event, id UserID, gen uint32) {
 // user whose op turned out never to run) and returns its bytes to the held
 // bytes' accounting: held bytes it alone pinned return through free.
 func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
-	if invariants {
+	if invariants.Enabled {
 		defer x.verify()
 	}
 	if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
@@ -581,7 +582,7 @@ func (x *Index) compactCounts() {
 // completed clock, and returns through free the held bytes that thereby
 // lost their last pending user. It returns the number of users completed.
 func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
-	if invariants {
+	if invariants.Enabled {
 		defer x.verify()
 	}
 	x.touched.Reset()

@@ -3,6 +3,7 @@ package liveness
 import (
 	"fmt"
 
+	"github.com/subarena/subarena/internal/invariants"
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -58,7 +59,7 @@ func (x *Index) TakeRange(r ranges.Range, free func(ranges.Range)) (sasync.Clock
 // of a piece (returned through free if these ranges held its last pins)
 // never includes bytes just taken. Nothing changes on error.
 func (x *Index) TakeRanges(rs []ranges.Range, free func(ranges.Range)) (sasync.Clock, error) {
-	if invariants {
+	if invariants.Enabled {
 		defer x.verify()
 	}
 	var fence sasync.Clock

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subarena/subarena/internal/invariants"
 	"github.com/subarena/subarena/internal/invarianttest"
 )
 
@@ -438,7 +439,7 @@ func TestForgetRecyclesChunks(t *testing.T) {
 	if _, err := tl.EventClock(Event{1, 1}); !errors.Is(err, ErrForgotten) {
 		t.Fatalf("EventClock of a forgotten op = %v", err)
 	}
-	if invariants {
+	if invariants.Enabled {
 		return // the invariant checks every mutator runs allocate
 	}
 	if allocs := testing.AllocsPerRun(4*chunkLen, step); allocs != 0 {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/subarena/subarena/trace/tracefile"
 
+	"github.com/subarena/subarena/internal/invariants"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/testfiles"
@@ -317,7 +318,7 @@ func noneStrided(int) bool   { return false }
 
 // raceIters is n, or underRace under the race detector.
 func raceIters(n, underRace int) int {
-	if testfiles.RaceEnabled {
+	if invariants.RaceEnabled {
 		return underRace
 	}
 	return n

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // Glob returns the files matching pattern under dir; it fails the test when
@@ -17,7 +19,7 @@ func Glob(tb testing.TB, dir, pattern string) []string {
 	if err != nil || len(files) == 0 {
 		tb.Fatalf("no files match %s under %s", pattern, dir)
 	}
-	if RaceEnabled && len(files) > 2 {
+	if invariants.RaceEnabled && len(files) > 2 {
 		files = []string{files[0], files[len(files)-1]}
 	}
 	return files
@@ -48,7 +50,7 @@ func Text(path string) string {
 // Count returns how many random inputs a sweep runs: full in an ordinary run,
 // reduced under -short or the race detector.
 func Count(full, reduced int) int {
-	if testing.Short() || RaceEnabled {
+	if testing.Short() || invariants.RaceEnabled {
 		return reduced
 	}
 	return full

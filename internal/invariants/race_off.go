@@ -1,6 +1,6 @@
 //go:build !race
 
-package testfiles
+package invariants
 
 // RaceEnabled reports whether the race detector is on (see race_on.go).
 const RaceEnabled = false
