@@ -5,12 +5,16 @@
 //
 //	go test -tags invariants ./...
 //
-// In a build with the invariants tag (Enabled), every mutator of the
-// Allocator, its arena, its liveness index and its Timeline checks every
-// invariant of the structure it changed before it returns, and the planner
-// verifies every placement it returns; a broken invariant panics (Hold) at
-// the call that broke it. Without the tag the checks are constant-false
-// branches the compiler removes, so they cost nothing.
+// In a build with the invariants tag (Enabled), a broken invariant panics
+// (Hold) at the call that broke it, not at the next check:
+//
+//   - every mutator of an arena.Arena, a liveness.Index, a sync.Timeline
+//     and the Allocator checks its CheckInvariants before it returns;
+//   - the planner verifies every placement it returns, as it does in test
+//     binaries.
+//
+// Without the tag the checks are constant-false branches the compiler
+// removes, so they cost nothing.
 //
 // RaceEnabled tells tests that sweep many inputs that the race detector
 // is on, which slows single-goroutine code about tenfold, so that they
