@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace/internal/scalegen"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 )
 
 // fastCorpus returns documents fastDecode should read: the trace test data, generated
@@ -65,7 +65,7 @@ func TestFastDecodeMutations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(73, 74))
 	corpus := fastCorpus(t)
 	alphabet := []byte(`{}[]:,"\ -+.0123456789eEtruefalsnl` + "\t\n\x00\xff" + `abcdefghijklmnopqrstuvwxyz_`)
-	read, n := 0, testfiles.Count(3000, 600)
+	read, n := 0, testutil.Count(3000, 600)
 	for iter := range n {
 		src := corpus[rng.IntN(len(corpus))]
 		if len(src) > 4000 {

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/ggmltrace"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -15,7 +15,7 @@ import (
 // input, an in-place MUL, a TRANSPOSE view of its output and a CONT reading it.
 func tinyDoc(tb testing.TB) string {
 	tb.Helper()
-	return string(testfiles.Read(tb, "testdata", "tiny.json"))
+	return string(testutil.Read(tb, "testdata", "tiny.json"))
 }
 
 func TestGGMLImport(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracegen"
 )
 
@@ -20,7 +20,7 @@ import (
 func TestOrderedFromCoversConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 30))
 	multi := 0
-	for i := range testfiles.Count(400, 80) {
+	for i := range testutil.Count(400, 80) {
 		tr, err := trace.Parse(tracegen.Random(rng, 10+rng.IntN(80)))
 		if err != nil {
 			t.Fatal(err)

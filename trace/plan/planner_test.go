@@ -21,9 +21,9 @@ import (
 	"github.com/subarena/subarena/trace/tracefile"
 
 	"github.com/subarena/subarena/internal/invariants"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/scalegen"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -33,7 +33,7 @@ import (
 // elementwise ops may write over dying inputs, through views too.
 func ggmlBound(t testing.TB, path string) int64 {
 	t.Helper()
-	data := testfiles.Read(t, ".", path)
+	data := testutil.Read(t, ".", path)
 	var doc struct {
 		Analysis struct {
 			Bound int64 `json:"max_live_bytes_subrange_elementwise_inplace_exact"`
@@ -586,7 +586,7 @@ func TestPlanMiniMallocCSV(t *testing.T) {
 		file string
 		want int64
 	}{{"input.12.csv", 12}, {"C.1048576.csv", 1039360}} {
-		mm, err := minimalloc.Parse(testfiles.Read(t, minimallocDir, in.file))
+		mm, err := minimalloc.Parse(testutil.Read(t, minimallocDir, in.file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -746,7 +746,7 @@ func TestReplayPlanReportsBound(t *testing.T) {
 
 	// MiniMalloc instance H, greedy only: the replay's plan is kept, with the
 	// planner's bound (no op is inplace, so it holds for every plan).
-	mm, err := minimalloc.Parse(testfiles.Read(t, minimallocDir, "H.1048576.csv"))
+	mm, err := minimalloc.Parse(testutil.Read(t, minimallocDir, "H.1048576.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/strided"
-	"github.com/subarena/subarena/strided/stridedtest"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/ggmltrace"
@@ -126,10 +126,10 @@ type byteRun struct{ lo, hi int64 }
 type byteRuns []byteRun
 
 // elementSpans returns the bytes of l, found by walking every element
-// (stridedtest), not by the package's footprints.
+// (testutil.LayoutBytes), not by the package's footprints.
 func elementSpans(l strided.Layout) byteRuns {
 	var all byteRuns
-	stridedtest.Elements(l.Offset, l.Shape, l.Strides, func(a int64) {
+	testutil.LayoutElements(l.Offset, l.Shape, l.Strides, func(a int64) {
 		if n := len(all); n > 0 && all[n-1].hi == a {
 			all[n-1].hi += l.Elem
 			return

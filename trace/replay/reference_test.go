@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/internal/scalegen"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -105,7 +105,7 @@ func TestReplayCountsMatchReference(t *testing.T) {
 			}
 		}
 	}
-	n := testfiles.Count(200, 30)
+	n := testutil.Count(200, 30)
 	waited := 0
 	for i := 0; i < n; i++ {
 		p := tracetest.Resolve(t, tracetest.RandomTrace(rng, 10+rng.IntN(100)))

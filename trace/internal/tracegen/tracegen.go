@@ -10,7 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/subarena/subarena/strided/stridedtest"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace/internal/tracejson"
 )
 
@@ -194,10 +194,10 @@ func (g *genState) view() {
 }
 
 // enumerate returns the bytes of a buffer of size bytes that a layout covers, by walking
-// every element (strided/stridedtest).
+// every element (internal/testutil's layout oracle).
 func enumerate(off int64, shape, strides []int64, elem, size int64) []bool {
 	cov := make([]bool, size)
-	stridedtest.Bytes(off, shape, strides, elem, func(b int64) { cov[b] = true })
+	testutil.LayoutBytes(off, shape, strides, elem, func(b int64) { cov[b] = true })
 	return cov
 }
 

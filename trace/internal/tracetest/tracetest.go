@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/internal/scalegen"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracegen"
 	"github.com/subarena/subarena/trace/tracefile"
 )
@@ -56,10 +56,10 @@ func RandomTrace(rng *rand.Rand, steps int) *trace.Trace {
 }
 
 // DataProgram returns the program of the test data file rel under dir
-// (testfiles.Read), failing the test when it cannot be read or resolved.
+// (testutil.Read), failing the test when it cannot be read or resolved.
 func DataProgram(tb testing.TB, dir, rel string) *trace.Program {
 	tb.Helper()
-	p, err := tracefile.ReadProgram(bytes.NewReader(testfiles.Read(tb, dir, rel)), filepath.Base(rel))
+	p, err := tracefile.ReadProgram(bytes.NewReader(testutil.Read(tb, dir, rel)), filepath.Base(rel))
 	if err != nil {
 		tb.Fatal(err)
 	}

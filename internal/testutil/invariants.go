@@ -1,5 +1,4 @@
-// Package invarianttest holds test assertions the module's packages share.
-package invarianttest
+package testutil
 
 import "testing"
 

@@ -1,4 +1,4 @@
-package bitruns
+package testutil
 
 import (
 	"slices"
@@ -15,15 +15,15 @@ func runsOf(lo int64, bits ...uint) [][2]int64 {
 		b.Set(i)
 	}
 	var got [][2]int64
-	Runs(b, lo, 10, func(lo, hi int64) { got = append(got, [2]int64{lo, hi}) })
+	BitRuns(b, lo, 10, func(lo, hi int64) { got = append(got, [2]int64{lo, hi}) })
 	return got
 }
 
-func TestRuns(t *testing.T) {
+func TestBitRuns(t *testing.T) {
 	expect := func(what string, got [][2]int64, want ...[2]int64) {
 		t.Helper()
 		if !slices.Equal(got, want) {
-			t.Errorf("%s: Runs = %v, want %v", what, got, want)
+			t.Errorf("%s: BitRuns = %v, want %v", what, got, want)
 		}
 	}
 	expect("empty", runsOf(0))

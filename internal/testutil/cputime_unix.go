@@ -1,18 +1,18 @@
 //go:build unix
 
-package cputime
+package testutil
 
 import (
 	"syscall"
 	"time"
 )
 
-// Measured reports whether Process measures anything on this platform.
-const Measured = true
+// CPUMeasured reports whether ProcessCPU measures anything on this platform.
+const CPUMeasured = true
 
-// Process returns the CPU time (user + system) the process has used, or 0
+// ProcessCPU returns the CPU time (user + system) the process has used, or 0
 // when it cannot be read.
-func Process() time.Duration {
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

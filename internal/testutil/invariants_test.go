@@ -1,4 +1,4 @@
-package invarianttest
+package testutil
 
 import (
 	"errors"

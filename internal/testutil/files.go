@@ -1,7 +1,4 @@
-// Package testfiles finds and reads the repository's third-party test data
-// (testdata/README.md) for the tests of the trace packages. Each caller
-// passes the data's directory relative to its own package.
-package testfiles
+package testutil
 
 import (
 	"os"

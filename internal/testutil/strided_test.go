@@ -1,14 +1,14 @@
-package stridedtest_test
+package testutil_test
 
 import (
 	"fmt"
 	"slices"
 	"testing"
 
-	"github.com/subarena/subarena/strided/stridedtest"
+	"github.com/subarena/subarena/internal/testutil"
 )
 
-func TestElementAddrs(t *testing.T) {
+func TestLayoutAddrs(t *testing.T) {
 	cases := []struct {
 		off           int64
 		shape, stride []int64
@@ -22,21 +22,21 @@ func TestElementAddrs(t *testing.T) {
 		{0, []int64{2, 0, 3}, []int64{1, 1, 1}, nil},                     // an empty dimension
 	}
 	for _, c := range cases {
-		if got := stridedtest.ElementAddrs(c.off, c.shape, c.stride); !slices.Equal(got, c.want) {
-			t.Errorf("ElementAddrs(%d, %v, %v) = %v, want %v", c.off, c.shape, c.stride, got, c.want)
+		if got := testutil.LayoutAddrs(c.off, c.shape, c.stride); !slices.Equal(got, c.want) {
+			t.Errorf("LayoutAddrs(%d, %v, %v) = %v, want %v", c.off, c.shape, c.stride, got, c.want)
 		}
 	}
 	var bytes []int64
-	stridedtest.Bytes(10, []int64{2}, []int64{3}, 2, func(a int64) { bytes = append(bytes, a) })
+	testutil.LayoutBytes(10, []int64{2}, []int64{3}, 2, func(a int64) { bytes = append(bytes, a) })
 	if want := []int64{10, 11, 13, 14}; !slices.Equal(bytes, want) {
-		t.Errorf("Bytes = %v, want %v", bytes, want)
+		t.Errorf("LayoutBytes = %v, want %v", bytes, want)
 	}
 }
 
-func ExampleElements() {
+func ExampleLayoutElements() {
 	// The columns of a 2x3 row-major matrix of 4-byte elements, read as
 	// a 3x2 view: shape [3 2], strides [4 12].
-	stridedtest.Elements(0, []int64{3, 2}, []int64{4, 12}, func(a int64) { fmt.Print(a, " ") })
+	testutil.LayoutElements(0, []int64{3, 2}, []int64{4, 12}, func(a int64) { fmt.Print(a, " ") })
 	fmt.Println()
 	// Output: 0 12 4 16 8 20
 }
