@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/subarena/subarena/internal/checked"
-	"github.com/subarena/subarena/trace/internal/textpos"
+	"github.com/subarena/subarena/trace/internal/tracejson"
 )
 
 // Parse reads one subarena-trace/v1 document, normalizes it (see Trace) and validates it.
@@ -54,9 +54,9 @@ func locate(err error, data []byte, offs []int64) error {
 	}
 	switch {
 	case se.pos > 0:
-		se.Line, se.Column = textpos.LineCol(data, se.pos-1)
+		se.Line, se.Column = tracejson.LineCol(data, se.pos-1)
 	case se.Index >= 0 && se.Index < len(offs):
-		se.Line, se.Column = textpos.LineCol(data, offs[se.Index])
+		se.Line, se.Column = tracejson.LineCol(data, offs[se.Index])
 	}
 	return err
 }

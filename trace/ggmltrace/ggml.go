@@ -11,7 +11,7 @@ import (
 
 	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/textpos"
+	"github.com/subarena/subarena/trace/internal/tracejson"
 )
 
 // Format is the "format" of a ggml graph-allocator trace.
@@ -164,12 +164,12 @@ func ggmlJSONError(data []byte, err error) error {
 	)
 	switch {
 	case errors.As(err, &se):
-		off, _ := textpos.SyntaxOffset(data)
-		line, col := textpos.LineCol(data, off)
+		off, _ := tracejson.SyntaxOffset(data)
+		line, col := tracejson.LineCol(data, off)
 		return fmt.Errorf("%w: ggml: line %d, column %d: %s", trace.ErrSyntax, line, col, se.Error())
 	case errors.As(err, &te):
 		// Offset is where the value ends; point at its last byte.
-		line, col := textpos.LineCol(data, te.Offset-1)
+		line, col := tracejson.LineCol(data, te.Offset-1)
 		what := te.Field
 		if what == "" {
 			what = "the document"

@@ -1,7 +1,4 @@
-// Package textpos places errors in the text of a document: the line and column of a
-// byte offset, and the offset at which JSON stops being well-formed. Package trace and
-// its importers report positions with it, so they count them the same way.
-package textpos
+package tracejson
 
 import (
 	"bytes"
