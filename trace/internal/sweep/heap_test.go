@@ -1,4 +1,4 @@
-package minheap
+package sweep
 
 import (
 	"math/rand/v2"
@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestOrder pushes and pops random keys, interleaved, and checks every pop
+// TestHeapOrder pushes and pops random keys, interleaved, and checks every pop
 // against a sorted reference.
-func TestOrder(t *testing.T) {
+func TestHeapOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	q := New(func(a, b int) bool { return a < b })
+	q := NewHeap(func(a, b int) bool { return a < b })
 	var ref []int
 	for range 10000 {
 		if len(ref) == 0 || r.IntN(3) != 0 {
@@ -39,7 +39,7 @@ func TestOrder(t *testing.T) {
 func TestVisitWhile(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for round := range 200 {
-		q := New(func(a, b int) bool { return a < b })
+		q := NewHeap(func(a, b int) bool { return a < b })
 		var ref []int
 		for range r.IntN(300) {
 			x := r.IntN(100)

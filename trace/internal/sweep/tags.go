@@ -1,6 +1,4 @@
-// Package rangetags folds values over ranges of slots, for the trace package's sweeps
-// and the replay's per-piece spans.
-package rangetags
+package sweep
 
 // Tags folds values over ranges of n slots with a commutative, associative and
 // idempotent merge (min, max, argmax with a fixed tie rule), and then reads each slot's
@@ -12,8 +10,8 @@ type Tags[T any] struct {
 	merge func(a, b T) T
 }
 
-// New returns Tags over n slots that folds with merge.
-func New[T any](n int, merge func(a, b T) T) *Tags[T] {
+// NewTags returns Tags over n slots that folds with merge.
+func NewTags[T any](n int, merge func(a, b T) T) *Tags[T] {
 	size := 1
 	for size < n {
 		size <<= 1

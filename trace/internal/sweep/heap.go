@@ -1,17 +1,14 @@
-// Package minheap is a binary min-heap over a slice, ordered by a less
-// function. Elements that compare equal leave in an order fixed by the
-// sequence of pushes and pops, the same on every run.
-package minheap
+package sweep
 
-// Heap is a binary min-heap. Make one with New; the zero value has no
+// Heap is a binary min-heap. Make one with NewHeap; the zero value has no
 // order and must not be used.
 type Heap[T any] struct {
 	h    []T
 	less func(a, b T) bool
 }
 
-// New returns an empty heap ordered by less.
-func New[T any](less func(a, b T) bool) Heap[T] {
+// NewHeap returns an empty heap ordered by less.
+func NewHeap[T any](less func(a, b T) bool) Heap[T] {
 	return Heap[T]{less: less}
 }
 
