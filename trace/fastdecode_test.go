@@ -1,4 +1,4 @@
-package trace
+package trace_test
 
 import (
 	"math/rand/v2"
@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/internal/testutil"
-	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 // fastCorpus returns documents fastDecode should read: the trace test data, generated
@@ -25,10 +26,10 @@ func fastCorpus(t *testing.T) [][]byte {
 		}
 		docs = append(docs, data)
 	}
-	docs = append(docs, scalegen.Loop(20, 2, 3), scalegen.Views(30), scalegen.Fanin(20), scalegen.Strided(40))
+	docs = append(docs, tracetest.Loop(20, 2, 3), tracetest.Views(30), tracetest.Fanin(20), tracetest.Strided(40))
 	rng := rand.New(rand.NewPCG(71, 72))
 	for range 60 {
-		docs = append(docs, Marshal(randomTrace(rng, 40)))
+		docs = append(docs, trace.Marshal(tracetest.RandomTrace(rng, 40)))
 	}
 	docs = append(docs,
 		[]byte(`{"engines": ["e"], "steps": [], "format": "subarena-trace/v1"}`),
@@ -44,8 +45,8 @@ func fastCorpus(t *testing.T) [][]byte {
 // the Trace and step offsets decode gives.
 func TestFastDecodeMatchesDecode(t *testing.T) {
 	for i, data := range fastCorpus(t) {
-		ft, foffs, ok := fastDecode(data)
-		st, soffs, err := decode(data)
+		ft, foffs, ok := trace.FastDecode(data)
+		st, soffs, err := trace.Decode(data)
 		if err != nil {
 			t.Fatalf("doc %d: decode: %v\n%s", i, err, data)
 		}
@@ -88,8 +89,8 @@ func TestFastDecodeMutations(t *testing.T) {
 				}
 			}
 		}
-		ft, foffs, ok := fastDecode(data)
-		st, soffs, err := decode(data)
+		ft, foffs, ok := trace.FastDecode(data)
+		st, soffs, err := trace.Decode(data)
 		if ok {
 			read++
 			if err != nil {
@@ -99,12 +100,12 @@ func TestFastDecodeMutations(t *testing.T) {
 				t.Fatalf("iter %d: fastDecode and decode differ on\n%s", iter, data)
 			}
 		}
-		_, perr := Parse(data)
+		_, perr := trace.Parse(data)
 		var want error
 		if err != nil {
-			want = locate(err, data, soffs)
+			want = trace.Locate(err, data, soffs)
 		} else if _, rerr := st.Resolve(); rerr != nil {
-			want = locate(rerr, data, soffs)
+			want = trace.Locate(rerr, data, soffs)
 		}
 		if (perr == nil) != (want == nil) || (perr != nil && perr.Error() != want.Error()) {
 			t.Fatalf("iter %d: Parse says %v, decode and Resolve %v", iter, perr, want)
@@ -119,14 +120,14 @@ func TestFastDecodeMutations(t *testing.T) {
 // FuzzFastDecode: whatever fastDecode reads, decode reads to the same Trace.
 func FuzzFastDecode(f *testing.F) {
 	f.Add([]byte(`{"format": "subarena-trace/v1", "engines": ["e"], "steps": [{"alloc": "a", "size": 8}]}`))
-	f.Add(scalegen.Loop(3, 2, 2))
-	f.Add(scalegen.Views(4))
+	f.Add(tracetest.Loop(3, 2, 2))
+	f.Add(tracetest.Views(4))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ft, foffs, ok := fastDecode(data)
+		ft, foffs, ok := trace.FastDecode(data)
 		if !ok {
 			return
 		}
-		st, soffs, err := decode(data)
+		st, soffs, err := trace.Decode(data)
 		if err != nil {
 			t.Fatalf("fastDecode read a document decode rejects (%v)", err)
 		}

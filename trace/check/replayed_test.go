@@ -13,7 +13,6 @@ import (
 	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
-	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -155,7 +154,7 @@ func TestCheckSweepMatchesPairwise(t *testing.T) {
 // large shapes at small sizes, under every policy and with buffers piled on few offsets.
 func TestCheckSweepMatchesPairwiseScaleShapes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, sh := range scalegen.Shapes {
+	for _, sh := range tracetest.Shapes {
 		for _, n := range []int{40, 300} {
 			p := tracetest.ShapeProgram(t, sh, n)
 			for _, pol := range subarena.Policies() {
@@ -175,7 +174,7 @@ func TestCheckSweepMatchesPairwiseScaleShapes(t *testing.T) {
 // lower than LiveLB, and LiveLB agrees with its pairwise segments.
 func TestScaleShapes(t *testing.T) {
 	n := testutil.Count(1000, 300)
-	for _, sh := range scalegen.Shapes {
+	for _, sh := range tracetest.Shapes {
 		p := tracetest.ShapeProgram(t, sh, n)
 		pairs := 0
 		for _, pol := range subarena.Policies() {
@@ -220,7 +219,7 @@ func TestLiveSegmentsMatchReference(t *testing.T) {
 		}
 		check.CompareLiveSegments(t, fmt.Sprintf("trace %d replay", i), p, replayedSchedule(res))
 	}
-	for _, sh := range scalegen.Shapes {
+	for _, sh := range tracetest.Shapes {
 		p := tracetest.ShapeProgram(t, sh, 200)
 		check.CompareLiveSegments(t, sh.Name, p, randomSchedule(p))
 	}

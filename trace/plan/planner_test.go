@@ -23,7 +23,6 @@ import (
 	"github.com/subarena/subarena/internal/invariants"
 	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace/check"
-	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -662,7 +661,7 @@ func TestPlanProgramRejects(t *testing.T) {
 // abandoned: Plan returns its own checked plan within the budget, with ReplayErr
 // matching trace.ErrStopped; a replay that finishes in time is compared as before.
 func TestBudgetBoundsReplay(t *testing.T) {
-	tr := scaleTrace(t, scalegen.Loop(30, 2, 0))
+	tr := scaleTrace(t, tracetest.Loop(30, 2, 0))
 	p := tracetest.Resolve(t, tr)
 	release := make(chan struct{})
 	beforeReplay = func() { <-release }

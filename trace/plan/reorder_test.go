@@ -14,7 +14,6 @@ import (
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/ggmltrace"
-	"github.com/subarena/subarena/trace/internal/tracegen"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -233,7 +232,7 @@ func TestReorderProperty(t *testing.T) {
 		n = 60
 	}
 	for range n {
-		tr, err := trace.Parse(tracegen.Random(rng, 10+rng.IntN(60)))
+		tr, err := trace.Parse(tracetest.Random(rng, 10+rng.IntN(60)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,7 +364,7 @@ func FuzzReorder(f *testing.F) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 4 {
-		f.Add(tracegen.Random(rng, 40))
+		f.Add(tracetest.Random(rng, 40))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := trace.Parse(data)

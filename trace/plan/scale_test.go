@@ -8,7 +8,6 @@ import (
 	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
-	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -24,7 +23,7 @@ func TestScaleShapesPlan(t *testing.T) {
 			name  string
 			gen   func(n int) []byte
 			sizes []int
-		}{"fanin", scalegen.Fanin, nil})
+		}{"fanin", tracetest.Fanin, nil})
 	for _, sh := range shapes {
 		tr := scaleTrace(t, sh.gen(n))
 		p := tracetest.Resolve(t, tr)

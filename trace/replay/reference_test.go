@@ -8,7 +8,6 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -119,7 +118,7 @@ func TestReplayCountsMatchReference(t *testing.T) {
 	if waited == 0 {
 		t.Fatal("no replay handed pending bytes over")
 	}
-	for _, sh := range scalegen.Shapes {
+	for _, sh := range tracetest.Shapes {
 		p := tracetest.ShapeProgram(t, sh, 300)
 		compare(sh.Name, p)
 	}

@@ -1,8 +1,4 @@
-// Package scalegen writes large valid subarena-trace/v1 documents of a few fixed shapes,
-// for the scaling tests and benchmarks of trace and trace/plan. Every document is built
-// step by step as JSON text, so generating one costs time linear in its size and needs
-// nothing from the trace package.
-package scalegen
+package tracetest
 
 import (
 	"strconv"
@@ -11,14 +7,14 @@ import (
 	"github.com/subarena/subarena/trace/internal/tracejson"
 )
 
-// doc accumulates one trace document.
-type doc struct {
+// scaleDoc accumulates one trace document.
+type scaleDoc struct {
 	b     strings.Builder
 	steps int
 }
 
-func newDoc(name string, granule int64, engines ...string) *doc {
-	d := &doc{}
+func newScaleDoc(name string, granule int64, engines ...string) *scaleDoc {
+	d := &scaleDoc{}
 	d.b.WriteString(`{"format": "subarena-trace/v1", "name": `)
 	d.b.WriteString(strconv.Quote(name))
 	d.b.WriteString(`, "granule": `)
@@ -28,7 +24,7 @@ func newDoc(name string, granule int64, engines ...string) *doc {
 	return d
 }
 
-func (d *doc) step(s string) {
+func (d *scaleDoc) step(s string) {
 	if d.steps > 0 {
 		d.b.WriteString(",\n")
 	}
@@ -37,7 +33,7 @@ func (d *doc) step(s string) {
 	d.steps++
 }
 
-func (d *doc) bytes() []byte {
+func (d *scaleDoc) bytes() []byte {
 	d.b.WriteString("]}\n")
 	return []byte(d.b.String())
 }
@@ -47,16 +43,16 @@ func n(x int64) string            { return strconv.FormatInt(x, 10) }
 func ni(x int) string             { return strconv.Itoa(x) }
 func name(p string, i int) string { return p + strconv.Itoa(i) }
 
-func (d *doc) alloc(b string, size int64, engine string) {
+func (d *scaleDoc) alloc(b string, size int64, engine string) {
 	d.step(`{"alloc": ` + q(b) + `, "size": ` + n(size) + `, "engine": ` + q(engine) + `}`)
 }
 
-func (d *doc) view(v, of string, offset int64, shape, strides []int64, elem int64) {
+func (d *scaleDoc) view(v, of string, offset int64, shape, strides []int64, elem int64) {
 	d.step(`{"view": ` + q(v) + `, "of": ` + q(of) + `, "offset": ` + n(offset) + `, "shape": ` + tracejson.Ints(shape) +
 		`, "strides": ` + tracejson.Ints(strides) + `, "elem": ` + n(elem) + `}`)
 }
 
-func (d *doc) op(o, engine string, reads, writes, waits []string, cost int64) {
+func (d *scaleDoc) op(o, engine string, reads, writes, waits []string, cost int64) {
 	s := `{"op": ` + q(o) + `, "engine": ` + q(engine)
 	if len(reads) > 0 {
 		s += `, "reads": ` + tracejson.Strings(reads)
@@ -70,8 +66,8 @@ func (d *doc) op(o, engine string, reads, writes, waits []string, cost int64) {
 	d.step(s + `, "cost": ` + n(cost) + `}`)
 }
 
-func (d *doc) release(x string) { d.step(`{"release": ` + q(x) + `}`) }
-func (d *doc) sync(o string)    { d.step(`{"sync": ` + q(o) + `}`) }
+func (d *scaleDoc) release(x string) { d.step(`{"release": ` + q(x) + `}`) }
+func (d *scaleDoc) sync(o string)    { d.step(`{"sync": ` + q(o) + `}`) }
 
 func engines(k int) []string {
 	out := make([]string, k)
@@ -92,7 +88,7 @@ const LoopSteps = 9
 // iteration; with 0 it never syncs. Sizes cycle through a few granule multiples.
 func Loop(iters, nEngines, syncEvery int) []byte {
 	es := engines(max(nEngines, 1))
-	d := newDoc("scale-loop", 256, es...)
+	d := newScaleDoc("scale-loop", 256, es...)
 	other := es[len(es)-1]
 	for i := range iters {
 		a, h, b := name("a", i), name("h", i), name("b", i)
@@ -137,7 +133,7 @@ const CopySteps = 5
 // conflict pairs, and its memory, quadratic. Sizes cycle through a few granule
 // multiples.
 func CopyEngine(iters, syncEvery int) []byte {
-	d := newDoc("scale-copy", 256, "compute", "copy")
+	d := newScaleDoc("scale-copy", 256, "compute", "copy")
 	for i := range iters {
 		a, h, p, c := name("a", i), name("h", i), name("p", i), name("c", i)
 		size := int64(1024 + 256*(i%7))
@@ -161,7 +157,7 @@ func CopyEngine(iters, syncEvery int) []byte {
 // last reader on engine 1, the buffer released, and a second buffer of the same size
 // written and read on both engines, which takes the first one's bytes over.
 func Views(nViews int) []byte {
-	d := newDoc("scale-views", 256, "e0", "e1")
+	d := newScaleDoc("scale-views", 256, "e0", "e1")
 	size := 32 * int64(nViews+1)
 	d.alloc("B", size, "e0")
 	d.op("w", "e0", nil, []string{"B"}, nil, 1)
@@ -197,7 +193,7 @@ func Views(nViews int) []byte {
 // into an output buffer, their release, and one buffer of all their bytes written on
 // engine 1 after the reader, which takes their bytes over.
 func Fanin(nBufs int) []byte {
-	d := newDoc("scale-fanin", 256, "e0", "e1")
+	d := newScaleDoc("scale-fanin", 256, "e0", "e1")
 	reads := make([]string, nBufs)
 	last := ""
 	for j := range nBufs {
@@ -234,7 +230,7 @@ func Fanin(nBufs int) []byte {
 // buffer released, then a third buffer written on engine 1 from the second, and read on
 // engine 0.
 func Strided(runs int) []byte {
-	d := newDoc("scale-strided", 256, "e0", "e1")
+	d := newScaleDoc("scale-strided", 256, "e0", "e1")
 	r := int64(runs)
 	d.alloc("B", 16*r, "e0")
 	d.op("w", "e0", nil, []string{"B"}, nil, 2)

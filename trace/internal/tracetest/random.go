@@ -1,8 +1,4 @@
-// Package tracegen writes random valid subarena-trace/v1 documents for the property
-// tests of trace and trace/replay. It tracks what the trace has brought into being byte
-// by byte, so that every step it emits is valid, and it needs nothing from the trace
-// package: the tests read its documents with trace.Parse.
-package tracegen
+package tracetest
 
 import (
 	"bytes"
