@@ -1,4 +1,4 @@
-package safetext
+package checked
 
 import (
 	"encoding/xml"
