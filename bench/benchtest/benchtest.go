@@ -2,7 +2,8 @@
 // cmd/subarena and the browser integration look at: a resolved program from a
 // trace file, a trace or a generator, a replay and the check of its plan, and
 // the structure of an SVG picture. Every function fails the test (tb.Fatal) on
-// an error instead of returning it.
+// an error instead of returning it. It lives beside bench, above the trace
+// packages it drives, so that no package under internal/ imports upward.
 package benchtest
 
 import (
