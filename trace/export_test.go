@@ -1,10 +1,10 @@
 package trace
 
-// The decoder's two paths, for the external tests that hold them to each
+// The decoder's fast path and its strict reading, for the external tests that hold them to each
 // other on the documents trace/internal/tracetest generates (that package
 // imports this one, so those tests cannot be in package trace).
 var (
-	FastDecode = fastDecode
-	Decode     = decode
+	FastDecode = decodeFast
+	Decode     = decodeStrict
 	Locate     = locate
 )

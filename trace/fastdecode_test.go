@@ -12,7 +12,7 @@ import (
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
-// fastCorpus returns documents fastDecode should read: the trace test data, generated
+// fastCorpus returns documents decodeFast should read: the trace test data, generated
 // shapes, random traces as Write spells them, and hand-written forms Write never uses
 // (defaults left out, keys in another order, empty lists, negative numbers).
 func fastCorpus(t *testing.T) [][]byte {
@@ -41,27 +41,27 @@ func fastCorpus(t *testing.T) [][]byte {
 	return docs
 }
 
-// TestFastDecodeMatchesDecode: on the corpus fastDecode reads every document, and gives
-// the Trace and step offsets decode gives.
+// TestFastDecodeMatchesDecode: on the corpus decodeFast reads every document, and gives
+// the Trace and step offsets decodeStrict gives.
 func TestFastDecodeMatchesDecode(t *testing.T) {
 	for i, data := range fastCorpus(t) {
 		ft, foffs, ok := trace.FastDecode(data)
 		st, soffs, err := trace.Decode(data)
 		if err != nil {
-			t.Fatalf("doc %d: decode: %v\n%s", i, err, data)
+			t.Fatalf("doc %d: decodeStrict: %v\n%s", i, err, data)
 		}
 		if !ok {
-			t.Fatalf("doc %d: fastDecode gave up on\n%s", i, data)
+			t.Fatalf("doc %d: decodeFast gave up on\n%s", i, data)
 		}
 		if !reflect.DeepEqual(ft, st) || !reflect.DeepEqual(foffs, soffs) {
-			t.Fatalf("doc %d: fastDecode\n%+v %v\ndecode\n%+v %v", i, ft, foffs, st, soffs)
+			t.Fatalf("doc %d: decodeFast\n%+v %v\ndecode\n%+v %v", i, ft, foffs, st, soffs)
 		}
 	}
 }
 
 // TestFastDecodeMutations: documents damaged at random (bytes replaced, inserted or
-// deleted, from JSON's own alphabet) that fastDecode reads, decode reads too, to the same
-// Trace; and Parse's answer, error text included, is decode's.
+// deleted, from JSON's own alphabet) that decodeFast reads, decodeStrict reads too, to the same
+// Trace; and Parse's answer, error text included, is decodeStrict's.
 func TestFastDecodeMutations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(73, 74))
 	corpus := fastCorpus(t)
@@ -94,10 +94,10 @@ func TestFastDecodeMutations(t *testing.T) {
 		if ok {
 			read++
 			if err != nil {
-				t.Fatalf("iter %d: fastDecode read a document decode rejects (%v):\n%s", iter, err, data)
+				t.Fatalf("iter %d: decodeFast read a document decodeStrict rejects (%v):\n%s", iter, err, data)
 			}
 			if !reflect.DeepEqual(ft, st) || !reflect.DeepEqual(foffs, soffs) {
-				t.Fatalf("iter %d: fastDecode and decode differ on\n%s", iter, data)
+				t.Fatalf("iter %d: decodeFast and decodeStrict differ on\n%s", iter, data)
 			}
 		}
 		_, perr := trace.Parse(data)
@@ -108,16 +108,16 @@ func TestFastDecodeMutations(t *testing.T) {
 			want = trace.Locate(rerr, data, soffs)
 		}
 		if (perr == nil) != (want == nil) || (perr != nil && perr.Error() != want.Error()) {
-			t.Fatalf("iter %d: Parse says %v, decode and Resolve %v", iter, perr, want)
+			t.Fatalf("iter %d: Parse says %v, decodeStrict and Resolve %v", iter, perr, want)
 		}
 	}
-	t.Logf("fastDecode read %d of %d damaged documents", read, n)
+	t.Logf("decodeFast read %d of %d damaged documents", read, n)
 	if read == 0 {
-		t.Fatal("fastDecode read no damaged document")
+		t.Fatal("decodeFast read no damaged document")
 	}
 }
 
-// FuzzFastDecode: whatever fastDecode reads, decode reads to the same Trace.
+// FuzzFastDecode: whatever decodeFast reads, decodeStrict reads to the same Trace.
 func FuzzFastDecode(f *testing.F) {
 	f.Add([]byte(`{"format": "subarena-trace/v1", "engines": ["e"], "steps": [{"alloc": "a", "size": 8}]}`))
 	f.Add(tracetest.Loop(3, 2, 2))
@@ -129,10 +129,10 @@ func FuzzFastDecode(f *testing.F) {
 		}
 		st, soffs, err := trace.Decode(data)
 		if err != nil {
-			t.Fatalf("fastDecode read a document decode rejects (%v)", err)
+			t.Fatalf("decodeFast read a document decodeStrict rejects (%v)", err)
 		}
 		if !reflect.DeepEqual(ft, st) || !reflect.DeepEqual(foffs, soffs) {
-			t.Fatal("fastDecode and decode differ")
+			t.Fatal("decodeFast and decodeStrict differ")
 		}
 	})
 }

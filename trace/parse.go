@@ -31,12 +31,9 @@ func ParseProgram(data []byte) (*Program, error) {
 
 // parse is Parse returning the Program its validation resolved too.
 func parse(data []byte) (*Trace, *Program, error) {
-	t, offs, ok := fastDecode(data)
-	if !ok {
-		var err error
-		if t, offs, err = decode(data); err != nil {
-			return nil, nil, locate(err, data, offs)
-		}
+	t, offs, err := decode(data)
+	if err != nil {
+		return nil, nil, locate(err, data, offs)
 	}
 	p, err := t.Resolve()
 	if err != nil {
@@ -100,10 +97,24 @@ func checkSchedule(p *Program) error {
 
 var topKeys = []string{"format", "name", "granule", "engines", "steps"}
 
-// decode parses the JSON structure and normalizes defaults; it checks every per-step rule
-// that needs no other step (keys, types, signs), leaving cross-step rules to Resolve. It
-// returns each step's offset in data too.
+// decode is the format's one JSON decoder: it parses the JSON structure and normalizes
+// defaults; it checks every per-step rule that needs no other step (keys, types, signs),
+// leaving cross-step rules to Resolve. It returns each step's offset in data too.
+//
+// The documents tools write take a fast path (decodeFast, fastdecode.go) that reads them
+// in one pass without encoding/json and gives up at the first thing it does not handle;
+// decodeStrict reads every other document and reports every error. The fast path
+// returns what decodeStrict would, which the tests and FuzzFastDecode hold it to.
 func decode(data []byte) (*Trace, []int64, error) {
+	if t, offs, ok := decodeFast(data); ok {
+		return t, offs, nil
+	}
+	return decodeStrict(data)
+}
+
+// decodeStrict is decode for any document: the JSON structure read strictly
+// (jsonobj.go), every error placed at its offset.
+func decodeStrict(data []byte) (*Trace, []int64, error) {
 	if !utf8.Valid(data) {
 		bad := int64(len(data))
 		for i := 0; i < len(data); {
