@@ -267,7 +267,7 @@ const (
 	fkWrites
 	fkWaits
 	fkCost
-	fkInplace
+	fkInPlace
 	fkCount
 )
 
@@ -322,7 +322,7 @@ func (s *fastScanner) step(firstEngine string) (Step, bool) {
 		fkEngine: &st.Engine, fkOf: &st.Of,
 		fkShape: &st.Shape, fkStrides: &st.Strides,
 		fkReads: &st.Reads, fkWrites: &st.Writes, fkWaits: &st.Waits,
-		fkInplace: &st.Inplace,
+		fkInPlace: &st.InPlace,
 	}
 	for first := true; ; first = false {
 		if s.next('}') {

@@ -333,7 +333,7 @@ func decodeStep(index int, e element, firstEngine string) (Step, error) {
 			if err != nil {
 				d.fail("inplace", prefixed("inplace", err))
 			}
-			s.Inplace = v
+			s.InPlace = v
 		}
 	}
 	if d.err != nil {

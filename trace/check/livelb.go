@@ -144,7 +144,7 @@ func inplaceCredits(p *trace.Program) map[trace.OpUse]bool {
 	out := map[opUse]bool{}
 	for k := range p.Ops {
 		op := &p.Ops[k]
-		if !op.Inplace {
+		if !op.InPlace {
 			continue
 		}
 		for _, w := range op.Uses {

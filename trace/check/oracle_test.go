@@ -92,7 +92,7 @@ func buildOracle(t *trace.Trace) *oracleModel {
 		case trace.KindSync:
 			syncedSoFar = append(syncedSoFar, m.opIndex[s.Name])
 		case trace.KindOp:
-			o := oracleOp{name: s.Name, engine: s.Engine, step: i, inplace: s.Inplace}
+			o := oracleOp{name: s.Name, engine: s.Engine, step: i, inplace: s.InPlace}
 			add := func(n string, a trace.Access) {
 				for k := range o.uses {
 					if o.uses[k].name == n {

@@ -25,7 +25,7 @@ func TestGGMLImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := tracetest.Resolve(t, tr)
-	if tr.Granule != 32 || len(p.Ops) != 2 || p.Ops[0].Name != "h" || !p.Ops[0].Inplace || p.Ops[1].Inplace {
+	if tr.Granule != 32 || len(p.Ops) != 2 || p.Ops[0].Name != "h" || !p.Ops[0].InPlace || p.Ops[1].InPlace {
 		t.Fatalf("%s", trace.Marshal(tr))
 	}
 	if len(p.Ops[0].Uses) != 2 { // "in" once (deduplicated), "h" written

@@ -246,7 +246,7 @@ func genTrace(rng *rand.Rand, strided bool) *trace.Trace {
 			}
 			b := alloc(slices.Clone(reads[0].shape))
 			op := trace.Step{Kind: trace.KindOp, Name: fresh("op"), Engine: engines[rng.IntN(len(engines))],
-				Writes: []string{b.name}, Inplace: rng.IntN(3) > 0, Cost: 1 + rng.Int64N(3)}
+				Writes: []string{b.name}, InPlace: rng.IntN(3) > 0, Cost: 1 + rng.Int64N(3)}
 			for _, rd := range reads {
 				if !slices.Contains(op.Reads, rd.name) {
 					op.Reads = append(op.Reads, rd.name)

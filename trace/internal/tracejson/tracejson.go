@@ -60,7 +60,7 @@ type Step struct {
 	Shape, Strides       []int64
 	Reads, Writes, Waits []string
 	Cost                 int64
-	Inplace              bool
+	InPlace              bool
 }
 
 // JSON renders s on one line, keys in the format's order, the fields its kind has
@@ -99,7 +99,7 @@ func (s *Step) JSON() string {
 			kv("waits", Strings(s.Waits))
 		}
 		kv("cost", num(s.Cost))
-		if s.Inplace {
+		if s.InPlace {
 			kv("inplace", "true")
 		}
 	}

@@ -209,7 +209,7 @@ func (g *genState) touchesDropped(n string) bool {
 
 func (g *genState) op() {
 	name := fmt.Sprintf("o%d", len(g.t.Steps))
-	s := tracejson.Step{Kind: kindOp, Name: name, Engine: g.engine(), Cost: 1 + g.rng.Int64N(5), Inplace: g.rng.IntN(2) == 0}
+	s := tracejson.Step{Kind: kindOp, Name: name, Engine: g.engine(), Cost: 1 + g.rng.Int64N(5), InPlace: g.rng.IntN(2) == 0}
 	for i := g.rng.IntN(3); i > 0; i-- {
 		if n, ok := g.pick(); ok && !g.touchesDropped(n) && !slices.Contains(s.Reads, n) {
 			s.Reads = append(s.Reads, n)
