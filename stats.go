@@ -14,13 +14,7 @@ type Stats struct {
 	InUse    int64 // arena bytes not clean: held by the program or waiting to return (granule-rounded)
 	Live     int64 // bytes the program holds (buffers not released, minus discarded bytes)
 	Held     int64 // bytes released or discarded, not yet returned to the arena
-	// Fenced is Held under the fenced policies and 0 otherwise: the held
-	// bytes a writer may take before their users complete, provided it is
-	// ordered after them. Which held bytes a given writer may take depends
-	// on its point, so no one figure says it; a NoSpaceError names what
-	// to wait for.
-	Fenced  int64
-	Pending int64 // bytes covered by pending users (union over users)
+	Pending  int64 // bytes covered by pending users (union over users)
 	// PendingPerEngine is Pending split by the engine of the users' events
 	// (unknown users are counted in Pending only).
 	PendingPerEngine [sasync.MaxEngines]int64
@@ -55,9 +49,6 @@ func (a *Allocator) Stats() Stats {
 		PeakInUse:     as.PeakInUse,
 		Buffers:       a.nBuffers,
 		Users:         a.idx.Pending(),
-	}
-	if a.idx.Mode().Fenced() {
-		s.Fenced = s.Held
 	}
 	s.Pending, s.PendingPerEngine = a.idx.PendingBytes()
 	return s
