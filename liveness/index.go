@@ -283,8 +283,7 @@ type Index struct {
 	nearHeld       ranges.Set
 	wholeGranules  ranges.Set
 	pinnedGranules ranges.Set
-	freed          []ranges.Range  // the granules a reclaim returns
-	single         [1]ranges.Range // TakeRange's one range
+	freed          []ranges.Range // the granules a reclaim returns
 }
 
 // New returns an empty Index for an arena with the given granule (a power of
