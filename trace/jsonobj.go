@@ -236,13 +236,8 @@ type prefixError struct {
 }
 
 func (e *prefixError) Error() string {
-	msg := e.err.Error()
-	for _, s := range sentinels {
-		if p := s.Error() + ": "; errors.Is(e.err, s) && strings.HasPrefix(msg, p) {
-			return p + e.prefix + ": " + msg[len(p):]
-		}
-	}
-	return e.prefix + ": " + msg
+	p, rest := splitSentinel(e.err)
+	return p + e.prefix + ": " + rest
 }
 
 func (e *prefixError) Unwrap() error { return e.err }
