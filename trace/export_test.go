@@ -4,7 +4,7 @@ package trace
 // other on the documents trace/internal/tracetest generates (that package
 // imports this one, so those tests cannot be in package trace).
 var (
-	FastDecode = decodeFast
-	Decode     = decodeStrict
-	Locate     = locate
+	DecodeFast   = decodeFast
+	DecodeStrict = decodeStrict
+	Locate       = locate
 )

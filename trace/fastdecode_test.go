@@ -45,8 +45,8 @@ func fastCorpus(t *testing.T) [][]byte {
 // the Trace and step offsets decodeStrict gives.
 func TestFastDecodeMatchesDecode(t *testing.T) {
 	for i, data := range fastCorpus(t) {
-		ft, foffs, ok := trace.FastDecode(data)
-		st, soffs, err := trace.Decode(data)
+		ft, foffs, ok := trace.DecodeFast(data)
+		st, soffs, err := trace.DecodeStrict(data)
 		if err != nil {
 			t.Fatalf("doc %d: decodeStrict: %v\n%s", i, err, data)
 		}
@@ -89,8 +89,8 @@ func TestFastDecodeMutations(t *testing.T) {
 				}
 			}
 		}
-		ft, foffs, ok := trace.FastDecode(data)
-		st, soffs, err := trace.Decode(data)
+		ft, foffs, ok := trace.DecodeFast(data)
+		st, soffs, err := trace.DecodeStrict(data)
 		if ok {
 			read++
 			if err != nil {
@@ -123,11 +123,11 @@ func FuzzFastDecode(f *testing.F) {
 	f.Add(tracetest.Loop(3, 2, 2))
 	f.Add(tracetest.Views(4))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ft, foffs, ok := trace.FastDecode(data)
+		ft, foffs, ok := trace.DecodeFast(data)
 		if !ok {
 			return
 		}
-		st, soffs, err := trace.Decode(data)
+		st, soffs, err := trace.DecodeStrict(data)
 		if err != nil {
 			t.Fatalf("decodeFast read a document decodeStrict rejects (%v)", err)
 		}
