@@ -2,7 +2,6 @@ package subarena
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/strided"
@@ -62,31 +61,7 @@ var (
 )
 
 // NoSpaceError says why an allocation failed: how much is free, how much is
-// pinned by pending users, and what to wait for. It matches ErrNoSpace.
-type NoSpaceError struct {
-	Requested   int64 // bytes asked for (rounded up to the granule)
-	TotalFree   int64 // clean bytes in the arena
-	LargestFree int64 // largest clean run
-	Held        int64 // bytes released by the program but not yet returned
-	Pending     int64 // bytes covered by pending users
-	// WaitFor is the fence of the smallest set of pending work whose
-	// completion would free a run of held bytes large enough, and Wait one
-	// event of it (the latest on its engine); HasWait is false when no held
-	// run is large enough.
-	WaitFor sasync.Clock
-	Wait    sasync.Event
-	HasWait bool
-}
-
-// Error formats the diagnosis.
-func (e *NoSpaceError) Error() string {
-	s := fmt.Sprintf("subarena: no space for %d bytes: %d free (largest %d), %d held, %d pending",
-		e.Requested, e.TotalFree, e.LargestFree, e.Held, e.Pending)
-	if e.HasWait {
-		s += fmt.Sprintf("; completing %v would free enough", e.Wait)
-	}
-	return s
-}
-
-// Is makes errors.Is(err, ErrNoSpace) true.
-func (e *NoSpaceError) Is(target error) bool { return target == ErrNoSpace }
+// pinned by pending users, and what to wait for (WaitFor, Wait, HasWait).
+// It matches ErrNoSpace. It is arena.NoSpaceError, the one definition the
+// arena and the Allocator share: errors.As finds it whichever made it.
+type NoSpaceError = arena.NoSpaceError

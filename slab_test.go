@@ -3,6 +3,7 @@ package subarena
 import (
 	"testing"
 
+	"github.com/subarena/subarena/internal/invariants"
 	"github.com/subarena/subarena/strided"
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -28,7 +29,7 @@ func TestSlabLengths(t *testing.T) {
 // costs less than one heap allocation once the Allocator is warm (handles
 // come from slabs, one allocation per slabSize buffers).
 func TestLifecycleAllocations(t *testing.T) {
-	if invariants {
+	if invariants.Enabled {
 		t.Skip("built with the invariants tag: every mutator runs its checkers, which allocate")
 	}
 	for _, policy := range []Policy{SubrangeFenced, SubrangeAfterUsers, WholeFenced, WholeAfterUsers} {

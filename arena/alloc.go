@@ -3,6 +3,8 @@ package arena
 import (
 	"math"
 	"math/bits"
+
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // leanScan bounds FitLean's walk of the request's own class.
@@ -22,7 +24,7 @@ const leanScan = 8
 // for only in the same word of the class bitmap). Both carve the block from
 // the low end of the region.
 func (a *Arena) Alloc(size int64) (Block, error) {
-	if invariants {
+	if invariants.Enabled {
 		defer a.verify()
 	}
 	// size-1 < maxSize rejects size <= 0 and size > maxSize at once.

@@ -3,6 +3,8 @@ package arena
 import (
 	"errors"
 	"fmt"
+
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // ErrNotFree: AllocAt was asked for a range some byte of which is already
@@ -19,7 +21,7 @@ var ErrNotFree = errors.New("arena: range not free")
 // and held bytes side by side (found with FreeRegionAt): it takes exactly
 // the clean parts of the chosen block.
 func (a *Arena) AllocAt(off, size int64) error {
-	if invariants {
+	if invariants.Enabled {
 		defer a.verify()
 	}
 	sh := a.shift & 63
@@ -97,7 +99,7 @@ func (a *Arena) badAllocAt(off, size int64) error {
 // the arena and past it, which Alloc would do by growing but cannot be
 // asked about without doing it.
 func (a *Arena) GrowTo(end int64) error {
-	if invariants {
+	if invariants.Enabled {
 		defer a.verify()
 	}
 	if !a.unbounded {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/subarena/subarena/internal/invarianttest"
+	"github.com/subarena/subarena/internal/testutil"
 )
 
 // mustNew returns a new arena of cfg, failing t unless New accepts cfg
@@ -18,7 +18,7 @@ func mustNew(t testing.TB, cfg Config) *Arena {
 	if err != nil {
 		t.Fatal(err)
 	}
-	invarianttest.Invariants(t, a)
+	testutil.Invariants(t, a)
 	return a
 }
 
@@ -61,8 +61,8 @@ func TestNewAccepts(t *testing.T) {
 	if u.Granule() != DefaultGranule || u.Capacity() != 0 || u.Stats().FreeRegions != 0 || u.Fit() != FitFast {
 		t.Fatalf("unbounded: %+v", u.Stats())
 	}
-	invarianttest.Invariants(t, a)
-	invarianttest.Invariants(t, u)
+	testutil.Invariants(t, a)
+	testutil.Invariants(t, u)
 }
 
 func TestAllocRoundsAndPlacesLow(t *testing.T) {
@@ -74,7 +74,7 @@ func TestAllocRoundsAndPlacesLow(t *testing.T) {
 			if err != nil || b != want[i] {
 				t.Fatalf("%v: Alloc(%d) = %+v, %v; want %+v", fit, size, b, err, want[i])
 			}
-			invarianttest.Invariants(t, a)
+			testutil.Invariants(t, a)
 		}
 		if s := a.Stats(); s.InUse != 2048 || s.HighWater != 2048 || s.PeakInUse != 2048 {
 			t.Fatalf("%v: stats %+v", fit, s)
@@ -102,7 +102,7 @@ func TestFreeSubrangesCoalesce(t *testing.T) {
 		if err := a.Free(b.Offset+s.off, s.size); err != nil {
 			t.Fatalf("Free(%d, %d): %v", s.off, s.size, err)
 		}
-		invarianttest.Invariants(t, a)
+		testutil.Invariants(t, a)
 		if got := a.Stats().FreeRegions; got != s.regions {
 			t.Fatalf("after Free(%d, %d): %d regions, want %d", s.off, s.size, got, s.regions)
 		}
@@ -122,7 +122,7 @@ func TestFreeAcrossAdjacentBlocks(t *testing.T) {
 	if err := a.Free(x.Offset+256, 2*256); err != nil { // last granule of x, first of y
 		t.Fatal(err)
 	}
-	invarianttest.Invariants(t, a)
+	testutil.Invariants(t, a)
 	if !a.IsAllocated(x.Offset, 256) || a.IsAllocated(x.Offset, 512) || !a.IsAllocated(y.End()-256, 256) {
 		t.Fatal("IsAllocated disagrees with the pieces left")
 	}
@@ -165,7 +165,7 @@ func TestErrorsLeaveStateUnchanged(t *testing.T) {
 			t.Fatalf("Alloc(%d) = %v", size, err)
 		}
 	}
-	invarianttest.Invariants(t, a)
+	testutil.Invariants(t, a)
 }
 
 func TestNoSpaceCarriesFigures(t *testing.T) {
@@ -186,7 +186,7 @@ func TestNoSpaceCarriesFigures(t *testing.T) {
 			t.Fatalf("message %q lacks %s", err, s)
 		}
 	}
-	invarianttest.Invariants(t, a)
+	testutil.Invariants(t, a)
 }
 
 func TestAllocFindsTheOnlyFittingRegionDeepInItsClass(t *testing.T) {
@@ -204,12 +204,12 @@ func TestAllocFindsTheOnlyFittingRegionDeepInItsClass(t *testing.T) {
 			off += 34 * g
 		}
 		_ = a.Free(big.Offset+off, 34*g)
-		invarianttest.Invariants(t, a)
+		testutil.Invariants(t, a)
 		b, err := a.Alloc(34 * g)
 		if err != nil || b.Offset != off {
 			t.Fatalf("%v: Alloc = %+v, %v; want offset %d", fit, b, err, off)
 		}
-		invarianttest.Invariants(t, a)
+		testutil.Invariants(t, a)
 	}
 }
 
@@ -230,19 +230,19 @@ func TestUnboundedGrowsAtTheTop(t *testing.T) {
 	if w.Offset != 0 || a.Capacity() != 5120 {
 		t.Fatalf("w %+v capacity %d", w, a.Capacity())
 	}
-	invarianttest.Invariants(t, a)
+	testutil.Invariants(t, a)
 	// Grow across many buckets and bitmap levels.
 	for i := 0; i < 300; i++ {
 		if _, err := a.Alloc(64 * 256 * int64(i+1)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	invarianttest.Invariants(t, a)
+	testutil.Invariants(t, a)
 	a.Reset()
 	if a.Capacity() != 0 || a.Stats() != (Stats{}) {
 		t.Fatalf("after reset: capacity %d stats %+v", a.Capacity(), a.Stats())
 	}
-	invarianttest.Invariants(t, a)
+	testutil.Invariants(t, a)
 }
 
 func TestUnboundedLimit(t *testing.T) {
@@ -261,7 +261,7 @@ func TestUnboundedLimit(t *testing.T) {
 	if a.Capacity() != 1<<30 {
 		t.Fatalf("capacity %d", a.Capacity())
 	}
-	invarianttest.Invariants(t, a)
+	testutil.Invariants(t, a)
 }
 
 func TestBytes(t *testing.T) {
@@ -286,7 +286,7 @@ func TestResetBounded(t *testing.T) {
 		_, _ = a.Alloc(int64(i+1) * 256)
 	}
 	a.Reset()
-	invarianttest.Invariants(t, a)
+	testutil.Invariants(t, a)
 	if s := a.Stats(); s.Free != 64*256 || s.FreeRegions != 1 || s.HighWater != 0 || s.PeakInUse != 0 {
 		t.Fatalf("stats %+v", s)
 	}

@@ -114,32 +114,32 @@
 //	FitLean (default)   0.220 (0.328)     7,223       151,662,592     299       319
 //	FitFast             0.485 (0.425)     6,982       151,662,592     283       -
 //
-// The peers, measured outside this repository with their own code (C++,
-// g++ -O2, Linux x86-64, 2 cores) on the same W1 and W2 sequences, whose
-// trace hashes the bench package's generator reproduces (its
-// TestChurn6kTraceHashes):
-// sebbbi's OffsetAllocator ends churn-6k at 0.550 after 10M pairs, 6,672
-// live at the end of churn-10k, 298 instructions per pair on churn-6k; VMA's
-// TLSF with its min-memory strategy 0.381, 7,067 and 520. Both pack W2 to
-// the same 151,662,592 B at 350-412 instructions per pair. No peer code is
-// vendored here, so these figures are quoted, not reproduced.
+// Peers, quoted and not reproduced (no peer code is vendored here): measured
+// outside this repository with their own code (C++, g++ -O2, Linux x86-64,
+// 2 cores) on the same W1 and W2 sequences, which the bench package's
+// generator reproduces (TestChurn6kTraceHashes). sebbbi's OffsetAllocator
+// ends churn-6k at 0.550, churn-10k with 6,672 live, at 298 instructions per
+// pair on churn-6k; VMA's TLSF with its min-memory strategy at 0.381, 7,067
+// and 520. Both pack W2 to the same 151,662,592 B at 350-412 instructions
+// per pair.
 //
-// The end value of fragmentation (1 - largest free / total free) swings by
-// ±0.05 with tiny policy changes; sampled every 500k pairs its mean was
-// 0.290 for FitLean and 0.417 for FitFast when these policies were chosen. The walk of the request's own class is
-// worth more than churn shows: without it FitLean ends churn-6k at 0.253
-// for 12 fewer instructions per pair, but the bench package's replayed
-// workloads need up to 22% more memory (cnn-concat under subrange-fenced:
-// 2.45 MB instead of 2.01 MB; batching under whole-fenced: 43.1 MB instead
-// of 39.2 MB), so it stays.
-// Address-ordered class lists did most of the work: without them FitLean
-// ended at 0.417. Keeping lists fully sorted bought little over the
-// one-comparison approximation (mean 0.277 with two steps, 0.270 with eight)
-// and costs a list walk per insertion. Sixteen classes per octave gave a
-// mean of 0.302 and 7,182 live blocks, sixty-four 0.286 and 7,203: no gain
-// worth a larger class bitmap. Dropping FitLean's second class altogether
-// ends churn-6k at 0.413 (mean 0.359). The bench package's churn command
-// reports these figures and runs under callgrind for instruction counts.
+// The decisions behind FitLean, each with the figure that made it. The end
+// value of churn-6k's fragmentation swings by ±0.05 with tiny policy
+// changes, so the mean of samples every 500k pairs decided: 0.290 for
+// FitLean, 0.417 for FitFast.
+//
+//   - Address-ordered class lists: without them FitLean's mean is 0.417.
+//   - One comparison on insertion, not fully sorted lists: sorting bought
+//     little (a mean of 0.277 with two steps, 0.270 with eight) for a list
+//     walk per insertion.
+//   - 32 classes per octave: sixteen give a mean of 0.302 and 7,182 live
+//     blocks, sixty-four 0.286 and 7,203, no gain worth a larger bitmap.
+//   - The second class: without it churn-6k ends at 0.413 (mean 0.359).
+//   - The walk of the request's own class: without it churn-6k ends at
+//     0.253 for 12 fewer instructions per pair, but the bench package's
+//     replayed workloads need up to 22% more memory (cnn-concat under
+//     subrange-fenced 2.45 MB instead of 2.01 MB, batching under
+//     whole-fenced 43.1 MB instead of 39.2 MB).
 //
 // # Costs
 //

@@ -3,6 +3,8 @@ package arena
 import (
 	"errors"
 	"fmt"
+
+	sasync "github.com/subarena/subarena/sync"
 )
 
 // Sentinel errors. Every error returned by this package matches exactly one
@@ -25,18 +27,38 @@ var (
 	ErrInvalidConfig = errors.New("arena: invalid config")
 )
 
-// NoSpaceError is the error Alloc returns when no free region can hold a
-// request. errors.Is(err, ErrNoSpace) reports true for it.
+// NoSpaceError says why an allocation failed: how much is free, how much is
+// pinned by pending users, and what to wait for. It is the module's one
+// no-space error: an Arena's Alloc fills in the request and the free-space
+// figures, and the Allocator of package subarena, which names this type
+// subarena.NoSpaceError, fills in the rest. errors.Is(err, ErrNoSpace)
+// reports true for it.
 type NoSpaceError struct {
 	Requested   int64 // bytes asked for, rounded up to the granule
-	TotalFree   int64 // bytes free in the whole arena
+	TotalFree   int64 // bytes free in the whole arena (clean bytes, for an Allocator)
 	LargestFree int64 // bytes in the largest free region
+	// Held and Pending are an Allocator's: bytes released by the program
+	// but not yet returned to the arena, and bytes covered by pending
+	// users; an Arena leaves them 0.
+	Held    int64
+	Pending int64
+	// WaitFor is the fence of the smallest set of pending work whose
+	// completion would free a run of held bytes large enough, and Wait one
+	// event of it (the latest on its engine); HasWait is false when no held
+	// run is large enough, and always for an Arena's error.
+	WaitFor sasync.Clock
+	Wait    sasync.Event
+	HasWait bool
 }
 
-// Error reports the request and the free-space figures.
+// Error formats the diagnosis.
 func (e *NoSpaceError) Error() string {
-	return fmt.Sprintf("arena: no space: requested %d B, total free %d B, largest free %d B",
-		e.Requested, e.TotalFree, e.LargestFree)
+	s := fmt.Sprintf("subarena: no space for %d bytes: %d free (largest %d), %d held, %d pending",
+		e.Requested, e.TotalFree, e.LargestFree, e.Held, e.Pending)
+	if e.HasWait {
+		s += fmt.Sprintf("; completing %v would free enough", e.Wait)
+	}
+	return s
 }
 
 // Is makes errors.Is(err, ErrNoSpace) true for a *NoSpaceError.

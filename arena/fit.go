@@ -3,8 +3,6 @@ package arena
 import (
 	"fmt"
 	"slices"
-
-	"github.com/subarena/subarena/internal/enumname"
 )
 
 // Fit selects how Alloc chooses among free regions large enough for a request.
@@ -27,7 +25,12 @@ const (
 )
 
 // String returns the name ParseFit accepts.
-func (f Fit) String() string { return enumname.Name(fitNames[:], f, "Fit") }
+func (f Fit) String() string {
+	if int(f) < len(fitNames) && fitNames[f] != "" {
+		return fitNames[f]
+	}
+	return fmt.Sprintf("Fit(%d)", uint8(f))
+}
 
 // fitNames holds the name of each Fit, indexed by value: String returns
 // them and ParseFit looks them up.

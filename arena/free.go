@@ -1,6 +1,10 @@
 package arena
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/subarena/subarena/internal/invariants"
+)
 
 // Free returns [off, off+size) to the free space, coalescing it at once with
 // the free regions that end at off and start at off+size. The range may be
@@ -17,7 +21,7 @@ import "math/bits"
 // kept that way for, and the arenachecked build and CheckInvariants guard
 // it.
 func (a *Arena) Free(off, size int64) error {
-	if invariants {
+	if invariants.Enabled {
 		defer a.verify()
 	}
 	capB := a.capB

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/subarena/subarena/internal/invariant"
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // errCorrupt wraps every invariant violation CheckInvariants reports.
@@ -18,7 +18,7 @@ func corrupt(format string, args ...any) error {
 
 // verify panics with the first broken invariant; in builds with the
 // invariants tag every mutator defers it.
-func (a *Arena) verify() { invariant.Hold(a.CheckInvariants()) }
+func (a *Arena) verify() { invariants.Hold(a.CheckInvariants()) }
 
 // CheckInvariants verifies the whole free-space index and returns the first
 // violation it finds, or nil. It checks that:

@@ -60,13 +60,13 @@ func (b *builder) cols(name, of string, n, width, lo, hi, elem int64) {
 // opSpec is one op step.
 type opSpec struct {
 	reads, writes, waits []string
-	inplace              bool
+	inPlace              bool
 }
 
 // op submits op name to engine with a cost drawn around base (≥ 1).
 func (b *builder) op(name, engine string, base float64, s opSpec) {
 	b.t.Steps = append(b.t.Steps, trace.Step{Kind: trace.KindOp, Name: name, Engine: engine,
-		Reads: s.reads, Writes: s.writes, Waits: s.waits, Cost: b.cost(base), Inplace: s.inplace})
+		Reads: s.reads, Writes: s.writes, Waits: s.waits, Cost: b.cost(base), InPlace: s.inPlace})
 }
 
 // cost jitters base by ±jitter with the builder's generator and rounds to

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // TestChurnFiguresInArenaDoc runs the arena rows of the table in arena/doc.go
@@ -19,7 +20,7 @@ import (
 // FitFast. The 0.220 is at 10M pairs; at 1M pairs, where the instruction
 // counts are taken, it is 0.328.
 func TestChurnFiguresInArenaDoc(t *testing.T) {
-	if invariantsOn {
+	if invariants.Enabled {
 		t.Skip("a million checked arena pairs: run without the invariants tag")
 	}
 	data, err := os.ReadFile("../arena/doc.go")
@@ -31,7 +32,7 @@ func TestChurnFiguresInArenaDoc(t *testing.T) {
 	if len(rows) != 2 {
 		t.Fatalf("arena/doc.go: %d rows of the churn table, want FitLean and FitFast", len(rows))
 	}
-	long := !testing.Short() && !raceEnabled
+	long := !testing.Short() && !invariants.RaceEnabled
 	for _, r := range rows {
 		fit := arena.FitLean
 		if r[1] == "FitFast" {

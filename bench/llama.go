@@ -283,7 +283,7 @@ func (g *llamaGen) layer(pass, l int, x string, n int64, attnFlops, attnBytes fl
 	b.release(nm("ao"))
 	b.alloc(nm("h"), n*rowD, engCompute)
 	b.op(nm("add_attn"), engCompute, computeCost(float64(n*c.Dim), float64(3*n*rowD)),
-		opSpec{reads: []string{x, nm("o")}, writes: []string{nm("h")}, inplace: true})
+		opSpec{reads: []string{x, nm("o")}, writes: []string{nm("h")}, inPlace: true})
 	b.release(x)
 	b.release(nm("o"))
 	// Feed-forward block.
@@ -307,7 +307,7 @@ func (g *llamaGen) layer(pass, l int, x string, n int64, attnFlops, attnBytes fl
 	out := nm("x")
 	b.alloc(out, n*rowD, engCompute)
 	b.op(nm("add_ffn"), engCompute, computeCost(float64(n*c.Dim), float64(3*n*rowD)),
-		opSpec{reads: []string{nm("h"), nm("down")}, writes: []string{out}, inplace: true})
+		opSpec{reads: []string{nm("h"), nm("down")}, writes: []string{out}, inPlace: true})
 	b.release(nm("h"))
 	b.release(nm("down"))
 	return out
@@ -337,7 +337,7 @@ func (g *llamaGen) attentionInline(l int, sfx string, n int64, attnFlops, attnBy
 	e := c.Elem
 	_, qW, kvW, nm, kc, vc := g.splitQKV(l, sfx, n)
 	b.op(nm("rope"), engCompute, computeCost(float64(6*n*(qW+kvW)), float64(2*n*(qW+kvW)*e)),
-		opSpec{reads: []string{nm("q"), nm("k")}, writes: []string{nm("q"), nm("k")}, inplace: true})
+		opSpec{reads: []string{nm("q"), nm("k")}, writes: []string{nm("q"), nm("k")}, inPlace: true})
 	b.op(nm("store_kv"), engCompute, computeCost(0, float64(4*n*kvW*e)),
 		opSpec{reads: []string{nm("k"), nm("v")}, writes: []string{kc, vc}})
 	b.alloc(nm("ao"), n*qW*e, engCompute)

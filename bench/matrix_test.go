@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	subarena "github.com/subarena/subarena"
-	"github.com/subarena/subarena/internal/benchtest"
+	"github.com/subarena/subarena/bench/benchtest"
 )
 
 var (

@@ -115,7 +115,7 @@ func deferredBirths(p *trace.Program) map[int]int {
 				continue
 			}
 			seen[b] = true
-			if !op.Inplace || p.Buffers[b].External || u.Access&trace.AccessWrite == 0 {
+			if !op.InPlace || p.Buffers[b].External || u.Access&trace.AccessWrite == 0 {
 				continue
 			}
 			for _, r := range op.Uses {
@@ -161,7 +161,7 @@ func findDonations(p *trace.Program, f *frame) map[int]donationCut {
 	for b := range p.Buffers {
 		buf := &p.Buffers[b]
 		k := first[b]
-		if buf.External || f.host[b] >= 0 || k < 0 || !p.Ops[k].Inplace {
+		if buf.External || f.host[b] >= 0 || k < 0 || !p.Ops[k].InPlace {
 			continue
 		}
 		r := ranges.Range{Lo: f.off[b], Hi: f.off[b] + buf.Size}

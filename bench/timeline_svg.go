@@ -7,7 +7,7 @@ import (
 	"io"
 	"math"
 
-	"github.com/subarena/subarena/internal/safetext"
+	"github.com/subarena/subarena/internal/checked"
 )
 
 // Layout of the timeline picture, in SVG user units.
@@ -44,14 +44,14 @@ func (t *Timeline) WriteSVG(w io.Writer) error {
 <rect width="100%%" height="100%%" fill="#ffffff"/>
 <text x="%.0f" y="22" font-size="15">%s</text>
 `, svgWidth, svgHeight, svgWidth, svgHeight, svgLeft,
-		safetext.XML(fmt.Sprintf("memory timeline: %s under %s (HWM %s)", t.Trace, t.Policy, formatBytes(t.HWM))))
+		checked.XML(fmt.Sprintf("memory timeline: %s under %s (HWM %s)", t.Trace, t.Policy, formatBytes(t.HWM))))
 	// Axes and grid.
 	fmt.Fprintf(bw, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#f7f7f7" stroke="#444444"/>`+"\n",
 		svgLeft, svgTop, plotW, plotH)
 	for i := 0; i <= 5; i++ {
 		off := top * int64(i) / 5
 		fmt.Fprintf(bw, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#dddddd"/><text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n",
-			svgLeft, svgLeft+plotW, y(off), y(off), svgLeft-6, y(off)+4, safetext.XML(formatBytes(off)))
+			svgLeft, svgLeft+plotW, y(off), y(off), svgLeft-6, y(off)+4, checked.XML(formatBytes(off)))
 		st := steps * i / 5
 		fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" text-anchor="middle">%d</text>`+"\n", x(st), svgTop+plotH+18, st)
 	}
@@ -78,7 +78,7 @@ func (t *Timeline) WriteSVG(w io.Writer) error {
 			if s.Host != "" {
 				name += " over " + s.Host
 			}
-			title := safetext.XML(fmt.Sprintf("%s [%d, %d) steps [%d, %d)", name, s.Lo, s.Hi, s.From, s.To))
+			title := checked.XML(fmt.Sprintf("%s [%d, %d) steps [%d, %d)", name, s.Lo, s.Hi, s.From, s.To))
 			if s.Pending {
 				fmt.Fprintf(bw, `<g><title>%s (pending)</title><rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s" fill-opacity="0.45"/><rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="url(#pending)"/></g>`+"\n",
 					title, x0, y0, math.Max(x1-x0, 0.3), math.Max(y1-y0, 0.3), col, x0, y0, math.Max(x1-x0, 0.3), math.Max(y1-y0, 0.3))
@@ -104,7 +104,7 @@ func (t *Timeline) WriteSVG(w io.Writer) error {
 		fmt.Fprintf(bw, "%.2f,%.2f\"/>\n", x(steps), y(prev))
 	}
 	fmt.Fprintf(bw, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="6 4"/><text x="%.1f" y="%.1f" text-anchor="end" fill="#d62728">high-water mark %s</text>`+"\n",
-		svgLeft, svgLeft+plotW, y(t.HWM), y(t.HWM), svgLeft+plotW-4, y(t.HWM)-5, safetext.XML(formatBytes(t.HWM)))
+		svgLeft, svgLeft+plotW, y(t.HWM), y(t.HWM), svgLeft+plotW-4, y(t.HWM)-5, checked.XML(formatBytes(t.HWM)))
 	// Legend.
 	fmt.Fprintf(bw, `<rect x="%.1f" y="10" width="14" height="14" fill="#8fbcd4"/><text x="%.1f" y="22">live (one colour per buffer)</text>`+"\n",
 		svgWidth-430, svgWidth-410)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	subarena "github.com/subarena/subarena"
-	"github.com/subarena/subarena/internal/benchtest"
+	"github.com/subarena/subarena/bench/benchtest"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/subarena/subarena/internal/benchtest"
+	"github.com/subarena/subarena/bench/benchtest"
 	"github.com/subarena/subarena/trace"
 )
 

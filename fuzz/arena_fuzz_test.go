@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/arena"
-	"github.com/subarena/subarena/internal/invarianttest"
+	"github.com/subarena/subarena/internal/testutil"
 )
 
 // arenaModel is the slow reference for FuzzArena: one bit per granule.
@@ -274,7 +274,7 @@ func runArenaProgram(t *testing.T, prog []byte) {
 			t.Fatalf("after Reset: %+v", s)
 		}
 	}
-	invarianttest.Invariants(t, a)
+	testutil.Invariants(t, a)
 }
 
 // cut removes the byte range [lo, hi) from the live blocks.

@@ -2,6 +2,8 @@ package fuzz
 
 import (
 	"testing"
+
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // TestGenerateWellFormed checks, with the independent Validate, that
@@ -11,7 +13,7 @@ func TestGenerateWellFormed(t *testing.T) {
 	for name, cfg := range cfgs {
 		t.Run(name, func(t *testing.T) {
 			n := uint64(4000 / cfg.Ops)
-			if underRace {
+			if invariants.RaceEnabled {
 				n /= 10
 			}
 			for seed := uint64(0); seed < n; seed++ {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena"
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // TestMayWaitSmoke runs random programs with MayWait: the fenced policies
@@ -13,7 +14,7 @@ import (
 // nothing new).
 func TestMayWaitSmoke(t *testing.T) {
 	c := Campaign{Gen: DefaultConfig(), Policies: subarena.SafePolicies(), Programs: 150, Seed: 77, Workers: 2, MayWait: true, Schedules: 2}
-	if underRace {
+	if invariants.RaceEnabled {
 		c.Programs = 20
 	}
 	s := c.Run()
@@ -36,7 +37,7 @@ func TestMayWaitSmoke(t *testing.T) {
 func TestMayWaitExhaustive(t *testing.T) {
 	c := Campaign{Gen: SmallConfig(), Policies: []subarena.Policy{subarena.SubrangeFenced, subarena.WholeFenced},
 		Programs: 12, Seed: 5, Exhaustive: true, Eager: true, Limit: 4000, Workers: 2, MayWait: true}
-	if underRace {
+	if invariants.RaceEnabled {
 		c.Programs, c.Limit = 4, 1000
 	}
 	s := c.Run()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena"
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // orderConstraints lists, straight from the program's steps, the pairs
@@ -95,7 +96,7 @@ func orderKey(order []int) string { return fmt.Sprint(order) }
 func TestOrdersEveryCompletionOrder(t *testing.T) {
 	pols := subarena.SafePolicies()
 	seeds, opsMax := uint64(40), 6
-	if underRace {
+	if invariants.RaceEnabled {
 		seeds, opsMax, pols = 6, 5, pols[:1]
 	}
 	var compared, waited, orders, most int
@@ -186,7 +187,7 @@ func TestDelaysBound(t *testing.T) {
 	cfg := SmallConfig()
 	cfg.Ops = 4
 	seeds := uint64(8)
-	if underRace {
+	if invariants.RaceEnabled {
 		seeds, cfg.Ops = 2, 3
 	}
 	for seed := uint64(0); seed < seeds; seed++ {

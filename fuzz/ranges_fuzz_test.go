@@ -4,8 +4,7 @@ import (
 	"testing"
 
 	"github.com/bits-and-blooms/bitset"
-	"github.com/subarena/subarena/internal/bitruns"
-	"github.com/subarena/subarena/internal/invarianttest"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/ranges"
 )
 
@@ -69,7 +68,7 @@ func FuzzRanges(f *testing.F) {
 				if err := s.Translate(d); err != nil {
 					t.Fatalf("Translate(%d): %v", d, err)
 				}
-				invarianttest.Invariants(t, &s)
+				testutil.Invariants(t, &s)
 				if !before.IsEmpty() && s.Bounds().Lo != before.Bounds().Lo+d {
 					t.Fatalf("Translate(%d) moved %v to %v", d, before.Bounds(), s.Bounds())
 				}
@@ -115,11 +114,11 @@ func rfModelOfRange(r ranges.Range) *bitset.BitSet {
 	return b
 }
 
-// rfRuns returns the maximal runs of a model bitmap (bitruns.Runs visits
+// rfRuns returns the maximal runs of a model bitmap (testutil.BitRuns visits
 // every value of the universe).
 func rfRuns(b *bitset.BitSet) []ranges.Range {
 	var runs []ranges.Range
-	bitruns.Runs(b, rfModelLo, rfModelN, func(lo, hi int64) { runs = append(runs, ranges.Range{Lo: lo, Hi: hi}) })
+	testutil.BitRuns(b, rfModelLo, rfModelN, func(lo, hi int64) { runs = append(runs, ranges.Range{Lo: lo, Hi: hi}) })
 	return runs
 }
 
@@ -165,8 +164,8 @@ func rfQueries(t *testing.T, s *ranges.Set, ms *bitset.BitSet, o *ranges.Set, mo
 func rfCheckAlign(t *testing.T, s *ranges.Set, ms *bitset.BitSet, g int64) {
 	t.Helper()
 	out, in := s.AlignOut(g), s.AlignIn(g)
-	invarianttest.Invariants(t, &out)
-	invarianttest.Invariants(t, &in)
+	testutil.Invariants(t, &out)
+	testutil.Invariants(t, &in)
 	// Every granule [k·g, (k+1)·g) is in out iff s touches it, in in iff s covers it.
 	for lo := int64(rfModelLo); lo < rfModelLo+rfModelN; lo += g {
 		touched, full := false, true

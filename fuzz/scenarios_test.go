@@ -40,7 +40,7 @@ commit c
 reserve r2 y
 alloc w 32 a
 submit u a
-use u w readwrite
+use u w read-write
 donate z w u
 release z
 alloc d 32 a

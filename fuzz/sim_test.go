@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena"
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // TestSeedScenarios enumerates every interleaving of each seed scenario
@@ -20,7 +21,7 @@ func TestSeedScenarios(t *testing.T) {
 			for _, pe := range policiesTimesEager() {
 				pol := pe.pol
 				opt := ExploreOptions{Eager: pe.eager}
-				if underRace {
+				if invariants.RaceEnabled {
 					if !pe.eager {
 						continue
 					}
@@ -93,7 +94,7 @@ func TestExhaustiveSmall(t *testing.T) {
 	cfg := SmallConfig()
 	cfg.Ops = 4
 	c := Campaign{Gen: cfg, Policies: subarena.SafePolicies(), Programs: 12, Seed: 1000, Exhaustive: true, Eager: true, Limit: 20_000, Workers: 2}
-	if underRace {
+	if invariants.RaceEnabled {
 		c.Programs, c.Limit = 2, 500
 	}
 	s := c.Run()
@@ -114,7 +115,7 @@ func TestExhaustiveSmall(t *testing.T) {
 // caught.
 func TestRandomSmoke(t *testing.T) {
 	c := Campaign{Gen: DefaultConfig(), Policies: subarena.Policies(), Programs: 150, Seed: 1, Workers: 2}
-	if underRace {
+	if invariants.RaceEnabled {
 		c.Programs = 20
 	}
 	s := c.Run()
@@ -233,7 +234,7 @@ func TestEagerHostLosesNothing(t *testing.T) {
 		}
 	}
 	total, seeds := 0, uint64(6)
-	if underRace {
+	if invariants.RaceEnabled {
 		seeds, cfg.Ops = 2, 3
 	}
 	for seed := uint64(0); seed < seeds; seed++ {

@@ -4,10 +4,9 @@ import (
 	"testing"
 
 	"github.com/bits-and-blooms/bitset"
-	"github.com/subarena/subarena/internal/invarianttest"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
-	"github.com/subarena/subarena/strided/stridedtest"
 )
 
 // sfDecoder turns fuzz bytes into small layouts; it yields zeros once the input runs out.
@@ -54,7 +53,7 @@ func (d *sfDecoder) layout() (strided.Layout, int64) {
 // sfBits is the brute-force oracle: every byte of every element, as a bitmap over [0, size).
 func sfBits(l strided.Layout, size int64) *bitset.BitSet {
 	b := bitset.New(uint(size))
-	stridedtest.Bytes(l.Offset, l.Shape, l.Strides, l.Elem, func(x int64) { b.Set(uint(x)) })
+	testutil.LayoutBytes(l.Offset, l.Shape, l.Strides, l.Elem, func(x int64) { b.Set(uint(x)) })
 	return b
 }
 
@@ -104,7 +103,7 @@ func FuzzStridedCover(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Cover(%v): %v", l, err)
 		}
-		invarianttest.Invariants(t, &set)
+		testutil.Invariants(t, &set)
 		got := sfSetBits(t, &set, size)
 		eff := budget
 		if eff <= 0 {

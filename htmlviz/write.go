@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/subarena/subarena/internal/safetext"
+	"github.com/subarena/subarena/internal/checked"
 )
 
 // The viewer's script, in the order it runs, and its style sheet: files of this
@@ -107,7 +107,7 @@ func Write(w io.Writer, page *Page) error {
 </main>
 <footer>Wheel: zoom the steps · shift+wheel: zoom the offsets · drag: pan · double-click: reset · click a piece: select its buffer · Esc: clear</footer>
 <div id="tooltip" hidden></div>
-<script type="application/json" id="subarena-data">`, Schema, safetext.XML(title), css, safetext.XML(title))
+<script type="application/json" id="subarena-data">`, Schema, checked.XML(title), css, checked.XML(title))
 	bw.Write(data)
 	fmt.Fprintf(bw, "</script>\n<script>\n%s</script>\n</body>\n</html>\n", js)
 	return bw.Flush()

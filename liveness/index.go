@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/subarena/subarena/internal/invariants"
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -283,8 +284,7 @@ type Index struct {
 	nearHeld       ranges.Set
 	wholeGranules  ranges.Set
 	pinnedGranules ranges.Set
-	freed          []ranges.Range  // the granules a reclaim returns
-	single         [1]ranges.Range // TakeRange's one range
+	freed          []ranges.Range // the granules a reclaim returns
 	// scan is what SafeRuns keeps from one pass to the next (take.go).
 	scan safeScan
 }
@@ -326,7 +326,7 @@ func (x *Index) HeldBytes() int64 { return x.heldBytes }
 // ev completes. An unknown user (unknown = true; ev is ignored) pins them
 // until RemoveUser. runs is copied.
 func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (UserID, error) {
-	if invariants {
+	if invariants.Enabled {
 		defer x.verify()
 	}
 	for i, r := range runs {
@@ -442,7 +442,7 @@ func (x *Index) enqueue(ev sasync.Event, id UserID, gen uint32) {
 // user whose op turned out never to run) and returns its bytes to the held
 // bytes' accounting: held bytes it alone pinned return through free.
 func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
-	if invariants {
+	if invariants.Enabled {
 		defer x.verify()
 	}
 	if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
@@ -586,7 +586,7 @@ func (x *Index) compactCounts() {
 // completed clock, and returns through free the held bytes that thereby
 // lost their last pending user. It returns the number of users completed.
 func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
-	if invariants {
+	if invariants.Enabled {
 		defer x.verify()
 	}
 	x.touched.Reset()

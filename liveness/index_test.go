@@ -415,7 +415,7 @@ func TestPendingBytes(t *testing.T) {
 	}
 }
 
-// takeBestFit drives SafeRuns and TakeRange as a writer would: the smallest
+// takeBestFit drives SafeRuns and TakeRanges as a writer would: the smallest
 // safe run that holds size bytes (rounded up to the granule), at its lowest
 // offset. It reports false when no safe run is large enough, or in a mode
 // that does not take.
@@ -434,7 +434,7 @@ func takeBestFit(x *Index, size int64, safe func(sasync.Event) bool, free func(r
 		return ranges.Range{}, sasync.Clock{}, false
 	}
 	w := ranges.Range{Lo: best.Lo, Hi: best.Lo + size}
-	fence, err := x.TakeRange(w, free)
+	fence, err := x.TakeRanges([]ranges.Range{w}, free)
 	return w, fence, err == nil
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/rdleal/intervalst/interval"
 	"github.com/stretchr/testify/require"
+
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // TestKeyTreeAgainstIntervalst drives the key tree and an intervalst tree
@@ -105,7 +107,7 @@ func TestKeyTreeReusesNodes(t *testing.T) {
 	}
 	require.Equal(t, 0, kt.Len())
 	require.LessOrEqual(t, len(kt.nodes), 9, "8 keys at a time need 8 nodes and the sentinel")
-	if invariants {
+	if invariants.Enabled {
 		return // the invariant checks every mutator runs allocate
 	}
 	allocs := testing.AllocsPerRun(100, func() {

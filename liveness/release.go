@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/subarena/subarena/internal/invariant"
+	"github.com/subarena/subarena/internal/invariants"
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -20,7 +20,7 @@ import (
 // free receives granule-aligned runs that the caller must give back to the
 // arena; the Index has forgotten them when free is called.
 func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
-	if invariants {
+	if invariants.Enabled {
 		defer x.verify()
 	}
 	if bytes.IsEmpty() {
@@ -268,7 +268,7 @@ func (s *sweep) len() int64 { return s.total + s.cur.Len() }
 
 // verify panics with the first broken invariant; in builds with the
 // invariants tag every mutator defers it.
-func (x *Index) verify() { invariant.Hold(x.CheckInvariants()) }
+func (x *Index) verify() { invariants.Hold(x.CheckInvariants()) }
 
 // CheckInvariants verifies every invariant of the Index and returns the
 // first violation found:

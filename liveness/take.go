@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/subarena/subarena/internal/invariants"
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -446,21 +447,15 @@ func popBlocked(h []blocked) []blocked {
 	}
 }
 
-// TakeRange hands the held bytes r (granule-aligned, every byte held; take
-// them from SafeRuns) to a new owner and returns their fence: the join of
-// the events of the pending users covering them, which the new owner's
-// users must be ordered after. It is TakeRanges of one range.
-func (x *Index) TakeRange(r ranges.Range, free func(ranges.Range)) (sasync.Clock, error) {
-	x.single[0] = r
-	return x.TakeRanges(x.single[:], free)
-}
-
-// TakeRanges is TakeRange of several disjoint ranges at once: all leave the
-// held bytes before anything else is decided, so in whole mode what remains
-// of a piece (returned through free if these ranges held its last pins)
-// never includes bytes just taken. Nothing changes on error.
+// TakeRanges hands the held bytes rs (disjoint, granule-aligned, every byte
+// held; take them from SafeRuns) to a new owner and returns their fence: the
+// join of the events of the pending users covering them, which the new
+// owner's users must be ordered after. All leave the held bytes before
+// anything else is decided, so in whole mode what remains of a piece
+// (returned through free if these ranges held its last pins) never includes
+// bytes just taken. Nothing changes on error.
 func (x *Index) TakeRanges(rs []ranges.Range, free func(ranges.Range)) (sasync.Clock, error) {
-	if invariants {
+	if invariants.Enabled {
 		defer x.verify()
 	}
 	var fence sasync.Clock

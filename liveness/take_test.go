@@ -167,7 +167,7 @@ func safeRunsAgainstBrute(t *testing.T, mode Mode, seed uint64, steps int) {
 			if len(got) > 0 && r.IntN(3) == 0 {
 				c := got[r.IntN(len(got))]
 				w := ranges.Range{Lo: c.Lo, Hi: c.Lo + g*(1+int64(r.IntN(int(c.Len()/g))))}
-				if _, err := x.TakeRange(w, free); err != nil {
+				if _, err := x.TakeRanges([]ranges.Range{w}, free); err != nil {
 					t.Fatalf("step %d: take %v of %v: %v", step, w, c, err)
 				}
 				owned.Add(w)
@@ -234,7 +234,7 @@ func TestSafeRunsBlockerGone(t *testing.T) {
 	}
 	// A writer that accepts engine 1 takes the head; the rest of the piece
 	// is under engine 0's user only.
-	if _, err := x.TakeRange(head, free); err != nil {
+	if _, err := x.TakeRanges([]ranges.Range{head}, free); err != nil {
 		t.Fatal(err)
 	}
 	if got := x.SafeRuns(nil, safe); !slices.Equal(got, []ranges.Range{tail}) {

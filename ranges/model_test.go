@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	"github.com/bits-and-blooms/bitset"
-	"github.com/subarena/subarena/internal/bitruns"
-	"github.com/subarena/subarena/internal/invarianttest"
+	"github.com/subarena/subarena/internal/testutil"
 )
 
 // The reference model: a bitmap over the universe [modelLo, modelLo+modelN). Every
@@ -39,10 +38,10 @@ func modelOf(s *Set) *bitset.BitSet {
 }
 
 // setOfModel builds the expected normalized runs of a bitmap, independently
-// of Set's code: bitruns.Runs visits every value of the universe.
+// of Set's code: testutil.BitRuns visits every value of the universe.
 func setOfModel(b *bitset.BitSet) []Range {
 	var runs []Range
-	bitruns.Runs(b, modelLo, modelN, func(lo, hi int64) { runs = append(runs, Range{lo, hi}) })
+	testutil.BitRuns(b, modelLo, modelN, func(lo, hi int64) { runs = append(runs, Range{lo, hi}) })
 	return runs
 }
 
@@ -279,7 +278,7 @@ func TestAlignAgainstBitmap(t *testing.T) {
 		outClip := out.IntersectRange(Range{modelLo, modelLo + modelN})
 		checkAgainst(t, "AlignOut", &outClip, wantOut)
 		checkAgainst(t, "AlignIn", &in, wantIn)
-		invarianttest.Invariants(t, &out)
+		testutil.Invariants(t, &out)
 		for _, r := range out.Runs() {
 			if floorMul(r.Lo, g) != r.Lo || floorMul(r.Hi, g) != r.Hi {
 				t.Fatalf("AlignOut(%d) run %v not aligned", g, r)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/subarena/subarena/internal/invarianttest"
+	"github.com/subarena/subarena/internal/testutil"
 )
 
 func TestFromRanges(t *testing.T) {
@@ -28,7 +28,7 @@ func TestFromRanges(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := slices.Clone(c.in)
 			s := FromRanges(c.in...)
-			invarianttest.Invariants(t, &s)
+			testutil.Invariants(t, &s)
 			if !slices.Equal(s.Runs(), c.want) {
 				t.Errorf("FromRanges(%v) = %v, want %v", c.in, s.Runs(), c.want)
 			}
@@ -78,7 +78,7 @@ func TestAddRemoveTable(t *testing.T) {
 			} else {
 				s.Remove(c.r)
 			}
-			invarianttest.Invariants(t, &s)
+			testutil.Invariants(t, &s)
 			if !slices.Equal(s.Runs(), c.want) {
 				t.Errorf("got %v, want %v", s.Runs(), c.want)
 			}
@@ -92,13 +92,13 @@ func TestExtremeCoordinates(t *testing.T) {
 	s.Add(Range{math.MinInt64, math.MinInt64 + 5})
 	s.Add(Range{math.MaxInt64 - 10, math.MaxInt64 - 5}) // touches the top run
 	s.Add(Range{math.MinInt64 + 5, math.MinInt64 + 6})  // touches the bottom run
-	invarianttest.Invariants(t, &s)
+	testutil.Invariants(t, &s)
 	want := []Range{{math.MinInt64, math.MinInt64 + 6}, {math.MaxInt64 - 10, math.MaxInt64}}
 	if !slices.Equal(s.Runs(), want) {
 		t.Fatalf("got %v, want %v", s.Runs(), want)
 	}
 	s.Remove(Range{math.MinInt64, math.MaxInt64})
-	invarianttest.Invariants(t, &s)
+	testutil.Invariants(t, &s)
 	if !s.IsEmpty() {
 		t.Fatalf("not empty: %v", s.String())
 	}
@@ -134,12 +134,12 @@ func TestAlign(t *testing.T) {
 	//   s:                [1,3)   [9,  15) [16,17)
 	s := FromRanges(Range{1, 3}, Range{9, 15}, Range{16, 17}, Range{-3, -1})
 	out := s.AlignOut(4)
-	invarianttest.Invariants(t, &out)
+	testutil.Invariants(t, &out)
 	if want := []Range{{-4, 4}, {8, 20}}; !slices.Equal(out.Runs(), want) {
 		t.Errorf("AlignOut = %v, want %v", out.Runs(), want)
 	}
 	in := s.AlignIn(4)
-	invarianttest.Invariants(t, &in)
+	testutil.Invariants(t, &in)
 	if want := []Range{{12, 13}}; slices.Equal(in.Runs(), want) {
 		t.Errorf("AlignIn kept a partial granule")
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/subarena/subarena/strided/stridedtest"
+	"github.com/subarena/subarena/internal/testutil"
 )
 
 // indexAddr returns the first byte of element idx of l.
@@ -25,7 +25,7 @@ func expectElems(t *testing.T, what string, l, v Layout, want func(idx []int64) 
 		t.Fatalf("%s of %v: elem %d", what, l, v.Elem)
 	}
 	var exp []int64
-	stridedtest.EachIndex(v.Shape, func(idx []int64) { exp = append(exp, want(idx)) })
+	testutil.EachIndex(v.Shape, func(idx []int64) { exp = append(exp, want(idx)) })
 	if got := elemAddrs(v); !slices.Equal(got, exp) && !(len(got) == 0 && len(exp) == 0) {
 		t.Fatalf("%s of %v = %v: elements %v, want %v", what, l, v, got, exp)
 	}

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/strided"
-	"github.com/subarena/subarena/strided/stridedtest"
 )
 
 // TestSameElementsOracle compares SameElements with the element walk: the
@@ -32,8 +32,8 @@ func TestSameElementsOracle(t *testing.T) {
 			b.Offset -= 4
 		}
 		baseA, baseB := int64(0), int64(rng.IntN(2))*4
-		ea := stridedtest.ElementAddrs(a.Offset+baseA, a.Shape, a.Strides)
-		eb := stridedtest.ElementAddrs(b.Offset+baseB, b.Shape, b.Strides)
+		ea := testutil.LayoutAddrs(a.Offset+baseA, a.Shape, a.Strides)
+		eb := testutil.LayoutAddrs(b.Offset+baseB, b.Shape, b.Strides)
 		want := (len(ea) == 0 && len(eb) == 0) || (a.Elem == b.Elem && slices.Equal(ea, eb))
 		if got := strided.SameElements(a, baseA, b, baseB); got != want {
 			t.Fatalf("SameElements(%v at %d, %v at %d) = %v, the element walk says %v", a, baseA, b, baseB, got, want)

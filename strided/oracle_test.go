@@ -4,16 +4,15 @@ import (
 	"math/rand/v2"
 
 	"github.com/bits-and-blooms/bitset"
-	"github.com/subarena/subarena/internal/bitruns"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/ranges"
-	"github.com/subarena/subarena/strided/stridedtest"
 )
 
 // The brute-force oracle: enumerate every element of a small layout, in row-major order,
 // and every byte of every element. It shares no code with canon, Cover or Overlap.
 
 // elemAddrs returns the first byte of every element in row-major order.
-func elemAddrs(l Layout) []int64 { return stridedtest.ElementAddrs(l.Offset, l.Shape, l.Strides) }
+func elemAddrs(l Layout) []int64 { return testutil.LayoutAddrs(l.Offset, l.Shape, l.Strides) }
 
 // oracleBits returns the bytes l covers as a bitmap over [0, size). Every covered byte
 // must lie in [0, size).
@@ -31,10 +30,10 @@ func oracleBits(l Layout, size int64) *bitset.BitSet {
 }
 
 // oracleRuns returns the maximal runs of a bitmap over [0, size)
-// (bitruns.Runs visits every byte).
+// (testutil.BitRuns visits every byte).
 func oracleRuns(b *bitset.BitSet, size int64) []ranges.Range {
 	var runs []ranges.Range
-	bitruns.Runs(b, 0, size, func(lo, hi int64) { runs = append(runs, ranges.Range{Lo: lo, Hi: hi}) })
+	testutil.BitRuns(b, 0, size, func(lo, hi int64) { runs = append(runs, ranges.Range{Lo: lo, Hi: hi}) })
 	return runs
 }
 

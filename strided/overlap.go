@@ -1,8 +1,6 @@
 package strided
 
-import (
-	"github.com/subarena/subarena/internal/enumname"
-)
+import "fmt"
 
 // OverlapResult says whether two layouts over the same buffer share a byte.
 type OverlapResult uint8
@@ -21,7 +19,12 @@ const (
 var overlapNames = [...]string{Disjoint: "disjoint", Overlapping: "overlapping", MayOverlap: "may-overlap"}
 
 // String returns "disjoint", "overlapping" or "may-overlap".
-func (r OverlapResult) String() string { return enumname.Name(overlapNames[:], r, "OverlapResult") }
+func (r OverlapResult) String() string {
+	if int(r) < len(overlapNames) && overlapNames[r] != "" {
+		return overlapNames[r]
+	}
+	return fmt.Sprintf("OverlapResult(%d)", uint8(r))
+}
 
 // Overlap reports whether layouts a and b (relative to the same buffer) share any byte.
 //

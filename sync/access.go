@@ -1,6 +1,6 @@
 package sync
 
-import "github.com/subarena/subarena/internal/enumname"
+import "fmt"
 
 // Access is how an op uses bytes: it reads them, writes them, or both. The
 // root package (subarena.Access) and package trace (trace.Access) name this
@@ -18,4 +18,9 @@ const (
 var accessNames = [...]string{AccessRead: "read", AccessWrite: "write", AccessReadWrite: "read-write"}
 
 // String returns "read", "write" or "read-write".
-func (a Access) String() string { return enumname.Name(accessNames[:], a, "access") }
+func (a Access) String() string {
+	if int(a) < len(accessNames) && accessNames[a] != "" {
+		return accessNames[a]
+	}
+	return fmt.Sprintf("access(%d)", uint8(a))
+}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subarena/subarena/internal/cputime"
+	"github.com/subarena/subarena/internal/testutil"
 )
 
 // histories are the prior-event counts every history-sensitive benchmark
@@ -52,13 +52,13 @@ type cpuClock struct{ start time.Duration }
 
 func startCPU(b *testing.B) cpuClock {
 	b.ResetTimer()
-	return cpuClock{start: cputime.Process()}
+	return cpuClock{start: testutil.ProcessCPU()}
 }
 
 // stop reports the CPU nanoseconds per op as "cpu-ns/op".
 func (c cpuClock) stop(b *testing.B) {
 	b.StopTimer()
-	if used := cputime.Process() - c.start; used > 0 && b.N > 0 {
+	if used := testutil.ProcessCPU() - c.start; used > 0 && b.N > 0 {
 		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subarena/subarena/internal/invarianttest"
+	"github.com/subarena/subarena/internal/testutil"
 )
 
 // TestDelivered: a completion reads as completed as soon as Complete has
@@ -73,5 +73,5 @@ func TestDelivered(t *testing.T) {
 	if err := x.Close(); err != nil {
 		t.Fatal(err)
 	}
-	invarianttest.Invariants(t, tl)
+	testutil.Invariants(t, tl)
 }

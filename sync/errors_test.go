@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/subarena/subarena/internal/invarianttest"
+	"github.com/subarena/subarena/internal/testutil"
 )
 
 // TestErrors checks every bad input: the error matches its sentinels and
@@ -72,7 +72,7 @@ func TestErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tl := tc.setup(t)
-			invarianttest.Invariants(t, tl)
+			testutil.Invariants(t, tl)
 			before := snapshot(tl)
 			err := tc.call(tl)
 			if err == nil {
@@ -93,7 +93,7 @@ func TestErrors(t *testing.T) {
 				}
 			}
 			requireSameState(t, before, snapshot(tl), tc.name)
-			invarianttest.Invariants(t, tl)
+			testutil.Invariants(t, tl)
 		})
 	}
 }

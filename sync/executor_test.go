@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subarena/subarena/internal/invarianttest"
+	"github.com/subarena/subarena/internal/testutil"
 )
 
 // noLeaks fails the test if goroutines started during it are still
@@ -190,7 +190,7 @@ func runOrderTest(t *testing.T, engines int) {
 	if n := lateNotes.Load(); n == 0 || n >= int64(total) {
 		t.Fatalf("unsubscribed midway but saw %d of %d notifications", n, total)
 	}
-	invarianttest.Invariants(t, tl)
+	testutil.Invariants(t, tl)
 }
 
 func TestExecutorFailure(t *testing.T) {
@@ -240,7 +240,7 @@ func TestExecutorFailure(t *testing.T) {
 	if !canceled.Load() {
 		t.Fatalf("op %v did not see its context cancelled", blocked)
 	}
-	invarianttest.Invariants(t, tl)
+	testutil.Invariants(t, tl)
 }
 
 func TestExecutorPanic(t *testing.T) {
@@ -438,7 +438,7 @@ func TestConcurrentTimeline(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	close(stop)
 	wg.Wait()
-	invarianttest.Invariants(t, tl)
+	testutil.Invariants(t, tl)
 	if completes.Load() == 0 {
 		t.Fatal("no completion succeeded")
 	}
@@ -470,5 +470,5 @@ func TestExecutorWaitOnForgotten(t *testing.T) {
 	if err := x.Close(); err != nil {
 		t.Fatal(err)
 	}
-	invarianttest.Invariants(t, tl)
+	testutil.Invariants(t, tl)
 }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/subarena/subarena/internal/invariant"
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // ErrInvariant is wrapped by every error CheckInvariants returns.
@@ -42,7 +42,7 @@ func (t *Timeline) CheckInvariants() error {
 
 // verifyLocked panics with the first broken invariant; in builds with the
 // invariants tag every mutator defers it. t.mu must be held.
-func (t *Timeline) verifyLocked() { invariant.Hold(t.checkLocked()) }
+func (t *Timeline) verifyLocked() { invariants.Hold(t.checkLocked()) }
 
 // checkLocked is CheckInvariants with t.mu held.
 func (t *Timeline) checkLocked() error {

@@ -3,6 +3,8 @@ package sync
 import (
 	"errors"
 	"testing"
+
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // TestRetainBoundsHistory: with Retain on, a long run of submit/complete
@@ -55,7 +57,7 @@ func TestRetainBoundsHistory(t *testing.T) {
 		a, _ := tl.Submit(e0)
 		_ = tl.Complete(a)
 	})
-	if allocs != 0 && !invariants {
+	if allocs != 0 && !invariants.Enabled {
 		t.Fatalf("%.2f allocations per submit/complete in steady state", allocs)
 	}
 	// A forgotten op whose chunk is kept still answers OrderedAfter from

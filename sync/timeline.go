@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // Timeline records the engines of one device, the ops submitted to them,
@@ -76,7 +78,7 @@ func NewTimeline() *Timeline { return &Timeline{} }
 func (t *Timeline) AddEngine(name string, kind Kind) (EngineID, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if invariants {
+	if invariants.Enabled {
 		defer t.verifyLocked()
 	}
 	if name == "" {
@@ -147,7 +149,7 @@ func (t *Timeline) EngineByName(name string) (EngineID, bool) {
 func (t *Timeline) Submit(e EngineID, waits ...Event) (Event, error) {
 	t.mu.Lock()
 	ev, _, err := t.submitLocked(e, waits)
-	if invariants {
+	if invariants.Enabled {
 		defer t.mu.Unlock()
 		t.verifyLocked()
 		return ev, err
@@ -160,7 +162,7 @@ func (t *Timeline) Submit(e EngineID, waits ...Event) (Event, error) {
 func (t *Timeline) submitClock(e EngineID, waits []Event) (Event, Clock, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if invariants {
+	if invariants.Enabled {
 		defer t.verifyLocked()
 	}
 	ev, c, err := t.submitLocked(e, waits)
@@ -229,7 +231,7 @@ func (t *Timeline) Point(e EngineID) (Point, error) {
 func (t *Timeline) HostSync(ev Event) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if invariants {
+	if invariants.Enabled {
 		defer t.verifyLocked()
 	}
 	if err := t.checkEventLocked(ev); err != nil {
@@ -273,7 +275,7 @@ func (t *Timeline) Complete(ev Event) error {
 		t.retireLocked()
 	}
 	completed := t.completed
-	if invariants {
+	if invariants.Enabled {
 		t.verifyLocked()
 	}
 	t.mu.Unlock()
@@ -285,7 +287,7 @@ func (t *Timeline) Complete(ev Event) error {
 	}
 	t.mu.Lock()
 	t.delivered.joinFirst(&completed, t.n)
-	if invariants {
+	if invariants.Enabled {
 		t.verifyLocked()
 	}
 	t.mu.Unlock()
@@ -493,7 +495,7 @@ func (t *Timeline) AllCompleted(fence *Clock) bool {
 func (t *Timeline) Forget() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if invariants {
+	if invariants.Enabled {
 		defer t.verifyLocked()
 	}
 	released := 0

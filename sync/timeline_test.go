@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/subarena/subarena/internal/invarianttest"
+	"github.com/subarena/subarena/internal/invariants"
+	"github.com/subarena/subarena/internal/testutil"
 )
 
 // newEngines returns a Timeline with n compute engines named e0..e{n-1}.
@@ -32,7 +33,7 @@ func mustSubmit(tb testing.TB, t *Timeline, e EngineID, waits ...Event) Event {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	invarianttest.Invariants(tb, t)
+	testutil.Invariants(tb, t)
 	return ev
 }
 
@@ -155,7 +156,7 @@ func TestHappensBeforeRules(t *testing.T) {
 			}
 			if !tl.Completed(a) {
 				mustComplete(t, tl, b)
-				invarianttest.Invariants(t, tl)
+				testutil.Invariants(t, tl)
 				if got := tl.Completed(a); got != tc.aCompletedByB {
 					t.Errorf("after Complete(%v), Completed(%v) = %v, want %v", b, a, got, tc.aCompletedByB)
 				}
@@ -217,7 +218,7 @@ func TestPointSemantics(t *testing.T) {
 		a := mustSubmit(t, tl, 0, x)
 		mustSubmit(t, tl, 1)
 		mustHostSync(t, tl, a)
-		invarianttest.Invariants(t, tl)
+		testutil.Invariants(t, tl)
 		for e := EngineID(0); e < 3; e++ {
 			p, _ := tl.Point(e)
 			if !tl.HappensBeforePoint(a, p) || !tl.HappensBeforePoint(x, p) {
@@ -276,7 +277,7 @@ func TestEngines(t *testing.T) {
 		if e, err := x.Engine(d); err != nil || e != want[1] {
 			t.Fatalf("Engine(%d) = %+v, %v", d, e, err)
 		}
-		invarianttest.Invariants(t, x)
+		testutil.Invariants(t, x)
 	}
 	for k, want := range map[Kind]string{Compute: "compute", Copy: "copy", Network: "network", Host: "host", 9: "kind(9)"} {
 		if k.String() != want {
@@ -316,7 +317,7 @@ func TestSubscribe(t *testing.T) {
 		t.Fatalf("notified after unsubscribe: %v", got)
 	}
 	tl.Subscribe(nil)() // a nil fn registers nothing
-	invarianttest.Invariants(t, tl)
+	testutil.Invariants(t, tl)
 }
 
 func TestClockOps(t *testing.T) {
@@ -380,7 +381,7 @@ func TestLongHistory(t *testing.T) {
 		last[1][1] = b.Seq
 		want[1] = append(want[1], last[1])
 	}
-	invarianttest.Invariants(t, tl)
+	testutil.Invariants(t, tl)
 	for e := range want {
 		for i, w := range want[e] {
 			ev := Event{EngineID(e), Seq(i + 1)}
@@ -396,7 +397,7 @@ func TestLongHistory(t *testing.T) {
 	if got, want := tl.CompletedClock(), (Clock{Seq(i0 + 1), n}); got != want {
 		t.Fatalf("CompletedClock = %v, want %v", got, want)
 	}
-	invarianttest.Invariants(t, tl)
+	testutil.Invariants(t, tl)
 }
 
 func mustSubmitQuiet(tb testing.TB, t *Timeline, e EngineID, waits ...Event) Event {
@@ -431,20 +432,20 @@ func TestForgetRecyclesChunks(t *testing.T) {
 	for range 4 * chunkLen {
 		step()
 	}
-	invarianttest.Invariants(t, tl)
+	testutil.Invariants(t, tl)
 	if f := tl.Forgotten(1); f < 2*chunkLen {
 		t.Fatalf("Forgotten(1) = %d after %d completed ops", f, 4*chunkLen)
 	}
 	if _, err := tl.EventClock(Event{1, 1}); !errors.Is(err, ErrForgotten) {
 		t.Fatalf("EventClock of a forgotten op = %v", err)
 	}
-	if invariants {
+	if invariants.Enabled {
 		return // the invariant checks every mutator runs allocate
 	}
 	if allocs := testing.AllocsPerRun(4*chunkLen, step); allocs != 0 {
 		t.Fatalf("steady state with Forget allocates %v per step", allocs)
 	}
-	invarianttest.Invariants(t, tl)
+	testutil.Invariants(t, tl)
 	for e := range 2 {
 		h := &tl.hist[e]
 		if stored := h.n - h.base; stored > 2*chunkLen {

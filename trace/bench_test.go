@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/tracefile"
 )
 
 // BenchmarkParseRoundTripGGML parses the written form of an imported ggml trace (read
 // through package trace/tracefile, which imports this one: the benchmark is external).
 func BenchmarkParseRoundTripGGML(b *testing.B) {
-	tr, err := tracefile.Read(bytes.NewReader(testfiles.Read(b, "../testdata", "ggml/ggml-tiny.json")), "ggml-tiny.json")
+	tr, err := tracefile.Read(bytes.NewReader(testutil.Read(b, "../testdata", "ggml/ggml-tiny.json")), "ggml-tiny.json")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -20,7 +19,7 @@ var (
 	// input as any format it reads: empty or binary input, text that is neither a JSON
 	// object nor a MiniMalloc CSV, a JSON object without a "format" key or naming a
 	// format (or version) no reader reads. The error says what the input looks like.
-	ErrUnknownFormat = errors.New("trace: not a subarena trace, MiniMalloc CSV or ggml trace")
+	ErrUnknownFormat = newSentinel("trace: not a subarena trace, MiniMalloc CSV or ggml trace", "")
 	// ErrUnknownKey: a trace object has a key the format does not define.
 	ErrUnknownKey = newSentinel("trace: unknown key", "unknown key")
 	// ErrMissingKey: a required key is absent.
@@ -43,7 +42,7 @@ var (
 	ErrOutOfBounds = newSentinel("trace: view outside its buffer", "view outside its buffer")
 	// ErrShape: shape and strides differ in length, a dimension is negative, or an alloc's
 	// shape × elem is not its size.
-	ErrShape = errors.New("trace: bad shape")
+	ErrShape = newSentinel("trace: bad shape", "")
 	// ErrShapeStrides: a view's shape and strides differ in length. ErrShapeStrides,
 	// ErrNegativeDim and ErrAllocShape are the rules ErrShape stands for in a trace: each
 	// matches ErrShape too, and has its text.
@@ -74,21 +73,23 @@ var (
 	ErrLimit = newSentinel("trace: beyond a documented limit", "limit")
 	// ErrPlan: a plan does not fit its trace (missing or unknown buffers, offsets < 0 or
 	// beyond the plan's size).
-	ErrPlan = errors.New("trace: plan does not fit the trace")
+	ErrPlan = newSentinel("trace: plan does not fit the trace", "")
 	// ErrUnsafe: a plan is not safe for its trace (check.Plan found violations).
-	ErrUnsafe = errors.New("trace: plan is unsafe")
+	ErrUnsafe = newSentinel("trace: plan is unsafe", "")
 	// ErrReplay: a trace could not be run on a sync.Timeline (NewOrder), or the replay
 	// (package trace/replay) could not drive the Allocator: a timeline or allocator error
 	// on a valid trace, wrapped.
-	ErrReplay = errors.New("trace: replay failed")
+	ErrReplay = newSentinel("trace: replay failed", "")
 	// ErrStopped: a replay (package trace/replay, or the planner's online replay) ended
 	// early because it was told to stop.
-	ErrStopped = errors.New("trace: replay stopped")
+	ErrStopped = newSentinel("trace: replay stopped", "")
 )
 
-// sentinel is an error sentinel that names a rule of the format: the rule a *StepError
-// whose error matches it breaks (RuleOf). One that refines a coarser sentinel (parent)
-// matches that one too, and has its text.
+// sentinel is an error sentinel of this package; every one is made by newSentinel or
+// newSentinelOf, so Detail and RuleOf find them all without a list to keep in step. One
+// that names a rule of the format (rule not empty) gives the rule a *StepError whose
+// error matches it breaks (RuleOf). One that refines a coarser sentinel (parent) matches
+// that one too, and has its text.
 type sentinel struct {
 	text, rule string
 	parent     error
@@ -110,11 +111,36 @@ func (s *sentinel) Is(target error) bool { return s.parent != nil && target == s
 // sentinel in err's chain that names one (a *StepError's Rule is RuleOf its Err), or ""
 // when none does.
 func RuleOf(err error) string {
-	var s *sentinel
-	if errors.As(err, &s) {
-		return s.rule
+	rule := ""
+	eachSentinel(err, func(s *sentinel) bool {
+		rule = s.rule
+		return rule != ""
+	})
+	return rule
+}
+
+// eachSentinel calls f with every sentinel of this package in err's chain, in the order
+// errors.As visits them, until f returns true.
+func eachSentinel(err error, f func(*sentinel) bool) bool {
+	switch e := err.(type) {
+	case nil:
+		return false
+	case *sentinel:
+		if f(e) {
+			return true
+		}
 	}
-	return ""
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return eachSentinel(u.Unwrap(), f)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if eachSentinel(e, f) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // StepError is a validation error: the step index (-1 for the document's top level), the
@@ -158,25 +184,32 @@ func (e *StepError) Error() string {
 	return fmt.Sprintf("trace: %sstep %d: %s: %s", where, e.Index, e.Rule, msg)
 }
 
-// Detail returns err's text without the text of the sentinel of this package it matches
-// when it starts with that text ("<nil>" for nil): what StepError prints after the rule,
-// and what an importer's error naming its own rule (ggmltrace.TensorError) prints too.
+// Detail returns err's text without the text of the sentinel of this package in err's
+// chain that it starts with ("<nil>" for nil): what StepError prints after the rule, and
+// what an importer's error naming its own rule (ggmltrace.TensorError) prints too.
 func Detail(err error) string {
 	if err == nil {
 		return "<nil>"
 	}
-	msg := err.Error()
-	for _, s := range sentinels {
-		if prefix := s.Error() + ": "; errors.Is(err, s) && strings.HasPrefix(msg, prefix) {
-			return msg[len(prefix):]
-		}
-	}
-	return msg
+	_, detail := splitSentinel(err)
+	return detail
 }
 
-var sentinels = []error{ErrSyntax, ErrFormat, ErrUnknownFormat, ErrUnknownKey, ErrMissingKey, ErrStepKind, ErrInvalidName,
-	ErrUnknownName, ErrDuplicateName, ErrUseAfterRelease, ErrOutOfBounds, ErrShape, ErrInvalidSize,
-	ErrInvalidElem, ErrInvalidCost, ErrInvalidGranule, ErrNoEngines, ErrWaitOrder, ErrExternal, ErrOverflow, ErrLimit}
+// splitSentinel splits err's text into the text of the sentinel of this package in
+// err's chain that it starts with, followed by ": ", and the rest; prefix is empty when
+// the text starts with no sentinel's.
+func splitSentinel(err error) (prefix, rest string) {
+	msg := err.Error()
+	rest = msg
+	eachSentinel(err, func(s *sentinel) bool {
+		if p := s.text + ": "; strings.HasPrefix(msg, p) {
+			prefix, rest = p, msg[len(p):]
+			return true
+		}
+		return false
+	})
+	return prefix, rest
+}
 
 // Unwrap returns the underlying error, so errors.Is matches its sentinel.
 func (e *StepError) Unwrap() error { return e.Err }

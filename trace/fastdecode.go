@@ -2,15 +2,15 @@ package trace
 
 import "unicode/utf8"
 
-// fastDecode is decode for the documents tools write: plain JSON whose strings have no
-// escapes, whose numbers are integers of at most 18 digits, with no null, no duplicate or
-// unknown key, and "engines" before "steps". It reads the document in one pass without
-// encoding/json, and gives up (ok false) at the first thing it does not handle, valid or
-// not; decode then reads the document and reports its errors. When fastDecode returns ok,
-// decode accepts the document and returns the same Trace and step offsets: it checks
-// everything decode checks (UTF-8, syntax, keys, types, the per-step rules), and leaves
-// every rare form to decode.
-func fastDecode(data []byte) (t *Trace, offs []int64, ok bool) {
+// decodeFast is decode's fast path, for the documents tools write: plain JSON whose
+// strings have no escapes, whose numbers are integers of at most 18 digits, with no null,
+// no duplicate or unknown key, and "engines" before "steps". It reads the document in one
+// pass without encoding/json, and gives up (ok false) at the first thing it does not
+// handle, valid or not; decodeStrict then reads the document and reports its errors.
+// When decodeFast returns ok, decodeStrict accepts the document and returns the same
+// Trace and step offsets: it checks everything decodeStrict checks (UTF-8, syntax, keys,
+// types, the per-step rules), and leaves every rare form to decodeStrict.
+func decodeFast(data []byte) (t *Trace, offs []int64, ok bool) {
 	if !utf8.Valid(data) {
 		return nil, nil, false
 	}
@@ -267,7 +267,7 @@ const (
 	fkWrites
 	fkWaits
 	fkCost
-	fkInplace
+	fkInPlace
 	fkCount
 )
 
@@ -322,7 +322,7 @@ func (s *fastScanner) step(firstEngine string) (Step, bool) {
 		fkEngine: &st.Engine, fkOf: &st.Of,
 		fkShape: &st.Shape, fkStrides: &st.Strides,
 		fkReads: &st.Reads, fkWrites: &st.Writes, fkWaits: &st.Waits,
-		fkInplace: &st.Inplace,
+		fkInPlace: &st.InPlace,
 	}
 	for first := true; ; first = false {
 		if s.next('}') {

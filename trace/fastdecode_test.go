@@ -1,4 +1,4 @@
-package trace
+package trace_test
 
 import (
 	"math/rand/v2"
@@ -7,11 +7,12 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/subarena/subarena/trace/internal/scalegen"
-	"github.com/subarena/subarena/trace/internal/testfiles"
+	"github.com/subarena/subarena/internal/testutil"
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
-// fastCorpus returns documents fastDecode should read: the trace test data, generated
+// fastCorpus returns documents decodeFast should read: the trace test data, generated
 // shapes, random traces as Write spells them, and hand-written forms Write never uses
 // (defaults left out, keys in another order, empty lists, negative numbers).
 func fastCorpus(t *testing.T) [][]byte {
@@ -25,10 +26,10 @@ func fastCorpus(t *testing.T) [][]byte {
 		}
 		docs = append(docs, data)
 	}
-	docs = append(docs, scalegen.Loop(20, 2, 3), scalegen.Views(30), scalegen.Fanin(20), scalegen.Strided(40))
+	docs = append(docs, tracetest.Loop(20, 2, 3), tracetest.Views(30), tracetest.Fanin(20), tracetest.Strided(40))
 	rng := rand.New(rand.NewPCG(71, 72))
 	for range 60 {
-		docs = append(docs, Marshal(randomTrace(rng, 40)))
+		docs = append(docs, trace.Marshal(tracetest.RandomTrace(rng, 40)))
 	}
 	docs = append(docs,
 		[]byte(`{"engines": ["e"], "steps": [], "format": "subarena-trace/v1"}`),
@@ -40,32 +41,32 @@ func fastCorpus(t *testing.T) [][]byte {
 	return docs
 }
 
-// TestFastDecodeMatchesDecode: on the corpus fastDecode reads every document, and gives
-// the Trace and step offsets decode gives.
+// TestFastDecodeMatchesDecode: on the corpus decodeFast reads every document, and gives
+// the Trace and step offsets decodeStrict gives.
 func TestFastDecodeMatchesDecode(t *testing.T) {
 	for i, data := range fastCorpus(t) {
-		ft, foffs, ok := fastDecode(data)
-		st, soffs, err := decode(data)
+		ft, foffs, ok := trace.DecodeFast(data)
+		st, soffs, err := trace.DecodeStrict(data)
 		if err != nil {
-			t.Fatalf("doc %d: decode: %v\n%s", i, err, data)
+			t.Fatalf("doc %d: decodeStrict: %v\n%s", i, err, data)
 		}
 		if !ok {
-			t.Fatalf("doc %d: fastDecode gave up on\n%s", i, data)
+			t.Fatalf("doc %d: decodeFast gave up on\n%s", i, data)
 		}
 		if !reflect.DeepEqual(ft, st) || !reflect.DeepEqual(foffs, soffs) {
-			t.Fatalf("doc %d: fastDecode\n%+v %v\ndecode\n%+v %v", i, ft, foffs, st, soffs)
+			t.Fatalf("doc %d: decodeFast\n%+v %v\ndecode\n%+v %v", i, ft, foffs, st, soffs)
 		}
 	}
 }
 
 // TestFastDecodeMutations: documents damaged at random (bytes replaced, inserted or
-// deleted, from JSON's own alphabet) that fastDecode reads, decode reads too, to the same
-// Trace; and Parse's answer, error text included, is decode's.
+// deleted, from JSON's own alphabet) that decodeFast reads, decodeStrict reads too, to the same
+// Trace; and Parse's answer, error text included, is decodeStrict's.
 func TestFastDecodeMutations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(73, 74))
 	corpus := fastCorpus(t)
 	alphabet := []byte(`{}[]:,"\ -+.0123456789eEtruefalsnl` + "\t\n\x00\xff" + `abcdefghijklmnopqrstuvwxyz_`)
-	read, n := 0, testfiles.Count(3000, 600)
+	read, n := 0, testutil.Count(3000, 600)
 	for iter := range n {
 		src := corpus[rng.IntN(len(corpus))]
 		if len(src) > 4000 {
@@ -88,50 +89,50 @@ func TestFastDecodeMutations(t *testing.T) {
 				}
 			}
 		}
-		ft, foffs, ok := fastDecode(data)
-		st, soffs, err := decode(data)
+		ft, foffs, ok := trace.DecodeFast(data)
+		st, soffs, err := trace.DecodeStrict(data)
 		if ok {
 			read++
 			if err != nil {
-				t.Fatalf("iter %d: fastDecode read a document decode rejects (%v):\n%s", iter, err, data)
+				t.Fatalf("iter %d: decodeFast read a document decodeStrict rejects (%v):\n%s", iter, err, data)
 			}
 			if !reflect.DeepEqual(ft, st) || !reflect.DeepEqual(foffs, soffs) {
-				t.Fatalf("iter %d: fastDecode and decode differ on\n%s", iter, data)
+				t.Fatalf("iter %d: decodeFast and decodeStrict differ on\n%s", iter, data)
 			}
 		}
-		_, perr := Parse(data)
+		_, perr := trace.Parse(data)
 		var want error
 		if err != nil {
-			want = locate(err, data, soffs)
+			want = trace.Locate(err, data, soffs)
 		} else if _, rerr := st.Resolve(); rerr != nil {
-			want = locate(rerr, data, soffs)
+			want = trace.Locate(rerr, data, soffs)
 		}
 		if (perr == nil) != (want == nil) || (perr != nil && perr.Error() != want.Error()) {
-			t.Fatalf("iter %d: Parse says %v, decode and Resolve %v", iter, perr, want)
+			t.Fatalf("iter %d: Parse says %v, decodeStrict and Resolve %v", iter, perr, want)
 		}
 	}
-	t.Logf("fastDecode read %d of %d damaged documents", read, n)
+	t.Logf("decodeFast read %d of %d damaged documents", read, n)
 	if read == 0 {
-		t.Fatal("fastDecode read no damaged document")
+		t.Fatal("decodeFast read no damaged document")
 	}
 }
 
-// FuzzFastDecode: whatever fastDecode reads, decode reads to the same Trace.
+// FuzzFastDecode: whatever decodeFast reads, decodeStrict reads to the same Trace.
 func FuzzFastDecode(f *testing.F) {
 	f.Add([]byte(`{"format": "subarena-trace/v1", "engines": ["e"], "steps": [{"alloc": "a", "size": 8}]}`))
-	f.Add(scalegen.Loop(3, 2, 2))
-	f.Add(scalegen.Views(4))
+	f.Add(tracetest.Loop(3, 2, 2))
+	f.Add(tracetest.Views(4))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ft, foffs, ok := fastDecode(data)
+		ft, foffs, ok := trace.DecodeFast(data)
 		if !ok {
 			return
 		}
-		st, soffs, err := decode(data)
+		st, soffs, err := trace.DecodeStrict(data)
 		if err != nil {
-			t.Fatalf("fastDecode read a document decode rejects (%v)", err)
+			t.Fatalf("decodeFast read a document decodeStrict rejects (%v)", err)
 		}
 		if !reflect.DeepEqual(ft, st) || !reflect.DeepEqual(foffs, soffs) {
-			t.Fatal("fastDecode and decode differ")
+			t.Fatal("decodeFast and decodeStrict differ")
 		}
 	})
 }

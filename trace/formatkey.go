@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/subarena/subarena/trace/internal/textpos"
+	"github.com/subarena/subarena/trace/internal/tracejson"
 )
 
 // FormatKey reads the JSON object data up to its "format" key, no further, and returns
@@ -22,7 +22,7 @@ func FormatKey(data []byte) (string, error) {
 	case err != nil:
 		off, _ := errorOffset(err)
 		se := at(-1, off, err)
-		se.Line, se.Column = textpos.LineCol(data, off)
+		se.Line, se.Column = tracejson.LineCol(data, off)
 		return "", se
 	case !found:
 		return "", UnknownFormat("a JSON object without a \"format\" key (a trace starts {\"format\": \""+Format+

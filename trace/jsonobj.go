@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/subarena/subarena/trace/internal/textpos"
+	"github.com/subarena/subarena/trace/internal/tracejson"
 )
 
 // field is one key of a JSON object with its raw value, in document order, and where
@@ -64,7 +64,7 @@ func errorOffset(err error) (int64, bool) {
 func readObject(raw []byte) (object, error) {
 	obj, err := readObjectAt(raw, 0)
 	if off, ok := errorOffset(err); ok && errors.Is(err, ErrSyntax) {
-		line, col := textpos.LineCol(raw, off)
+		line, col := tracejson.LineCol(raw, off)
 		return nil, fmt.Errorf("%w: line %d, column %d: %s", ErrSyntax, line, col, syntaxDetail(err))
 	}
 	return obj, err
@@ -167,7 +167,7 @@ func skipSeparator(raw []byte, off int64) int64 {
 // json.Decoder counts its offsets from places of its own, so the offset comes from
 // scanning raw again.
 func jsonSyntax(raw []byte, base int64, err error) error {
-	off, ok := textpos.SyntaxOffset(raw)
+	off, ok := tracejson.SyntaxOffset(raw)
 	if !ok {
 		off = int64(len(raw))
 	}
@@ -236,13 +236,8 @@ type prefixError struct {
 }
 
 func (e *prefixError) Error() string {
-	msg := e.err.Error()
-	for _, s := range sentinels {
-		if p := s.Error() + ": "; errors.Is(e.err, s) && strings.HasPrefix(msg, p) {
-			return p + e.prefix + ": " + msg[len(p):]
-		}
-	}
-	return e.prefix + ": " + msg
+	p, rest := splitSentinel(e.err)
+	return p + e.prefix + ": " + rest
 }
 
 func (e *prefixError) Unwrap() error { return e.err }

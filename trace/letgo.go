@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/subarena/subarena/ranges"
-	"github.com/subarena/subarena/trace/internal/minheap"
+	"github.com/subarena/subarena/trace/internal/sweep"
 )
 
 // When each byte is let go. docs/TRACE.md's safety rule orders two buffers that share a
@@ -171,7 +171,7 @@ func paint(lo, hi int64, sets []ranges.Set) (taken []ranges.Set, rest ranges.Set
 		runs[owner] = rs
 	}
 	active := make([]bool, len(sets))
-	h := minheap.New(func(a, b int) bool { return a < b })
+	h := sweep.NewHeap(func(a, b int) bool { return a < b })
 	x := lo
 	for i := 0; i < len(edges); {
 		at := edges[i].x

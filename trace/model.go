@@ -58,7 +58,7 @@ func (k Kind) String() string {
 //	alloc     buffer        Size, Engine, Shape+Elem (optional natural dense layout)
 //	external  buffer        Size
 //	view      view          Of, Offset, Shape, Strides, Elem
-//	op        op            Engine, Reads, Writes, Waits, Cost, Inplace
+//	op        op            Engine, Reads, Writes, Waits, Cost, InPlace
 //	release   buffer/view   -
 //	sync      op            -
 //
@@ -92,9 +92,9 @@ type Step struct {
 	Reads, Writes, Waits []string
 	// Cost is an op's simulated duration (> 0).
 	Cost int64
-	// Inplace says the op's kernel tolerates a written view sharing exactly the bytes of a
+	// InPlace says the op's kernel tolerates a written view sharing exactly the bytes of a
 	// same-shape, same-elem read view, element i over element i.
-	Inplace bool
+	InPlace bool
 }
 
 // Clone returns a deep copy of t.
@@ -153,5 +153,5 @@ func (s Step) Equal(o Step) bool {
 		s.Of == o.Of && s.Offset == o.Offset && slices.Equal(s.Shape, o.Shape) &&
 		slices.Equal(s.Strides, o.Strides) && s.Elem == o.Elem && slices.Equal(s.Reads, o.Reads) &&
 		slices.Equal(s.Writes, o.Writes) && slices.Equal(s.Waits, o.Waits) && s.Cost == o.Cost &&
-		s.Inplace == o.Inplace
+		s.InPlace == o.InPlace
 }

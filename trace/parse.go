@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/subarena/subarena/internal/checked"
-	"github.com/subarena/subarena/trace/internal/textpos"
+	"github.com/subarena/subarena/trace/internal/tracejson"
 )
 
 // Parse reads one subarena-trace/v1 document, normalizes it (see Trace) and validates it.
@@ -31,12 +31,9 @@ func ParseProgram(data []byte) (*Program, error) {
 
 // parse is Parse returning the Program its validation resolved too.
 func parse(data []byte) (*Trace, *Program, error) {
-	t, offs, ok := fastDecode(data)
-	if !ok {
-		var err error
-		if t, offs, err = decode(data); err != nil {
-			return nil, nil, locate(err, data, offs)
-		}
+	t, offs, err := decode(data)
+	if err != nil {
+		return nil, nil, locate(err, data, offs)
 	}
 	p, err := t.Resolve()
 	if err != nil {
@@ -54,9 +51,9 @@ func locate(err error, data []byte, offs []int64) error {
 	}
 	switch {
 	case se.pos > 0:
-		se.Line, se.Column = textpos.LineCol(data, se.pos-1)
+		se.Line, se.Column = tracejson.LineCol(data, se.pos-1)
 	case se.Index >= 0 && se.Index < len(offs):
-		se.Line, se.Column = textpos.LineCol(data, offs[se.Index])
+		se.Line, se.Column = tracejson.LineCol(data, offs[se.Index])
 	}
 	return err
 }
@@ -100,10 +97,24 @@ func checkSchedule(p *Program) error {
 
 var topKeys = []string{"format", "name", "granule", "engines", "steps"}
 
-// decode parses the JSON structure and normalizes defaults; it checks every per-step rule
-// that needs no other step (keys, types, signs), leaving cross-step rules to Resolve. It
-// returns each step's offset in data too.
+// decode is the format's one JSON decoder: it parses the JSON structure and normalizes
+// defaults; it checks every per-step rule that needs no other step (keys, types, signs),
+// leaving cross-step rules to Resolve. It returns each step's offset in data too.
+//
+// The documents tools write take a fast path (decodeFast, fastdecode.go) that reads them
+// in one pass without encoding/json and gives up at the first thing it does not handle;
+// decodeStrict reads every other document and reports every error. The fast path
+// returns what decodeStrict would, which the tests and FuzzFastDecode hold it to.
 func decode(data []byte) (*Trace, []int64, error) {
+	if t, offs, ok := decodeFast(data); ok {
+		return t, offs, nil
+	}
+	return decodeStrict(data)
+}
+
+// decodeStrict is decode for any document: the JSON structure read strictly
+// (jsonobj.go), every error placed at its offset.
+func decodeStrict(data []byte) (*Trace, []int64, error) {
 	if !utf8.Valid(data) {
 		bad := int64(len(data))
 		for i := 0; i < len(data); {
@@ -322,7 +333,7 @@ func decodeStep(index int, e element, firstEngine string) (Step, error) {
 			if err != nil {
 				d.fail("inplace", prefixed("inplace", err))
 			}
-			s.Inplace = v
+			s.InPlace = v
 		}
 	}
 	if d.err != nil {

@@ -21,17 +21,17 @@ import (
 // ErrOverflow, or one of the three below.
 var (
 	// ErrPlacement: a plan's "placements" entry does not fit the trace.
-	ErrPlacement = errors.New("trace: bad placement")
+	ErrPlacement = newSentinel("trace: bad placement", "")
 	// ErrUnplacedHost: a placement's host has no offset of its own (it is external,
 	// itself placed, or absent from the plan).
-	ErrUnplacedHost = errors.New("trace: placement host has no offset")
+	ErrUnplacedHost = newSentinel("trace: placement host has no offset", "")
 	// ErrOverlappingFootprint: a footprint is not one-to-one: two of its elements share a
 	// byte (or it is too irregular for the checker to tell).
-	ErrOverlappingFootprint = errors.New("trace: footprint elements overlap")
+	ErrOverlappingFootprint = newSentinel("trace: footprint elements overlap", "")
 	// ErrInexpressible: the buffer, or a view of it, cannot be laid over the footprint:
 	// the host is allocated after the buffer, or a view's walk would carry from one of the
 	// buffer's dimensions into the next.
-	ErrInexpressible = errors.New("trace: placement not expressible")
+	ErrInexpressible = newSentinel("trace: placement not expressible", "")
 )
 
 // Placement lays a buffer over a strided footprint of another buffer, its host, instead of

@@ -112,7 +112,7 @@ type Op struct {
 	// Engine indexes Trace.Engines.
 	Engine  int
 	Cost    int64
-	Inplace bool
+	InPlace bool
 	// Waits are indices of earlier ops.
 	Waits []int
 	// Uses are the op's reads and writes merged per name, in first-mention order (reads

@@ -242,7 +242,7 @@ func (r *resolver) op(i int, s Step) error {
 	if err != nil {
 		return err
 	}
-	op := Op{Name: s.Name, Step: i, Engine: e, Cost: s.Cost, Inplace: s.Inplace}
+	op := Op{Name: s.Name, Step: i, Engine: e, Cost: s.Cost, InPlace: s.InPlace}
 	for _, w := range s.Waits {
 		j, ok := p.ops[w]
 		if !ok {

@@ -1,4 +1,4 @@
-package trace
+package trace_test
 
 import (
 	"fmt"
@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 // TestWriteScaleTraces writes the generated traces at the sizes listed in
@@ -15,10 +16,10 @@ import (
 // for timing the command line tools on them; without SUBARENA_SCALE_OUT it does nothing.
 func TestWriteScaleTraces(t *testing.T) {
 	dir, sizes := scaleOutput(t)
-	for _, sh := range scalegen.Shapes {
+	for _, sh := range tracetest.Shapes {
 		for _, n := range sizes {
 			data := sh.Gen(n)
-			if _, err := Parse(data); err != nil {
+			if _, err := trace.Parse(data); err != nil {
 				t.Fatalf("%s %d: %v", sh.Name, n, err)
 			}
 			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.json", sh.Name, n)), data, 0o644); err != nil {
@@ -38,7 +39,7 @@ func scaleOutput(t *testing.T) (dir string, sizes []int) {
 	}
 	list := os.Getenv("SUBARENA_SCALE_SIZES")
 	if list == "" {
-		return dir, scalegen.Sizes
+		return dir, tracetest.Sizes
 	}
 	for _, f := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' }) {
 		var n int

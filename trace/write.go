@@ -27,7 +27,7 @@ func stepJSON(s Step) string {
 	js := tracejson.Step{
 		Kind: s.Kind.String(), Name: s.Name, Engine: s.Engine, Of: s.Of,
 		Size: s.Size, Offset: s.Offset, Elem: s.Elem, Shape: s.Shape, Strides: s.Strides,
-		Reads: s.Reads, Writes: s.Writes, Waits: s.Waits, Cost: s.Cost, Inplace: s.Inplace,
+		Reads: s.Reads, Writes: s.Writes, Waits: s.Waits, Cost: s.Cost, InPlace: s.InPlace,
 	}
 	return js.JSON()
 }

@@ -71,7 +71,7 @@ func orderedSegments(in *Info) ([]oseg, func(x, y *oseg) bool) {
 	}
 	hb := func(a, b int) bool {
 		if a == b {
-			return p.Ops[a].Inplace
+			return p.Ops[a].InPlace
 		}
 		return in.Order.HappensBefore(a, b)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
-	"github.com/subarena/subarena/internal/safetext"
+	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 )
@@ -62,11 +62,11 @@ Exit status: 0 safe, 1 violations, 2 bad input.`,
 					return err
 				}
 			} else if rep.Safe {
-				fmt.Fprintf(out, "safe: %s, %d buffer pairs share bytes, every shared byte is ordered\n", safetext.Text(rep.Trace), rep.Pairs)
+				fmt.Fprintf(out, "safe: %s, %d buffer pairs share bytes, every shared byte is ordered\n", checked.Text(rep.Trace), rep.Pairs)
 			} else {
-				fmt.Fprintf(out, "UNSAFE: %s: %d violations\n", safetext.Text(rep.Trace), len(rep.Violations))
+				fmt.Fprintf(out, "UNSAFE: %s: %d violations\n", checked.Text(rep.Trace), len(rep.Violations))
 				for _, v := range rep.Violations {
-					fmt.Fprintln(out, "  "+safetext.Text(v.String()))
+					fmt.Fprintln(out, "  "+checked.Text(v.String()))
 				}
 			}
 			if !rep.Safe {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
-	"github.com/subarena/subarena/internal/safetext"
+	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/minimalloc"
 )
@@ -86,7 +86,7 @@ OUT "-" is standard output; the summary then goes to standard error.`,
 					"buffers": p.NumAllocs(), "ops": len(p.Ops), "steps": len(t.Steps)})
 			}
 			fmt.Fprintf(report, "%s: %d steps, %d buffers, %d ops -> %s (%s)\n",
-				safetext.Text(t.Name), len(t.Steps), p.NumAllocs(), len(p.Ops), safetext.Text(out), format)
+				checked.Text(t.Name), len(t.Steps), p.NumAllocs(), len(p.Ops), checked.Text(out), format)
 			return nil
 		},
 	}

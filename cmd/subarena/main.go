@@ -28,7 +28,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/subarena/subarena/internal/safetext"
+	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/tracefile"
 )
@@ -94,9 +94,9 @@ func execute(args []string, stdout, stderr io.Writer) int {
 
 // errorLine renders err as one line with one "subarena: " prefix (errors of the
 // subarena package start with their own, which is not repeated), any control character
-// in it escaped (safetext.Text).
+// in it escaped (checked.Text).
 func errorLine(err error) string {
-	msg := safetext.Text(strings.ReplaceAll(err.Error(), "\n", " "))
+	msg := checked.Text(strings.ReplaceAll(err.Error(), "\n", " "))
 	for strings.HasPrefix(msg, "subarena: ") {
 		msg = strings.TrimPrefix(msg, "subarena: ")
 	}

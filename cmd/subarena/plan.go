@@ -8,7 +8,7 @@ import (
 	"os/signal"
 
 	"github.com/spf13/cobra"
-	"github.com/subarena/subarena/internal/safetext"
+	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/minimalloc"
 	"github.com/subarena/subarena/trace/plan"
@@ -120,7 +120,7 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			if res.LowerBound > 0 {
 				gap = float64(res.Plan.Size)/float64(res.LowerBound) - 1
 			}
-			fmt.Fprintf(w, "trace         %s\n", safetext.Text(res.Plan.Trace))
+			fmt.Fprintf(w, "trace         %s\n", checked.Text(res.Plan.Trace))
 			fmt.Fprintf(w, "buffers       %d\n", len(res.Plan.Offsets)+len(res.Plan.Placements))
 			fmt.Fprintf(w, "size          %d B\n", res.Plan.Size)
 			fmt.Fprintf(w, "lower_bound   %d B (size/bound - 1 = %.4f, proven optimal: %v)\n", res.LowerBound, gap, res.Proven)

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
-	"github.com/subarena/subarena/internal/safetext"
+	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -76,7 +76,7 @@ standard error.`,
 					LiveLB: res.LiveLB, Overhead: res.Overhead, PendingPeak: res.PendingPeak, Waited: res.Waited,
 					Donated: res.Donated, Buffers: res.Buffers, Ops: res.Ops, Makespan: res.Makespan, Plan: res.Plan})
 			}
-			fmt.Fprintf(out, "trace         %s\n", safetext.Text(res.Trace))
+			fmt.Fprintf(out, "trace         %s\n", checked.Text(res.Trace))
 			fmt.Fprintf(out, "policy        %s\n", res.Policy)
 			fmt.Fprintf(out, "buffers       %d\nops           %d\n", res.Buffers, res.Ops)
 			fmt.Fprintf(out, "hwm           %d B\n", res.HWM)

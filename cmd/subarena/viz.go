@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/bench"
-	"github.com/subarena/subarena/internal/safetext"
+	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 )
@@ -145,10 +145,10 @@ func unsafePlans(cmd *cobra.Command, file string, paths []string, reps []*check.
 			continue
 		}
 		w := cmd.ErrOrStderr()
-		fmt.Fprintf(w, "warning: plan %s is UNSAFE for %s: %d violations (drawn anyway):\n", safetext.Text(paths[i]), safetext.Text(file),
+		fmt.Fprintf(w, "warning: plan %s is UNSAFE for %s: %d violations (drawn anyway):\n", checked.Text(paths[i]), checked.Text(file),
 			len(rep.Violations))
 		for _, v := range rep.Violations {
-			fmt.Fprintln(w, "  "+safetext.Text(v.String()))
+			fmt.Fprintln(w, "  "+checked.Text(v.String()))
 		}
 		last = &exitError{code: 1, err: fmt.Errorf("%s: %w: %d violations", paths[i], trace.ErrUnsafe, len(rep.Violations))}
 	}

@@ -10,7 +10,7 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/bench"
-	"github.com/subarena/subarena/internal/benchtest"
+	"github.com/subarena/subarena/bench/benchtest"
 	"github.com/subarena/subarena/trace/replay"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/subarena/subarena/internal/benchtest"
+	"github.com/subarena/subarena/bench/benchtest"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/tracefile"
 )

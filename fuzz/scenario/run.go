@@ -158,12 +158,12 @@ func runsString(set *ranges.Set) string {
 }
 
 // Access is the access an op's use word names in a script: "write",
-// "readwrite", or anything else (the grammar allows "read") a read.
+// "read-write", or anything else (the grammar allows "read") a read.
 func Access(word string) subarena.Access {
 	switch word {
 	case "write":
 		return subarena.Write
-	case "readwrite":
+	case "read-write":
 		return subarena.ReadWrite
 	}
 	return subarena.Read

@@ -46,7 +46,7 @@
 //
 // Names (of engines, buffers, views, ops, claims, reservations) are words without "=".
 // INT is a decimal integer, INTS a comma-separated list of them (possibly empty),
-// ACCESS one of read, write, readwrite. A buffer's name used where a view is expected
+// ACCESS one of read, write, read-write. A buffer's name used where a view is expected
 // means the buffer's whole view.
 //
 //	new engines=E[:KIND],... [policy=P] [granule=INT] [capacity=INT]
@@ -214,7 +214,7 @@ const (
 	argName    = 'n' // a name
 	argInt     = 'i' // an integer
 	argInts    = 'l' // an integer list
-	argAccess  = 'a' // read, write or readwrite
+	argAccess  = 'a' // read, write or read-write
 	argEngines = 'e' // NAME[:KIND],...
 	argNames   = 'N' // NAME,...
 	argWord    = 'w' // any word
@@ -428,7 +428,7 @@ func checkArg(kind byte, v string) error {
 		}
 	case argAccess:
 		if _, ok := accesses[v]; !ok {
-			return errors.New("not read, write or readwrite")
+			return errors.New("not read, write or read-write")
 		}
 	case argEngines:
 		if v == "" {
@@ -455,7 +455,7 @@ func checkArg(kind byte, v string) error {
 	return nil
 }
 
-var accesses = map[string]bool{"read": true, "write": true, "readwrite": true}
+var accesses = map[string]bool{"read": true, "write": true, "read-write": true}
 
 func parseInts(s string) ([]int64, error) {
 	if s == "" {

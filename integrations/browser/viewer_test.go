@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/bench"
-	"github.com/subarena/subarena/internal/benchtest"
+	"github.com/subarena/subarena/bench/benchtest"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/plan"

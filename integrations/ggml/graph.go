@@ -348,7 +348,7 @@ func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
 		}
 		if x.isOp() {
 			op := trace.Step{Kind: trace.KindOp, Name: x.name, Engine: Engine, Cost: trace.DefaultCost,
-				Writes: []string{x.name}, Inplace: inplaceOK(ts, base, i)}
+				Writes: []string{x.name}, InPlace: inplaceOK(ts, base, i)}
 			for _, s := range x.src {
 				if s >= 0 && !slices.Contains(op.Reads, ts[s].name) {
 					op.Reads = append(op.Reads, ts[s].name)

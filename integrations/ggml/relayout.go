@@ -293,8 +293,8 @@ func outOfPlace(t *trace.Trace, names []string) error {
 	found := 0
 	for i := range t.Steps {
 		s := &t.Steps[i]
-		if s.Kind == trace.KindOp && want[s.Name] && s.Inplace {
-			s.Inplace = false
+		if s.Kind == trace.KindOp && want[s.Name] && s.InPlace {
+			s.InPlace = false
 			found++
 		}
 	}

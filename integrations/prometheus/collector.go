@@ -7,7 +7,7 @@
 //
 // A Collector holds named Allocators (Add, Remove) and, at every scrape, takes each
 // one's Stats snapshot (O(engines), whatever the number of buffers): the bytes in use,
-// live, held, fenced and pending (also per engine), the free bytes, the largest free
+// live, held and pending (also per engine), the free bytes, the largest free
 // run and the number of free runs, the external fragmentation, the high-water mark and
 // the peak of bytes in use, the buffers held and the pending users. Every metric has
 // the label allocator and a name beginning with Namespace, subarena_.
@@ -71,7 +71,6 @@ var statsGauges = []struct {
 	{"in_use_bytes", "Arena bytes not clean: held by the program or waiting to return (granule-rounded).", func(s *subarena.Stats) float64 { return float64(s.InUse) }},
 	{"live_bytes", "Bytes the program holds: buffers not released, minus discarded bytes.", func(s *subarena.Stats) float64 { return float64(s.Live) }},
 	{"held_bytes", "Bytes released or discarded by the program, not yet returned to the arena.", func(s *subarena.Stats) float64 { return float64(s.Held) }},
-	{"fenced_bytes", "Held bytes a safe writer may take before their users complete (fenced policies).", func(s *subarena.Stats) float64 { return float64(s.Fenced) }},
 	{"pending_bytes", "Bytes covered by pending users (union over users).", func(s *subarena.Stats) float64 { return float64(s.Pending) }},
 	{"free_bytes", "Clean bytes in the arena.", func(s *subarena.Stats) float64 { return float64(s.Free) }},
 	{"largest_free_bytes", "The largest clean run of the arena.", func(s *subarena.Stats) float64 { return float64(s.LargestFree) }},

@@ -276,7 +276,7 @@ type violationKey struct {
 // sameOpRule returns the rule one op using shared bytes through two owners breaks ("" for
 // none): it must be inplace and map the bytes element for element.
 func (c *checker) sameOpRule(a, b *placedUse) string {
-	if !c.p.Ops[a.op].Inplace || !sameMap(a.layout, b.layout) {
+	if !c.p.Ops[a.op].InPlace || !sameMap(a.layout, b.layout) {
 		return ViolationSameOp
 	}
 	return ""

@@ -65,7 +65,7 @@ func referenceCheck(p *trace.Program, plan *trace.Plan) (*Report, error) {
 func (c *refChecker) refOrderRule(a, b *placedUse) string {
 	switch {
 	case a.op == b.op:
-		if !c.p.Ops[a.op].Inplace || !sameMap(a.layout, b.layout) {
+		if !c.p.Ops[a.op].InPlace || !sameMap(a.layout, b.layout) {
 			return ViolationSameOp
 		}
 	case !refHappensBefore(c.order, a.op, b.op):

@@ -7,7 +7,7 @@ import (
 
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/partruns"
+	"github.com/subarena/subarena/trace/internal/sweep"
 )
 
 // The checker's sweep over the placed buffers (groups). For a byte x shared by groups A
@@ -37,7 +37,7 @@ type fragment struct {
 }
 
 // partRun is one run of a group's piece partition.
-type partRun = partruns.Run
+type partRun = sweep.PartRun
 
 // splitByPieces appends to out the fragments of set (a use's bytes) within each piece of
 // the partition part (runs sorted by Lo), in piece order.
@@ -66,7 +66,7 @@ func splitByPieces(out []fragment, g, u int, set *ranges.Set, part []partRun, sc
 
 // partition returns the runs of pieces, sorted by Lo.
 func partition(pieces []trace.Piece) []partRun {
-	return partruns.Of(len(pieces), func(i int) *ranges.Set { return &pieces[i].Bytes })
+	return sweep.PartRuns(len(pieces), func(i int) *ranges.Set { return &pieces[i].Bytes })
 }
 
 // meet returns a ∩ b, looking at b only within a's bounds (and the other way round).

@@ -7,7 +7,7 @@ import (
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/strided"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/rangetags"
+	"github.com/subarena/subarena/trace/internal/sweep"
 )
 
 // Schedule is a simulated run of a trace.Program: when each op ran ([Start[k], End[k])) and
@@ -144,7 +144,7 @@ func inplaceCredits(p *trace.Program) map[trace.OpUse]bool {
 	out := map[opUse]bool{}
 	for k := range p.Ops {
 		op := &p.Ops[k]
-		if !op.Inplace {
+		if !op.InPlace {
 			continue
 		}
 		for _, w := range op.Uses {
@@ -207,7 +207,7 @@ func liveSegments(p *trace.Program, b int, uses []opUse, s Schedule, credited ma
 		from, end int64
 		j         int
 	}
-	tags := rangetags.New(nseg, func(a, b user) user {
+	tags := sweep.NewTags(nseg, func(a, b user) user {
 		out := a
 		out.from = min(a.from, b.from)
 		if b.end > a.end || (b.end == a.end && b.j < a.j) {

@@ -4,13 +4,13 @@ import (
 	"math"
 	"sort"
 
-	"github.com/subarena/subarena/strided/stridedtest"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 )
 
 // The oracles below re-derive everything from the trace's steps, byte by byte and element
 // by element, without strided's arithmetic, ranges or sync: layouts are enumerated one
-// element at a time (strided/stridedtest, which shares no code with strided), happens-before is a
+// element at a time (internal/testutil's layout oracle, which shares no code with strided), happens-before is a
 // transitive closure over booleans, and "element i over element i" compares address lists.
 
 // oracleView is a data name's layout relative to its buffer.
@@ -69,7 +69,7 @@ func buildOracle(t *trace.Trace) *oracleModel {
 				}
 			}
 			v.bytes = enumerate(0, v.shape, v.strides, v.elem, s.Size)
-			v.addrs = stridedtest.ElementAddrs(0, v.shape, v.strides)
+			v.addrs = testutil.LayoutAddrs(0, v.shape, v.strides)
 			m.views[s.Name] = v
 			m.size[s.Name] = s.Size
 			m.external[s.Name] = s.Kind == trace.KindExternal
@@ -80,7 +80,7 @@ func buildOracle(t *trace.Trace) *oracleModel {
 			off := parent.off + s.Offset
 			v := &oracleView{buf: parent.buf, off: off, shape: s.Shape, strides: s.Strides, elem: s.Elem, discardStep: -1}
 			v.bytes = enumerate(off, s.Shape, s.Strides, s.Elem, m.size[parent.buf])
-			v.addrs = stridedtest.ElementAddrs(off, s.Shape, s.Strides)
+			v.addrs = testutil.LayoutAddrs(off, s.Shape, s.Strides)
 			m.views[s.Name] = v
 		case trace.KindRelease:
 			v := m.views[s.Name]
@@ -92,7 +92,7 @@ func buildOracle(t *trace.Trace) *oracleModel {
 		case trace.KindSync:
 			syncedSoFar = append(syncedSoFar, m.opIndex[s.Name])
 		case trace.KindOp:
-			o := oracleOp{name: s.Name, engine: s.Engine, step: i, inplace: s.Inplace}
+			o := oracleOp{name: s.Name, engine: s.Engine, step: i, inplace: s.InPlace}
 			add := func(n string, a trace.Access) {
 				for k := range o.uses {
 					if o.uses[k].name == n {
@@ -330,9 +330,9 @@ func bruteLiveLB(m *oracleModel, start, end []int64, makespan int64) int64 {
 }
 
 // enumerate returns the bytes of a buffer of size bytes that a layout covers, by walking
-// every element (strided/stridedtest).
+// every element (internal/testutil's layout oracle).
 func enumerate(off int64, shape, strides []int64, elem, size int64) []bool {
 	cov := make([]bool, size)
-	stridedtest.Bytes(off, shape, strides, elem, func(b int64) { cov[b] = true })
+	testutil.LayoutBytes(off, shape, strides, elem, func(b int64) { cov[b] = true })
 	return cov
 }

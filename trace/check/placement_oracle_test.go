@@ -7,9 +7,8 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/subarena/subarena/strided/stridedtest"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -25,7 +24,7 @@ func bruteCheckPlaced(m *oracleModel, plan *trace.Plan) map[oracleKey]int64 {
 	foot := map[string][]int64{}
 	for name, pl := range plan.Placements {
 		host[name] = pl.Of
-		foot[name] = stridedtest.ElementAddrs(pl.Offset, pl.Shape, pl.Strides)
+		foot[name] = testutil.LayoutAddrs(pl.Offset, pl.Shape, pl.Strides)
 	}
 	groupOf := func(buf string) string {
 		if h, ok := host[buf]; ok {
@@ -270,7 +269,7 @@ func abs64(x int64) int64 {
 // with bruteCheckPlaced violation by violation and byte by byte, and a placement CheckPlan
 // rejects matches ErrPlacement.
 func TestCheckPlacementsAgainstOracle(t *testing.T) {
-	n := testfiles.Count(300, 60)
+	n := testutil.Count(300, 60)
 	rng := rand.New(rand.NewPCG(7, 8))
 	checked, rejected, placed := 0, 0, 0
 	rules := map[string]int{}

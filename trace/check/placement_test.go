@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -16,7 +16,7 @@ import (
 
 // gateUpDoc is a fused gate/up product split into column halves by strided views: silu
 // runs in place over the gate half, mul multiplies silu by the up half.
-var gateUpDoc = testfiles.Text("../testdata/gate-up.json.tmpl")
+var gateUpDoc = testutil.Text("../testdata/gate-up.json.tmpl")
 
 func gateUp(t *testing.T, releases string) *trace.Program {
 	t.Helper()

@@ -11,7 +11,6 @@ import (
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
-	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -68,8 +67,8 @@ func BenchmarkScaleLiveLB(b *testing.B) {
 }
 
 // BenchmarkCheckGrowth is `subarena check FILE` on the generated traces whose
-// pinned bytes grow with their length (scalegen.CopyEngine without syncs,
-// scalegen.Loop on two engines) at 10k, 20k and 40k steps: the replay, then
+// pinned bytes grow with their length (tracetest.CopyEngine without syncs,
+// tracetest.Loop on two engines) at 10k, 20k and 40k steps: the replay, then
 // the checker on its plan. ns/step and B/step stay flat when the time and
 // memory are linear in the trace:
 //
@@ -79,8 +78,8 @@ func BenchmarkCheckGrowth(b *testing.B) {
 		name string
 		gen  func(n int) []byte
 	}{
-		{"copy", func(n int) []byte { return scalegen.CopyEngine(n/scalegen.CopySteps, 0) }},
-		{"loop2", func(n int) []byte { return scalegen.Loop(n/scalegen.LoopSteps, 2, 0) }},
+		{"copy", func(n int) []byte { return tracetest.CopyEngine(n/tracetest.CopySteps, 0) }},
+		{"loop2", func(n int) []byte { return tracetest.Loop(n/tracetest.LoopSteps, 2, 0) }},
 	}
 	for _, sh := range shapes {
 		for _, n := range []int{10000, 20000, 40000} {

@@ -10,10 +10,9 @@ import (
 	"testing"
 
 	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
-	"github.com/subarena/subarena/trace/internal/scalegen"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -22,7 +21,7 @@ import (
 // Plan with a byte-by-byte checker and LiveLowerBound with a granule-by-granule one; every
 // plan of a safe policy must be safe and at least LiveLB.
 func TestReplayCheckAgainstOracles(t *testing.T) {
-	n := testfiles.Count(150, 30)
+	n := testutil.Count(150, 30)
 	rng := rand.New(rand.NewPCG(1, 2))
 	unsafeSeen := 0
 	rules := map[string]int{}
@@ -111,7 +110,7 @@ func TestReplayCheckAgainstOracles(t *testing.T) {
 // placements and every policy's replay plan, Plan reports exactly what the pairwise
 // checker reports.
 func TestCheckSweepMatchesPairwise(t *testing.T) {
-	n := testfiles.Count(400, 60)
+	n := testutil.Count(400, 60)
 	rng := rand.New(rand.NewPCG(11, 12))
 	rules := map[string]int{}
 	plans := 0
@@ -155,7 +154,7 @@ func TestCheckSweepMatchesPairwise(t *testing.T) {
 // large shapes at small sizes, under every policy and with buffers piled on few offsets.
 func TestCheckSweepMatchesPairwiseScaleShapes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, sh := range scalegen.Shapes {
+	for _, sh := range tracetest.Shapes {
 		for _, n := range []int{40, 300} {
 			p := tracetest.ShapeProgram(t, sh, n)
 			for _, pol := range subarena.Policies() {
@@ -174,8 +173,8 @@ func TestCheckSweepMatchesPairwiseScaleShapes(t *testing.T) {
 // the checker agrees with the pairwise one, the safe policies' plans are safe and no
 // lower than LiveLB, and LiveLB agrees with its pairwise segments.
 func TestScaleShapes(t *testing.T) {
-	n := testfiles.Count(1000, 300)
-	for _, sh := range scalegen.Shapes {
+	n := testutil.Count(1000, 300)
+	for _, sh := range tracetest.Shapes {
 		p := tracetest.ShapeProgram(t, sh, n)
 		pairs := 0
 		for _, pol := range subarena.Policies() {
@@ -210,7 +209,7 @@ func TestLiveSegmentsMatchReference(t *testing.T) {
 		}
 		return s
 	}
-	n := testfiles.Count(300, 60)
+	n := testutil.Count(300, 60)
 	for i := 0; i < n; i++ {
 		p := tracetest.Resolve(t, tracetest.RandomTrace(rng, 10+rng.IntN(100)))
 		check.CompareLiveSegments(t, fmt.Sprintf("trace %d random schedule", i), p, randomSchedule(p))
@@ -220,7 +219,7 @@ func TestLiveSegmentsMatchReference(t *testing.T) {
 		}
 		check.CompareLiveSegments(t, fmt.Sprintf("trace %d replay", i), p, replayedSchedule(res))
 	}
-	for _, sh := range scalegen.Shapes {
+	for _, sh := range tracetest.Shapes {
 		p := tracetest.ShapeProgram(t, sh, 200)
 		check.CompareLiveSegments(t, sh.Name, p, randomSchedule(p))
 	}

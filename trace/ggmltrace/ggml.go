@@ -11,7 +11,7 @@ import (
 
 	"github.com/subarena/subarena/internal/checked"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/textpos"
+	"github.com/subarena/subarena/trace/internal/tracejson"
 )
 
 // Format is the "format" of a ggml graph-allocator trace.
@@ -53,9 +53,9 @@ type Tensor struct {
 // ggmlViewOps are the ops that only take a view (no kernel runs).
 var ggmlViewOps = map[string]bool{"VIEW": true, "RESHAPE": true, "PERMUTE": true, "TRANSPOSE": true}
 
-// ggmlInplaceOps are the ops ggml's graph allocator may run in place over an input
+// ggmlInPlaceOps are the ops ggml's graph allocator may run in place over an input
 // (ggml_op_can_inplace, with the backward forms; FILL and CLAMP as newer ggml has them).
-var ggmlInplaceOps = map[string]bool{
+var ggmlInPlaceOps = map[string]bool{
 	"SCALE": true, "DIAG_MASK_ZERO": true, "DIAG_MASK_INF": true, "ADD": true, "ADD_ID": true,
 	"ADD1": true, "SUB": true, "MUL": true, "DIV": true, "SQR": true, "SQRT": true, "LOG": true,
 	"UNARY": true, "ROPE": true, "ROPE_BACK": true, "SILU_BACK": true, "RMS_NORM": true,
@@ -164,12 +164,12 @@ func ggmlJSONError(data []byte, err error) error {
 	)
 	switch {
 	case errors.As(err, &se):
-		off, _ := textpos.SyntaxOffset(data)
-		line, col := textpos.LineCol(data, off)
+		off, _ := tracejson.SyntaxOffset(data)
+		line, col := tracejson.LineCol(data, off)
 		return fmt.Errorf("%w: ggml: line %d, column %d: %s", trace.ErrSyntax, line, col, se.Error())
 	case errors.As(err, &te):
 		// Offset is where the value ends; point at its last byte.
-		line, col := textpos.LineCol(data, te.Offset-1)
+		line, col := tracejson.LineCol(data, te.Offset-1)
 		what := te.Field
 		if what == "" {
 			what = "the document"
@@ -281,7 +281,7 @@ func (im *ggmlImporter) run() error {
 		}
 		if isOp(i) {
 			op := trace.Step{Kind: trace.KindOp, Name: ts[i].Name, Engine: Engine, Cost: trace.DefaultCost,
-				Writes: []string{ts[i].Name}, Inplace: ggmlInplaceOps[ts[i].Op]}
+				Writes: []string{ts[i].Name}, InPlace: ggmlInPlaceOps[ts[i].Op]}
 			for _, s := range ts[i].Src {
 				if s != nil && !slices.Contains(op.Reads, *s) {
 					op.Reads = append(op.Reads, *s)

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/ggmltrace"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -15,7 +15,7 @@ import (
 // input, an in-place MUL, a TRANSPOSE view of its output and a CONT reading it.
 func tinyDoc(tb testing.TB) string {
 	tb.Helper()
-	return string(testfiles.Read(tb, "testdata", "tiny.json"))
+	return string(testutil.Read(tb, "testdata", "tiny.json"))
 }
 
 func TestGGMLImport(t *testing.T) {
@@ -25,7 +25,7 @@ func TestGGMLImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := tracetest.Resolve(t, tr)
-	if tr.Granule != 32 || len(p.Ops) != 2 || p.Ops[0].Name != "h" || !p.Ops[0].Inplace || p.Ops[1].Inplace {
+	if tr.Granule != 32 || len(p.Ops) != 2 || p.Ops[0].Name != "h" || !p.Ops[0].InPlace || p.Ops[1].InPlace {
 		t.Fatalf("%s", trace.Marshal(tr))
 	}
 	if len(p.Ops[0].Uses) != 2 { // "in" once (deduplicated), "h" written

@@ -148,7 +148,7 @@ func TestGGMLInplaceFillClamp(t *testing.T) {
 		p := tracetest.Resolve(t, tr)
 		k, ok := p.OpIndex("h")
 		require.True(t, ok)
-		require.True(t, p.Ops[k].Inplace, "%s is not inplace", op)
+		require.True(t, p.Ops[k].InPlace, "%s is not inplace", op)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -151,7 +150,7 @@ func TestNormalizeAgainstReference(t *testing.T) {
 		ip.decide()
 		compareNormalized(t, fmt.Sprintf("%s/%d", sh.name, n), derive(ip).prob, false)
 	}
-	views := scaleTrace(t, scalegen.Views(200))
+	views := scaleTrace(t, tracetest.Views(200))
 	pr, _ := views.Resolve()
 	hb, _ := happensBefore(pr)
 	ip := newInplacer(pr, hb, true)

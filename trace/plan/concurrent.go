@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/minheap"
+	"github.com/subarena/subarena/trace/internal/sweep"
 )
 
 // concurrentPairsByClock returns what concurrentPairs returns for happens-before given by
@@ -43,9 +43,9 @@ func concurrentPairsByClock(prob *Problem, infos []pieceInfo, order *trace.Order
 			pairs = append(pairs, [2]int32{min(a, b), max(a, b)})
 		}
 	}
-	heaps := make([]minheap.Heap[seqEntry], nEng)
+	heaps := make([]sweep.Heap[seqEntry], nEng)
 	for e := range heaps {
-		heaps[e] = minheap.New(func(x, y seqEntry) bool { return x.seq > y.seq }) // highest seq first
+		heaps[e] = sweep.NewHeap(func(x, y seqEntry) bool { return x.seq > y.seq }) // highest seq first
 	}
 	stamp := make([]int32, n)
 	for i := range stamp {

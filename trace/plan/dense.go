@@ -9,7 +9,7 @@ import (
 
 	"github.com/subarena/subarena/arena"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/minheap"
+	"github.com/subarena/subarena/trace/internal/sweep"
 )
 
 // Dense problems.
@@ -210,7 +210,7 @@ func appendDenseRuns(out []denseRun, item int32, size int64, start Time, pieces 
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
 	slices.SortFunc(pieces, func(a, b stretched) int { return cmp.Compare(a.lo, b.lo) })
-	open := minheap.New(func(a, b stretched) bool { return a.end > b.end }) // latest end first
+	open := sweep.NewHeap(func(a, b stretched) bool { return a.end > b.end }) // latest end first
 	next, first := 0, len(out)
 	for k := 0; k+1 < len(cuts); k++ {
 		lo, hi := cuts[k], cuts[k+1]

@@ -5,11 +5,10 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
-	"github.com/subarena/subarena/trace/internal/scalegen"
-	"github.com/subarena/subarena/trace/internal/testfiles"
-	"github.com/subarena/subarena/trace/internal/tracegen"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 // TestOrderedFromCoversConcurrent: on random multi-engine traces, every pair of pieces
@@ -20,8 +19,8 @@ import (
 func TestOrderedFromCoversConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 30))
 	multi := 0
-	for i := range testfiles.Count(400, 80) {
-		tr, err := trace.Parse(tracegen.Random(rng, 10+rng.IntN(80)))
+	for i := range testutil.Count(400, 80) {
+		tr, err := trace.Parse(tracetest.Random(rng, 10+rng.IntN(80)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,14 +86,14 @@ func TestOrderedFromCoversConcurrent(t *testing.T) {
 	}
 }
 
-// TestPlanMemoryLinearOnTwoEngines: planning the copy-engine trace (scalegen.CopyEngine)
+// TestPlanMemoryLinearOnTwoEngines: planning the copy-engine trace (tracetest.CopyEngine)
 // allocates memory
 // linear in its size: 4x the iterations allocate less than 6x the bytes (it was 16x, a
 // conflict pair listed per pair of buffers: 3.5 GB at 2,000 steps), and the plan is no
 // higher than the online replay's, which is as low as a plan gets there.
 func TestPlanMemoryLinearOnTwoEngines(t *testing.T) {
 	allocated := func(iters int) (uint64, Result) {
-		tr, err := trace.Parse(scalegen.CopyEngine(iters, 0))
+		tr, err := trace.Parse(tracetest.CopyEngine(iters, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +114,7 @@ func TestPlanMemoryLinearOnTwoEngines(t *testing.T) {
 	if large > 6*small {
 		t.Fatalf("4x the iterations allocated %.1fx the memory", float64(large)/float64(small))
 	}
-	tr, _ := trace.Parse(scalegen.CopyEngine(2000, 0))
+	tr, _ := trace.Parse(tracetest.CopyEngine(2000, 0))
 	p, _ := tr.Resolve()
 	want := int64(0)
 	for i := range 2000 {

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/ggmltrace"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/replay"
 	"github.com/subarena/subarena/trace/tracefile"
 )
@@ -49,7 +49,7 @@ func ggGen(t testing.TB, p ggParams) []byte {
 // op, type, layout, sources, view base and buffer, and the calculator gives
 // both graphs the same figures.
 func TestGGMLGeneratorTiny(t *testing.T) {
-	real := testfiles.Read(t, ".", ggmlTiny)
+	real := testutil.Read(t, ".", ggmlTiny)
 	gen := ggGen(t, ggTinyParams)
 	read := func(data []byte) map[string]string {
 		var doc struct {

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/subarena/subarena/trace/internal/testfiles"
+	"github.com/subarena/subarena/internal/testutil"
 )
 
 // liveRuns returns the maximal runs of item it's bytes live at time tm,
@@ -141,7 +141,7 @@ func exactOptimum(p *Problem) int64 {
 // optimum.
 func TestHoleBoundBelowOptimum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	iters := testfiles.Count(1500, 400)
+	iters := testutil.Count(1500, 400)
 	lifted, tight, hiding := 0, 0, 0
 	for iter := range iters {
 		p := holedProblem(rng, 2+rng.IntN(3))

@@ -166,7 +166,7 @@ func (ip *inplacer) decide() {
 	p := ip.p
 	for k := range p.Ops {
 		op := &p.Ops[k]
-		if !op.Inplace {
+		if !op.InPlace {
 			continue
 		}
 		var taken []ranges.Set // root footprints already taken at this op

@@ -5,14 +5,14 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/strided"
-	"github.com/subarena/subarena/strided/stridedtest"
 )
 
 // elements calls f with the byte address of every element of l, in
 // row-major order.
 func elements(l strided.Layout, f func(addr int64)) {
-	stridedtest.Elements(l.Offset, l.Shape, l.Strides, f)
+	testutil.LayoutElements(l.Offset, l.Shape, l.Strides, f)
 }
 
 // mapped is the slow model of a relayout: the address in target of the

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subarena/subarena/trace/internal/testfiles"
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // instance is one MiniMalloc benchmark with its published figures.
@@ -129,7 +129,7 @@ func TestMiniMallocSearch(t *testing.T) {
 		budget = 5 * time.Second
 	}
 	for _, in := range instances {
-		if !long && testfiles.RaceEnabled && in.name != "C" && in.name != "input" {
+		if !long && invariants.RaceEnabled && in.name != "C" && in.name != "input" {
 			continue
 		}
 		p := loadInstance(t, in.name)

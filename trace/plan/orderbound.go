@@ -138,7 +138,7 @@ func mostLive(p *trace.Program, anc, desc bitMatrix) int64 {
 			writes += s[1].Len()
 			total += s[2].Len()
 		}
-		if op.Inplace {
+		if op.InPlace {
 			total = max(reads, writes)
 		}
 		// Bytes of other uses that straddle k in every order.

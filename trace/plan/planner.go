@@ -444,7 +444,7 @@ func replayBound(p *trace.Program, rp *trace.Plan, planner int64) int64 {
 // hasInplace reports whether some op of p is inplace.
 func hasInplace(p *trace.Program) bool {
 	for k := range p.Ops {
-		if p.Ops[k].Inplace {
+		if p.Ops[k].InPlace {
 			return true
 		}
 	}

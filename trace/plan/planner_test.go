@@ -21,9 +21,9 @@ import (
 
 	"github.com/subarena/subarena/trace/tracefile"
 
+	"github.com/subarena/subarena/internal/invariants"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace/check"
-	"github.com/subarena/subarena/trace/internal/scalegen"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -33,7 +33,7 @@ import (
 // elementwise ops may write over dying inputs, through views too.
 func ggmlBound(t testing.TB, path string) int64 {
 	t.Helper()
-	data := testfiles.Read(t, ".", path)
+	data := testutil.Read(t, ".", path)
 	var doc struct {
 		Analysis struct {
 			Bound int64 `json:"max_live_bytes_subrange_elementwise_inplace_exact"`
@@ -247,7 +247,7 @@ func genTrace(rng *rand.Rand, strided bool) *trace.Trace {
 			}
 			b := alloc(slices.Clone(reads[0].shape))
 			op := trace.Step{Kind: trace.KindOp, Name: fresh("op"), Engine: engines[rng.IntN(len(engines))],
-				Writes: []string{b.name}, Inplace: rng.IntN(3) > 0, Cost: 1 + rng.Int64N(3)}
+				Writes: []string{b.name}, InPlace: rng.IntN(3) > 0, Cost: 1 + rng.Int64N(3)}
 			for _, rd := range reads {
 				if !slices.Contains(op.Reads, rd.name) {
 					op.Reads = append(op.Reads, rd.name)
@@ -318,7 +318,7 @@ func noneStrided(int) bool   { return false }
 
 // raceIters is n, or underRace under the race detector.
 func raceIters(n, underRace int) int {
-	if testfiles.RaceEnabled {
+	if invariants.RaceEnabled {
 		return underRace
 	}
 	return n
@@ -590,7 +590,7 @@ func TestPlanMiniMallocCSV(t *testing.T) {
 		file string
 		want int64
 	}{{"input.12.csv", 12}, {"C.1048576.csv", 1039360}} {
-		mm, err := minimalloc.Parse(testfiles.Read(t, minimallocDir, in.file))
+		mm, err := minimalloc.Parse(testutil.Read(t, minimallocDir, in.file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -666,7 +666,7 @@ func TestPlanProgramRejects(t *testing.T) {
 // abandoned: Plan returns its own checked plan within the budget, with ReplayErr
 // matching trace.ErrStopped; a replay that finishes in time is compared as before.
 func TestBudgetBoundsReplay(t *testing.T) {
-	tr := scaleTrace(t, scalegen.Loop(30, 2, 0))
+	tr := scaleTrace(t, tracetest.Loop(30, 2, 0))
 	p := tracetest.Resolve(t, tr)
 	release := make(chan struct{})
 	beforeReplay = func() { <-release }
@@ -750,7 +750,7 @@ func TestReplayPlanReportsBound(t *testing.T) {
 
 	// MiniMalloc instance H, greedy only: the replay's plan is kept, with the
 	// planner's bound (no op is inplace, so it holds for every plan).
-	mm, err := minimalloc.Parse(testfiles.Read(t, minimallocDir, "H.1048576.csv"))
+	mm, err := minimalloc.Parse(testutil.Read(t, minimallocDir, "H.1048576.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -828,7 +828,7 @@ func TestPlanReusesScratch(t *testing.T) {
 // its first plan allocates less than with a fresh one each time: none of
 // the growth of the derivations' slices.
 func TestScratchSparesAllocations(t *testing.T) {
-	tr := scaleTrace(t, scalegen.Strided(2000))
+	tr := scaleTrace(t, tracetest.Strided(2000))
 	var warm Scratch
 	if _, err := Plan(tr, Options{Scratch: &warm}); err != nil {
 		t.Fatal(err)

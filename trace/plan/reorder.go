@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/subarena/subarena/internal/enumname"
-
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
 )
@@ -44,7 +42,12 @@ var ReorderRules = []ReorderRule{ReorderNet, ReorderPeak, ReorderFree}
 var reorderNames = [...]string{ReorderNet: "net", ReorderPeak: "peak", ReorderFree: "free"}
 
 // String returns the rule's name ("net", "peak", "free").
-func (r ReorderRule) String() string { return enumname.Name(reorderNames[:], r, "ReorderRule") }
+func (r ReorderRule) String() string {
+	if int(r) < len(reorderNames) && reorderNames[r] != "" {
+		return reorderNames[r]
+	}
+	return fmt.Sprintf("ReorderRule(%d)", uint8(r))
+}
 
 // Reordering is a trace with its ops in another order that respects every
 // dependency of the input (see Reorder).

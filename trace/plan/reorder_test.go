@@ -9,12 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/strided"
-	"github.com/subarena/subarena/strided/stridedtest"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/ggmltrace"
-	"github.com/subarena/subarena/trace/internal/tracegen"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -126,10 +125,10 @@ type byteRun struct{ lo, hi int64 }
 type byteRuns []byteRun
 
 // elementSpans returns the bytes of l, found by walking every element
-// (stridedtest), not by the package's footprints.
+// (testutil.LayoutBytes), not by the package's footprints.
 func elementSpans(l strided.Layout) byteRuns {
 	var all byteRuns
-	stridedtest.Elements(l.Offset, l.Shape, l.Strides, func(a int64) {
+	testutil.LayoutElements(l.Offset, l.Shape, l.Strides, func(a int64) {
 		if n := len(all); n > 0 && all[n-1].hi == a {
 			all[n-1].hi += l.Elem
 			return
@@ -233,7 +232,7 @@ func TestReorderProperty(t *testing.T) {
 		n = 60
 	}
 	for range n {
-		tr, err := trace.Parse(tracegen.Random(rng, 10+rng.IntN(60)))
+		tr, err := trace.Parse(tracetest.Random(rng, 10+rng.IntN(60)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,7 +364,7 @@ func FuzzReorder(f *testing.F) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 4 {
-		f.Add(tracegen.Random(rng, 40))
+		f.Add(tracetest.Random(rng, 40))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := trace.Parse(data)

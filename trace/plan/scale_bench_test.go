@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/scalegen"
+	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
 // The scale benchmarks plan generated traces at three sizes with the budget at zero, the
@@ -20,12 +20,12 @@ var planScaleShapes = []struct {
 	gen   func(n int) []byte
 	sizes []int
 }{
-	{"loop2", func(n int) []byte { return scalegen.Loop(n/scalegen.LoopSteps, 2, 0) }, []int{1000, 10000, 100000}},
-	{"loop1", func(n int) []byte { return scalegen.Loop(n/scalegen.LoopSteps, 1, 0) }, []int{1000, 10000, 100000}},
-	{"copy", func(n int) []byte { return scalegen.CopyEngine(n/scalegen.CopySteps, 0) }, []int{1000, 10000, 100000}},
-	{"copysync", func(n int) []byte { return scalegen.CopyEngine(n/scalegen.CopySteps, 100) }, []int{1000, 10000, 100000}},
-	{"views", scalegen.Views, []int{1000, 10000, 100000}},
-	{"strided", scalegen.Strided, []int{2000, 20000, 200000}},
+	{"loop2", func(n int) []byte { return tracetest.Loop(n/tracetest.LoopSteps, 2, 0) }, []int{1000, 10000, 100000}},
+	{"loop1", func(n int) []byte { return tracetest.Loop(n/tracetest.LoopSteps, 1, 0) }, []int{1000, 10000, 100000}},
+	{"copy", func(n int) []byte { return tracetest.CopyEngine(n/tracetest.CopySteps, 0) }, []int{1000, 10000, 100000}},
+	{"copysync", func(n int) []byte { return tracetest.CopyEngine(n/tracetest.CopySteps, 100) }, []int{1000, 10000, 100000}},
+	{"views", tracetest.Views, []int{1000, 10000, 100000}},
+	{"strided", tracetest.Strided, []int{2000, 20000, 200000}},
 }
 
 func scaleTrace(tb testing.TB, data []byte) *trace.Trace {

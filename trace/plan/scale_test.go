@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
-	"github.com/subarena/subarena/trace/internal/scalegen"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/replay"
 )
@@ -18,13 +17,13 @@ import (
 // again) and is no lower than the planner's lower bound; the online replay ran, unless
 // the budget ended first.
 func TestScaleShapesPlan(t *testing.T) {
-	n := testfiles.Count(1000, 300)
+	n := testutil.Count(1000, 300)
 	shapes := append(planScaleShapes[:len(planScaleShapes):len(planScaleShapes)],
 		struct {
 			name  string
 			gen   func(n int) []byte
 			sizes []int
-		}{"fanin", scalegen.Fanin, nil})
+		}{"fanin", tracetest.Fanin, nil})
 	for _, sh := range shapes {
 		tr := scaleTrace(t, sh.gen(n))
 		p := tracetest.Resolve(t, tr)

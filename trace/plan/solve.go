@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/subarena/subarena/internal/invariants"
 )
 
 // SolveOptions tunes Solve. The zero value runs the greedy variants only.
@@ -98,7 +100,7 @@ func Solve(p *Problem, opts SolveOptions) (Solution, error) {
 // returns it: in test binaries (of any package) and under the invariants
 // build tag, not in production, where the solver's placements are valid by
 // construction and Verify would cost a quarter of a greedy plan.
-var verifySolutions = invariants || testing.Testing()
+var verifySolutions = invariants.Enabled || testing.Testing()
 
 func solveCompiled(c *compiled, opts SolveOptions, start time.Time) Solution {
 	live := c.liveBound()

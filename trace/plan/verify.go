@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/subarena/subarena/trace/internal/minheap"
+	"github.com/subarena/subarena/trace/internal/sweep"
 )
 
 // Verify checks a placement of a valid problem: one offset per item, each
@@ -44,7 +44,7 @@ func Verify(p *Problem, offsets []int64) (int64, error) {
 	}
 	tree := newTop2Tree(len(spans))
 	live := make([]bool, len(spans))
-	ends := minheap.New(func(i, j int32) bool { return spans[i].end < spans[j].end }) // span indices by end
+	ends := sweep.NewHeap(func(i, j int32) bool { return spans[i].end < spans[j].end }) // span indices by end
 	for i, r := range spans {
 		for ends.Len() > 0 && spans[ends.Min()].end <= r.start {
 			j := ends.Pop()

@@ -7,7 +7,6 @@ import (
 
 	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/scalegen"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -49,8 +48,8 @@ func BenchmarkScaleReplay(b *testing.B) {
 }
 
 // BenchmarkReplayGrowth replays the generated traces whose pinned bytes grow
-// with their length (scalegen.CopyEngine without syncs: every half a copy op
-// reads stays pinned for every later compute writer; scalegen.Loop on two
+// with their length (tracetest.CopyEngine without syncs: every half a copy op
+// reads stays pinned for every later compute writer; tracetest.Loop on two
 // engines for comparison) at 10k, 20k and 40k steps, as `subarena replay`
 // does. ns/step and B/step stay flat when the time and memory are linear in
 // the trace:
@@ -82,8 +81,8 @@ var growthShapes = []struct {
 	name string
 	gen  func(n int) []byte
 }{
-	{"copy", func(n int) []byte { return scalegen.CopyEngine(n/scalegen.CopySteps, 0) }},
-	{"loop2", func(n int) []byte { return scalegen.Loop(n/scalegen.LoopSteps, 2, 0) }},
+	{"copy", func(n int) []byte { return tracetest.CopyEngine(n/tracetest.CopySteps, 0) }},
+	{"loop2", func(n int) []byte { return tracetest.Loop(n/tracetest.LoopSteps, 2, 0) }},
 }
 
 // perStep reports the time per step of an n-step trace.

@@ -41,7 +41,7 @@ func planDonations(p *trace.Program, usesOf [][]opUse, order *trace.Order, off b
 		first := usesOf[b][0]
 		op := &p.Ops[first.Op]
 		w := op.Uses[first.Use]
-		if !op.Inplace || w.Access&trace.AccessWrite == 0 || discardedBefore(p, b, op.Step, nil) ||
+		if !op.InPlace || w.Access&trace.AccessWrite == 0 || discardedBefore(p, b, op.Step, nil) ||
 			!laterUsesOrdered(usesOf[b], first.Op, order) {
 			continue
 		}

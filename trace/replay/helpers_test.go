@@ -3,7 +3,7 @@ package replay
 import (
 	"testing"
 
-	"github.com/subarena/subarena/trace/internal/testfiles"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace/minimalloc"
 )
 
@@ -11,17 +11,17 @@ import (
 // relative to this package.
 const sharedData = "../../testdata"
 
-// sharedFiles returns the files matching pattern under sharedData (testfiles.Glob).
+// sharedFiles returns the files matching pattern under sharedData (testutil.Glob).
 func sharedFiles(t *testing.T, pattern string) []string {
 	t.Helper()
-	return testfiles.Glob(t, sharedData, pattern)
+	return testutil.Glob(t, sharedData, pattern)
 }
 
 // readMiniMalloc returns the MiniMalloc instance in the CSV file at path, failing the
 // test when it cannot be read or parsed.
 func readMiniMalloc(t *testing.T, path string) *minimalloc.CSV {
 	t.Helper()
-	mm, err := minimalloc.Parse(testfiles.Read(t, ".", path))
+	mm, err := minimalloc.Parse(testutil.Read(t, ".", path))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -6,9 +6,8 @@ import (
 	"testing"
 
 	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/scalegen"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -105,7 +104,7 @@ func TestReplayCountsMatchReference(t *testing.T) {
 			}
 		}
 	}
-	n := testfiles.Count(200, 30)
+	n := testutil.Count(200, 30)
 	waited := 0
 	for i := 0; i < n; i++ {
 		p := tracetest.Resolve(t, tracetest.RandomTrace(rng, 10+rng.IntN(100)))
@@ -119,7 +118,7 @@ func TestReplayCountsMatchReference(t *testing.T) {
 	if waited == 0 {
 		t.Fatal("no replay handed pending bytes over")
 	}
-	for _, sh := range scalegen.Shapes {
+	for _, sh := range tracetest.Shapes {
 		p := tracetest.ShapeProgram(t, sh, 300)
 		compare(sh.Name, p)
 	}

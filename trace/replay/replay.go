@@ -11,7 +11,7 @@ import (
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/minheap"
+	"github.com/subarena/subarena/trace/internal/sweep"
 )
 
 // Options configure Run.
@@ -215,7 +215,7 @@ type replayer struct {
 	submit     []int64
 	start      []int64
 	end        []int64
-	pending    minheap.Heap[completion] // ordered by completion.less
+	pending    sweep.Heap[completion] // ordered by completion.less
 
 	bufs       []*subarena.Buffer
 	views      []*subarena.View
@@ -266,7 +266,7 @@ func newReplayer(p *trace.Program, opts Options) (*replayer, error) {
 		return nil, fmt.Errorf("%w: %w", trace.ErrReplay, err)
 	}
 	n := len(p.Ops)
-	r := &replayer{p: p, opts: opts, tl: tl, alloc: a, pending: minheap.New(completion.less),
+	r := &replayer{p: p, opts: opts, tl: tl, alloc: a, pending: sweep.NewHeap(completion.less),
 		engineFree: make([]int64, len(p.Trace.Engines)),
 		events:     make([]sasync.Event, n), submit: make([]int64, n), start: make([]int64, n), end: make([]int64, n),
 		bufs: make([]*subarena.Buffer, len(p.Buffers)), views: make([]*subarena.View, len(p.Views)),

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	subarena "github.com/subarena/subarena"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 )
 
@@ -145,7 +145,7 @@ func TestIROrderCounterexample(t *testing.T) {
 // allocator on its own traces), which checks the importer's mapping end to end.
 func TestGGMLReproducesGGML(t *testing.T) {
 	for _, f := range sharedFiles(t, "ggml/*.json") {
-		data := testfiles.Read(t, ".", f)
+		data := testutil.Read(t, ".", f)
 		var g struct {
 			Size    int64 `json:"buffer_size_after_reserve"`
 			Tensors []struct {

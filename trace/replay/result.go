@@ -8,8 +8,7 @@ import (
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
-	"github.com/subarena/subarena/trace/internal/partruns"
-	"github.com/subarena/subarena/trace/internal/rangetags"
+	"github.com/subarena/subarena/trace/internal/sweep"
 )
 
 // result assembles the Result after the last completion.
@@ -117,7 +116,7 @@ func (r *replayer) useSpans(b int, pieces []trace.Piece) []useSpan {
 		return out
 	}
 	part := partition(pieces)
-	tags := rangetags.New(len(part), func(a, b useSpan) useSpan {
+	tags := sweep.NewTags(len(part), func(a, b useSpan) useSpan {
 		return useSpan{min(a.first, b.first), max(a.last, b.last)}
 	})
 	for _, ou := range r.usesOf[b] {
@@ -281,8 +280,8 @@ func (ix *maxIndex) max(r ranges.Range) int64 {
 const scanPiecesUpTo = 8
 
 // partition returns the runs of pieces, sorted by Lo.
-func partition(pieces []trace.Piece) []partruns.Run {
-	return partruns.Of(len(pieces), func(i int) *ranges.Set { return &pieces[i].Bytes })
+func partition(pieces []trace.Piece) []sweep.PartRun {
+	return sweep.PartRuns(len(pieces), func(i int) *ranges.Set { return &pieces[i].Bytes })
 }
 
 // translated returns a copy of s moved by d (s is not modified); on overflow it returns

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/subarena/subarena/trace/internal/testfiles"
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace/tracefile"
 )
 
 func BenchmarkReadGGML(b *testing.B) {
-	data := testfiles.Read(b, sharedData, "ggml/ggml-tiny.json")
+	data := testutil.Read(b, sharedData, "ggml/ggml-tiny.json")
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/ggmltrace"
-	"github.com/subarena/subarena/trace/internal/textpos"
+	"github.com/subarena/subarena/trace/internal/tracejson"
 	"github.com/subarena/subarena/trace/minimalloc"
 )
 
@@ -149,7 +149,7 @@ func detectHead(head []byte) (string, error) {
 		if err != nil && !errors.Is(err, trace.ErrSyntax) {
 			return "", err
 		}
-		if off, bad := textpos.SyntaxOffset(head); bad && off == int64(len(head)) {
+		if off, bad := tracejson.SyntaxOffset(head); bad && off == int64(len(head)) {
 			return format, nil // well-formed so far
 		}
 		if err == nil {

@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/testfiles"
 	"github.com/subarena/subarena/trace/internal/tracetest"
 	"github.com/subarena/subarena/trace/tracefile"
 )
 
 // ggmlDoc is a small ggml-alloc-trace/1 document: weights, an input, an in-place MUL, a
 // TRANSPOSE view of its output and a CONT reading it.
-var ggmlDoc = testfiles.Text("../ggmltrace/testdata/tiny.json")
+var ggmlDoc = testutil.Text("../ggmltrace/testdata/tiny.json")
 
 // header opens a subarena-trace/v1 document; steps follow.
 const header = `{"format": "subarena-trace/v1", "name": "x", "engines": ["c", "d"], "steps": [`

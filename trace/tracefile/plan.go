@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/textpos"
+	"github.com/subarena/subarena/trace/internal/tracejson"
 	"github.com/subarena/subarena/trace/minimalloc"
 )
 
@@ -59,7 +59,7 @@ func ReadPlanDocument(r io.Reader) ([]byte, error) {
 	case looksJSON(head) && controlBytes(head):
 		return nil, trace.UnknownFormat(fmt.Sprintf("binary data (not text, in the first %d bytes)", len(head)))
 	case looksJSON(head):
-		if off, bad := textpos.SyntaxOffset(head); bad && off < int64(len(head)) {
+		if off, bad := tracejson.SyntaxOffset(head); bad && off < int64(len(head)) {
 			// Malformed within the first bytes: the error parsing the whole
 			// input would give, without reading it.
 			if _, err := trace.ParsePlan(head); err != nil {

@@ -1,7 +1,14 @@
-// Package tracejson renders subarena-trace/v1 documents in trace.Write's layout: the
-// top-level keys one per line, one step per line, every default written out. It needs
+// Package tracejson is the JSON text of subarena's formats, below the trace package.
+//
+// It renders subarena-trace/v1 documents in trace.Write's layout: the top-level keys one
+// per line, one step per line, every default written out (Write, Step, Header). It needs
 // nothing from the trace package, so that package and the generators its tests read
-// (tracegen, scalegen) write documents the same way.
+// write documents the same way.
+//
+// It places errors in the text of a document: the line and column of a byte offset
+// (LineCol), and the offset at which JSON stops being well-formed (SyntaxOffset).
+// Package trace and its importers report positions with it, so they count them the
+// same way.
 package tracejson
 
 import (
@@ -53,7 +60,7 @@ type Step struct {
 	Shape, Strides       []int64
 	Reads, Writes, Waits []string
 	Cost                 int64
-	Inplace              bool
+	InPlace              bool
 }
 
 // JSON renders s on one line, keys in the format's order, the fields its kind has
@@ -92,7 +99,7 @@ func (s *Step) JSON() string {
 			kv("waits", Strings(s.Waits))
 		}
 		kv("cost", num(s.Cost))
-		if s.Inplace {
+		if s.InPlace {
 			kv("inplace", "true")
 		}
 	}

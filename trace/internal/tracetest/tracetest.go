@@ -1,6 +1,21 @@
-// Package tracetest holds the test helpers the trace packages' tests share
-// on the format's exported API: loading a file and resolving a trace,
-// failing the test on an error.
+// Package tracetest holds what the trace packages' tests share: valid
+// subarena-trace/v1 documents written from nothing, and helpers on the
+// format's exported API.
+//
+// Random writes a random valid document for the property tests of trace,
+// trace/replay and trace/plan. It tracks what the trace has brought into
+// being byte by byte, so that every step it emits is valid; RandomTrace
+// reads one back.
+//
+// Loop, CopyEngine, Views, Fanin and Strided write large valid documents of
+// a few fixed shapes (Shapes, at Sizes) for the scaling tests and
+// benchmarks. Every document is built step by step as JSON text, so
+// generating one costs time linear in its size.
+//
+// The generators need nothing from the trace package, but the helpers
+// (Resolve, Load, Program, DataProgram, ShapeProgram, ForScaleShapes) load
+// and resolve through it, failing the test on an error: package trace's own
+// tests that read generated documents are therefore external (trace_test).
 package tracetest
 
 import (
@@ -10,10 +25,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
-	"github.com/subarena/subarena/trace/internal/scalegen"
-	"github.com/subarena/subarena/trace/internal/testfiles"
-	"github.com/subarena/subarena/trace/internal/tracegen"
 	"github.com/subarena/subarena/trace/tracefile"
 )
 
@@ -46,20 +59,20 @@ func Program(tb testing.TB, path string) *trace.Program {
 }
 
 // RandomTrace returns a valid random trace of about steps steps
-// (tracegen.Random read back).
+// (Random read back).
 func RandomTrace(rng *rand.Rand, steps int) *trace.Trace {
-	t, err := trace.Parse(tracegen.Random(rng, steps))
+	t, err := trace.Parse(Random(rng, steps))
 	if err != nil {
-		panic("tracegen wrote an invalid trace: " + err.Error())
+		panic("Random wrote an invalid trace: " + err.Error())
 	}
 	return t
 }
 
 // DataProgram returns the program of the test data file rel under dir
-// (testfiles.Read), failing the test when it cannot be read or resolved.
+// (testutil.Read), failing the test when it cannot be read or resolved.
 func DataProgram(tb testing.TB, dir, rel string) *trace.Program {
 	tb.Helper()
-	p, err := tracefile.ReadProgram(bytes.NewReader(testfiles.Read(tb, dir, rel)), filepath.Base(rel))
+	p, err := tracefile.ReadProgram(bytes.NewReader(testutil.Read(tb, dir, rel)), filepath.Base(rel))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -68,7 +81,7 @@ func DataProgram(tb testing.TB, dir, rel string) *trace.Program {
 
 // ShapeProgram returns the program of the generated shape sh at size n, failing the test
 // when it does not parse or resolve.
-func ShapeProgram(tb testing.TB, sh scalegen.Shape, n int) *trace.Program {
+func ShapeProgram(tb testing.TB, sh Shape, n int) *trace.Program {
 	tb.Helper()
 	p, err := trace.ParseProgram(sh.Gen(n))
 	if err != nil {
@@ -77,11 +90,11 @@ func ShapeProgram(tb testing.TB, sh scalegen.Shape, n int) *trace.Program {
 	return p
 }
 
-// ForScaleShapes runs run on every generated shape (scalegen.Shapes) at
-// every size of scalegen.Sizes, as a sub-benchmark reporting allocations.
+// ForScaleShapes runs run on every generated shape (Shapes) at
+// every size of Sizes, as a sub-benchmark reporting allocations.
 func ForScaleShapes(b *testing.B, run func(b *testing.B, p *trace.Program)) {
-	for _, sh := range scalegen.Shapes {
-		for _, n := range scalegen.Sizes {
+	for _, sh := range Shapes {
+		for _, n := range Sizes {
 			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
 				p := ShapeProgram(b, sh, n)
 				b.ReportAllocs()

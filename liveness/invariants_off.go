@@ -1,7 +1,0 @@
-//go:build !invariants
-
-package liveness
-
-// invariants is false without the invariants build tag: the checks cost
-// nothing.
-const invariants = false
