@@ -96,7 +96,7 @@ type Allocator struct {
 	// clocks and wholeDims (the Whole views' shapes and strides) are
 	// guarded by mu, views and dims by slabMu (views are made without mu).
 	bufs      slab[Buffer]
-	clocks    slab[sasync.Clock] // a buffer holds one only when it took bytes whose users had not completed
+	residuals slab[residual] // a buffer holds one only when it took bytes whose users had not completed
 	wholeDims slab[int64]
 	slabMu    stdsync.Mutex
 	views     slab[View]
@@ -129,16 +129,21 @@ func nextSlabLen(made *int) int {
 type slab[T any] struct {
 	free []T // what is left of the current array
 	made int // arrays made so far
+	// short is how many values each array leaves out: the heap puts an
+	// 8-byte header before an array of pointerful values bigger than
+	// 512 bytes, so 32 values that fill a size class exactly (Views,
+	// 4 KiB) would take the next one up; 31 fit.
+	short int
 }
 
 // take returns n consecutive values, from an array of per·nextSlabLen
-// values when n ≤ per, else of their own.
+// values (less short) when n ≤ per, else of their own.
 func (s *slab[T]) take(n, per int) []T {
 	if n > per {
 		return make([]T, n)
 	}
 	if len(s.free) < n {
-		s.free = make([]T, per*nextSlabLen(&s.made))
+		s.free = make([]T, max(n, per*nextSlabLen(&s.made)-s.short))
 	}
 	out := s.free[:n:n]
 	s.free = s.free[n:]
@@ -159,9 +164,8 @@ func (a *Allocator) newBuffer() *Buffer {
 	return b
 }
 
-// newClock returns a zero Clock for a buffer's residual fence. Caller
-// holds mu.
-func (a *Allocator) newClock() *sasync.Clock { return a.clocks.next() }
+// newResidual returns a zero residual for a buffer. Caller holds mu.
+func (a *Allocator) newResidual() *residual { return a.residuals.next() }
 
 // newWholeDims returns the two int64s of a Whole view's shape and
 // strides. Caller holds mu.
@@ -171,12 +175,13 @@ func (a *Allocator) newWholeDims() []int64 { return a.wholeDims.take(2, 2) }
 // shape and strides, under one lock.
 func (a *Allocator) newView(dims int) (*View, []int64) {
 	a.slabMu.Lock()
-	defer a.slabMu.Unlock()
 	var d []int64
 	if dims > 0 {
 		d = a.dims.take(dims, dimsPerView)
 	}
-	return a.views.next(), d
+	v := a.views.next()
+	a.slabMu.Unlock()
+	return v, d
 }
 
 // New returns an Allocator over a fresh arena.
@@ -204,6 +209,7 @@ func New(cfg Config) (*Allocator, error) {
 		cfg.Timeline.Retain(sasync.DefaultRetain)
 	}
 	a := &Allocator{cfg: cfg, tl: cfg.Timeline, ar: ar, idx: idx}
+	a.views.short = 1
 	a.freeFn = a.giveBack
 	a.safeFn = a.safeForPoint
 	a.unsubscribe = a.tl.Subscribe(a.onComplete)
@@ -239,8 +245,8 @@ func (a *Allocator) safeForPoint(ev sasync.Event) bool {
 
 func (a *Allocator) onComplete(c sasync.Clock) {
 	a.mu.Lock()
-	defer a.unlockChecked()
 	a.idx.Complete(&c, a.freeFn)
+	a.unlockChecked()
 }
 
 // Alloc returns a buffer of size bytes that a writer at point at may use:
@@ -284,9 +290,15 @@ func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*
 		return nil, err
 	}
 	a.mu.Lock()
-	defer a.unlockChecked()
-	a.mayWait = opts.MayWait
-	blk, took, err := a.place(size, &at)
+	b, err := a.allocLocked(size, &at, opts.MayWait)
+	a.unlockChecked()
+	return b, err
+}
+
+// allocLocked is AllocWith once at has passed CheckPoint. Caller holds mu.
+func (a *Allocator) allocLocked(size int64, at *sasync.Point, mayWait func(sasync.Event) bool) (*Buffer, error) {
+	a.mayWait = mayWait
+	blk, took, err := a.place(size, at)
 	a.mayWait = nil
 	if err != nil {
 		return nil, a.noSpace(size, err)
@@ -299,17 +311,17 @@ func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*
 		for e := range a.fence {
 			if a.fence[e] > a.safeCompleted[e] {
 				if b.residual == nil {
-					b.residual = a.newClock()
+					b.residual = a.newResidual()
 				}
-				b.residual[e] = a.fence[e]
+				b.residual.clock[e] = a.fence[e]
 			}
 		}
 	}
-	if b.residual != nil {
+	if r := b.residual; r != nil {
 		// at passed CheckPoint: its clock is covered by the clock of every
 		// op its engine submits from now on.
-		b.bornEngine, b.bornSeq = at.Engine, a.tl.Submitted(at.Engine)
-		b.bornCovers = b.residual.LessEq(&at.Clock)
+		r.bornEngine, r.bornSeq = at.Engine, a.tl.Submitted(at.Engine)
+		r.bornCovers = r.clock.LessEq(&at.Clock)
 	}
 	b.size = size
 	a.adopt(b, ranges.Range{Lo: b.off, Hi: b.off + b.span})
@@ -512,7 +524,13 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 		return fmt.Errorf("%w: %d", ErrInvalidAccess, acc)
 	}
 	a.mu.Lock()
-	defer a.unlockChecked()
+	err := a.useLocked(v, ev)
+	a.unlockChecked()
+	return err
+}
+
+// useLocked is Use once acc has been checked. Caller holds mu.
+func (a *Allocator) useLocked(v *View, ev sasync.Event) error {
 	cover, err := a.heldCover(v)
 	if err != nil {
 		return err
@@ -542,7 +560,7 @@ func (a *Allocator) checkOrder(b *Buffer, ev sasync.Event) (done bool, err error
 	if done && b.bornOrdered(ev) {
 		return true, nil // a completed op its clock may be forgotten for
 	}
-	ordered, err := a.tl.OrderedAfter(b.residual, ev)
+	ordered, err := a.tl.OrderedAfter(&b.residual.clock, ev)
 	if err != nil {
 		return false, err
 	}
@@ -653,14 +671,21 @@ func (a *Allocator) Release(b *Buffer) error {
 		return fmt.Errorf("%w: release", ErrForeign)
 	}
 	a.mu.Lock()
-	defer a.unlockChecked()
+	err := a.releaseBuffer(b)
+	a.unlockChecked()
+	return err
+}
+
+// releaseBuffer is Release once b is known to be this Allocator's.
+// Caller holds mu.
+func (a *Allocator) releaseBuffer(b *Buffer) error {
 	if b.released {
 		return fmt.Errorf("%w: buffer %d", ErrDoubleRelease, b.id)
 	}
 	if !a.listed(b) {
 		return fmt.Errorf("%w: buffer %d: a copy of a handle", ErrForeign, b.id)
 	}
-	if len(b.claims) > 0 {
+	if len(b.openClaims()) > 0 {
 		return fmt.Errorf("%w: buffer %d has an open claim", ErrClaimed, b.id)
 	}
 	return a.releaseLocked(b, &b.live)
@@ -772,7 +797,6 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	// ordered after it may use them under their new name either.
 	nb := a.newBuffer()
 	nb.off, nb.size, nb.span, nb.residual = r.Lo, r.Len(), r.Len(), b.residual
-	nb.bornEngine, nb.bornSeq, nb.bornCovers = b.bornEngine, b.bornSeq, b.bornCovers
 	b.live.Remove(r)
 	a.live -= r.Len()
 	var none ranges.Set

@@ -23,16 +23,20 @@ type View struct {
 	buf    *Buffer
 	parent *View
 	layout strided.Layout // relative to the buffer's first byte
-	// depth sits beside the flags below, in one word (a View is then 144
-	// bytes, a size class less; so is the Buffer it lives in).
+	// depth sits beside the flags below, in one word: a View is then 128
+	// bytes, and a slab of them fills whole pages.
 	depth int32
 
 	// Covered bytes in absolute arena offsets, computed on first use under
 	// the Allocator's lock.
 	coverDone bool
 	coverOK   bool // exact
-	coverErr  error
-	cover     ranges.Set
+	// coverFailed says that computing the cover failed; the error is
+	// computed again when asked for (coverError), so that no View carries
+	// an error's two words for a failure that does not happen to valid
+	// layouts.
+	coverFailed bool
+	cover       ranges.Set
 	// Room for a cover of one run without an allocation of its own (the
 	// layout's shape and strides come from the Allocator's dims slabs).
 	coverRuns [1]ranges.Range
@@ -205,7 +209,22 @@ func (v *View) coverLocked() (*ranges.Set, bool, error) {
 		abs := v.layout
 		abs.Offset += v.buf.off
 		exact, err := abs.AppendCover(&v.cover, CoverBudget)
-		v.coverOK, v.coverErr, v.coverDone = exact, err, true
+		v.coverOK, v.coverFailed, v.coverDone = exact, err != nil, true
 	}
-	return &v.cover, v.coverOK, v.coverErr
+	if v.coverFailed {
+		return &v.cover, v.coverOK, v.coverError()
+	}
+	return &v.cover, v.coverOK, nil
+}
+
+// coverError returns the error computing v's cover failed with: the
+// layout does not change, so computing it again fails the same way.
+func (v *View) coverError() error {
+	abs := v.layout
+	abs.Offset += v.buf.off
+	var s ranges.Set
+	if _, err := abs.AppendCover(&s, CoverBudget); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: view %v: covered bytes not computable", ErrInvalidLayout, v.layout)
 }
