@@ -212,7 +212,9 @@ func New(cfg Config) (*Allocator, error) {
 	a.views.short = 1
 	a.freeFn = a.giveBack
 	a.safeFn = a.safeForPoint
-	a.unsubscribe = a.tl.Subscribe(a.onComplete)
+	// A closure rather than the method value: the clock is passed on by
+	// pointer, not copied once more.
+	a.unsubscribe = a.tl.Subscribe(func(c sasync.Clock) { a.onComplete(&c) })
 	return a, nil
 }
 
@@ -243,9 +245,9 @@ func (a *Allocator) safeForPoint(ev sasync.Event) bool {
 	return ev.SafeUnder(&a.safePoint, &a.safeCompleted) || (a.mayWait != nil && a.mayWait(ev))
 }
 
-func (a *Allocator) onComplete(c sasync.Clock) {
+func (a *Allocator) onComplete(c *sasync.Clock) {
 	a.mu.Lock()
-	a.idx.Complete(&c, a.freeFn)
+	a.idx.Complete(c, a.freeFn)
 	a.unlockChecked()
 }
 

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"fmt"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 )
@@ -53,6 +54,15 @@ type Timeline struct {
 	// older ones are forgotten as Complete goes, a chunk at a time.
 	retain Seq
 
+	// Copies of n, of each engine's submitted seq (hist[e].n) and of
+	// completed, stored under mu as each changes and read without it, so
+	// that Status, the check an allocator makes of every use, takes no
+	// lock: numEngines == n, submitted[e] == hist[e].n and
+	// completedSeq[e] == completed[e] whenever mu is free.
+	numEngines   atomic.Int32
+	submitted    [MaxEngines]atomic.Uint64
+	completedSeq [MaxEngines]atomic.Uint64
+
 	// subMu serializes Subscribe and unsubscribe; subs is the current
 	// subscriber list, replaced (never mutated) on change so that Complete
 	// can read it without a lock and without allocating.
@@ -98,6 +108,7 @@ func (t *Timeline) AddEngine(name string, kind Kind) (EngineID, error) {
 	t.engines[id] = Engine{ID: id, Name: name, Kind: kind}
 	t.names[name] = id
 	t.n++
+	t.numEngines.Store(int32(t.n))
 	return id, nil
 }
 
@@ -185,12 +196,13 @@ func (t *Timeline) submitLocked(e EngineID, waits []Event) (Event, *Clock, error
 	// The new op's clock is built in its history slot: a copy of the
 	// previous op's, joined with the host clock and the waits.
 	h := &t.hist[e]
-	c := h.pushLast(&t.spare)
+	c := h.pushLast(&t.spare, t.n)
 	c.joinFirst(&t.host, t.n)
 	for i := range waits {
 		t.joinEventLocked(c, waits[i])
 	}
 	c[e] = h.n
+	t.submitted[e].Store(uint64(h.n))
 	return Event{Engine: e, Seq: h.n}, c, nil
 }
 
@@ -268,9 +280,21 @@ func (t *Timeline) Complete(ev Event) error {
 		t.mu.Unlock()
 		return fmt.Errorf("complete %v: engine %d has completed through seq %d: %w", ev, ev.Engine, done, ErrAlreadyCompleted)
 	}
-	t.completed.joinFirst(t.hist[ev.Engine].at(ev.Seq), t.n)
+	// completed ⊔= ev's clock, publishing each component that grows;
+	// only an engine whose completed seq grew may have a chunk to forget.
+	evc := t.hist[ev.Engine].at(ev.Seq)
+	var grew uint32
+	for e, s := range evc[:t.n] {
+		if s > t.completed[e] {
+			t.completed[e] = s
+			t.completedSeq[e].Store(uint64(s))
+			grew |= 1 << e
+		}
+	}
 	if t.retain > 0 {
-		t.retireLocked()
+		for ; grew != 0; grew &= grew - 1 {
+			t.retireEngineLocked(bits.TrailingZeros32(grew))
+		}
 	}
 	completed := t.completed
 	if invariants {
@@ -303,9 +327,16 @@ func (t *Timeline) Completed(ev Event) bool {
 
 // Status reports whether ev has completed, after checking that ev names a
 // submitted op: it fails with ErrUnknownEvent (and ErrUnknownEngine) as
-// EventClock does, but never with ErrForgotten. One lock, no clock
-// copied: the check an allocator makes of every use.
+// EventClock does, but never with ErrForgotten. No lock and no clock
+// copied for an event that names a submitted op: the check an allocator
+// makes of every use.
 func (t *Timeline) Status(ev Event) (completed bool, err error) {
+	// The submitted seq is read before the completed one: both only grow,
+	// so ev was submitted when the completed seq is read, the moment the
+	// answer is for.
+	if int32(ev.Engine) < t.numEngines.Load() && ev.Seq != 0 && uint64(ev.Seq) <= t.submitted[ev.Engine].Load() {
+		return uint64(ev.Seq) <= t.completedSeq[ev.Engine].Load(), nil
+	}
 	t.mu.Lock()
 	if err := t.checkEventLocked(ev); err != nil {
 		t.mu.Unlock()
@@ -445,11 +476,11 @@ func (t *Timeline) CheckPoint(p Point) error {
 		t.mu.Unlock()
 		return fmt.Errorf("point: %w", err)
 	}
-	now := t.host
-	if last := t.hist[p.Engine].last(); last != nil {
-		now.joinFirst(last, t.n)
-	}
-	if !p.Clock.lessEqFirst(&now, t.n) {
+	if !p.Clock.lessEqJoinFirst(&t.host, t.hist[p.Engine].last(), t.n) {
+		now := t.host
+		if last := t.hist[p.Engine].last(); last != nil {
+			now.joinFirst(last, t.n)
+		}
 		name := t.engines[p.Engine].Name
 		t.mu.Unlock()
 		return fmt.Errorf("%w: clock %v on engine %q is not covered by its next op's %v", ErrInvalidPoint, p.Clock, name, now)
@@ -523,7 +554,13 @@ func (t *Timeline) Forget() int {
 func (t *Timeline) Retain(keep Seq) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if invariants {
+		defer t.verifyLocked()
+	}
 	t.retain = keep
+	if keep > 0 {
+		t.retireLocked()
+	}
 }
 
 // Retained returns the keep of the last Retain, 0 if forgetting as
@@ -538,22 +575,30 @@ func (t *Timeline) Retained() Seq {
 // completed ops per engine (512 KiB of clocks per engine at most).
 const DefaultRetain Seq = 4096
 
-// retireLocked is Retain's forgetting, run by Complete: an engine whose
-// completed ops more than retain behind fill a whole chunk beyond the
-// dropped ones forgets them. t.mu is held.
+// retireLocked is Retain's forgetting on every engine, run when Retain
+// sets a keep; Complete runs it on the engines whose completed seq grew,
+// the only ones it can find something new on (Forget only raises what
+// there is to drop). t.mu is held.
 func (t *Timeline) retireLocked() {
-	for e := 0; e < t.n; e++ {
-		h := &t.hist[e]
-		done := t.completed[e]
-		if done < t.retain+h.base+chunkLen {
-			continue // no whole chunk to drop yet
-		}
-		upTo := done - t.retain
-		if upTo >= h.n {
-			upTo = h.n - 1
-		}
-		h.forget(upTo, &t.spare)
+	for e := range t.n {
+		t.retireEngineLocked(e)
 	}
+}
+
+// retireEngineLocked forgets engine e's completed ops more than retain
+// behind its last completed one once they fill a whole chunk beyond the
+// dropped ones. t.retain > 0; t.mu is held.
+func (t *Timeline) retireEngineLocked(e int) {
+	h := &t.hist[e]
+	done := t.completed[e]
+	if done < t.retain+h.base+chunkLen {
+		return // no whole chunk to drop yet
+	}
+	upTo := done - t.retain
+	if upTo >= h.n {
+		upTo = h.n - 1
+	}
+	h.forget(upTo, &t.spare)
 }
 
 // Forgotten returns the last forgotten seq of engine e (0 if none, or if e
