@@ -86,6 +86,9 @@ type user struct {
 	ev      sasync.Event
 	unknown bool
 	live    bool
+	// counted says that the user's runs are in the pending counts; until
+	// then it is listed in Index.uncounted.
+	counted bool
 	gen     uint32
 	// The runs are one[:] for a user of one run (most are: a dense view),
 	// so that it needs no array of its own, and more for a user of
@@ -187,21 +190,18 @@ func (g *group) joinFence(fence *sasync.Clock) (unknown bool) {
 	return g.unknown > 0
 }
 
-// countChange is one logged change of the pending counts: delta (+1 or
-// -1) over r, on engine (or, for an unknown user, -1) as well as overall.
+// countChange is one logged removal from the pending counts: a counted
+// user's run r, on engine (or, for an unknown user, -1) as well as
+// overall.
 type countChange struct {
 	r      ranges.Range
 	engine int32
-	delta  int32
 }
 
-// maxCountLog bounds the log of pending-count changes: past it the log is
-// applied, so its memory stays bounded when no one asks for the figures.
+// maxCountLog bounds the log of pending-count removals and the list of
+// users not yet counted: past it they are applied, so their memory stays
+// bounded when no one asks for the figures.
 const maxCountLog = 4096
-
-// cancelWindow is how many of the latest logged changes a new change is
-// matched against for cancellation.
-const cancelWindow = 16
 
 // queued is one entry of an engine's FIFO: gen detects a user removed (and
 // its slot reused) before its event completed.
@@ -254,13 +254,17 @@ type Index struct {
 
 	// pendingAll counts the (user, run) pairs over every byte; pendingOn[e]
 	// those of known users on engine e. Their covered counts are the union
-	// of pending bytes, overall and per engine. Changes are logged in
-	// countLog and applied when the figures are asked for (or the log is
-	// long): a run added and removed again before then costs nothing.
+	// of pending bytes, overall and per engine. A new user is listed in
+	// uncounted (by id and generation) and counted when the figures are
+	// asked for (or the list is long); the runs of a counted user that
+	// goes are logged in countLog and taken out then too. A user that
+	// comes and goes before anyone asks — a tensor's writer and readers,
+	// added and completed together — is never counted: it costs an entry
+	// in uncounted.
 	pendingAll coverage
 	pendingOn  [sasync.MaxEngines]coverage
+	uncounted  []queued
 	countLog   []countChange
-	logSigned  [2]int // entries of countLog by sign of delta (signOf)
 	// countNodesBuilt is pendingAll's size after its last rebuild.
 	countNodesBuilt int
 	// broken records the first failure of the Index's own bookkeeping
@@ -343,11 +347,11 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 		id = UserID(len(x.users) - 1)
 	}
 	u := &x.users[id]
-	u.ev, u.unknown, u.live = ev, unknown, true
+	u.ev, u.unknown, u.live, u.counted = ev, unknown, true, false
 	u.gen++
 	u.setRuns(runs)
+	x.uncounted = append(x.uncounted, queued{id: id, gen: u.gen})
 	for _, r := range runs {
-		x.countRun(r, ev, unknown, +1)
 		g, ok := x.group(r)
 		if !ok {
 			g = x.newGroup(r)
@@ -458,8 +462,13 @@ func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
 // any, is skipped later by generation.
 func (x *Index) drop(id UserID) {
 	u := &x.users[id]
+	if !u.counted {
+		x.unlist(id, u.gen)
+	}
 	for _, r := range u.runs() {
-		x.countRun(r, u.ev, u.unknown, -1)
+		if u.counted {
+			x.uncount(r, u)
+		}
 		g, ok := x.group(r)
 		if !ok {
 			continue // unreachable while invariants hold
@@ -483,69 +492,76 @@ func (x *Index) drop(id UserID) {
 	x.freeIDs = append(x.freeIDs, id)
 }
 
-// countRun logs delta over r in the pending counts, overall and, for a
-// known user, on its engine. A change that undoes the last one logged
-// cancels it instead (a user completed before anyone looked).
-func (x *Index) countRun(r ranges.Range, ev sasync.Event, unknown bool, delta int32) {
-	c := countChange{r: r, engine: -1, delta: delta}
-	if !unknown {
-		c.engine = int32(ev.Engine)
-	}
-	// A change that undoes one of the last few logged cancels it: a user
-	// that comes and goes while the figures are not asked for (a tensor's
-	// writer and readers, added and completed together) costs nothing.
-	// Counts only add up, so dropping the pair leaves every later sum as
-	// it was.
-	log := x.countLog
-	if x.logSigned[signOf(-delta)] > 0 { // an opposite change may be there to cancel
-		for i := len(log) - 1; i >= max(0, len(log)-cancelWindow); i-- {
-			if o := &log[i]; o.r == c.r && o.engine == c.engine && o.delta == -c.delta {
-				// Close the gap by hand: it is a few entries at most
-				// (cancelWindow), usually none.
-				for j := i + 1; j < len(log); j++ {
-					log[j-1] = log[j]
-				}
-				x.countLog = log[:len(log)-1]
-				x.logSigned[signOf(-delta)]--
-				return
+// unlistWindow is how many of the latest uncounted users a user that goes
+// uncounted is looked for among.
+const unlistWindow = 16
+
+// unlist takes user id, of generation gen, off the uncounted list when it
+// is among the last few there (a tensor's users go soon after they come):
+// the list then stays short while no one asks for the figures. One not
+// found stays listed, and applyCounts skips it.
+func (x *Index) unlist(id UserID, gen uint32) {
+	l := x.uncounted
+	for i := len(l) - 1; i >= max(0, len(l)-unlistWindow); i-- {
+		if l[i].id == id && l[i].gen == gen {
+			// Close the gap by hand: a few entries at most, usually none.
+			for j := i + 1; j < len(l); j++ {
+				l[j-1] = l[j]
 			}
+			x.uncounted = l[:len(l)-1]
+			return
 		}
 	}
-	x.countLog = append(log, c)
-	x.logSigned[signOf(delta)]++
 }
 
-// signOf indexes logSigned: 0 for a negative change, 1 for a positive one.
-func signOf(delta int32) int {
-	if delta < 0 {
-		return 0
+// uncount logs the removal of u's run r from the pending counts (u is
+// counted).
+func (x *Index) uncount(r ranges.Range, u *user) {
+	c := countChange{r: r, engine: -1}
+	if !u.unknown {
+		c.engine = int32(u.ev.Engine)
 	}
-	return 1
+	x.countLog = append(x.countLog, c)
 }
 
-// boundCountLog applies the log once it is long. It is called where every
-// user's runs are counted as its liveness says (not halfway through adding
-// or dropping one), since applying may rebuild the counts from the users.
+// boundCountLog applies the log and the uncounted users once either is
+// long. It is called where every user's runs are counted as its liveness
+// says (not halfway through adding or dropping one), since applying may
+// rebuild the counts from the users.
 func (x *Index) boundCountLog() {
-	if len(x.countLog) >= maxCountLog {
+	if len(x.countLog) >= maxCountLog || len(x.uncounted) >= maxCountLog {
 		x.applyCounts()
 	}
 }
 
-// applyCounts applies the logged changes to the pending counts, and
-// compacts them when they have grown.
+// applyCounts counts the users listed as uncounted that are still live,
+// takes the logged removals out of the pending counts, and compacts them
+// when they have grown.
 func (x *Index) applyCounts() {
+	for _, q := range x.uncounted {
+		u := &x.users[q.id]
+		if !u.live || u.gen != q.gen || u.counted {
+			continue // gone before it was counted
+		}
+		u.counted = true
+		for _, r := range u.runs() {
+			x.pendingAll.add(r.Lo, r.Hi, +1)
+			if !u.unknown {
+				x.pendingOn[u.ev.Engine].add(r.Lo, r.Hi, +1)
+			}
+		}
+	}
+	x.uncounted = x.uncounted[:0]
 	for _, c := range x.countLog {
-		ok := x.pendingAll.add(c.r.Lo, c.r.Hi, c.delta)
+		ok := x.pendingAll.add(c.r.Lo, c.r.Hi, -1)
 		if c.engine >= 0 {
-			ok = x.pendingOn[c.engine].add(c.r.Lo, c.r.Hi, c.delta) && ok
+			ok = x.pendingOn[c.engine].add(c.r.Lo, c.r.Hi, -1) && ok
 		}
 		if !ok && x.broken == nil {
 			x.broken = fmt.Errorf("liveness: internal: pending count of %v below zero", c.r)
 		}
 	}
 	x.countLog = x.countLog[:0]
-	x.logSigned = [2]int{}
 	x.compactCounts()
 }
 
@@ -553,7 +569,8 @@ func (x *Index) applyCounts() {
 // trees hold many more nodes than the users need (runs that came and went
 // at many distinct offsets while some user stayed pending throughout):
 // when they have grown to twice their size after the last rebuild. The log
-// must be empty. Amortized O(log arena) per logged change.
+// and the list of uncounted users must be empty. Amortized O(log arena)
+// per logged change.
 func (x *Index) compactCounts() {
 	if n := x.pendingAll.size(); n < 1<<14 || n < 2*x.countNodesBuilt {
 		return

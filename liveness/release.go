@@ -222,7 +222,7 @@ func (x *Index) allSafe(s *ranges.Set, safe func(sasync.Event) bool) bool {
 // PendingBytes returns the union of the bytes pending users cover, and the
 // same per engine (unknown users are counted in the union only), from
 // counts kept by every add and removal: O(MaxEngines) plus the changes
-// logged since the last call, O(log arena) each (see countRun).
+// logged since the last call, O(log arena) each (see Index.uncounted).
 func (x *Index) PendingBytes() (total int64, perEngine [sasync.MaxEngines]int64) {
 	x.applyCounts()
 	for e := range x.pendingOn {
@@ -300,13 +300,9 @@ func (x *Index) CheckInvariants() error {
 	if n := x.held.Len(); n != x.heldBytes {
 		return fmt.Errorf("liveness: %d bytes held, counted %d", n, x.heldBytes)
 	}
-	// Before PendingBytes, which applies the log.
-	var signed [2]int
-	for _, c := range x.countLog {
-		signed[signOf(c.delta)]++
-	}
-	if signed != x.logSigned {
-		return fmt.Errorf("liveness: count log holds %v changes by sign, counted %v", signed, x.logSigned)
+	// Before PendingBytes, which counts every live user.
+	if err := x.checkUncounted(); err != nil {
+		return err
 	}
 	wt, wp := x.pendingBytesWalk()
 	if t, p := x.PendingBytes(); t != wt || p != wp {
@@ -323,6 +319,26 @@ func (x *Index) CheckInvariants() error {
 		return err
 	}
 	return x.checkNothingReturnable(&inPieces)
+}
+
+// checkUncounted checks that every live user not yet in the pending
+// counts is listed, with its generation, among the uncounted ones.
+func (x *Index) checkUncounted() error {
+	listed := make(map[UserID]bool, len(x.uncounted))
+	for _, q := range x.uncounted {
+		if q.id < 0 || int(q.id) >= len(x.users) {
+			return fmt.Errorf("liveness: uncounted user %d out of range", q.id)
+		}
+		if u := &x.users[q.id]; u.live && u.gen == q.gen {
+			listed[q.id] = true
+		}
+	}
+	for id := range x.users {
+		if u := &x.users[id]; u.live && !u.counted && !listed[UserID(id)] {
+			return fmt.Errorf("liveness: user %d is neither counted nor listed to be", id)
+		}
+	}
+	return nil
 }
 
 // checkKeys checks the tree's keys against the run map and their groups
