@@ -92,12 +92,11 @@ type Allocator struct {
 	// Buffers, Views, residual fences and views' shapes and strides are
 	// carved from slabs (see slab). A handle is never reused for another
 	// buffer or view (a stale handle cannot alias a later one); a slab is
-	// freed when nothing carved from it is referenced any more. bufs,
-	// clocks and wholeDims (the Whole views' shapes and strides) are
-	// guarded by mu, views and dims by slabMu (views are made without mu).
+	// freed when nothing carved from it is referenced any more. bufs and
+	// residuals are guarded by mu, views and dims by slabMu (views are made
+	// without mu).
 	bufs      slab[Buffer]
 	residuals slab[residual] // a buffer holds one only when it took bytes whose users had not completed
-	wholeDims slab[int64]
 	slabMu    stdsync.Mutex
 	views     slab[View]
 	dims      slab[int64]
@@ -131,8 +130,9 @@ type slab[T any] struct {
 	made int // arrays made so far
 	// short is how many values each array leaves out: the heap puts an
 	// 8-byte header before an array of pointerful values bigger than
-	// 512 bytes, so 32 values that fill a size class exactly (Views,
-	// 4 KiB) would take the next one up; 31 fit.
+	// 512 bytes, so 32 values that fill a size class exactly or nearly
+	// (Views, 4 KiB; Buffers, 8 KiB less 256 bytes) would take the next
+	// one up; 31 fit.
 	short int
 }
 
@@ -166,10 +166,6 @@ func (a *Allocator) newBuffer() *Buffer {
 
 // newResidual returns a zero residual for a buffer. Caller holds mu.
 func (a *Allocator) newResidual() *residual { return a.residuals.next() }
-
-// newWholeDims returns the two int64s of a Whole view's shape and
-// strides. Caller holds mu.
-func (a *Allocator) newWholeDims() []int64 { return a.wholeDims.take(2, 2) }
 
 // newView returns a zero View and, when dims > 0, dims int64s for its
 // shape and strides, under one lock.
@@ -209,7 +205,7 @@ func New(cfg Config) (*Allocator, error) {
 		cfg.Timeline.Retain(sasync.DefaultRetain)
 	}
 	a := &Allocator{cfg: cfg, tl: cfg.Timeline, ar: ar, idx: idx}
-	a.views.short = 1
+	a.bufs.short, a.views.short = 1, 1
 	a.freeFn = a.giveBack
 	a.safeFn = a.safeForPoint
 	// A closure rather than the method value: the clock is passed on by

@@ -21,7 +21,8 @@ type Buffer struct {
 	prev, next *Buffer
 	// The Whole view lives inside the Buffer (its shape and strides too),
 	// so allocating a buffer costs no extra objects for it.
-	whole View
+	whole     View
+	wholeDims [2]int64
 	// Room for the runs of live in the common case (one run), so a
 	// buffer's bookkeeping needs no allocation of its own.
 	liveRuns [1]ranges.Range
@@ -36,8 +37,8 @@ type Buffer struct {
 	// components that had not completed when it was allocated (see
 	// residual); nil when there is none. It is never changed once set
 	// (Donate shares it with the output). Most buffers have none, so it
-	// lives apart: a Buffer is then 248 bytes, and a slab of them (with
-	// the heap's header) fits in 8 KiB.
+	// lives apart: a Buffer is then 264 bytes, and a slab of 31 (with the
+	// heap's header) fills 8 KiB.
 	residual *residual
 	released bool // guarded by a.mu
 }
@@ -139,7 +140,7 @@ func (b *Buffer) Whole() *View {
 // computing it.
 func (b *Buffer) initWhole() {
 	w := &b.whole
-	d := b.a.newWholeDims()
+	d := b.wholeDims[:]
 	d[0], d[1] = b.size, 1
 	w.buf = b
 	w.layout = strided.Layout{Shape: d[0:1:1], Strides: d[1:2:2], Elem: 1}

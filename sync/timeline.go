@@ -39,9 +39,10 @@ type Timeline struct {
 	// been called with: the join of the clocks of the Completes that have
 	// finished calling their subscribers. delivered <= completed.
 	delivered Clock
-	// delivery is broadcast when delivered grows; its L is &mu, set by
-	// the first waiter.
+	// delivery is broadcast when delivered grows while someone waits on
+	// it (awaiting counts them); its L is &mu, set by the first waiter.
 	delivery sync.Cond
+	awaiting int
 	// host covers every op a HostSync has ordered before all later
 	// submissions: the join of the clocks of the synced events. It is
 	// closed under happens-before too.
@@ -312,8 +313,13 @@ func (t *Timeline) Complete(ev Event) error {
 	if invariants {
 		t.verifyLocked()
 	}
+	// A waiter counts itself under mu before it looks at delivered: one
+	// that has not yet will see what was just joined.
+	waiting := t.awaiting > 0
 	t.mu.Unlock()
-	t.delivery.Broadcast()
+	if waiting {
+		t.delivery.Broadcast()
+	}
 	return nil
 }
 
@@ -376,9 +382,11 @@ func (t *Timeline) awaitDelivered(ev Event) {
 	if t.delivery.L == nil {
 		t.delivery.L = &t.mu
 	}
+	t.awaiting++
 	for !t.delivered.Covers(ev) {
 		t.delivery.Wait()
 	}
+	t.awaiting--
 }
 
 // CompletedClock returns the clock of completed ops: c[e] is the last
