@@ -126,7 +126,8 @@ func nextSlabLen(made *int) int {
 // that makes few buffers pays for few. The zero value is ready to use; the
 // caller serializes access.
 type slab[T any] struct {
-	free []T // what is left of the current array
+	arr  []T // the current array
+	used int // values of arr handed out: a count, so that taking one stores no pointer
 	made int // arrays made so far
 	// short is how many values each array leaves out: the heap puts an
 	// 8-byte header before an array of pointerful values bigger than
@@ -142,11 +143,11 @@ func (s *slab[T]) take(n, per int) []T {
 	if n > per {
 		return make([]T, n)
 	}
-	if len(s.free) < n {
-		s.free = make([]T, max(n, per*nextSlabLen(&s.made)-s.short))
+	if len(s.arr)-s.used < n {
+		s.arr, s.used = make([]T, max(n, per*nextSlabLen(&s.made)-s.short)), 0
 	}
-	out := s.free[:n:n]
-	s.free = s.free[n:]
+	out := s.arr[s.used : s.used+n : s.used+n]
+	s.used += n
 	return out
 }
 

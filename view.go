@@ -101,42 +101,43 @@ func (v *View) View(l strided.Layout) (*View, error) {
 	}
 	l.Offset += v.layout.Offset
 	// The caller keeps l: copy its dimensions.
-	n := len(l.Shape)
-	nv, d, err := v.deriveDims(l, nil, 2*n)
-	if err != nil {
-		return nil, err
-	}
-	for i := range n { // a few dimensions: no call to memmove
-		d[i], d[n+i] = l.Shape[i], l.Strides[i]
-	}
-	nv.layout.Shape, nv.layout.Strides = d[0:n:n], d[n:2*n:2*n]
-	return nv, nil
+	return v.deriveDims(l, nil, true)
 }
 
 // derive makes the child view of v with layout l (relative to the
 // buffer), or returns err. A nil View, or one no Allocator made, fails with
 // ErrForeign.
 func (v *View) derive(l strided.Layout, err error) (*View, error) {
-	nv, _, err := v.deriveDims(l, err, 0)
-	return nv, err
+	return v.deriveDims(l, err, false)
 }
 
-// deriveDims is derive that also returns dims int64s for the new view's
-// own shape and strides (none when dims is 0), taken with the view.
-func (v *View) deriveDims(l strided.Layout, err error, dims int) (*View, []int64, error) {
+// deriveDims is derive that, when copyDims is set, gives the new view a
+// copy of l's shape and strides, taken with the view (the caller keeps
+// l's). Each pointer field of the new view is stored once.
+func (v *View) deriveDims(l strided.Layout, err error, copyDims bool) (*View, error) {
 	if !v.made() {
-		return nil, nil, errZeroView
+		return nil, errZeroView
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := l.Validate(v.buf.size); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	nv, d := v.buf.a.newView(dims)
+	n := 0
+	if copyDims {
+		n = len(l.Shape) // Validate checked that Strides has as many
+	}
+	nv, d := v.buf.a.newView(2 * n)
+	if copyDims {
+		for i := range n { // a few dimensions: no call to memmove
+			d[i], d[n+i] = l.Shape[i], l.Strides[i]
+		}
+		l.Shape, l.Strides = d[0:n:n], d[n:2*n:2*n]
+	}
 	nv.buf, nv.parent, nv.depth, nv.layout = v.buf, v, v.depth+1, l
 	nv.cover.Init(nv.coverRuns[:])
-	return nv, d, nil
+	return nv, nil
 }
 
 // derived views what op makes of v's layout (see derive).

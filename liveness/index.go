@@ -110,7 +110,8 @@ func (u *user) runs() []ranges.Range {
 // setRuns stores a copy of runs (at least one) as u's.
 func (u *user) setRuns(runs []ranges.Range) {
 	if len(runs) == 1 {
-		u.one[0], u.more = runs[0], u.more[:0]
+		u.one[0] = runs[0]
+		u.more = u.more[:0] // apart: a reslice of itself stores no pointer
 		return
 	}
 	u.more = append(u.more[:0], runs...)
@@ -425,7 +426,9 @@ func (x *Index) enqueue(ev sasync.Event, id UserID, gen uint32) {
 	e := queued{seq: ev.Seq, id: id, gen: gen}
 	x.queued |= 1 << ev.Engine
 	if n := len(q); n == x.heads[ev.Engine] || q[n-1].seq <= ev.Seq {
-		x.queues[ev.Engine] = append(q, e)
+		// Appended to the queue itself: when it fits, only the length is
+		// stored (no write barrier).
+		x.queues[ev.Engine] = append(x.queues[ev.Engine], e)
 		return
 	}
 	i := len(q)
@@ -620,7 +623,7 @@ func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
 			n++
 		}
 		if h == len(q) {
-			x.queues[e] = q[:0]
+			x.queues[e] = x.queues[e][:0]
 			h = 0
 			x.queued &^= 1 << e
 		} else if h > 64 && h > len(q)/2 {
