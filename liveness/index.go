@@ -117,11 +117,17 @@ func (u *user) setRuns(runs []ranges.Range) {
 	u.more = append(u.more[:0], runs...)
 }
 
-// group is the value of one tree key: the users covering exactly [lo, hi).
-// Invariant: len(users) > 0 while the key is in the tree.
+// group is the value of one tree key: the users covering exactly [lo, hi)
+// (list). A key with none stays in the tree until a sweep (Index.empty).
 type group struct {
 	lo, hi int64
-	users  []UserID
+	// The users are inl[:n] while they fit (a key usually has one or two:
+	// a tensor's writer, a reader), so that such a group holds no pointer
+	// for the collector to follow, and more[:n] beyond (more keeps its
+	// storage when they fit again).
+	n    int32
+	inl  [inlineUsers]UserID
+	more []UserID
 	// A summary of users for the fence questions, which depend only on
 	// each engine's latest user (reuse rules are monotone in the seq):
 	// last[e] is the highest seq of a user on engine e, engines has bit e
@@ -130,6 +136,46 @@ type group struct {
 	last    [sasync.MaxEngines]sasync.Seq
 	engines uint32
 	unknown int32
+}
+
+// inlineUsers is how many users a group lists without an array of its own.
+const inlineUsers = 2
+
+// list returns g's users. The slice is g's: valid until g changes.
+func (g *group) list() []UserID {
+	if g.n <= inlineUsers {
+		return g.inl[:g.n]
+	}
+	return g.more[:g.n]
+}
+
+// add lists user id.
+func (g *group) add(id UserID) {
+	switch {
+	case g.n < inlineUsers:
+		g.inl[g.n] = id
+	case g.n == inlineUsers:
+		g.more = append(append(g.more[:0], g.inl[:]...), id)
+	default:
+		g.more = append(g.more[:g.n], id)
+	}
+	g.n++
+}
+
+// remove takes user id off the list, if listed; the last user takes its
+// place.
+func (g *group) remove(id UserID) {
+	l := g.list()
+	for j, v := range l {
+		if v == id {
+			l[j] = l[len(l)-1]
+			g.n--
+			if g.n == inlineUsers {
+				copy(g.inl[:], g.more[:inlineUsers])
+			}
+			return
+		}
+	}
 }
 
 // note adds user u to g's summary.
@@ -143,7 +189,7 @@ func (g *group) note(u *user) {
 	g.engines |= 1 << e
 }
 
-// forget removes user u (already taken out of g.users) from g's summary:
+// forget removes user u (already taken off g's list) from g's summary:
 // when u was its engine's latest, the next latest is found among the
 // users left (rare: an engine's users complete in seq order, so its
 // latest goes last).
@@ -157,7 +203,7 @@ func (g *group) forget(u *user, users []user) {
 		return
 	}
 	g.last[e], g.engines = 0, g.engines&^(1<<e)
-	for _, id := range g.users {
+	for _, id := range g.list() {
 		if o := &users[id]; !o.unknown && o.ev.Engine == e {
 			g.last[e] = max(g.last[e], o.ev.Seq)
 			g.engines |= 1 << e
@@ -360,10 +406,10 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 			x.byRun[r] = g
 			x.recent[recentSlot(r)] = g
 			x.keys++
-		} else if len(g.users) == 0 {
+		} else if g.n == 0 {
 			x.empty--
 		}
-		g.users = append(g.users, id)
+		g.add(id)
 		g.note(u)
 	}
 	if !unknown {
@@ -414,7 +460,7 @@ func (x *Index) newGroup(r ranges.Range) *group {
 		g = &x.groupChunk[0]
 		x.groupChunk = x.groupChunk[1:]
 	}
-	g.lo, g.hi, g.users = r.Lo, r.Hi, g.users[:0]
+	g.lo, g.hi, g.n = r.Lo, r.Hi, 0
 	g.last, g.engines, g.unknown = sasync.Clock{}, 0, 0
 	return g
 }
@@ -476,16 +522,9 @@ func (x *Index) drop(id UserID) {
 		if !ok {
 			continue // unreachable while invariants hold
 		}
-		for j, v := range g.users {
-			if v == id {
-				last := len(g.users) - 1
-				g.users[j] = g.users[last]
-				g.users = g.users[:last]
-				break
-			}
-		}
+		g.remove(id)
 		g.forget(u, x.users)
-		if len(g.users) == 0 {
+		if g.n == 0 {
 			x.empty++
 			x.touched.Add(r)
 		}
@@ -649,7 +688,7 @@ func (x *Index) maybeSweep() {
 	}
 	x.recent = [recentSlots]*group{}
 	for r, g := range x.byRun {
-		if len(g.users) == 0 {
+		if g.n == 0 {
 			x.tree.Delete(r.Lo, r.Hi)
 			delete(x.byRun, r)
 			x.keys--
@@ -661,7 +700,7 @@ func (x *Index) maybeSweep() {
 
 // Covered reports whether any pending user covers a byte of r.
 func (x *Index) Covered(r ranges.Range) bool {
-	return !x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool { return len(g.users) == 0 })
+	return !x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool { return g.n == 0 })
 }
 
 // Users calls fn for each pending user covering a byte of r, once per
@@ -669,7 +708,7 @@ func (x *Index) Covered(r ranges.Range) bool {
 // run). It stops early when fn returns false.
 func (x *Index) Users(r ranges.Range, fn func(id UserID, ev sasync.Event, unknown bool) bool) {
 	x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool {
-		for _, id := range g.users {
+		for _, id := range g.list() {
 			u := &x.users[id]
 			if !fn(id, u.ev, u.unknown) {
 				return false

@@ -40,7 +40,7 @@ func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
 		// touches pinned (in whole mode, the piece too): reclaim need not
 		// look there. The common case: a buffer released while its last
 		// writer or reader of the whole is pending.
-		if g, ok := x.group(r); ok && len(g.users) > 0 && x.mode != Unsafe {
+		if g, ok := x.group(r); ok && g.n > 0 && x.mode != Unsafe {
 			continue
 		}
 		x.touched.Add(r)
@@ -154,7 +154,7 @@ func (x *Index) appendUncovered(c ranges.Range) {
 	g := ranges.Granule(x.granule)
 	next := c.Lo // the granules [c.Lo, next) are decided
 	x.tree.Overlapping(c.Lo, c.Hi, func(gr *group) bool {
-		if len(gr.users) == 0 {
+		if gr.n == 0 {
 			return true
 		}
 		pin := g.Out(ranges.Range{Lo: max(gr.lo, c.Lo), Hi: min(gr.hi, c.Hi)})
@@ -238,12 +238,12 @@ func (x *Index) pendingBytesWalk() (total int64, perEngine [sasync.MaxEngines]in
 	var all sweep
 	var per [sasync.MaxEngines]sweep
 	x.tree.Each(func(g *group) bool {
-		if len(g.users) == 0 {
+		if g.n == 0 {
 			return true
 		}
 		r := ranges.Range{Lo: g.lo, Hi: g.hi}
 		all.add(r)
-		for _, id := range g.users {
+		for _, id := range g.list() {
 			if u := &x.users[id]; !u.unknown {
 				per[u.ev.Engine].add(r)
 			}
@@ -351,7 +351,7 @@ func (x *Index) checkKeys() error {
 	var err error
 	x.tree.Each(func(g *group) bool {
 		keys++
-		if len(g.users) == 0 {
+		if g.n == 0 {
 			empty++
 		}
 		err = x.checkGroup(g)
@@ -377,11 +377,11 @@ func (x *Index) checkGroup(g *group) error {
 	if x.byRun[ranges.Range{Lo: g.lo, Hi: g.hi}] != g {
 		return fmt.Errorf("liveness: run map misses group [%d, %d)", g.lo, g.hi)
 	}
-	for i, id := range g.users {
+	for i, id := range g.list() {
 		if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
 			return fmt.Errorf("liveness: group [%d, %d) lists dead user %d", g.lo, g.hi, id)
 		}
-		if containsID(g.users[:i], id) {
+		if containsID(g.list()[:i], id) {
 			return fmt.Errorf("liveness: group [%d, %d) lists user %d twice", g.lo, g.hi, id)
 		}
 		if !hasRun(x.users[id].runs(), ranges.Range{Lo: g.lo, Hi: g.hi}) {
@@ -389,7 +389,7 @@ func (x *Index) checkGroup(g *group) error {
 		}
 	}
 	var want group
-	for _, id := range g.users {
+	for _, id := range g.list() {
 		want.note(&x.users[id])
 	}
 	if want.last != g.last || want.engines != g.engines || want.unknown != g.unknown {
@@ -442,7 +442,7 @@ func (x *Index) checkUsers() error {
 				return fmt.Errorf("liveness: user %d runs not normalized", i)
 			}
 			g, ok := x.byRun[r]
-			if !ok || !containsID(g.users, UserID(i)) {
+			if !ok || !containsID(g.list(), UserID(i)) {
 				return fmt.Errorf("liveness: user %d run %v not indexed", i, r)
 			}
 
