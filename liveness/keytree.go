@@ -282,6 +282,17 @@ func (t *keyTree) Overlapping(lo, hi int64, fn func(g *group) bool) bool {
 	return true
 }
 
+// remembered returns the keys foundKeys holds when they answer the query
+// [lo, hi) (some may not overlap it: the caller filters), and whether they
+// do: what Overlapping would walk through, without a call per key. The
+// slice is valid until the next query.
+func (t *keyTree) remembered(lo, hi int64) ([]*group, bool) {
+	if f := &t.found; f.shape == t.shape+1 && f.lo <= lo && hi <= f.hi {
+		return f.g[:f.n], true
+	}
+	return nil, false
+}
+
 // report notes g, a key the walk in progress reports, for foundKeys.
 func (t *keyTree) report(g *group) {
 	if f := &t.found; f.shape == 0 {

@@ -153,7 +153,7 @@ func (x *Index) reclaimWindow(win ranges.Range) {
 func (x *Index) appendUncovered(c ranges.Range) {
 	g := ranges.Granule(x.granule)
 	next := c.Lo // the granules [c.Lo, next) are decided
-	x.tree.Overlapping(c.Lo, c.Hi, func(gr *group) bool {
+	pinned := func(gr *group) bool {
 		if gr.n == 0 {
 			return true
 		}
@@ -163,7 +163,18 @@ func (x *Index) appendUncovered(c ranges.Range) {
 		}
 		next = max(next, pin.Hi)
 		return next < c.Hi
-	})
+	}
+	if gs, ok := x.tree.remembered(c.Lo, c.Hi); ok {
+		// The keys the last query found, in key order: those overlapping c
+		// are the ones a walk would report.
+		for _, gr := range gs {
+			if gr.hi > c.Lo && gr.lo < c.Hi && !pinned(gr) {
+				break
+			}
+		}
+	} else {
+		x.tree.Overlapping(c.Lo, c.Hi, pinned)
+	}
 	if next < c.Hi {
 		x.freed = append(x.freed, ranges.Range{Lo: next, Hi: c.Hi})
 	}
