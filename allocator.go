@@ -255,7 +255,7 @@ func (a *Allocator) onComplete(c *sasync.Clock) {
 // error is a *NoSpaceError that says what is free, what is pinned and what
 // to wait for.
 func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
-	return a.AllocWith(size, at, AllocOptions{})
+	return a.alloc(size, &at, nil)
 }
 
 // AllocOptions tune AllocWith. The zero value is Alloc.
@@ -282,14 +282,20 @@ type AllocOptions struct {
 
 // AllocWith is Alloc with options (see AllocOptions).
 func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*Buffer, error) {
+	return a.alloc(size, &at, opts.MayWait)
+}
+
+// alloc is AllocWith with the point passed by pointer (a Point is 136
+// bytes: Alloc passes its own on, not a copy).
+func (a *Allocator) alloc(size int64, at *sasync.Point, mayWait func(sasync.Event) bool) (*Buffer, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("%w: %d bytes", ErrInvalidSize, size)
 	}
-	if err := a.tl.CheckPoint(at); err != nil {
+	if err := a.tl.CheckPoint(*at); err != nil {
 		return nil, err
 	}
 	a.mu.Lock()
-	b, err := a.allocLocked(size, &at, opts.MayWait)
+	b, err := a.allocLocked(size, at, mayWait)
 	a.unlockChecked()
 	return b, err
 }

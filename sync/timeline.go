@@ -55,12 +55,11 @@ type Timeline struct {
 	// older ones are forgotten as Complete goes, a chunk at a time.
 	retain Seq
 
-	// Copies of n, of each engine's submitted seq (hist[e].n) and of
-	// completed, stored under mu as each changes and read without it, so
-	// that Status, the check an allocator makes of every use, takes no
-	// lock: numEngines == n, submitted[e] == hist[e].n and
-	// completedSeq[e] == completed[e] whenever mu is free.
-	numEngines   atomic.Int32
+	// Copies of each engine's submitted seq and of completed, stored
+	// under mu as each changes and read without it, so that Status, the
+	// check an allocator makes of every use, takes no lock:
+	// submitted[e] == hist[e].n and completedSeq[e] == completed[e]
+	// whenever mu is free (both 0 for an engine not added).
 	submitted    [MaxEngines]atomic.Uint64
 	completedSeq [MaxEngines]atomic.Uint64
 
@@ -109,7 +108,6 @@ func (t *Timeline) AddEngine(name string, kind Kind) (EngineID, error) {
 	t.engines[id] = Engine{ID: id, Name: name, Kind: kind}
 	t.names[name] = id
 	t.n++
-	t.numEngines.Store(int32(t.n))
 	return id, nil
 }
 
@@ -220,13 +218,14 @@ func (t *Timeline) Submitted(e EngineID) Seq {
 
 // Point returns where the next op on e will start: see Point. It fails with
 // ErrUnknownEngine for an unknown e.
-func (t *Timeline) Point(e EngineID) (Point, error) {
+func (t *Timeline) Point(e EngineID) (p Point, err error) {
 	t.mu.Lock()
 	if err := t.checkEngineLocked(e); err != nil {
 		t.mu.Unlock()
 		return Point{}, fmt.Errorf("point: %w", err)
 	}
-	p := Point{Engine: e, Clock: t.host}
+	// Built in the result itself: a Point is 136 bytes, not copied again.
+	p.Engine, p.Clock = e, t.host
 	if last := t.hist[e].last(); last != nil {
 		p.Clock.joinFirst(last, t.n)
 	}
@@ -340,7 +339,8 @@ func (t *Timeline) Status(ev Event) (completed bool, err error) {
 	// The submitted seq is read before the completed one: both only grow,
 	// so ev was submitted when the completed seq is read, the moment the
 	// answer is for.
-	if int32(ev.Engine) < t.numEngines.Load() && ev.Seq != 0 && uint64(ev.Seq) <= t.submitted[ev.Engine].Load() {
+	// An engine not added has submitted nothing: its seq reads 0.
+	if int(ev.Engine) < MaxEngines && ev.Seq != 0 && uint64(ev.Seq) <= t.submitted[ev.Engine].Load() {
 		return uint64(ev.Seq) <= t.completedSeq[ev.Engine].Load(), nil
 	}
 	t.mu.Lock()
