@@ -64,10 +64,12 @@ type Allocator struct {
 	ar  *arena.Arena
 	idx *liveness.Index
 
-	nextID   uint64
-	head     *Buffer // live buffers, intrusive list (for invariants and stats)
-	nBuffers int
-	live     int64 // bytes the program holds
+	nextID uint64
+	// buffers lists the buffers the program holds: buffers[b.slot] == b.
+	// A slot, not a linked list: adding one stores one pointer and
+	// retiring one two, each a write barrier while the collector marks.
+	buffers []*Buffer
+	live    int64 // bytes the program holds
 
 	// Bound once so hot paths pass them without allocating.
 	freeFn func(ranges.Range)
@@ -131,9 +133,8 @@ type slab[T any] struct {
 	made int // arrays made so far
 	// short is how many values each array leaves out: the heap puts an
 	// 8-byte header before an array of pointerful values bigger than
-	// 512 bytes, so 32 values that fill a size class exactly or nearly
-	// (Views, 4 KiB; Buffers, 8 KiB less 256 bytes) would take the next
-	// one up; 31 fit.
+	// 512 bytes, so 32 values that fill a size class exactly (Views,
+	// 4 KiB; Buffers, 8 KiB) would take the next one up; 31 fit.
 	short int
 }
 
@@ -426,7 +427,8 @@ func (a *Allocator) checkArena(err error) {
 	}
 }
 
-// adopt gives b an id and the bytes r, and links it into the live list.
+// adopt gives b an id and the bytes r, and lists it among the buffers the
+// program holds.
 func (a *Allocator) adopt(b *Buffer, r ranges.Range) {
 	a.nextID++
 	b.id = a.nextID
@@ -434,40 +436,30 @@ func (a *Allocator) adopt(b *Buffer, r ranges.Range) {
 	b.live.Init(b.liveRuns[:])
 	b.live.Add(r)
 	a.live += r.Len()
-	b.next = a.head
-	if a.head != nil {
-		a.head.prev = b
-	}
-	a.head = b
-	a.nBuffers++
+	b.slot = len(a.buffers)
+	a.buffers = append(a.buffers, b)
 }
 
-// listed reports whether b is the very Buffer adopt linked into the live
-// list, not a copy of it: a copy (a Buffer dereferenced and copied by
-// value) has the same fields, but its neighbours do not point at it. A
-// handle copied and used after the original retired, or used in its
-// stead, would free the same bytes twice. Caller holds mu; b is not
-// released.
+// listed reports whether b is the very Buffer adopt listed, not a copy of
+// it: a copy (a Buffer dereferenced and copied by value) has the same
+// slot, but the list holds the original there. A handle copied and used
+// after the original retired, or used in its stead, would free the same
+// bytes twice. Caller holds mu; b is not released.
 func (a *Allocator) listed(b *Buffer) bool {
-	if b.prev != nil {
-		return b.prev.next == b
-	}
-	return a.head == b
+	return uint(b.slot) < uint(len(a.buffers)) && a.buffers[b.slot] == b
 }
 
-// retire unlinks a buffer whose bytes the program no longer holds.
+// retire takes a buffer whose bytes the program no longer holds off the
+// list; the last listed buffer takes its slot.
 func (a *Allocator) retire(b *Buffer) {
 	b.released = true
-	if b.prev != nil {
-		b.prev.next = b.next
-	} else {
-		a.head = b.next
+	n := len(a.buffers) - 1
+	if last := a.buffers[n]; last != b {
+		a.buffers[b.slot], last.slot = last, b.slot
 	}
-	if b.next != nil {
-		b.next.prev = b.prev
-	}
-	b.prev, b.next = nil, nil
-	a.nBuffers--
+	a.buffers[n] = nil
+	a.buffers = a.buffers[:n]
+	b.slot = -1
 }
 
 func (a *Allocator) noSpace(size int64, cause error) error {

@@ -14,11 +14,11 @@ import (
 // of its bytes). Its address never changes. A released Buffer stays a valid
 // Go value: every operation on it reports ErrReleased.
 type Buffer struct {
-	a          *Allocator
-	id         uint64
-	off, size  int64
-	span       int64 // bytes taken from the arena: size rounded up to the granule (donated: exactly size)
-	prev, next *Buffer
+	a         *Allocator
+	id        uint64
+	off, size int64
+	span      int64 // bytes taken from the arena: size rounded up to the granule (donated: exactly size)
+	slot      int   // index in the Allocator's list of held buffers; -1 once released
 	// The Whole view lives inside the Buffer (its shape and strides too),
 	// so allocating a buffer costs no extra objects for it.
 	whole     View
@@ -37,8 +37,8 @@ type Buffer struct {
 	// components that had not completed when it was allocated (see
 	// residual); nil when there is none. It is never changed once set
 	// (Donate shares it with the output). Most buffers have none, so it
-	// lives apart: a Buffer is then 264 bytes, and a slab of 31 (with the
-	// heap's header) fills 8 KiB.
+	// lives apart: a Buffer is then 256 bytes, and a slab of 31 (with the
+	// heap's header) fits in 8 KiB.
 	residual *residual
 	released bool // guarded by a.mu
 }

@@ -53,7 +53,7 @@ func (a *Allocator) Stats() Stats {
 		Fragmentation: as.Fragmentation,
 		HighWater:     as.HighWater,
 		PeakInUse:     as.PeakInUse,
-		Buffers:       a.nBuffers,
+		Buffers:       len(a.buffers),
 		Users:         a.idx.Pending(),
 	}
 	if a.idx.Mode().Fenced() {
@@ -114,8 +114,14 @@ func (a *Allocator) checkLocked() error {
 	all.AddSet(held)
 	var live int64
 	n := 0
-	for b := a.head; b != nil; b = b.next {
+	for i, b := range a.buffers {
 		n++
+		if b == nil {
+			return fmt.Errorf("subarena: buffer list slot %d is empty", i)
+		}
+		if b.slot != i {
+			return fmt.Errorf("subarena: buffer list slot %d holds buffer %d of slot %d", i, b.id, b.slot)
+		}
 		if b.released || b.live.IsEmpty() {
 			return fmt.Errorf("subarena: retired buffer %d still listed", b.id)
 		}
@@ -144,8 +150,8 @@ func (a *Allocator) checkLocked() error {
 			return fmt.Errorf("subarena: open reservation %d: slot %d, finished %v", i, r.slot, r.done)
 		}
 	}
-	if n != a.nBuffers || live != a.live {
-		return fmt.Errorf("subarena: %d buffers / %d live bytes listed, counted %d / %d", n, live, a.nBuffers, a.live)
+	if live != a.live {
+		return fmt.Errorf("subarena: %d buffers / %d live bytes listed, counted %d live bytes", n, live, a.live)
 	}
 	g := a.cfg.Granule
 	used := all.AlignOut(g)
