@@ -145,12 +145,12 @@ func BenchmarkStats(b *testing.B) {
 //	callgrind_annotate --inclusive=yes cg.out | grep -E 'lifecycleOnce|arenaPairOnce'
 //
 // Measured so (go1.26.8, valgrind 3.19, a 2-vCPU Intel Xeon shared with
-// other work), three runs: lifecycleOnce 6,483, 6,554 and 6,555
-// instructions per call, arenaPairOnce 327 (20.0× at the median); with
-// -test.benchtime=100000x, 6,740 and 7,172. The spread is the garbage
-// collector's: callgrind counts in lifecycleOnce whatever marking its
-// goroutine does, and how much that is varies from run to run. With
-// GOGC=off in the environment the count is steady: 5,877 per lifecycle.
+// other work), ten runs: lifecycleOnce 6,817 instructions per call at the
+// median (6,483 to 9,414), arenaPairOnce 327 in every run: 20.8×. The
+// spread is the garbage collector's: callgrind counts in lifecycleOnce
+// whatever marking its goroutine does, and how much that is varies from
+// run to run. With GOGC=off in the environment the count is steady: 5,877
+// per lifecycle, 18.0×.
 // The lifecycle allocates no object of its own (0 allocs/op) and 413
 // bytes of handles per op, carved from slabs: a Buffer (with its Whole
 // view), a View and the view's shape and strides, never reused, so that a
