@@ -20,7 +20,10 @@ const CoverBudget = strided.CoverBudget
 // of any depth costs O(depth) once, at creation, and nothing per query.
 // A View is immutable; it is safe for concurrent use.
 type View struct {
-	buf    *Buffer
+	buf *Buffer
+	// parent is the view this one was taken from when that is not its
+	// buffer's Whole view (depth > 1); nil otherwise (Parent), so that the
+	// commonest view stores one pointer less.
 	parent *View
 	layout strided.Layout // relative to the buffer's first byte
 	// depth sits beside the flags below, in one word: a View is then 128
@@ -62,6 +65,9 @@ func (v *View) Buffer() *Buffer {
 func (v *View) Parent() *View {
 	if v == nil {
 		return nil
+	}
+	if v.depth == 1 {
+		return &v.buf.whole
 	}
 	return v.parent
 }
@@ -135,7 +141,10 @@ func (v *View) deriveDims(l strided.Layout, err error, copyDims bool) (*View, er
 		}
 		l.Shape, l.Strides = d[0:n:n], d[n:2*n:2*n]
 	}
-	nv.buf, nv.parent, nv.depth, nv.layout = v.buf, v, v.depth+1, l
+	nv.buf, nv.depth, nv.layout = v.buf, v.depth+1, l
+	if v.depth > 0 {
+		nv.parent = v
+	}
 	nv.cover.Init(nv.coverRuns[:])
 	return nv, nil
 }

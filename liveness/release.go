@@ -29,7 +29,11 @@ func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
 	if r, ok := x.held.OverlapsSet(bytes); ok {
 		return fmt.Errorf("%w: %v", ErrNotHeld, r)
 	}
-	x.held.AddSet(bytes)
+	if rs := bytes.Runs(); len(rs) == 1 {
+		x.held.Add(rs[0]) // a buffer's bytes: one run, appended in place
+	} else {
+		x.held.AddSet(bytes)
+	}
 	x.heldBytes += bytes.Len()
 	if x.mode.Whole() {
 		x.addPiece(bytes)
