@@ -64,10 +64,12 @@ type Allocator struct {
 	ar  *arena.Arena
 	idx *liveness.Index
 
-	nextID   uint64
-	head     *Buffer // live buffers, intrusive list (for invariants and stats)
-	nBuffers int
-	live     int64 // bytes the program holds
+	nextID uint64
+	// buffers lists the buffers the program holds: buffers[b.slot] == b.
+	// A slot, not a linked list: adding one stores one pointer and
+	// retiring one two, each a write barrier while the collector marks.
+	buffers []*Buffer
+	live    int64 // bytes the program holds
 
 	// Bound once so hot paths pass them without allocating.
 	freeFn func(ranges.Range)
@@ -92,12 +94,11 @@ type Allocator struct {
 	// Buffers, Views, residual fences and views' shapes and strides are
 	// carved from slabs (see slab). A handle is never reused for another
 	// buffer or view (a stale handle cannot alias a later one); a slab is
-	// freed when nothing carved from it is referenced any more. bufs,
-	// clocks and wholeDims (the Whole views' shapes and strides) are
-	// guarded by mu, views and dims by slabMu (views are made without mu).
+	// freed when nothing carved from it is referenced any more. bufs and
+	// residuals are guarded by mu, views and dims by slabMu (views are made
+	// without mu).
 	bufs      slab[Buffer]
-	clocks    slab[sasync.Clock] // a buffer holds one only when it took bytes whose users had not completed
-	wholeDims slab[int64]
+	residuals slab[residual] // a buffer holds one only when it took bytes whose users had not completed
 	slabMu    stdsync.Mutex
 	views     slab[View]
 	dims      slab[int64]
@@ -127,21 +128,27 @@ func nextSlabLen(made *int) int {
 // that makes few buffers pays for few. The zero value is ready to use; the
 // caller serializes access.
 type slab[T any] struct {
-	free []T // what is left of the current array
+	arr  []T // the current array
+	used int // values of arr handed out: a count, so that taking one stores no pointer
 	made int // arrays made so far
+	// short is how many values each array leaves out: the heap puts an
+	// 8-byte header before an array of pointerful values bigger than
+	// 512 bytes, so 32 values that fill a size class exactly (Views,
+	// 4 KiB; Buffers, 8 KiB) would take the next one up; 31 fit.
+	short int
 }
 
 // take returns n consecutive values, from an array of per·nextSlabLen
-// values when n ≤ per, else of their own.
+// values (less short) when n ≤ per, else of their own.
 func (s *slab[T]) take(n, per int) []T {
 	if n > per {
 		return make([]T, n)
 	}
-	if len(s.free) < n {
-		s.free = make([]T, per*nextSlabLen(&s.made))
+	if len(s.arr)-s.used < n {
+		s.arr, s.used = make([]T, max(n, per*nextSlabLen(&s.made)-s.short)), 0
 	}
-	out := s.free[:n:n]
-	s.free = s.free[n:]
+	out := s.arr[s.used : s.used+n : s.used+n]
+	s.used += n
 	return out
 }
 
@@ -159,24 +166,20 @@ func (a *Allocator) newBuffer() *Buffer {
 	return b
 }
 
-// newClock returns a zero Clock for a buffer's residual fence. Caller
-// holds mu.
-func (a *Allocator) newClock() *sasync.Clock { return a.clocks.next() }
-
-// newWholeDims returns the two int64s of a Whole view's shape and
-// strides. Caller holds mu.
-func (a *Allocator) newWholeDims() []int64 { return a.wholeDims.take(2, 2) }
+// newResidual returns a zero residual for a buffer. Caller holds mu.
+func (a *Allocator) newResidual() *residual { return a.residuals.next() }
 
 // newView returns a zero View and, when dims > 0, dims int64s for its
 // shape and strides, under one lock.
 func (a *Allocator) newView(dims int) (*View, []int64) {
 	a.slabMu.Lock()
-	defer a.slabMu.Unlock()
 	var d []int64
 	if dims > 0 {
 		d = a.dims.take(dims, dimsPerView)
 	}
-	return a.views.next(), d
+	v := a.views.next()
+	a.slabMu.Unlock()
+	return v, d
 }
 
 // New returns an Allocator over a fresh arena.
@@ -204,9 +207,12 @@ func New(cfg Config) (*Allocator, error) {
 		cfg.Timeline.Retain(sasync.DefaultRetain)
 	}
 	a := &Allocator{cfg: cfg, tl: cfg.Timeline, ar: ar, idx: idx}
+	a.bufs.short, a.views.short = 1, 1
 	a.freeFn = a.giveBack
 	a.safeFn = a.safeForPoint
-	a.unsubscribe = a.tl.Subscribe(a.onComplete)
+	// A closure rather than the method value: the clock is passed on by
+	// pointer, not copied once more.
+	a.unsubscribe = a.tl.Subscribe(func(c sasync.Clock) { a.onComplete(&c) })
 	return a, nil
 }
 
@@ -237,10 +243,10 @@ func (a *Allocator) safeForPoint(ev sasync.Event) bool {
 	return ev.SafeUnder(&a.safePoint, &a.safeCompleted) || (a.mayWait != nil && a.mayWait(ev))
 }
 
-func (a *Allocator) onComplete(c sasync.Clock) {
+func (a *Allocator) onComplete(c *sasync.Clock) {
 	a.mu.Lock()
-	defer a.unlockChecked()
-	a.idx.Complete(&c, a.freeFn)
+	a.idx.Complete(c, a.freeFn)
+	a.unlockChecked()
 }
 
 // Alloc returns a buffer of size bytes that a writer at point at may use:
@@ -250,7 +256,7 @@ func (a *Allocator) onComplete(c sasync.Clock) {
 // error is a *NoSpaceError that says what is free, what is pinned and what
 // to wait for.
 func (a *Allocator) Alloc(size int64, at sasync.Point) (*Buffer, error) {
-	return a.AllocWith(size, at, AllocOptions{})
+	return a.alloc(size, &at, nil)
 }
 
 // AllocOptions tune AllocWith. The zero value is Alloc.
@@ -277,16 +283,28 @@ type AllocOptions struct {
 
 // AllocWith is Alloc with options (see AllocOptions).
 func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*Buffer, error) {
+	return a.alloc(size, &at, opts.MayWait)
+}
+
+// alloc is AllocWith with the point passed by pointer (a Point is 136
+// bytes: Alloc passes its own on, not a copy).
+func (a *Allocator) alloc(size int64, at *sasync.Point, mayWait func(sasync.Event) bool) (*Buffer, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("%w: %d bytes", ErrInvalidSize, size)
 	}
-	if err := a.tl.CheckPoint(at); err != nil {
+	if err := a.tl.CheckPoint(*at); err != nil {
 		return nil, err
 	}
 	a.mu.Lock()
-	defer a.unlockChecked()
-	a.mayWait = opts.MayWait
-	blk, took, err := a.place(size, &at)
+	b, err := a.allocLocked(size, at, mayWait)
+	a.unlockChecked()
+	return b, err
+}
+
+// allocLocked is AllocWith once at has passed CheckPoint. Caller holds mu.
+func (a *Allocator) allocLocked(size int64, at *sasync.Point, mayWait func(sasync.Event) bool) (*Buffer, error) {
+	a.mayWait = mayWait
+	blk, took, err := a.place(size, at)
 	a.mayWait = nil
 	if err != nil {
 		return nil, a.noSpace(size, err)
@@ -299,17 +317,17 @@ func (a *Allocator) AllocWith(size int64, at sasync.Point, opts AllocOptions) (*
 		for e := range a.fence {
 			if a.fence[e] > a.safeCompleted[e] {
 				if b.residual == nil {
-					b.residual = a.newClock()
+					b.residual = a.newResidual()
 				}
-				b.residual[e] = a.fence[e]
+				b.residual.clock[e] = a.fence[e]
 			}
 		}
 	}
-	if b.residual != nil {
+	if r := b.residual; r != nil {
 		// at passed CheckPoint: its clock is covered by the clock of every
 		// op its engine submits from now on.
-		b.bornEngine, b.bornSeq = at.Engine, a.tl.Submitted(at.Engine)
-		b.bornCovers = b.residual.LessEq(&at.Clock)
+		r.bornEngine, r.bornSeq = at.Engine, a.tl.Submitted(at.Engine)
+		r.bornCovers = r.clock.LessEq(&at.Clock)
 	}
 	b.size = size
 	a.adopt(b, ranges.Range{Lo: b.off, Hi: b.off + b.span})
@@ -409,7 +427,8 @@ func (a *Allocator) checkArena(err error) {
 	}
 }
 
-// adopt gives b an id and the bytes r, and links it into the live list.
+// adopt gives b an id and the bytes r, and lists it among the buffers the
+// program holds.
 func (a *Allocator) adopt(b *Buffer, r ranges.Range) {
 	a.nextID++
 	b.id = a.nextID
@@ -417,40 +436,30 @@ func (a *Allocator) adopt(b *Buffer, r ranges.Range) {
 	b.live.Init(b.liveRuns[:])
 	b.live.Add(r)
 	a.live += r.Len()
-	b.next = a.head
-	if a.head != nil {
-		a.head.prev = b
-	}
-	a.head = b
-	a.nBuffers++
+	b.slot = len(a.buffers)
+	a.buffers = append(a.buffers, b)
 }
 
-// listed reports whether b is the very Buffer adopt linked into the live
-// list, not a copy of it: a copy (a Buffer dereferenced and copied by
-// value) has the same fields, but its neighbours do not point at it. A
-// handle copied and used after the original retired, or used in its
-// stead, would free the same bytes twice. Caller holds mu; b is not
-// released.
+// listed reports whether b is the very Buffer adopt listed, not a copy of
+// it: a copy (a Buffer dereferenced and copied by value) has the same
+// slot, but the list holds the original there. A handle copied and used
+// after the original retired, or used in its stead, would free the same
+// bytes twice. Caller holds mu; b is not released.
 func (a *Allocator) listed(b *Buffer) bool {
-	if b.prev != nil {
-		return b.prev.next == b
-	}
-	return a.head == b
+	return uint(b.slot) < uint(len(a.buffers)) && a.buffers[b.slot] == b
 }
 
-// retire unlinks a buffer whose bytes the program no longer holds.
+// retire takes a buffer whose bytes the program no longer holds off the
+// list; the last listed buffer takes its slot.
 func (a *Allocator) retire(b *Buffer) {
 	b.released = true
-	if b.prev != nil {
-		b.prev.next = b.next
-	} else {
-		a.head = b.next
+	n := len(a.buffers) - 1
+	if last := a.buffers[n]; last != b {
+		a.buffers[b.slot], last.slot = last, b.slot
 	}
-	if b.next != nil {
-		b.next.prev = b.prev
-	}
-	b.prev, b.next = nil, nil
-	a.nBuffers--
+	a.buffers[n] = nil
+	a.buffers = a.buffers[:n]
+	b.slot = -1
 }
 
 func (a *Allocator) noSpace(size int64, cause error) error {
@@ -512,7 +521,13 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 		return fmt.Errorf("%w: %d", ErrInvalidAccess, acc)
 	}
 	a.mu.Lock()
-	defer a.unlockChecked()
+	err := a.useLocked(v, ev)
+	a.unlockChecked()
+	return err
+}
+
+// useLocked is Use once acc has been checked. Caller holds mu.
+func (a *Allocator) useLocked(v *View, ev sasync.Event) error {
 	cover, err := a.heldCover(v)
 	if err != nil {
 		return err
@@ -542,7 +557,7 @@ func (a *Allocator) checkOrder(b *Buffer, ev sasync.Event) (done bool, err error
 	if done && b.bornOrdered(ev) {
 		return true, nil // a completed op its clock may be forgotten for
 	}
-	ordered, err := a.tl.OrderedAfter(b.residual, ev)
+	ordered, err := a.tl.OrderedAfter(&b.residual.clock, ev)
 	if err != nil {
 		return false, err
 	}
@@ -653,14 +668,21 @@ func (a *Allocator) Release(b *Buffer) error {
 		return fmt.Errorf("%w: release", ErrForeign)
 	}
 	a.mu.Lock()
-	defer a.unlockChecked()
+	err := a.releaseBuffer(b)
+	a.unlockChecked()
+	return err
+}
+
+// releaseBuffer is Release once b is known to be this Allocator's.
+// Caller holds mu.
+func (a *Allocator) releaseBuffer(b *Buffer) error {
 	if b.released {
 		return fmt.Errorf("%w: buffer %d", ErrDoubleRelease, b.id)
 	}
 	if !a.listed(b) {
 		return fmt.Errorf("%w: buffer %d: a copy of a handle", ErrForeign, b.id)
 	}
-	if len(b.claims) > 0 {
+	if len(b.openClaims()) > 0 {
 		return fmt.Errorf("%w: buffer %d has an open claim", ErrClaimed, b.id)
 	}
 	return a.releaseLocked(b, &b.live)
@@ -772,7 +794,6 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	// ordered after it may use them under their new name either.
 	nb := a.newBuffer()
 	nb.off, nb.size, nb.span, nb.residual = r.Lo, r.Len(), r.Len(), b.residual
-	nb.bornEngine, nb.bornSeq, nb.bornCovers = b.bornEngine, b.bornSeq, b.bornCovers
 	b.live.Remove(r)
 	a.live -= r.Len()
 	var none ranges.Set

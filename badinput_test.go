@@ -20,8 +20,8 @@ func snapshot(a *Allocator) string {
 	fmt.Fprintf(&sb, "%+v\n", st)
 	fmt.Fprintf(&sb, "held %v\n", a.idx.Held().Runs())
 	fmt.Fprintf(&sb, "free %v\n", a.ar.AppendFreeRegions(nil))
-	for b := a.head; b != nil; b = b.next {
-		fmt.Fprintf(&sb, "buf %d live %v claims %d released %v\n", b.id, b.live.Runs(), len(b.claims), b.released)
+	for _, b := range a.buffers {
+		fmt.Fprintf(&sb, "buf %d live %v claims %d released %v\n", b.id, b.live.Runs(), len(b.openClaims()), b.released)
 	}
 	fmt.Fprintf(&sb, "tl completed %v\n", a.tl.CompletedClock())
 	for e := range a.tl.NumEngines() {

@@ -14,45 +14,55 @@ import (
 // of its bytes). Its address never changes. A released Buffer stays a valid
 // Go value: every operation on it reports ErrReleased.
 type Buffer struct {
-	a          *Allocator
-	id         uint64
-	off, size  int64
-	span       int64 // bytes taken from the arena: size rounded up to the granule (donated: exactly size)
-	prev, next *Buffer
+	a         *Allocator
+	id        uint64
+	off, size int64
+	span      int64 // bytes taken from the arena: size rounded up to the granule (donated: exactly size)
+	slot      int   // index in the Allocator's list of held buffers; -1 once released
 	// The Whole view lives inside the Buffer (its shape and strides too),
 	// so allocating a buffer costs no extra objects for it.
-	whole View
+	whole     View
+	wholeDims [2]int64
 	// Room for the runs of live in the common case (one run), so a
 	// buffer's bookkeeping needs no allocation of its own.
 	liveRuns [1]ranges.Range
 
 	// Guarded by a.mu.
-	live   ranges.Set // absolute bytes the program still holds
-	claims []*Claim
+	live ranges.Set // absolute bytes the program still holds
+	// claims lists the open claims on the buffer's bytes, nil when there
+	// has never been one: most buffers are never claimed, and a pointer is
+	// a word where a slice is three.
+	claims *[]*Claim
 	// A buffer built over held bytes taken fenced keeps the fence's
-	// components that had not completed when it was allocated (residual):
-	// only ops ordered after the residual may use it.
-	// residual is nil when there is none; it is never changed once set
-	// (Donate shares it with the output).
-	residual *sasync.Clock
-	// With a residual: every op of engine bornEngine with a seq above
-	// bornSeq was submitted after the Alloc, and so is ordered after the
-	// Alloc's point; bornCovers says that point covers the residual (it
-	// does unless AllocOptions.MayWait took pending bytes). Such an op is
-	// then ordered after the residual without its clock, which Forget may
-	// have dropped once it completed.
-	bornSeq sasync.Seq
-	// The small fields share one word (a Buffer is then 288 bytes, a size
-	// class less).
+	// components that had not completed when it was allocated (see
+	// residual); nil when there is none. It is never changed once set
+	// (Donate shares it with the output). Most buffers have none, so it
+	// lives apart: a Buffer is then 256 bytes, and a slab of 31 (with the
+	// heap's header) fits in 8 KiB.
+	residual *residual
+	released bool // guarded by a.mu
+}
+
+// residual is the fence a buffer took held bytes under, less what had
+// completed then: only ops ordered after clock may use the buffer.
+type residual struct {
+	clock sasync.Clock
+	// Every op of engine bornEngine with a seq above bornSeq was submitted
+	// after the Alloc, and so is ordered after the Alloc's point;
+	// bornCovers says that point covers clock (it does unless
+	// AllocOptions.MayWait took pending bytes). Such an op is then ordered
+	// after clock without its own clock, which Forget may have dropped
+	// once it completed.
+	bornSeq    sasync.Seq
 	bornEngine sasync.EngineID
 	bornCovers bool
-	released   bool // guarded by a.mu
 }
 
 // bornOrdered reports whether ev is known to be ordered after b's residual
-// by when it was submitted (see bornSeq).
+// by when it was submitted (see residual.bornSeq). b has a residual.
 func (b *Buffer) bornOrdered(ev sasync.Event) bool {
-	return b.bornCovers && ev.Engine == b.bornEngine && ev.Seq > b.bornSeq
+	r := b.residual
+	return r.bornCovers && ev.Engine == r.bornEngine && ev.Seq > r.bornSeq
 }
 
 // ID returns the buffer's identifier, unique within its Allocator.
@@ -88,7 +98,7 @@ func (b *Buffer) AppendWaits(dst []sasync.Event) []sasync.Event {
 	if b == nil || b.residual == nil {
 		return dst
 	}
-	for e, seq := range b.residual {
+	for e, seq := range b.residual.clock {
 		if seq > 0 {
 			dst = append(dst, sasync.Event{Engine: sasync.EngineID(e), Seq: seq})
 		}
@@ -130,7 +140,7 @@ func (b *Buffer) Whole() *View {
 // computing it.
 func (b *Buffer) initWhole() {
 	w := &b.whole
-	d := b.a.newWholeDims()
+	d := b.wholeDims[:]
 	d[0], d[1] = b.size, 1
 	w.buf = b
 	w.layout = strided.Layout{Shape: d[0:1:1], Strides: d[1:2:2], Elem: 1}
@@ -197,9 +207,20 @@ func (b *Buffer) freedPadding(bytes *ranges.Set) (ranges.Range, bool) {
 	return pad, ok && !bytes.ContainsRange(pad)
 }
 
+// openClaims returns the open claims on b's bytes.
+func (b *Buffer) openClaims() []*Claim {
+	if b.claims == nil {
+		return nil
+	}
+	return *b.claims
+}
+
 // claimOverlapping returns an open claim on bytes of s, if any.
 func (b *Buffer) claimOverlapping(s *ranges.Set) *Claim {
-	for _, c := range b.claims {
+	if b.claims == nil {
+		return nil
+	}
+	for _, c := range *b.claims {
 		if _, ok := c.bytes.OverlapsSet(s); ok {
 			return c
 		}

@@ -258,7 +258,7 @@ func (a *Allocator) checkWhollyHeldLocked(b *Buffer) error {
 	if b.released || !b.live.ContainsRange(b.Range()) {
 		return fmt.Errorf("%w: buffer %d was released or discarded through the Allocator", ErrReleased, b.id)
 	}
-	if len(b.claims) > 0 {
+	if len(b.openClaims()) > 0 {
 		return fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
 	}
 	return nil

@@ -51,7 +51,10 @@ func (a *Allocator) Claim(v *View) (*Claim, error) {
 			}
 		}
 		c := &Claim{viewHold: viewHold{a: a, view: v}, bytes: cover.Clone()}
-		b.claims = append(b.claims, c)
+		if b.claims == nil {
+			b.claims = new([]*Claim)
+		}
+		*b.claims = append(*b.claims, c)
 		return c, nil
 	})
 }
@@ -82,11 +85,11 @@ func (c *Claim) finish() error {
 	if c.done {
 		return fmt.Errorf("%w: claim", ErrFinished)
 	}
-	cs := c.view.buf.claims
+	cs := c.view.buf.openClaims()
 	for i, o := range cs {
 		if o == c {
 			c.done = true
-			c.view.buf.claims = append(cs[:i], cs[i+1:]...)
+			*c.view.buf.claims = append(cs[:i], cs[i+1:]...)
 			return nil
 		}
 	}

@@ -41,7 +41,7 @@ func (a *Allocator) Stats() Stats {
 		Fragmentation: as.Fragmentation,
 		HighWater:     as.HighWater,
 		PeakInUse:     as.PeakInUse,
-		Buffers:       a.nBuffers,
+		Buffers:       len(a.buffers),
 		Users:         a.idx.Pending(),
 	}
 	s.Pending, s.PendingPerEngine = a.idx.PendingBytes()

@@ -20,19 +20,26 @@ const CoverBudget = strided.CoverBudget
 // of any depth costs O(depth) once, at creation, and nothing per query.
 // A View is immutable; it is safe for concurrent use.
 type View struct {
-	buf    *Buffer
+	buf *Buffer
+	// parent is the view this one was taken from when that is not its
+	// buffer's Whole view (depth > 1); nil otherwise (Parent), so that the
+	// commonest view stores one pointer less.
 	parent *View
 	layout strided.Layout // relative to the buffer's first byte
-	// depth sits beside the flags below, in one word (a View is then 144
-	// bytes, a size class less; so is the Buffer it lives in).
+	// depth sits beside the flags below, in one word: a View is then 128
+	// bytes, and a slab of them fills whole pages.
 	depth int32
 
 	// Covered bytes in absolute arena offsets, computed on first use under
 	// the Allocator's lock.
 	coverDone bool
 	coverOK   bool // exact
-	coverErr  error
-	cover     ranges.Set
+	// coverFailed says that computing the cover failed; the error is
+	// computed again when asked for (coverError), so that no View carries
+	// an error's two words for a failure that does not happen to valid
+	// layouts.
+	coverFailed bool
+	cover       ranges.Set
 	// Room for a cover of one run without an allocation of its own (the
 	// layout's shape and strides come from the Allocator's dims slabs).
 	coverRuns [1]ranges.Range
@@ -58,6 +65,9 @@ func (v *View) Buffer() *Buffer {
 func (v *View) Parent() *View {
 	if v == nil {
 		return nil
+	}
+	if v.depth == 1 {
+		return &v.buf.whole
 	}
 	return v.parent
 }
@@ -97,41 +107,46 @@ func (v *View) View(l strided.Layout) (*View, error) {
 	}
 	l.Offset += v.layout.Offset
 	// The caller keeps l: copy its dimensions.
-	n := len(l.Shape)
-	nv, d, err := v.deriveDims(l, nil, 2*n)
-	if err != nil {
-		return nil, err
-	}
-	copy(d[:n], l.Shape)
-	copy(d[n:], l.Strides)
-	nv.layout.Shape, nv.layout.Strides = d[0:n:n], d[n:2*n:2*n]
-	return nv, nil
+	return v.deriveDims(l, nil, true)
 }
 
 // derive makes the child view of v with layout l (relative to the
 // buffer), or returns err. A nil View, or one no Allocator made, fails with
 // ErrForeign.
 func (v *View) derive(l strided.Layout, err error) (*View, error) {
-	nv, _, err := v.deriveDims(l, err, 0)
-	return nv, err
+	return v.deriveDims(l, err, false)
 }
 
-// deriveDims is derive that also returns dims int64s for the new view's
-// own shape and strides (none when dims is 0), taken with the view.
-func (v *View) deriveDims(l strided.Layout, err error, dims int) (*View, []int64, error) {
+// deriveDims is derive that, when copyDims is set, gives the new view a
+// copy of l's shape and strides, taken with the view (the caller keeps
+// l's). Each pointer field of the new view is stored once.
+func (v *View) deriveDims(l strided.Layout, err error, copyDims bool) (*View, error) {
 	if !v.made() {
-		return nil, nil, errZeroView
+		return nil, errZeroView
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := l.Validate(v.buf.size); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	nv, d := v.buf.a.newView(dims)
-	nv.buf, nv.parent, nv.depth, nv.layout = v.buf, v, v.depth+1, l
+	n := 0
+	if copyDims {
+		n = len(l.Shape) // Validate checked that Strides has as many
+	}
+	nv, d := v.buf.a.newView(2 * n)
+	if copyDims {
+		for i := range n { // a few dimensions: no call to memmove
+			d[i], d[n+i] = l.Shape[i], l.Strides[i]
+		}
+		l.Shape, l.Strides = d[0:n:n], d[n:2*n:2*n]
+	}
+	nv.buf, nv.depth, nv.layout = v.buf, v.depth+1, l
+	if v.depth > 0 {
+		nv.parent = v
+	}
 	nv.cover.Init(nv.coverRuns[:])
-	return nv, d, nil
+	return nv, nil
 }
 
 // derived views what op makes of v's layout (see derive).
@@ -205,7 +220,22 @@ func (v *View) coverLocked() (*ranges.Set, bool, error) {
 		abs := v.layout
 		abs.Offset += v.buf.off
 		exact, err := abs.AppendCover(&v.cover, CoverBudget)
-		v.coverOK, v.coverErr, v.coverDone = exact, err, true
+		v.coverOK, v.coverFailed, v.coverDone = exact, err != nil, true
 	}
-	return &v.cover, v.coverOK, v.coverErr
+	if v.coverFailed {
+		return &v.cover, v.coverOK, v.coverError()
+	}
+	return &v.cover, v.coverOK, nil
+}
+
+// coverError returns the error computing v's cover failed with: the
+// layout does not change, so computing it again fails the same way.
+func (v *View) coverError() error {
+	abs := v.layout
+	abs.Offset += v.buf.off
+	var s ranges.Set
+	if _, err := abs.AppendCover(&s, CoverBudget); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: view %v: covered bytes not computable", ErrInvalidLayout, v.layout)
 }

@@ -87,6 +87,9 @@ type user struct {
 	ev      sasync.Event
 	unknown bool
 	live    bool
+	// counted says that the user's runs are in the pending counts; until
+	// then it is listed in Index.uncounted.
+	counted bool
 	gen     uint32
 	// The runs are one[:] for a user of one run (most are: a dense view),
 	// so that it needs no array of its own, and more for a user of
@@ -108,17 +111,24 @@ func (u *user) runs() []ranges.Range {
 // setRuns stores a copy of runs (at least one) as u's.
 func (u *user) setRuns(runs []ranges.Range) {
 	if len(runs) == 1 {
-		u.one[0], u.more = runs[0], u.more[:0]
+		u.one[0] = runs[0]
+		u.more = u.more[:0] // apart: a reslice of itself stores no pointer
 		return
 	}
 	u.more = append(u.more[:0], runs...)
 }
 
-// group is the value of one tree key: the users covering exactly [lo, hi).
-// Invariant: len(users) > 0 while the key is in the tree.
+// group is the value of one tree key: the users covering exactly [lo, hi)
+// (list). A key with none stays in the tree until a sweep (Index.empty).
 type group struct {
 	lo, hi int64
-	users  []UserID
+	// The users are inl[:n] while they fit (a key usually has one or two:
+	// a tensor's writer, a reader), so that such a group holds no pointer
+	// for the collector to follow, and more[:n] beyond (more keeps its
+	// storage when they fit again).
+	n    int32
+	inl  [inlineUsers]UserID
+	more []UserID
 	// A summary of users for the fence questions, which depend only on
 	// each engine's latest user (reuse rules are monotone in the seq):
 	// last[e] is the highest seq of a user on engine e, engines has bit e
@@ -127,6 +137,46 @@ type group struct {
 	last    [sasync.MaxEngines]sasync.Seq
 	engines uint32
 	unknown int32
+}
+
+// inlineUsers is how many users a group lists without an array of its own.
+const inlineUsers = 2
+
+// list returns g's users. The slice is g's: valid until g changes.
+func (g *group) list() []UserID {
+	if g.n <= inlineUsers {
+		return g.inl[:g.n]
+	}
+	return g.more[:g.n]
+}
+
+// add lists user id.
+func (g *group) add(id UserID) {
+	switch {
+	case g.n < inlineUsers:
+		g.inl[g.n] = id
+	case g.n == inlineUsers:
+		g.more = append(append(g.more[:0], g.inl[:]...), id)
+	default:
+		g.more = append(g.more[:g.n], id)
+	}
+	g.n++
+}
+
+// remove takes user id off the list, if listed; the last user takes its
+// place.
+func (g *group) remove(id UserID) {
+	l := g.list()
+	for j, v := range l {
+		if v == id {
+			l[j] = l[len(l)-1]
+			g.n--
+			if g.n == inlineUsers {
+				copy(g.inl[:], g.more[:inlineUsers])
+			}
+			return
+		}
+	}
 }
 
 // note adds user u to g's summary.
@@ -140,7 +190,7 @@ func (g *group) note(u *user) {
 	g.engines |= 1 << e
 }
 
-// forget removes user u (already taken out of g.users) from g's summary:
+// forget removes user u (already taken off g's list) from g's summary:
 // when u was its engine's latest, the next latest is found among the
 // users left (rare: an engine's users complete in seq order, so its
 // latest goes last).
@@ -154,7 +204,7 @@ func (g *group) forget(u *user, users []user) {
 		return
 	}
 	g.last[e], g.engines = 0, g.engines&^(1<<e)
-	for _, id := range g.users {
+	for _, id := range g.list() {
 		if o := &users[id]; !o.unknown && o.ev.Engine == e {
 			g.last[e] = max(g.last[e], o.ev.Seq)
 			g.engines |= 1 << e
@@ -188,21 +238,18 @@ func (g *group) joinFence(fence *sasync.Clock) (unknown bool) {
 	return g.unknown > 0
 }
 
-// countChange is one logged change of the pending counts: delta (+1 or
-// -1) over r, on engine (or, for an unknown user, -1) as well as overall.
+// countChange is one logged removal from the pending counts: a counted
+// user's run r, on engine (or, for an unknown user, -1) as well as
+// overall.
 type countChange struct {
 	r      ranges.Range
 	engine int32
-	delta  int32
 }
 
-// maxCountLog bounds the log of pending-count changes: past it the log is
-// applied, so its memory stays bounded when no one asks for the figures.
+// maxCountLog bounds the log of pending-count removals and the list of
+// users not yet counted: past it they are applied, so their memory stays
+// bounded when no one asks for the figures.
 const maxCountLog = 4096
-
-// cancelWindow is how many of the latest logged changes a new change is
-// matched against for cancellation.
-const cancelWindow = 16
 
 // queued is one entry of an engine's FIFO: gen detects a user removed (and
 // its slot reused) before its event completed.
@@ -256,13 +303,17 @@ type Index struct {
 
 	// pendingAll counts the (user, run) pairs over every byte; pendingOn[e]
 	// those of known users on engine e. Their covered counts are the union
-	// of pending bytes, overall and per engine. Changes are logged in
-	// countLog and applied when the figures are asked for (or the log is
-	// long): a run added and removed again before then costs nothing.
+	// of pending bytes, overall and per engine. A new user is listed in
+	// uncounted (by id and generation) and counted when the figures are
+	// asked for (or the list is long); the runs of a counted user that
+	// goes are logged in countLog and taken out then too. A user that
+	// comes and goes before anyone asks — a tensor's writer and readers,
+	// added and completed together — is never counted: it costs an entry
+	// in uncounted.
 	pendingAll coverage
 	pendingOn  [sasync.MaxEngines]coverage
+	uncounted  []queued
 	countLog   []countChange
-	logSigned  [2]int // entries of countLog by sign of delta (signOf)
 	// countNodesBuilt is pendingAll's size after its last rebuild.
 	countNodesBuilt int
 	// broken records the first failure of the Index's own bookkeeping
@@ -347,11 +398,11 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 		id = UserID(len(x.users) - 1)
 	}
 	u := &x.users[id]
-	u.ev, u.unknown, u.live = ev, unknown, true
+	u.ev, u.unknown, u.live, u.counted = ev, unknown, true, false
 	u.gen++
 	u.setRuns(runs)
+	x.uncounted = append(x.uncounted, queued{id: id, gen: u.gen})
 	for _, r := range runs {
-		x.countRun(r, ev, unknown, +1)
 		g, ok := x.group(r)
 		if !ok {
 			g = x.newGroup(r)
@@ -359,10 +410,10 @@ func (x *Index) AddUser(ev sasync.Event, unknown bool, runs []ranges.Range) (Use
 			x.byRun[r] = g
 			x.recent[recentSlot(r)] = g
 			x.keys++
-		} else if len(g.users) == 0 {
+		} else if g.n == 0 {
 			x.empty--
 		}
-		g.users = append(g.users, id)
+		g.add(id)
 		g.note(u)
 	}
 	if !unknown {
@@ -413,7 +464,7 @@ func (x *Index) newGroup(r ranges.Range) *group {
 		g = &x.groupChunk[0]
 		x.groupChunk = x.groupChunk[1:]
 	}
-	g.lo, g.hi, g.users = r.Lo, r.Hi, g.users[:0]
+	g.lo, g.hi, g.n = r.Lo, r.Hi, 0
 	g.last, g.engines, g.unknown = sasync.Clock{}, 0, 0
 	return g
 }
@@ -425,7 +476,9 @@ func (x *Index) enqueue(ev sasync.Event, id UserID, gen uint32) {
 	e := queued{seq: ev.Seq, id: id, gen: gen}
 	x.queued |= 1 << ev.Engine
 	if n := len(q); n == x.heads[ev.Engine] || q[n-1].seq <= ev.Seq {
-		x.queues[ev.Engine] = append(q, e)
+		// Appended to the queue itself: when it fits, only the length is
+		// stored (no write barrier).
+		x.queues[ev.Engine] = append(x.queues[ev.Engine], e)
 		return
 	}
 	i := len(q)
@@ -463,22 +516,20 @@ func (x *Index) RemoveUser(id UserID, free func(ranges.Range)) error {
 // any, is skipped later by generation.
 func (x *Index) drop(id UserID) {
 	u := &x.users[id]
+	if !u.counted {
+		x.unlist(id, u.gen)
+	}
 	for _, r := range u.runs() {
-		x.countRun(r, u.ev, u.unknown, -1)
+		if u.counted {
+			x.uncount(r, u)
+		}
 		g, ok := x.group(r)
 		if !ok {
 			continue // unreachable while invariants hold
 		}
-		for j, v := range g.users {
-			if v == id {
-				last := len(g.users) - 1
-				g.users[j] = g.users[last]
-				g.users = g.users[:last]
-				break
-			}
-		}
+		g.remove(id)
 		g.forget(u, x.users)
-		if len(g.users) == 0 {
+		if g.n == 0 {
 			x.empty++
 			x.touched.Add(r)
 		}
@@ -488,69 +539,76 @@ func (x *Index) drop(id UserID) {
 	x.freeIDs = append(x.freeIDs, id)
 }
 
-// countRun logs delta over r in the pending counts, overall and, for a
-// known user, on its engine. A change that undoes the last one logged
-// cancels it instead (a user completed before anyone looked).
-func (x *Index) countRun(r ranges.Range, ev sasync.Event, unknown bool, delta int32) {
-	c := countChange{r: r, engine: -1, delta: delta}
-	if !unknown {
-		c.engine = int32(ev.Engine)
-	}
-	// A change that undoes one of the last few logged cancels it: a user
-	// that comes and goes while the figures are not asked for (a tensor's
-	// writer and readers, added and completed together) costs nothing.
-	// Counts only add up, so dropping the pair leaves every later sum as
-	// it was.
-	log := x.countLog
-	if x.logSigned[signOf(-delta)] > 0 { // an opposite change may be there to cancel
-		for i := len(log) - 1; i >= max(0, len(log)-cancelWindow); i-- {
-			if o := &log[i]; o.r == c.r && o.engine == c.engine && o.delta == -c.delta {
-				// Close the gap by hand: it is a few entries at most
-				// (cancelWindow), usually none.
-				for j := i + 1; j < len(log); j++ {
-					log[j-1] = log[j]
-				}
-				x.countLog = log[:len(log)-1]
-				x.logSigned[signOf(-delta)]--
-				return
+// unlistWindow is how many of the latest uncounted users a user that goes
+// uncounted is looked for among.
+const unlistWindow = 16
+
+// unlist takes user id, of generation gen, off the uncounted list when it
+// is among the last few there (a tensor's users go soon after they come):
+// the list then stays short while no one asks for the figures. One not
+// found stays listed, and applyCounts skips it.
+func (x *Index) unlist(id UserID, gen uint32) {
+	l := x.uncounted
+	for i := len(l) - 1; i >= max(0, len(l)-unlistWindow); i-- {
+		if l[i].id == id && l[i].gen == gen {
+			// Close the gap by hand: a few entries at most, usually none.
+			for j := i + 1; j < len(l); j++ {
+				l[j-1] = l[j]
 			}
+			x.uncounted = l[:len(l)-1]
+			return
 		}
 	}
-	x.countLog = append(log, c)
-	x.logSigned[signOf(delta)]++
 }
 
-// signOf indexes logSigned: 0 for a negative change, 1 for a positive one.
-func signOf(delta int32) int {
-	if delta < 0 {
-		return 0
+// uncount logs the removal of u's run r from the pending counts (u is
+// counted).
+func (x *Index) uncount(r ranges.Range, u *user) {
+	c := countChange{r: r, engine: -1}
+	if !u.unknown {
+		c.engine = int32(u.ev.Engine)
 	}
-	return 1
+	x.countLog = append(x.countLog, c)
 }
 
-// boundCountLog applies the log once it is long. It is called where every
-// user's runs are counted as its liveness says (not halfway through adding
-// or dropping one), since applying may rebuild the counts from the users.
+// boundCountLog applies the log and the uncounted users once either is
+// long. It is called where every user's runs are counted as its liveness
+// says (not halfway through adding or dropping one), since applying may
+// rebuild the counts from the users.
 func (x *Index) boundCountLog() {
-	if len(x.countLog) >= maxCountLog {
+	if len(x.countLog) >= maxCountLog || len(x.uncounted) >= maxCountLog {
 		x.applyCounts()
 	}
 }
 
-// applyCounts applies the logged changes to the pending counts, and
-// compacts them when they have grown.
+// applyCounts counts the users listed as uncounted that are still live,
+// takes the logged removals out of the pending counts, and compacts them
+// when they have grown.
 func (x *Index) applyCounts() {
+	for _, q := range x.uncounted {
+		u := &x.users[q.id]
+		if !u.live || u.gen != q.gen || u.counted {
+			continue // gone before it was counted
+		}
+		u.counted = true
+		for _, r := range u.runs() {
+			x.pendingAll.add(r.Lo, r.Hi, +1)
+			if !u.unknown {
+				x.pendingOn[u.ev.Engine].add(r.Lo, r.Hi, +1)
+			}
+		}
+	}
+	x.uncounted = x.uncounted[:0]
 	for _, c := range x.countLog {
-		ok := x.pendingAll.add(c.r.Lo, c.r.Hi, c.delta)
+		ok := x.pendingAll.add(c.r.Lo, c.r.Hi, -1)
 		if c.engine >= 0 {
-			ok = x.pendingOn[c.engine].add(c.r.Lo, c.r.Hi, c.delta) && ok
+			ok = x.pendingOn[c.engine].add(c.r.Lo, c.r.Hi, -1) && ok
 		}
 		if !ok && x.broken == nil {
 			x.broken = fmt.Errorf("liveness: internal: pending count of %v below zero", c.r)
 		}
 	}
 	x.countLog = x.countLog[:0]
-	x.logSigned = [2]int{}
 	x.compactCounts()
 }
 
@@ -558,7 +616,8 @@ func (x *Index) applyCounts() {
 // trees hold many more nodes than the users need (runs that came and went
 // at many distinct offsets while some user stayed pending throughout):
 // when they have grown to twice their size after the last rebuild. The log
-// must be empty. Amortized O(log arena) per logged change.
+// and the list of uncounted users must be empty. Amortized O(log arena)
+// per logged change.
 func (x *Index) compactCounts() {
 	if n := x.pendingAll.size(); n < 1<<14 || n < 2*x.countNodesBuilt {
 		return
@@ -609,7 +668,7 @@ func (x *Index) Complete(completed *sasync.Clock, free func(ranges.Range)) int {
 			n++
 		}
 		if h == len(q) {
-			x.queues[e] = q[:0]
+			x.queues[e] = x.queues[e][:0]
 			h = 0
 			x.queued &^= 1 << e
 		} else if h > 64 && h > len(q)/2 {
@@ -635,7 +694,7 @@ func (x *Index) maybeSweep() {
 	}
 	x.recent = [recentSlots]*group{}
 	for r, g := range x.byRun {
-		if len(g.users) == 0 {
+		if g.n == 0 {
 			x.tree.Delete(r.Lo, r.Hi)
 			delete(x.byRun, r)
 			x.keys--
@@ -647,7 +706,7 @@ func (x *Index) maybeSweep() {
 
 // Covered reports whether any pending user covers a byte of r.
 func (x *Index) Covered(r ranges.Range) bool {
-	return !x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool { return len(g.users) == 0 })
+	return !x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool { return g.n == 0 })
 }
 
 // Users calls fn for each pending user covering a byte of r, once per
@@ -655,7 +714,7 @@ func (x *Index) Covered(r ranges.Range) bool {
 // run). It stops early when fn returns false.
 func (x *Index) Users(r ranges.Range, fn func(id UserID, ev sasync.Event, unknown bool) bool) {
 	x.tree.Overlapping(r.Lo, r.Hi, func(g *group) bool {
-		for _, id := range g.users {
+		for _, id := range g.list() {
 			u := &x.users[id]
 			if !fn(id, u.ev, u.unknown) {
 				return false

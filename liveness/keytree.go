@@ -38,7 +38,26 @@ type keyTree struct {
 	// hint is good only for the shape it was found in.
 	shape uint64
 	hint  searchHint
+	found foundKeys
+	walks uint64 // walks begun (Overlapping), to tell a nested one
 }
+
+// foundKeys remembers the keys the last query that went through reported,
+// when they were few: a later query within its bounds, in the same shape,
+// is answered from them without a walk (only keys overlapping the earlier
+// query can overlap a narrower one). A tensor's users come and go over
+// the same few keys — its writer's run and its readers' — and each
+// completion asks about those bytes again: the walk, O(log n) nodes in a
+// tree of n keys, is then paid once for the tensor's first lifetime.
+type foundKeys struct {
+	shape  uint64 // keyTree.shape+1 when complete; 0: nothing remembered
+	lo, hi int64  // the query
+	n      int    // keys reported; more than maxFound: not remembered
+	g      [maxFound]*group
+}
+
+// maxFound is the most keys foundKeys remembers.
+const maxFound = 4
 
 // searchHint remembers where the last query's keys were: below node, a
 // subtree every key outside of which ends at or before before or starts
@@ -226,15 +245,62 @@ func (t *keyTree) merge(a, b int32) int32 {
 // bounds; otherwise it descends from the root to the first node whose
 // subtree may hold a key overlapping [lo, hi) and on both sides of which
 // no key does, and leaves the hint there.
+//
+// A query that went through and reported at most maxFound keys leaves
+// them (foundKeys): a later query within its bounds, while the shape is
+// the same, calls fn with those of them that overlap it, in the same
+// order, and walks nothing. fn may query the tree again; it must not
+// change its keys.
 func (t *keyTree) Overlapping(lo, hi int64, fn func(g *group) bool) bool {
 	if hi <= lo {
+		return true
+	}
+	if f := &t.found; f.shape == t.shape+1 && f.lo <= lo && hi <= f.hi {
+		gs, k := f.g, f.n // fn may query again and replace them
+		for _, g := range gs[:k] {
+			if g.hi > lo && g.lo < hi && !fn(g) {
+				return false
+			}
+		}
 		return true
 	}
 	n := t.hint.node
 	if h := &t.hint; h.shape != t.shape+1 || lo < h.before || hi > h.after {
 		n = t.split(lo, hi)
 	}
-	return t.overlapping(n, lo, hi, fn)
+	t.walks++
+	walk := t.walks
+	t.found = foundKeys{lo: lo, hi: hi}
+	if !t.overlapping(n, lo, hi, fn) {
+		return false
+	}
+	// Remembered only when no query ran inside fn (it would have
+	// replaced what this one was collecting) and the keys were few.
+	if t.walks == walk && t.found.n <= maxFound {
+		t.found.shape = t.shape + 1
+	}
+	return true
+}
+
+// remembered returns the keys foundKeys holds when they answer the query
+// [lo, hi) (some may not overlap it: the caller filters), and whether they
+// do: what Overlapping would walk through, without a call per key. The
+// slice is valid until the next query.
+func (t *keyTree) remembered(lo, hi int64) ([]*group, bool) {
+	if f := &t.found; f.shape == t.shape+1 && f.lo <= lo && hi <= f.hi {
+		return f.g[:f.n], true
+	}
+	return nil, false
+}
+
+// report notes g, a key the walk in progress reports, for foundKeys.
+func (t *keyTree) report(g *group) {
+	if f := &t.found; f.shape == 0 {
+		if f.n < maxFound {
+			f.g[f.n] = g
+		}
+		f.n++
+	}
 }
 
 // split descends from the root past every node that, with the subtree on
@@ -282,8 +348,12 @@ func (t *keyTree) overlapping(n int32, lo, hi int64, fn func(g *group) bool) boo
 		if nd.lo >= hi {
 			return true // every key to the right starts at or after hi
 		}
-		if nd.hi > lo && !fn(t.meta[n].g) {
-			return false
+		if nd.hi > lo {
+			g := t.meta[n].g
+			t.report(g)
+			if !fn(g) {
+				return false
+			}
 		}
 		n = nd.right
 	}
@@ -346,7 +416,35 @@ func (t *keyTree) check() error {
 	if err == nil {
 		err = t.checkHint()
 	}
+	if err == nil {
+		err = t.checkFound()
+	}
 	return err
+}
+
+// checkFound verifies remembered keys: exactly the keys overlapping their
+// query, in key order.
+func (t *keyTree) checkFound() error {
+	f := &t.found
+	if f.shape != t.shape+1 {
+		return nil
+	}
+	var want []*group
+	t.Each(func(g *group) bool {
+		if g.hi > f.lo && g.lo < f.hi {
+			want = append(want, g)
+		}
+		return true
+	})
+	if len(want) != f.n {
+		return errKeyTree("remembered keys: count wrong for query", f.lo, f.hi)
+	}
+	for i, g := range want {
+		if f.g[i] != g {
+			return errKeyTree("remembered keys: wrong key for query", f.lo, f.hi)
+		}
+	}
+	return nil
 }
 
 // checkHint verifies a current hint: every key outside the subtree of its

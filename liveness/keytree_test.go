@@ -116,3 +116,60 @@ func TestKeyTreeReusesNodes(t *testing.T) {
 	})
 	require.LessOrEqual(t, allocs, 1.0, "only the test's own group may allocate")
 }
+
+// TestKeyTreeRememberedKeys checks the keys a query leaves behind: a
+// narrower query in the same shape reports exactly what a walk would, a
+// query that fn nests inside another is not mistaken for the outer one's,
+// and a change of the keys forgets them.
+func TestKeyTreeRememberedKeys(t *testing.T) {
+	var kt keyTree
+	mk := func(lo, hi int64) *group {
+		g := &group{lo: lo, hi: hi}
+		kt.Insert(lo, hi, g)
+		return g
+	}
+	for i := range int64(64) { // keys elsewhere, so that a walk is a walk
+		mk(i*1000, i*1000+10)
+	}
+	a, b := mk(100_000, 104_096), mk(100_000, 102_048)
+	c := mk(103_000, 103_100)
+	query := func(lo, hi int64) []*group {
+		var out []*group
+		kt.Overlapping(lo, hi, func(g *group) bool { out = append(out, g); return true })
+		return out
+	}
+	require.Equal(t, []*group{b, a, c}, query(100_000, 104_096))
+	_, ok := kt.remembered(100_000, 102_048)
+	require.True(t, ok, "a narrower query is answered from the keys the first one found")
+	require.Equal(t, []*group{b, a}, query(100_000, 102_048))
+	require.Equal(t, []*group{a, c}, query(102_048, 104_000))
+	_, ok = kt.remembered(99_000, 102_048)
+	require.False(t, ok, "a query reaching beyond the first one's bounds walks")
+	require.NoError(t, kt.check())
+
+	// A query inside fn replaces what the outer walk was collecting: the
+	// outer one is not remembered, the inner one is.
+	kt.Insert(200_000, 200_010, &group{lo: 200_000, hi: 200_010}) // a new shape: nothing remembered
+	_, ok = kt.remembered(100_000, 102_048)
+	require.False(t, ok, "an insert forgets the remembered keys")
+	var inner []*group
+	kt.Overlapping(100_000, 104_096, func(g *group) bool {
+		if g == b {
+			inner = query(0, 20)
+		}
+		return true
+	})
+	require.Len(t, inner, 1)
+	_, ok = kt.remembered(100_000, 104_096)
+	require.False(t, ok, "the outer query of a nested pair is not remembered")
+	got, ok := kt.remembered(0, 20)
+	require.True(t, ok, "the inner query is")
+	require.Equal(t, inner, got)
+	require.NoError(t, kt.check())
+
+	// A query that stopped early saw only some keys: not remembered.
+	kt.Delete(200_000, 200_010)
+	kt.Overlapping(100_000, 104_096, func(*group) bool { return false })
+	_, ok = kt.remembered(100_000, 104_096)
+	require.False(t, ok, "a query fn stopped is not remembered")
+}

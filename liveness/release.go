@@ -29,7 +29,11 @@ func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
 	if r, ok := x.held.OverlapsSet(bytes); ok {
 		return fmt.Errorf("%w: %v", ErrNotHeld, r)
 	}
-	x.held.AddSet(bytes)
+	if rs := bytes.Runs(); len(rs) == 1 {
+		x.held.Add(rs[0]) // a buffer's bytes: one run, appended in place
+	} else {
+		x.held.AddSet(bytes)
+	}
 	x.heldBytes += bytes.Len()
 	x.releasing(bytes.Runs())
 	if x.mode.Whole() {
@@ -41,7 +45,7 @@ func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
 		// touches pinned (in whole mode, the piece too): reclaim need not
 		// look there. The common case: a buffer released while its last
 		// writer or reader of the whole is pending.
-		if g, ok := x.group(r); ok && len(g.users) > 0 && x.mode != Unsafe {
+		if g, ok := x.group(r); ok && g.n > 0 && x.mode != Unsafe {
 			continue
 		}
 		x.touched.Add(r)
@@ -156,8 +160,8 @@ func (x *Index) reclaimWindow(win ranges.Range) {
 func (x *Index) appendUncovered(c ranges.Range) {
 	g := ranges.Granule(x.granule)
 	next := c.Lo // the granules [c.Lo, next) are decided
-	x.tree.Overlapping(c.Lo, c.Hi, func(gr *group) bool {
-		if len(gr.users) == 0 {
+	pinned := func(gr *group) bool {
+		if gr.n == 0 {
 			return true
 		}
 		pin := g.Out(ranges.Range{Lo: max(gr.lo, c.Lo), Hi: min(gr.hi, c.Hi)})
@@ -166,7 +170,18 @@ func (x *Index) appendUncovered(c ranges.Range) {
 		}
 		next = max(next, pin.Hi)
 		return next < c.Hi
-	})
+	}
+	if gs, ok := x.tree.remembered(c.Lo, c.Hi); ok {
+		// The keys the last query found, in key order: those overlapping c
+		// are the ones a walk would report.
+		for _, gr := range gs {
+			if gr.hi > c.Lo && gr.lo < c.Hi && !pinned(gr) {
+				break
+			}
+		}
+	} else {
+		x.tree.Overlapping(c.Lo, c.Hi, pinned)
+	}
 	if next < c.Hi {
 		x.freed = append(x.freed, ranges.Range{Lo: next, Hi: c.Hi})
 	}
@@ -215,7 +230,7 @@ func (x *Index) coveredAny(s *ranges.Set) bool {
 // PendingBytes returns the union of the bytes pending users cover, and the
 // same per engine (unknown users are counted in the union only), from
 // counts kept by every add and removal: O(MaxEngines) plus the changes
-// logged since the last call, O(log arena) each (see countRun).
+// logged since the last call, O(log arena) each (see Index.uncounted).
 func (x *Index) PendingBytes() (total int64, perEngine [sasync.MaxEngines]int64) {
 	x.applyCounts()
 	for e := range x.pendingOn {
@@ -231,12 +246,12 @@ func (x *Index) pendingBytesWalk() (total int64, perEngine [sasync.MaxEngines]in
 	var all sweep
 	var per [sasync.MaxEngines]sweep
 	x.tree.Each(func(g *group) bool {
-		if len(g.users) == 0 {
+		if g.n == 0 {
 			return true
 		}
 		r := ranges.Range{Lo: g.lo, Hi: g.hi}
 		all.add(r)
-		for _, id := range g.users {
+		for _, id := range g.list() {
 			if u := &x.users[id]; !u.unknown {
 				per[u.ev.Engine].add(r)
 			}
@@ -293,13 +308,9 @@ func (x *Index) CheckInvariants() error {
 	if n := x.held.Len(); n != x.heldBytes {
 		return fmt.Errorf("liveness: %d bytes held, counted %d", n, x.heldBytes)
 	}
-	// Before PendingBytes, which applies the log.
-	var signed [2]int
-	for _, c := range x.countLog {
-		signed[signOf(c.delta)]++
-	}
-	if signed != x.logSigned {
-		return fmt.Errorf("liveness: count log holds %v changes by sign, counted %v", signed, x.logSigned)
+	// Before PendingBytes, which counts every live user.
+	if err := x.checkUncounted(); err != nil {
+		return err
 	}
 	wt, wp := x.pendingBytesWalk()
 	if t, p := x.PendingBytes(); t != wt || p != wp {
@@ -318,6 +329,26 @@ func (x *Index) CheckInvariants() error {
 	return x.checkNothingReturnable(&inPieces)
 }
 
+// checkUncounted checks that every live user not yet in the pending
+// counts is listed, with its generation, among the uncounted ones.
+func (x *Index) checkUncounted() error {
+	listed := make(map[UserID]bool, len(x.uncounted))
+	for _, q := range x.uncounted {
+		if q.id < 0 || int(q.id) >= len(x.users) {
+			return fmt.Errorf("liveness: uncounted user %d out of range", q.id)
+		}
+		if u := &x.users[q.id]; u.live && u.gen == q.gen {
+			listed[q.id] = true
+		}
+	}
+	for id := range x.users {
+		if u := &x.users[id]; u.live && !u.counted && !listed[UserID(id)] {
+			return fmt.Errorf("liveness: user %d is neither counted nor listed to be", id)
+		}
+	}
+	return nil
+}
+
 // checkKeys checks the tree's keys against the run map and their groups
 // against the users.
 func (x *Index) checkKeys() error {
@@ -328,7 +359,7 @@ func (x *Index) checkKeys() error {
 	var err error
 	x.tree.Each(func(g *group) bool {
 		keys++
-		if len(g.users) == 0 {
+		if g.n == 0 {
 			empty++
 		}
 		err = x.checkGroup(g)
@@ -354,11 +385,11 @@ func (x *Index) checkGroup(g *group) error {
 	if x.byRun[ranges.Range{Lo: g.lo, Hi: g.hi}] != g {
 		return fmt.Errorf("liveness: run map misses group [%d, %d)", g.lo, g.hi)
 	}
-	for i, id := range g.users {
+	for i, id := range g.list() {
 		if id < 0 || int(id) >= len(x.users) || !x.users[id].live {
 			return fmt.Errorf("liveness: group [%d, %d) lists dead user %d", g.lo, g.hi, id)
 		}
-		if containsID(g.users[:i], id) {
+		if containsID(g.list()[:i], id) {
 			return fmt.Errorf("liveness: group [%d, %d) lists user %d twice", g.lo, g.hi, id)
 		}
 		if !hasRun(x.users[id].runs(), ranges.Range{Lo: g.lo, Hi: g.hi}) {
@@ -366,7 +397,7 @@ func (x *Index) checkGroup(g *group) error {
 		}
 	}
 	var want group
-	for _, id := range g.users {
+	for _, id := range g.list() {
 		want.note(&x.users[id])
 	}
 	if want.last != g.last || want.engines != g.engines || want.unknown != g.unknown {
@@ -419,7 +450,7 @@ func (x *Index) checkUsers() error {
 				return fmt.Errorf("liveness: user %d runs not normalized", i)
 			}
 			g, ok := x.byRun[r]
-			if !ok || !containsID(g.users, UserID(i)) {
+			if !ok || !containsID(g.list(), UserID(i)) {
 				return fmt.Errorf("liveness: user %d run %v not indexed", i, r)
 			}
 

@@ -108,7 +108,9 @@ func (s *Set) Add(r Range) {
 	runs := s.runs
 	n := len(runs)
 	if n == 0 || r.Lo > runs[n-1].Hi {
-		s.runs = append(runs, r)
+		// Appended to s.runs itself, not to the local copy: when it fits,
+		// only the length is stored, with no write barrier for the pointer.
+		s.runs = append(s.runs, r)
 		return
 	}
 	if r.Lo >= runs[n-1].Lo { // touches or overlaps the last run only

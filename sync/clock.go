@@ -129,6 +129,30 @@ func (c *Clock) lessEqFirst(o *Clock, n int) bool {
 	return true
 }
 
+// lessEqJoinFirst is c.lessEqFirst(o ⊔ p) without building the join: c's
+// first n components are each at most o's or p's, and the rest are zero.
+// p may be nil (the zero Clock); o may not.
+func (c *Clock) lessEqJoinFirst(o, p *Clock, n int) bool {
+	var tail Seq
+	for _, s := range c[n:] {
+		tail |= s
+	}
+	if tail != 0 {
+		return false
+	}
+	if p == nil {
+		p = &Clock{}
+	}
+	cs := c[:n]
+	os, ps := o[:len(cs)], p[:len(cs)]
+	for i, s := range cs {
+		if s > os[i] && s > ps[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // Join sets c to the component-wise maximum of c and o.
 func (c *Clock) Join(o *Clock) {
 	if c == nil || o == nil {

@@ -83,7 +83,12 @@ func (h *history) last() *Clock {
 // was submitted) as the clock of op n+1 and returns it, for the caller to
 // complete in place. A new chunk comes from spare when there is one; the
 // first chunk starts small and doubles up to chunkLen.
-func (h *history) pushLast(spare *[][]Clock) *Clock {
+//
+// engines is the Timeline's engine count: components from it on are zero
+// in every clock the Timeline stores, now and before (an engine added
+// later has no op in an older clock), so in a slot already used, when the
+// last clock is beside it, only the first engines components are copied.
+func (h *history) pushLast(spare *[][]Clock, engines int) *Clock {
 	ci := int((h.n - h.base) >> chunkShift)
 	if ci < len(h.chunks) {
 		// The usual case: the last chunk has room, and the last clock is
@@ -92,7 +97,10 @@ func (h *history) pushLast(spare *[][]Clock) *Clock {
 			n := len(ch)
 			h.chunks[ci] = h.chunks[ci][:n+1]
 			ch = ch[:n+1]
-			ch[n] = ch[n-1]
+			dst, src := ch[n][:engines], ch[n-1][:engines]
+			for i, s := range src { // a few words: no call to memmove
+				dst[i] = s
+			}
 			h.n++
 			return &ch[n]
 		}

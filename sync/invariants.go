@@ -16,7 +16,8 @@ var ErrInvariant = errors.New("sync: invariant violated")
 //   - engines [0, n) have ID i, a unique non-empty name and a valid kind,
 //     and the name index matches; engines [n, MaxEngines) are empty;
 //   - completed[e] <= submitted[e], delivered[e] <= completed[e], and
-//     host[e] <= submitted[e];
+//     host[e] <= submitted[e]; the submitted and completed seqs that
+//     Status reads without the lock are those;
 //   - the clock of op (e, s) has component e equal to s (an event's clock
 //     covers itself) and covers no unsubmitted op;
 //   - clocks are monotone along an engine: clock(e, s-1) <= clock(e, s);
@@ -56,6 +57,11 @@ func (t *Timeline) checkLocked() error {
 	for e := 0; e < MaxEngines; e++ {
 		if err := t.checkHistoryLocked(EngineID(e), &submitted); err != nil {
 			return err
+		}
+	}
+	for e := 0; e < MaxEngines; e++ {
+		if s, c := t.submitted[e].Load(), t.completedSeq[e].Load(); s != uint64(submitted[e]) || c != uint64(t.completed[e]) {
+			return fmt.Errorf("%w: engine %d: submitted %d and completed %d, published %d and %d", ErrInvariant, e, submitted[e], t.completed[e], s, c)
 		}
 	}
 	if !t.completed.LessEq(&submitted) {

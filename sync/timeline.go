@@ -2,6 +2,7 @@ package sync
 
 import (
 	"fmt"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 
@@ -40,9 +41,10 @@ type Timeline struct {
 	// been called with: the join of the clocks of the Completes that have
 	// finished calling their subscribers. delivered <= completed.
 	delivered Clock
-	// delivery is broadcast when delivered grows; its L is &mu, set by
-	// the first waiter.
+	// delivery is broadcast when delivered grows while someone waits on
+	// it (awaiting counts them); its L is &mu, set by the first waiter.
 	delivery sync.Cond
+	awaiting int
 	// host covers every op a HostSync has ordered before all later
 	// submissions: the join of the clocks of the synced events. It is
 	// closed under happens-before too.
@@ -54,6 +56,14 @@ type Timeline struct {
 	// keeps remembered behind the engine's last completed one (Retain);
 	// older ones are forgotten as Complete goes, a chunk at a time.
 	retain Seq
+
+	// Copies of each engine's submitted seq and of completed, stored
+	// under mu as each changes and read without it, so that Status, the
+	// check an allocator makes of every use, takes no lock:
+	// submitted[e] == hist[e].n and completedSeq[e] == completed[e]
+	// whenever mu is free (both 0 for an engine not added).
+	submitted    [MaxEngines]atomic.Uint64
+	completedSeq [MaxEngines]atomic.Uint64
 
 	// subMu serializes Subscribe and unsubscribe; subs is the current
 	// subscriber list, replaced (never mutated) on change so that Complete
@@ -187,12 +197,13 @@ func (t *Timeline) submitLocked(e EngineID, waits []Event) (Event, *Clock, error
 	// The new op's clock is built in its history slot: a copy of the
 	// previous op's, joined with the host clock and the waits.
 	h := &t.hist[e]
-	c := h.pushLast(&t.spare)
+	c := h.pushLast(&t.spare, t.n)
 	c.joinFirst(&t.host, t.n)
 	for i := range waits {
 		t.joinEventLocked(c, waits[i])
 	}
 	c[e] = h.n
+	t.submitted[e].Store(uint64(h.n))
 	return Event{Engine: e, Seq: h.n}, c, nil
 }
 
@@ -209,13 +220,14 @@ func (t *Timeline) Submitted(e EngineID) Seq {
 
 // Point returns where the next op on e will start: see Point. It fails with
 // ErrUnknownEngine for an unknown e.
-func (t *Timeline) Point(e EngineID) (Point, error) {
+func (t *Timeline) Point(e EngineID) (p Point, err error) {
 	t.mu.Lock()
 	if err := t.checkEngineLocked(e); err != nil {
 		t.mu.Unlock()
 		return Point{}, fmt.Errorf("point: %w", err)
 	}
-	p := Point{Engine: e, Clock: t.host}
+	// Built in the result itself: a Point is 136 bytes, not copied again.
+	p.Engine, p.Clock = e, t.host
 	if last := t.hist[e].last(); last != nil {
 		p.Clock.joinFirst(last, t.n)
 	}
@@ -270,9 +282,21 @@ func (t *Timeline) Complete(ev Event) error {
 		t.mu.Unlock()
 		return fmt.Errorf("complete %v: engine %d has completed through seq %d: %w", ev, ev.Engine, done, ErrAlreadyCompleted)
 	}
-	t.completed.joinFirst(t.hist[ev.Engine].at(ev.Seq), t.n)
+	// completed ⊔= ev's clock, publishing each component that grows;
+	// only an engine whose completed seq grew may have a chunk to forget.
+	evc := t.hist[ev.Engine].at(ev.Seq)
+	var grew uint32
+	for e, s := range evc[:t.n] {
+		if s > t.completed[e] {
+			t.completed[e] = s
+			t.completedSeq[e].Store(uint64(s))
+			grew |= 1 << e
+		}
+	}
 	if t.retain > 0 {
-		t.retireLocked()
+		for ; grew != 0; grew &= grew - 1 {
+			t.retireEngineLocked(bits.TrailingZeros32(grew))
+		}
 	}
 	completed := t.completed
 	if invariants.Enabled {
@@ -290,8 +314,13 @@ func (t *Timeline) Complete(ev Event) error {
 	if invariants.Enabled {
 		t.verifyLocked()
 	}
+	// A waiter counts itself under mu before it looks at delivered: one
+	// that has not yet will see what was just joined.
+	waiting := t.awaiting > 0
 	t.mu.Unlock()
-	t.delivery.Broadcast()
+	if waiting {
+		t.delivery.Broadcast()
+	}
 	return nil
 }
 
@@ -305,9 +334,17 @@ func (t *Timeline) Completed(ev Event) bool {
 
 // Status reports whether ev has completed, after checking that ev names a
 // submitted op: it fails with ErrUnknownEvent (and ErrUnknownEngine) as
-// EventClock does, but never with ErrForgotten. One lock, no clock
-// copied: the check an allocator makes of every use.
+// EventClock does, but never with ErrForgotten. No lock and no clock
+// copied for an event that names a submitted op: the check an allocator
+// makes of every use.
 func (t *Timeline) Status(ev Event) (completed bool, err error) {
+	// The submitted seq is read before the completed one: both only grow,
+	// so ev was submitted when the completed seq is read, the moment the
+	// answer is for.
+	// An engine not added has submitted nothing: its seq reads 0.
+	if int(ev.Engine) < MaxEngines && ev.Seq != 0 && uint64(ev.Seq) <= t.submitted[ev.Engine].Load() {
+		return uint64(ev.Seq) <= t.completedSeq[ev.Engine].Load(), nil
+	}
 	t.mu.Lock()
 	if err := t.checkEventLocked(ev); err != nil {
 		t.mu.Unlock()
@@ -347,9 +384,11 @@ func (t *Timeline) awaitDelivered(ev Event) {
 	if t.delivery.L == nil {
 		t.delivery.L = &t.mu
 	}
+	t.awaiting++
 	for !t.delivered.Covers(ev) {
 		t.delivery.Wait()
 	}
+	t.awaiting--
 }
 
 // CompletedClock returns the clock of completed ops: c[e] is the last
@@ -447,11 +486,11 @@ func (t *Timeline) CheckPoint(p Point) error {
 		t.mu.Unlock()
 		return fmt.Errorf("point: %w", err)
 	}
-	now := t.host
-	if last := t.hist[p.Engine].last(); last != nil {
-		now.joinFirst(last, t.n)
-	}
-	if !p.Clock.lessEqFirst(&now, t.n) {
+	if !p.Clock.lessEqJoinFirst(&t.host, t.hist[p.Engine].last(), t.n) {
+		now := t.host
+		if last := t.hist[p.Engine].last(); last != nil {
+			now.joinFirst(last, t.n)
+		}
 		name := t.engines[p.Engine].Name
 		t.mu.Unlock()
 		return fmt.Errorf("%w: clock %v on engine %q is not covered by its next op's %v", ErrInvalidPoint, p.Clock, name, now)
@@ -525,7 +564,13 @@ func (t *Timeline) Forget() int {
 func (t *Timeline) Retain(keep Seq) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if invariants.Enabled {
+		defer t.verifyLocked()
+	}
 	t.retain = keep
+	if keep > 0 {
+		t.retireLocked()
+	}
 }
 
 // Retained returns the keep of the last Retain, 0 if forgetting as
@@ -540,22 +585,30 @@ func (t *Timeline) Retained() Seq {
 // completed ops per engine (512 KiB of clocks per engine at most).
 const DefaultRetain Seq = 4096
 
-// retireLocked is Retain's forgetting, run by Complete: an engine whose
-// completed ops more than retain behind fill a whole chunk beyond the
-// dropped ones forgets them. t.mu is held.
+// retireLocked is Retain's forgetting on every engine, run when Retain
+// sets a keep; Complete runs it on the engines whose completed seq grew,
+// the only ones it can find something new on (Forget only raises what
+// there is to drop). t.mu is held.
 func (t *Timeline) retireLocked() {
-	for e := 0; e < t.n; e++ {
-		h := &t.hist[e]
-		done := t.completed[e]
-		if done < t.retain+h.base+chunkLen {
-			continue // no whole chunk to drop yet
-		}
-		upTo := done - t.retain
-		if upTo >= h.n {
-			upTo = h.n - 1
-		}
-		h.forget(upTo, &t.spare)
+	for e := range t.n {
+		t.retireEngineLocked(e)
 	}
+}
+
+// retireEngineLocked forgets engine e's completed ops more than retain
+// behind its last completed one once they fill a whole chunk beyond the
+// dropped ones. t.retain > 0; t.mu is held.
+func (t *Timeline) retireEngineLocked(e int) {
+	h := &t.hist[e]
+	done := t.completed[e]
+	if done < t.retain+h.base+chunkLen {
+		return // no whole chunk to drop yet
+	}
+	upTo := done - t.retain
+	if upTo >= h.n {
+		upTo = h.n - 1
+	}
+	h.forget(upTo, &t.spare)
 }
 
 // Forgotten returns the last forgotten seq of engine e (0 if none, or if e
