@@ -154,6 +154,7 @@ type Allocator struct {
 	opts  Options
 	buft  unsafe.Pointer
 	align int64
+	rule  inplaceRule // cpuRule on ggml's CPU buffer type, else ggmlRule
 	sc    *scanner
 	arena unsafe.Pointer
 	size  int64
@@ -178,8 +179,11 @@ func New(opts Options) (*Allocator, error) {
 		return nil, err
 	}
 	a := &Allocator{opts: opts, buft: buft, align: bufferAlignment(buft), sc: sc, cache: map[uint64][]*entry{}}
-	if buft != cpuBufferType() {
-		// the kernels verified on relaid layouts are the CPU backend's
+	if buft == cpuBufferType() {
+		a.rule = cpuRule
+	} else {
+		// the kernels verified on relaid layouts, and in place beyond
+		// ggml's list, are the CPU backend's
 		a.opts.NoRelayout = true
 	}
 	if a.opts.CacheSize == 0 {
@@ -592,7 +596,7 @@ func (a *Allocator) planScanned(search bool) (*entry, error) {
 	if name == "" {
 		name = "ggml-graph"
 	}
-	t, err := buildTrace(ts, name, a.align)
+	t, err := buildTrace(ts, name, a.align, a.rule)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/subarena/subarena/integrations/ggml"
 	"github.com/subarena/subarena/integrations/llamacpp"
+	"github.com/subarena/subarena/trace"
 )
 
 // ggmlVersion is the ggml version the library was built for (build.sh sets
@@ -79,6 +81,7 @@ type allocator struct {
 	gallocrSizes       []int64
 	bound              []int64 // per group: the largest lower bound of its plans
 	planCPU            time.Duration
+	dumped             int     // plans written to SUBARENA_GGML_DUMP
 	hitNs, missNs      []int64 // CPU time of each alloc_graph call that placed a planned graph, and of the others
 }
 
@@ -94,6 +97,7 @@ type config struct {
 	stats    string
 	budget   time.Duration
 	relayout bool
+	dump     string // SUBARENA_GGML_DUMP: a directory for each plan's trace
 	// testFallback names a kind of call (reserve_n, alloc_graph) whose
 	// first occurrence the Go side gives up, as it would one it cannot
 	// serve: the tests' way to reach the fallback on a supported graph.
@@ -102,7 +106,8 @@ type config struct {
 
 func readEnv() config {
 	c := config{log: os.Getenv("SUBARENA_GGML_LOG") == "1", stats: os.Getenv("SUBARENA_GGML_STATS"),
-		relayout: os.Getenv("SUBARENA_GGML_RELAYOUT") == "1", testFallback: os.Getenv("SUBARENA_GGML_TEST_FALLBACK")}
+		relayout: os.Getenv("SUBARENA_GGML_RELAYOUT") == "1", testFallback: os.Getenv("SUBARENA_GGML_TEST_FALLBACK"),
+		dump: os.Getenv("SUBARENA_GGML_DUMP")}
 	if b := os.Getenv("SUBARENA_GGML_BUDGET"); b != "" {
 		d, err := time.ParseDuration(b)
 		if err != nil {
@@ -374,6 +379,9 @@ func (al *allocator) plan(graph unsafe.Pointer, what string) ([]int64, error) {
 			if env.log {
 				al.logPlan(what, graph, g, p)
 			}
+			if env.dump != "" {
+				al.dumpPlan(g, p)
+			}
 		}
 		if m := int64(C.sa_max_size(g.buft)); m > 0 && p.Size > m {
 			return nil, fmt.Errorf("a graph needs %d bytes, more than one %s buffer may hold (%d): chunked buffers are not supported yet",
@@ -382,6 +390,23 @@ func (al *allocator) plan(graph unsafe.Pointer, what string) ([]int64, error) {
 		sizes[gi] = p.Size
 	}
 	return sizes, nil
+}
+
+// dumpPlan writes p's trace to SUBARENA_GGML_DUMP as
+// a<allocator>-b<buffer id>-<n>.json, n counting the allocator's plans.
+func (al *allocator) dumpPlan(g *group, p *ggml.Plan) {
+	al.dumped++
+	name := filepath.Join(env.dump, fmt.Sprintf("a%d-b%d-%d.json", al.id, g.ids[0], al.dumped))
+	f, err := os.Create(name)
+	if err == nil {
+		err = trace.Write(f, p.Trace)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		sayOnce(fmt.Sprintf("SUBARENA_GGML_DUMP: %v", err))
+	}
 }
 
 func (al *allocator) logPlan(what string, graph unsafe.Pointer, g *group, p *ggml.Plan) {

@@ -37,14 +37,15 @@ func main() {
 	out := flag.String("out", llamacpp.DefaultOut("."), "build.sh's OUTDIR")
 	threads := flag.Int("threads", 2, "llama.cpp threads")
 	only := flag.String("models", "", "comma-separated model names to run (all when empty)")
+	keep := flag.String("keep", "", "write the models to this directory and keep them")
 	flag.Parse()
-	if err := run(*out, *wide, *threads, *only); err != nil {
+	if err := run(*out, *wide, *threads, *only, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "llamazoo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, wide bool, threads int, only string) error {
+func run(out string, wide bool, threads int, only, keep string) error {
 	r, err := llamacpp.Open(out)
 	if err != nil {
 		return err
@@ -75,6 +76,9 @@ func run(out string, wide bool, threads int, only string) error {
 	fmt.Println("|---|---|---:|---:|---:|---:|---|---:|---:|---:|")
 	for _, m := range models {
 		path := filepath.Join(dir, m.Name+".gguf")
+		if keep != "" {
+			path = filepath.Join(keep, m.Name+".gguf")
+		}
 		if err := m.Write(path, r.Models, 1); err != nil {
 			return err
 		}
@@ -100,7 +104,9 @@ func run(out string, wide bool, threads int, only string) error {
 				a.Misses, float64(a.PlanNs)/1e6, float64(a.AllocGraphNs.HitMedian)/1e3, float64(b.AllocGraphNs.HitMedian)/1e3)
 			os.Remove(filepath.Join(dir, "logits.bin"))
 		}
-		os.Remove(path)
+		if keep == "" {
+			os.Remove(path)
+		}
 	}
 	return nil
 }
