@@ -58,6 +58,10 @@ type Options struct {
 	// NoInPlace gives every tensor bytes of its own until they die
 	// (plan.Options.NoInPlace).
 	NoInPlace bool
+	// GGMLInPlace keeps in-place outputs to ggml's own rule
+	// (ggml_op_can_inplace), without the kernels verified beyond it on the
+	// CPU buffer type (package kernels; see inplace.go).
+	GGMLInPlace bool
 	// Budget is the time each new plan of Reserve or Plan (or of
 	// AllocGraph before the buffer exists) may spend searching below the
 	// greedy placement (plan.Options.Budget): the graphs that size the
@@ -179,9 +183,10 @@ func New(opts Options) (*Allocator, error) {
 		return nil, err
 	}
 	a := &Allocator{opts: opts, buft: buft, align: bufferAlignment(buft), sc: sc, cache: map[uint64][]*entry{}}
-	if buft == cpuBufferType() {
+	if buft == cpuBufferType() && !opts.GGMLInPlace {
 		a.rule = cpuRule
-	} else {
+	}
+	if buft != cpuBufferType() {
 		// the kernels verified on relaid layouts, and in place beyond
 		// ggml's list, are the CPU backend's
 		a.opts.NoRelayout = true

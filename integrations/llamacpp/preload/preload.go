@@ -98,6 +98,7 @@ type config struct {
 	budget   time.Duration
 	relayout bool
 	dump     string // SUBARENA_GGML_DUMP: a directory for each plan's trace
+	ggmlOnly bool   // SUBARENA_GGML_INPLACE=ggml: ggml's in-place rule only
 	// testFallback names a kind of call (reserve_n, alloc_graph) whose
 	// first occurrence the Go side gives up, as it would one it cannot
 	// serve: the tests' way to reach the fallback on a supported graph.
@@ -107,7 +108,7 @@ type config struct {
 func readEnv() config {
 	c := config{log: os.Getenv("SUBARENA_GGML_LOG") == "1", stats: os.Getenv("SUBARENA_GGML_STATS"),
 		relayout: os.Getenv("SUBARENA_GGML_RELAYOUT") == "1", testFallback: os.Getenv("SUBARENA_GGML_TEST_FALLBACK"),
-		dump: os.Getenv("SUBARENA_GGML_DUMP")}
+		dump: os.Getenv("SUBARENA_GGML_DUMP"), ggmlOnly: os.Getenv("SUBARENA_GGML_INPLACE") == "ggml"}
 	if b := os.Getenv("SUBARENA_GGML_BUDGET"); b != "" {
 		d, err := time.ParseDuration(b)
 		if err != nil {
@@ -180,7 +181,8 @@ func saNew(bufts unsafe.Pointer, n, baseline C.int, supported *C.int) (id C.int6
 	for i, bt := range types {
 		g := slices.IndexFunc(al.groups, func(g *group) bool { return g.buft == bt })
 		if g < 0 {
-			a, err := ggml.New(ggml.Options{BufferType: bt, NoRelayout: !env.relayout, Budget: env.budget, Name: "llama.cpp"})
+			a, err := ggml.New(ggml.Options{BufferType: bt, NoRelayout: !env.relayout, GGMLInPlace: env.ggmlOnly,
+				Budget: env.budget, Name: "llama.cpp"})
 			if err != nil {
 				al.freeGroups()
 				al.giveUp(err.Error())
