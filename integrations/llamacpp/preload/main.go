@@ -22,7 +22,8 @@
 //	SUBARENA_GGML=off          every call goes to ggml's gallocr
 //	SUBARENA_GGML_LOG=1        one line on stderr per plan
 //	SUBARENA_GGML_STATS=FILE   a JSON object written to FILE at exit
-//	SUBARENA_GGML_BUDGET=DUR   time each reserve's plan may search below greedy (e.g. 200ms)
+//	SUBARENA_GGML_BUDGET=DUR   time each reserve's plan may search below greedy when greedy
+//	                           is above the lower bound (default 100ms; 0: greedy only)
 //	SUBARENA_GGML_RELAYOUT=1   strided in-place placements (CPU buffers only)
 //	SUBARENA_GGML_INPLACE=ggml in place by ggml's own rule only, without the
 //	                           kernels verified beyond it (integrations/ggml/kernels)

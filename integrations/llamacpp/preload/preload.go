@@ -105,10 +105,19 @@ type config struct {
 	testFallback string
 }
 
+// defaultBudget is the search time of a reserve's plan when
+// SUBARENA_GGML_BUDGET is unset: spent only when the greedy placement is
+// above the planner's lower bound (the search stops at the bound), on the
+// few graphs llama.cpp reserves at context creation. On the zoo it lowers
+// phi3's buffer to its bound in about 15 ms (flash attention,
+// n_outputs_max=1) and costs nothing where greedy is at the bound.
+const defaultBudget = 100 * time.Millisecond
+
 func readEnv() config {
 	c := config{log: os.Getenv("SUBARENA_GGML_LOG") == "1", stats: os.Getenv("SUBARENA_GGML_STATS"),
 		relayout: os.Getenv("SUBARENA_GGML_RELAYOUT") == "1", testFallback: os.Getenv("SUBARENA_GGML_TEST_FALLBACK"),
 		dump: os.Getenv("SUBARENA_GGML_DUMP"), ggmlOnly: os.Getenv("SUBARENA_GGML_INPLACE") == "ggml"}
+	c.budget = defaultBudget
 	if b := os.Getenv("SUBARENA_GGML_BUDGET"); b != "" {
 		d, err := time.ParseDuration(b)
 		if err != nil {
