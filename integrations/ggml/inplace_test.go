@@ -7,10 +7,11 @@ import (
 	"github.com/subarena/subarena/integrations/ggml/kernels"
 )
 
-// TestInplaceRule builds GLU nodes by hand and asks the in-place rule:
-// ggml's rule never runs GLU in place; the verified table does, on the
-// CPU rule, for two sources of the output's type and ne, all contiguous,
-// and for nothing else; and only with the ggml version it was verified on.
+// TestInplaceRule builds GLU and NORM nodes by hand and asks the in-place
+// rule: ggml's rule runs neither in place; the verified table does, on the
+// CPU rule, for two GLU sources (one NORM source) of the output's type and
+// ne, all contiguous, and types it lists, and for nothing else; and only
+// with the ggml version it was verified on.
 func TestInplaceRule(t *testing.T) {
 	loadTables()
 	saved := verified
@@ -64,6 +65,17 @@ func TestInplaceRule(t *testing.T) {
 		{"a strided output", node(strided, swiglu, own(f32, ne), own(f32, ne)), false},
 		{"an unlisted variant", node(own(f32, ne), 1000, own(f32, ne), own(f32, ne)), false},
 	}
+	norm := int32(slices.Index(opNames, "NORM"))
+	normNode := func(out tensor, srcs ...tensor) []tensor {
+		ts := node(out, 0, srcs...)
+		ts[len(ts)-1].op = norm
+		return ts
+	}
+	cases = append(cases,
+		tc{"norm f32", normNode(own(f32, ne), own(f32, ne)), true},
+		tc{"norm f16", normNode(own(f16, ne), own(f16, ne)), false},
+		tc{"norm of a strided source", normNode(own(f32, ne), strided), false},
+	)
 	for _, c := range cases {
 		base := make([]int32, len(c.ts))
 		for i := range base {

@@ -77,6 +77,15 @@ type Entry struct {
 const glu = "elementwise per row: y[k] = f(x[k], g[k]), each element read before it is written; rows split alike for every tensor"
 
 // Inplace lists the verified entries, for the CPU backend of GGMLVersion.
+//
+// Read in the same kernels and left out: GET_ROWS (a gather: output row i
+// reads source row ids[i], which another row, or another thread, may
+// already have overwritten), CPY and CONT between equal layouts (a memcpy
+// onto itself, undefined in C), MUL_MAT and FLASH_ATTN_EXT (each output
+// element reads whole rows and columns). ggml's own list already holds the
+// element-wise binary ops (ADD, SUB, MUL, DIV: a broadcast source has fewer
+// elements than the output and is never paired with it), UNARY, SCALE,
+// SOFT_MAX, RMS_NORM and ROPE.
 var Inplace = []Entry{
 	{Op: "GLU", Variant: "REGLU", Types: []string{"f32", "f16"}, Layout: TwoSources, Why: glu},
 	{Op: "GLU", Variant: "GEGLU", Types: []string{"f32", "f16"}, Layout: TwoSources, Why: glu},
@@ -85,4 +94,6 @@ var Inplace = []Entry{
 	{Op: "GLU", Variant: "GEGLU_ERF", Types: []string{"f32", "f16"}, Layout: TwoSources, Why: glu},
 	{Op: "GLU", Variant: "GEGLU_QUICK", Types: []string{"f32", "f16"}, Layout: TwoSources, Why: glu},
 	{Op: "GLU", Variant: "SWIGLU_CLAMP", Types: []string{"f32", "f16"}, Layout: TwoSources, Why: glu + " (limit from op_params)"},
+	{Op: "NORM", Types: []string{"f32"}, Layout: OneSource, Why: "LayerNorm without weights, row by row (rows dealt to threads by index, alike for output and source): " +
+		"the row's sum first (reads only), then y[k] = x[k] - mean (ggml_vec_cvar_f32: element k read, then written), then y scaled in place; f32 only"},
 }

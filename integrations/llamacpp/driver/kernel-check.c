@@ -107,6 +107,11 @@ static struct ggml_tensor * b_swiglu_clamp(struct ggml_context * c, struct ggml_
     return t;
 }
 
+// NORM (LayerNorm without weights): param picks eps.
+static struct ggml_tensor * b_norm(struct ggml_context * c, struct ggml_tensor ** s, int p) {
+    return ggml_norm(c, s[0], p ? 1e-2f : 1e-5f);
+}
+
 static const struct kernel kernels[] = {
     {"GLU", "REGLU", 2, 3, 2, b_reglu, "f32 f16"},
     {"GLU", "GEGLU", 2, 3, 2, b_geglu, "f32 f16"},
@@ -115,6 +120,7 @@ static const struct kernel kernels[] = {
     {"GLU", "GEGLU_ERF", 2, 3, 2, b_geglu_erf, "f32 f16"},
     {"GLU", "GEGLU_QUICK", 2, 3, 2, b_geglu_quick, "f32 f16"},
     {"GLU", "SWIGLU_CLAMP", 2, 3, 4, b_swiglu_clamp, "f32 f16"},
+    {"NORM", "", 1, 1, 2, b_norm, "f32"},
 };
 
 static int has_word(const char * list, const char * w) {
