@@ -79,6 +79,7 @@ type allocator struct {
 	plannedAhead       bool // saWouldPlan planned the graph alloc_graph is about to place
 	sizes              []int64
 	gallocrSizes       []int64
+	gallocrReadSizes   []int64 // gallocr's sizes with the leaves no node reads left out
 	bound              []int64 // per group: the largest lower bound of its plans
 	planCPU            time.Duration
 	dumped             int     // plans written to SUBARENA_GGML_DUMP
@@ -170,6 +171,7 @@ func saNew(bufts unsafe.Pointer, n, baseline C.int, supported *C.int) (id C.int6
 	allocs = append(allocs, al)
 	id = C.int64_t(al.id)
 	al.sizes, al.gallocrSizes = make([]int64, max(int(n), 0)), make([]int64, max(int(n), 0))
+	al.gallocrReadSizes = make([]int64, max(int(n), 0))
 	defer guard(al, nil)
 	types := unsafe.Slice((*unsafe.Pointer)(bufts), max(int(n), 0))
 	if n >= 1 {
@@ -339,14 +341,21 @@ func saRealSizes(id C.int64_t, sizes *C.size_t, n C.int) {
 	}
 }
 
+// saShadowSizes records the sizes a shadow gallocr reserves for a graph:
+// ggml's (readOnly 0), or ggml's with the leaves no node reads left out.
+//
 //export saShadowSizes
-func saShadowSizes(id C.int64_t, sizes *C.size_t, n C.int) {
+func saShadowSizes(id C.int64_t, sizes *C.size_t, n, readOnly C.int) {
 	mu.Lock()
 	defer mu.Unlock()
 	if al := get(id); al != nil {
+		to := al.gallocrSizes
+		if readOnly != 0 {
+			to = al.gallocrReadSizes
+		}
 		for i, s := range unsafe.Slice(sizes, int(n)) {
-			if i < len(al.gallocrSizes) {
-				al.gallocrSizes[i] = max(al.gallocrSizes[i], int64(s))
+			if i < len(to) {
+				to[i] = max(to[i], int64(s))
 			}
 		}
 	}
@@ -695,7 +704,8 @@ func saWriteStats() {
 		s := llamacpp.AllocatorStats{ID: al.id, BufferTypes: al.nBufs, BufferType: al.bufType, Calls: map[string]int64{},
 			CPUNs: map[string]int64{}, Hits: al.hits, Misses: al.misses, MissesAfterReserve: al.missesAfterReserve,
 			Fallbacks: al.fallbacks, Fallback: al.fallback, Sizes: al.sizes, GallocrSizes: al.gallocrSizes,
-			PlanNs: al.planCPU.Nanoseconds()}
+			GallocrReadSizes: al.gallocrReadSizes,
+			PlanNs:           al.planCPU.Nanoseconds()}
 		for _, b := range al.bound {
 			s.Bound += b
 		}
