@@ -25,7 +25,7 @@ import (
 //     and ne, as ggml-alloc asks (ggml_are_same_layout). An op failing the
 //     second test runs out of place.
 //   - the kernels verified beyond ggml's list (package kernels: GLU's
-//     two-source forms, ...), on ggml's CPU buffer type only and only with
+//     two-source forms, NORM), on ggml's CPU buffer type only and only with
 //     the ggml version they were verified on: the op, its variant, type and
 //     layout match an entry.
 //
