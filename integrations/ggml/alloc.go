@@ -58,6 +58,10 @@ type Options struct {
 	// NoInPlace gives every tensor bytes of its own until they die
 	// (plan.Options.NoInPlace).
 	NoInPlace bool
+	// GGMLInPlace keeps in-place outputs to ggml's own rule
+	// (ggml_op_can_inplace), without the kernels verified beyond it on the
+	// CPU buffer type (package kernels; see inplace.go).
+	GGMLInPlace bool
 	// Budget is the time each new plan of Reserve or Plan (or of
 	// AllocGraph before the buffer exists) may spend searching below the
 	// greedy placement (plan.Options.Budget): the graphs that size the
@@ -154,6 +158,7 @@ type Allocator struct {
 	opts  Options
 	buft  unsafe.Pointer
 	align int64
+	rule  inplaceRule // cpuRule on ggml's CPU buffer type, else ggmlRule
 	sc    *scanner
 	arena unsafe.Pointer
 	size  int64
@@ -180,8 +185,12 @@ func New(opts Options) (*Allocator, error) {
 		return nil, err
 	}
 	a := &Allocator{opts: opts, buft: buft, align: bufferAlignment(buft), sc: sc, cache: map[uint64][]*entry{}}
+	if buft == cpuBufferType() && !opts.GGMLInPlace {
+		a.rule = cpuRule
+	}
 	if buft != cpuBufferType() {
-		// the kernels verified on relaid layouts are the CPU backend's
+		// the kernels verified on relaid layouts, and in place beyond
+		// ggml's list, are the CPU backend's
 		a.opts.NoRelayout = true
 	}
 	if a.opts.CacheSize == 0 {
@@ -594,7 +603,7 @@ func (a *Allocator) planScanned(search bool) (*entry, error) {
 	if name == "" {
 		name = "ggml-graph"
 	}
-	t, err := buildTrace(ts, name, a.align)
+	t, err := buildTrace(ts, name, a.align, a.rule)
 	if err != nil {
 		return nil, err
 	}

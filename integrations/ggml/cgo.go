@@ -66,6 +66,7 @@ func readTables() {
 		typeSize[i] = int64(C.sa_type_size(C.int(i)))
 		typeBlck[i] = int64(C.sa_blck_size(C.int(i)))
 	}
+	readVerified()
 }
 
 func isViewOp(op int32) bool {

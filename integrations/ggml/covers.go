@@ -28,7 +28,7 @@ func (a *Allocator) placed(graph unsafe.Pointer) (*trace.Trace, *trace.Plan, err
 		return nil, nil, err
 	}
 	ts, _ := sc.tensors()
-	t, err := buildTrace(ts, "placed", a.align)
+	t, err := buildTrace(ts, "placed", a.align, a.rule)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -39,6 +39,16 @@
 // another type or ne (ggml-alloc's ggml_are_same_layout asks the same).
 // Dump writes the trace, for `subarena plan`, `check` and `viz`.
 //
+// An Allocator on ggml's CPU buffer type runs in place, beyond ggml's list,
+// the kernels of package kernels' table: (op, variant, type, layout)
+// entries whose CPU kernels were read and checked to compute the same
+// bytes with their output over an input as in memory of its own (GLU's
+// two-source forms, SwiGLU and GeGLU among them: the FFN's gate, up and
+// GLU output are live together at its peak), each backed by
+// integrations/llamacpp's kernel-check. The table applies only with the
+// ggml version it names; ReadGraph, and an Allocator on any other buffer
+// type, keep ggml's rule (inplace.go).
+//
 // The planner (trace/plan) then gives every own tensor an offset knowing
 // every future use: each byte lives only until the last op that reads it
 // through any view (the K and V thirds of a fused QKV product die when the
@@ -113,7 +123,8 @@
 // If they meet at one op only, the op that reads A last and writes B,
 // rule 5 leaves that op either reading none of B's bytes through A or
 // reading them element for element where it writes them, as ggml's
-// in-place kernels do (ggml_op_can_inplace; the plan paired them so).
+// in-place kernels do (ggml_op_can_inplace, or the verified table of
+// package kernels; the plan paired them so).
 // Rule 2 needs nothing more: a tensor that dies whole shares its slot only
 // with tensors whose lifetimes do not meet its own but at such an op.
 //

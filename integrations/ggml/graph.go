@@ -315,11 +315,12 @@ func dense(x *tensor) bool {
 	return ggmltrace.DenseStrides(x.ne[:], x.nb[:], typeBlck[x.typ], typeSize[x.typ])
 }
 
-// buildTrace maps tensors (in walk order) to a one-engine trace exactly as
-// ggmltrace.Import maps a ggml-alloc-trace/1 document of the same tensors,
-// with ggml_op_can_inplace of the linked ggml deciding which ops are in
-// place. Granule is the buffer type's alignment.
-func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
+// buildTrace maps tensors (in walk order) to a one-engine trace, ops in
+// place as rule says (inplace.go). Under ggmlRule the trace is exactly
+// the one ggmltrace.Import maps a ggml-alloc-trace/1 document of the same
+// tensors to, with ggml_op_can_inplace of the linked ggml deciding which
+// ops are in place. Granule is the buffer type's alignment.
+func buildTrace(ts []tensor, name string, granule int64, rule inplaceRule) (*trace.Trace, error) {
 	base, err := viewBases(ts)
 	if err != nil {
 		return nil, err
@@ -348,7 +349,7 @@ func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
 		}
 		if x.isOp() {
 			op := trace.Step{Kind: trace.KindOp, Name: x.name, Engine: Engine, Cost: trace.DefaultCost,
-				Writes: []string{x.name}, InPlace: inplaceOK(ts, base, i)}
+				Writes: []string{x.name}, InPlace: inplaceOK(ts, base, i, rule)}
 			for _, s := range x.src {
 				if s >= 0 && !slices.Contains(op.Reads, ts[s].name) {
 					op.Reads = append(op.Reads, ts[s].name)
@@ -498,35 +499,6 @@ func (tb *traceBuilder) emit(i int32) error {
 	return nil
 }
 
-// inplaceOK reports whether node i's op may write its output over a dying
-// input: ggml_op_can_inplace says so, and every input of the allocator's
-// that the planner could pair with the output (as many elements of the same
-// size) has the output's type and ne, as ggml-alloc's own in-place rule
-// (ggml_are_same_layout) asks. An op failing the second test runs out of
-// place (the importer's mapping knows no types).
-func inplaceOK(ts []tensor, base []int32, i int) bool {
-	x := &ts[i]
-	if int(x.op) >= len(opInplace) || !opInplace[x.op] {
-		return false
-	}
-	n := nelements(&x.ne)
-	for _, s := range x.src {
-		if s < 0 {
-			continue
-		}
-		y := &ts[s]
-		if ts[base[s]].kind != kindOwn || typeSize[y.typ] != typeSize[x.typ] || nelements(&y.ne) != n {
-			continue
-		}
-		if y.typ != x.typ || y.ne != x.ne {
-			return false
-		}
-	}
-	return true
-}
-
-func nelements(ne *[4]int64) int64 { return ne[0] * ne[1] * ne[2] * ne[3] }
-
 // ReadOptions tunes ReadGraph.
 type ReadOptions struct {
 	// Name is the trace's name ("ggml-graph" when empty).
@@ -540,8 +512,9 @@ type ReadOptions struct {
 // ReadGraph maps a ggml graph (a struct ggml_cgraph *, built in a no_alloc
 // context) to a subarena-trace/v1 trace on one engine, as ggmltrace.Import
 // maps ggml-alloc's JSON export of the same graph (see the package
-// documentation). Tensors that already have data or a buffer are external;
-// the others are the allocator's to place.
+// documentation), with ggml's in-place rule (an Allocator on the CPU buffer
+// type adds the verified kernels, inplace.go). Tensors that already have
+// data or a buffer are external; the others are the allocator's to place.
 func ReadGraph(graph unsafe.Pointer, opts ReadOptions) (*trace.Trace, error) {
 	sc, buft, err := newScannerFor(opts.BufferType)
 	if err != nil {
@@ -556,7 +529,7 @@ func ReadGraph(graph unsafe.Pointer, opts ReadOptions) (*trace.Trace, error) {
 	if name == "" {
 		name = "ggml-graph"
 	}
-	return buildTrace(ts, name, bufferAlignment(buft))
+	return buildTrace(ts, name, bufferAlignment(buft), ggmlRule)
 }
 
 // Dump writes a ggml graph as a subarena-trace/v1 document (trace.Write), for

@@ -118,7 +118,7 @@ func TestReadMatchesImport(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := buildTrace(ts, "x", 32)
+				got, err := buildTrace(ts, "x", 32, ggmlRule)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build.sh OUTDIR: builds OUTDIR/libsubarena-ggml.so (LD_PRELOAD it into a
 # llama.cpp program) and the tests' drivers (OUTDIR/llama-drive,
-# OUTDIR/gallocr-check, OUTDIR/local-host) against the
+# OUTDIR/gallocr-check, OUTDIR/kernel-check, OUTDIR/local-host) against the
 # pinned llama.cpp release: node-llama-cpp 3.21.1's prebuilt Linux x86-64
 # libraries (llama.cpp v0.4.0, ggml 0.23.0) and the matching sources.
 #
@@ -89,6 +89,9 @@ gcc -O2 -Wall -o "$out/llama-drive" "$here/driver/llama-drive.c" \
 gcc -O2 -Wall -o "$out/gallocr-check" "$here/driver/gallocr-check.c" \
   -Wno-unused-function -I"$src/ggml/include" -I"$src/ggml/src" -L"$bins" -lggml -lggml-base -lm -ldl -Wl,-rpath,"$bins"
 
+gcc -O2 -Wall -o "$out/kernel-check" "$here/driver/kernel-check.c" \
+  -Wno-unused-function -I"$src/ggml/include" -I"$src/ggml/src" -L"$bins" -lggml -lggml-base -lm -ldl -Wl,-rpath,"$bins"
+
 gcc -O2 -Wall -o "$out/local-host" "$here/driver/local-host.c" -ldl
 
 cat >"$out/release.env" <<ENV
@@ -96,4 +99,4 @@ SUBARENA_LLAMACPP_BINS=$bins
 SUBARENA_LLAMACPP_MODELS=$src/models
 SUBARENA_LLAMACPP_GGML=$ggml_version
 ENV
-echo "build.sh: wrote $out/libsubarena-ggml.so, llama-drive, gallocr-check and local-host" >&2
+echo "build.sh: wrote $out/libsubarena-ggml.so, llama-drive, gallocr-check, kernel-check and local-host" >&2

@@ -2,11 +2,13 @@ module github.com/subarena/subarena/integrations/llamacpp
 
 go 1.26.0
 
-require github.com/subarena/subarena/integrations/ggml v0.0.0
+require (
+	github.com/subarena/subarena v0.0.0
+	github.com/subarena/subarena/integrations/ggml v0.0.0
+)
 
 require (
 	github.com/ollama/ollama v0.17.4 // indirect
-	github.com/subarena/subarena v0.0.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 )
 

@@ -55,7 +55,8 @@ func Open(out string) (*Rig, error) {
 			r.Models = v
 		}
 	}
-	for _, p := range []string{r.Library(), filepath.Join(out, "llama-drive"), filepath.Join(out, "gallocr-check"), filepath.Join(out, "local-host"),
+	for _, p := range []string{r.Library(), filepath.Join(out, "llama-drive"), filepath.Join(out, "gallocr-check"), filepath.Join(out, "kernel-check"),
+		filepath.Join(out, "local-host"),
 		filepath.Join(r.Bins, "libggml-base.so"), r.Models} {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrNoRelease, err)

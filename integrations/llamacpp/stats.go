@@ -32,8 +32,12 @@ type AllocatorStats struct {
 	// buffer's largest lower bound.
 	Sizes        []int64 `json:"sizes"`
 	GallocrSizes []int64 `json:"gallocr_sizes"`
-	Bound        int64   `json:"bound"`
-	PlanNs       int64   `json:"plan_ns"`
+	// GallocrReadSizes is GallocrSizes with the leaves no node reads
+	// (llama.cpp's inp_embd on token input) left out, which gallocr gives
+	// memory and the library gives memory dead from the graph's start.
+	GallocrReadSizes []int64 `json:"gallocr_read_sizes"`
+	Bound            int64   `json:"bound"`
+	PlanNs           int64   `json:"plan_ns"`
 	// AllocGraphNs is the median thread CPU time of alloc_graph calls
 	// that placed a graph without planning it (a plan-cache hit; under
 	// ggml's gallocr, a call that did not reserve again), and of the others.

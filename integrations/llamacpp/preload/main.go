@@ -22,8 +22,13 @@
 //	SUBARENA_GGML=off          every call goes to ggml's gallocr
 //	SUBARENA_GGML_LOG=1        one line on stderr per plan
 //	SUBARENA_GGML_STATS=FILE   a JSON object written to FILE at exit
-//	SUBARENA_GGML_BUDGET=DUR   time each reserve's plan may search below greedy (e.g. 200ms)
+//	SUBARENA_GGML_BUDGET=DUR   time each reserve's plan may search below greedy when greedy
+//	                           is above the lower bound (default 100ms; 0: greedy only)
 //	SUBARENA_GGML_RELAYOUT=1   strided in-place placements (CPU buffers only)
+//	SUBARENA_GGML_INPLACE=ggml in place by ggml's own rule only, without the
+//	                           kernels verified beyond it (integrations/ggml/kernels)
+//	SUBARENA_GGML_DUMP=DIR     each planned graph's trace written to DIR as
+//	                           subarena-trace/v1 (for subarena plan, check, viz)
 //	SUBARENA_GGML=gallocr      ggml's gallocr serves every allocator, counted
 //	                           and timed as above: the baseline of the stats
 //	SUBARENA_GGML_TEST_FALLBACK=reserve_n|alloc_graph

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/subarena/subarena/integrations/ggml"
 	"github.com/subarena/subarena/integrations/llamacpp"
+	"github.com/subarena/subarena/trace"
 )
 
 // ggmlVersion is the ggml version the library was built for (build.sh sets
@@ -77,8 +79,10 @@ type allocator struct {
 	plannedAhead       bool // saWouldPlan planned the graph alloc_graph is about to place
 	sizes              []int64
 	gallocrSizes       []int64
+	gallocrReadSizes   []int64 // gallocr's sizes with the leaves no node reads left out
 	bound              []int64 // per group: the largest lower bound of its plans
 	planCPU            time.Duration
+	dumped             int     // plans written to SUBARENA_GGML_DUMP
 	hitNs, missNs      []int64 // CPU time of each alloc_graph call that placed a planned graph, and of the others
 }
 
@@ -94,15 +98,27 @@ type config struct {
 	stats    string
 	budget   time.Duration
 	relayout bool
+	dump     string // SUBARENA_GGML_DUMP: a directory for each plan's trace
+	ggmlOnly bool   // SUBARENA_GGML_INPLACE=ggml: ggml's in-place rule only
 	// testFallback names a kind of call (reserve_n, alloc_graph) whose
 	// first occurrence the Go side gives up, as it would one it cannot
 	// serve: the tests' way to reach the fallback on a supported graph.
 	testFallback string
 }
 
+// defaultBudget is the search time of a reserve's plan when
+// SUBARENA_GGML_BUDGET is unset: spent only when the greedy placement is
+// above the planner's lower bound (the search stops at the bound), on the
+// few graphs llama.cpp reserves at context creation. On the zoo it lowers
+// phi3's buffer to its bound in about 15 ms (flash attention,
+// n_outputs_max=1) and costs nothing where greedy is at the bound.
+const defaultBudget = 100 * time.Millisecond
+
 func readEnv() config {
 	c := config{log: os.Getenv("SUBARENA_GGML_LOG") == "1", stats: os.Getenv("SUBARENA_GGML_STATS"),
-		relayout: os.Getenv("SUBARENA_GGML_RELAYOUT") == "1", testFallback: os.Getenv("SUBARENA_GGML_TEST_FALLBACK")}
+		relayout: os.Getenv("SUBARENA_GGML_RELAYOUT") == "1", testFallback: os.Getenv("SUBARENA_GGML_TEST_FALLBACK"),
+		dump: os.Getenv("SUBARENA_GGML_DUMP"), ggmlOnly: os.Getenv("SUBARENA_GGML_INPLACE") == "ggml"}
+	c.budget = defaultBudget
 	if b := os.Getenv("SUBARENA_GGML_BUDGET"); b != "" {
 		d, err := time.ParseDuration(b)
 		if err != nil {
@@ -155,6 +171,7 @@ func saNew(bufts unsafe.Pointer, n, baseline C.int, supported *C.int) (id C.int6
 	allocs = append(allocs, al)
 	id = C.int64_t(al.id)
 	al.sizes, al.gallocrSizes = make([]int64, max(int(n), 0)), make([]int64, max(int(n), 0))
+	al.gallocrReadSizes = make([]int64, max(int(n), 0))
 	defer guard(al, nil)
 	types := unsafe.Slice((*unsafe.Pointer)(bufts), max(int(n), 0))
 	if n >= 1 {
@@ -175,7 +192,8 @@ func saNew(bufts unsafe.Pointer, n, baseline C.int, supported *C.int) (id C.int6
 	for i, bt := range types {
 		g := slices.IndexFunc(al.groups, func(g *group) bool { return g.buft == bt })
 		if g < 0 {
-			a, err := ggml.New(ggml.Options{BufferType: bt, NoRelayout: !env.relayout, Budget: env.budget, Name: "llama.cpp"})
+			a, err := ggml.New(ggml.Options{BufferType: bt, NoRelayout: !env.relayout, GGMLInPlace: env.ggmlOnly,
+				Budget: env.budget, Name: "llama.cpp"})
 			if err != nil {
 				al.freeGroups()
 				al.giveUp(err.Error())
@@ -323,14 +341,21 @@ func saRealSizes(id C.int64_t, sizes *C.size_t, n C.int) {
 	}
 }
 
+// saShadowSizes records the sizes a shadow gallocr reserves for a graph:
+// ggml's (readOnly 0), or ggml's with the leaves no node reads left out.
+//
 //export saShadowSizes
-func saShadowSizes(id C.int64_t, sizes *C.size_t, n C.int) {
+func saShadowSizes(id C.int64_t, sizes *C.size_t, n, readOnly C.int) {
 	mu.Lock()
 	defer mu.Unlock()
 	if al := get(id); al != nil {
+		to := al.gallocrSizes
+		if readOnly != 0 {
+			to = al.gallocrReadSizes
+		}
 		for i, s := range unsafe.Slice(sizes, int(n)) {
-			if i < len(al.gallocrSizes) {
-				al.gallocrSizes[i] = max(al.gallocrSizes[i], int64(s))
+			if i < len(to) {
+				to[i] = max(to[i], int64(s))
 			}
 		}
 	}
@@ -374,6 +399,9 @@ func (al *allocator) plan(graph unsafe.Pointer, what string) ([]int64, error) {
 			if env.log {
 				al.logPlan(what, graph, g, p)
 			}
+			if env.dump != "" {
+				al.dumpPlan(g, p)
+			}
 		}
 		if m := int64(C.sa_max_size(g.buft)); m > 0 && p.Size > m {
 			return nil, fmt.Errorf("a graph needs %d bytes, more than one %s buffer may hold (%d): chunked buffers are not supported yet",
@@ -382,6 +410,23 @@ func (al *allocator) plan(graph unsafe.Pointer, what string) ([]int64, error) {
 		sizes[gi] = p.Size
 	}
 	return sizes, nil
+}
+
+// dumpPlan writes p's trace to SUBARENA_GGML_DUMP as
+// a<allocator>-b<buffer id>-<n>.json, n counting the allocator's plans.
+func (al *allocator) dumpPlan(g *group, p *ggml.Plan) {
+	al.dumped++
+	name := filepath.Join(env.dump, fmt.Sprintf("a%d-b%d-%d.json", al.id, g.ids[0], al.dumped))
+	f, err := os.Create(name)
+	if err == nil {
+		err = trace.Write(f, p.Trace)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		sayOnce(fmt.Sprintf("SUBARENA_GGML_DUMP: %v", err))
+	}
 }
 
 func (al *allocator) logPlan(what string, graph unsafe.Pointer, g *group, p *ggml.Plan) {
@@ -659,7 +704,8 @@ func saWriteStats() {
 		s := llamacpp.AllocatorStats{ID: al.id, BufferTypes: al.nBufs, BufferType: al.bufType, Calls: map[string]int64{},
 			CPUNs: map[string]int64{}, Hits: al.hits, Misses: al.misses, MissesAfterReserve: al.missesAfterReserve,
 			Fallbacks: al.fallbacks, Fallback: al.fallback, Sizes: al.sizes, GallocrSizes: al.gallocrSizes,
-			PlanNs: al.planCPU.Nanoseconds()}
+			GallocrReadSizes: al.gallocrReadSizes,
+			PlanNs:           al.planCPU.Nanoseconds()}
 		for _, b := range al.bound {
 			s.Bound += b
 		}

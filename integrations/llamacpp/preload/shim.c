@@ -23,6 +23,7 @@
 
 #include "shim.h"
 #include "_cgo_export.h"
+#include "ggml-impl.h" // struct ggml_cgraph: the leaves, for the shadow without unread leaves
 
 typedef ggml_gallocr_t (*new_n_fn)(ggml_backend_buffer_type_t *, int);
 typedef void (*free_fn)(ggml_gallocr_t);
@@ -63,6 +64,7 @@ struct sa_galloc {
     int64_t id;                        // the Go side's
     ggml_gallocr_t real;               // the real gallocr serving it after a fallback
     ggml_gallocr_t shadow;             // a real gallocr sizing the same graphs (stats only)
+    ggml_gallocr_t shadow_read;        // the same, the leaves no node reads left out (stats only)
     int n_bufs;
     ggml_backend_buffer_type_t * bufts;
     void * hit_state;                  // the Go side's sa_state for sa_hit_last, or NULL
@@ -215,6 +217,7 @@ ggml_gallocr_t ggml_gallocr_new_n(ggml_backend_buffer_type_t * bufts, int n_bufs
     }
     if (sa_stats) {
         g->shadow = real.new_n(bufts, n_bufs);
+        g->shadow_read = real.new_n(bufts, n_bufs);
     }
     pthread_mutex_lock(&sa_lock);
     g->next = sa_list;
@@ -254,6 +257,9 @@ void ggml_gallocr_free(ggml_gallocr_t galloc) {
     if (g->shadow != NULL) {
         real.free(g->shadow);
     }
+    if (g->shadow_read != NULL) {
+        real.free(g->shadow_read);
+    }
     saFree(g->id);
     free(g->bufts);
     free(g);
@@ -266,7 +272,45 @@ static void sa_shadow(struct sa_galloc * g, struct ggml_cgraph * graph, const in
     }
     size_t sizes[SA_MAX_BUFS] = {0};
     real.reserve_n_size(g->shadow, graph, nids, lids, sizes);
-    saShadowSizes(g->id, sizes, g->n_bufs);
+    saShadowSizes(g->id, sizes, g->n_bufs, 0);
+    if (g->shadow_read == NULL) {
+        return;
+    }
+    // The leaves no node reads (llama.cpp's inp_embd on token input) get a
+    // dummy address for the call, so that gallocr takes them as external:
+    // what it would reserve if it did not give them memory. The address is
+    // never dereferenced (reserve_n_size allocates nothing) and is cleared
+    // before returning.
+    int n = graph->n_leafs, n_unread = 0;
+    struct ggml_tensor ** unread = n > 0 ? (struct ggml_tensor **) malloc((size_t) n * sizeof(*unread)) : NULL;
+    for (int i = 0; unread != NULL && i < n; i++) {
+        struct ggml_tensor * leaf = graph->leafs[i];
+        if (leaf->data != NULL || leaf->buffer != NULL || leaf->view_src != NULL) {
+            continue;
+        }
+        int read = 0;
+        for (int k = 0; k < graph->n_nodes && !read; k++) {
+            const struct ggml_tensor * node = graph->nodes[k];
+            read = node->view_src == leaf;
+            for (int j = 0; j < GGML_MAX_SRC && !read; j++) {
+                read = node->src[j] == leaf || (node->src[j] != NULL && node->src[j]->view_src == leaf);
+            }
+        }
+        if (!read) {
+            unread[n_unread++] = leaf;
+        }
+    }
+    static char dummy[64];
+    for (int i = 0; i < n_unread; i++) {
+        unread[i]->data = dummy;
+    }
+    size_t read_sizes[SA_MAX_BUFS] = {0};
+    real.reserve_n_size(g->shadow_read, graph, nids, lids, read_sizes);
+    for (int i = 0; i < n_unread; i++) {
+        unread[i]->data = NULL;
+    }
+    free(unread);
+    saShadowSizes(g->id, read_sizes, g->n_bufs, 1);
 }
 
 bool ggml_gallocr_reserve_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * nids, const int * lids) {
