@@ -16,7 +16,9 @@ type Donation struct{ Op, Read int }
 
 // Donations returns, per buffer of p, the in-place placement Run plans for it, order
 // being p's happens-before relation (trace.NewOrder). Analyses that mirror a replay use
-// it to make the same placements.
+// it to make the same placements. A read through a view that covers all of its buffer
+// (a reshape) is never donated, as ggml's graph allocator never reuses a view's bytes in
+// place: a donated output keeps its input's address, above holes that open later.
 func Donations(p *trace.Program, order *trace.Order) []Donation {
 	return planDonations(p, p.UsesByBuffer(), order, false)
 }
@@ -25,6 +27,20 @@ func Donations(p *trace.Program, order *trace.Order) []Donation {
 // A buffer is donated to only when every later op using it happens-after the donating
 // op: bytes handed over in place carry the read view's users, and an op that could run
 // alongside the donor (a racy read of its output) would share them unordered.
+//
+// A view that covers all of its buffer (a reshape or permute of it) is never donated
+// through; the buffer read directly is. ggml's graph allocator does the same: it hands
+// a node its parent's bytes only when the parent is its own allocation, never a view
+// (ggml_gallocr_allocate_node), and the donation it forgoes matters for where later
+// outputs go. A donated output keeps its input's address even when a lower hole of its
+// size has opened since the input was placed: on llama.cpp's flash-attention prefill,
+// the roped Q handed its matmul output through a reshape stays above the hole the
+// released attention norm left, the attention output takes that hole, the projection
+// and residual then sit above it, and the wider FFN outputs stack above them, 1.097×
+// ggml's buffer where a fresh roped Q takes the hole and the FFN fits as in ggml. A
+// view that is one part of its buffer (Q of a fused QKV, gate of a fused gate/up) is
+// still donated through: ggml never can (the buffer has other views), and on the
+// LLaMA-7B decode with fused QKV and gate/up it puts the replay below ggml's buffer.
 func planDonations(p *trace.Program, usesOf [][]opUse, order *trace.Order, off bool) []Donation {
 	out := make([]Donation, len(p.Buffers))
 	for i := range out {
@@ -86,6 +102,9 @@ func donatable(p *trace.Program, usesOf [][]opUse, k, u, b int, w trace.Ref, pla
 	ext, err := l.Extent()
 	if err != nil || ext.Len() != p.Buffers[b].Size || !p.SameElements(use.Ref, 0, w, ext.Lo) {
 		return false
+	}
+	if use.Ref.View >= 0 && ext.Len() == A.Size {
+		return false // a reshape of all of R's buffer: see planDonations
 	}
 	fp, exact := p.Footprint(use.Ref)
 	if !exact || discardedBefore(p, a, op.Step, &fp) || !letsGoFirst(p, a, b, &fp, ext.Lo) {

@@ -149,16 +149,17 @@ type PieceLifetime struct {
 // their views' bytes until it completes; releases and discards hand bytes back under the
 // policy.
 //
-// Donation: when the first op using buffer B writes it, is inplace, and reads a dense view
-// (or buffer) R of another buffer with exactly B's size and the same element layout as
-// B's written view, R's bytes are used by no later step, every later op using B
-// happens-after that op, and R's buffer lets each of R's bytes go (by its release or a
-// discard covering it) before B lets the byte over it go, B's allocation is deferred to
-// that op and B is placed over R (Allocator.Donate). The last condition is check.Plan's: for a
-// byte two buffers share, the one that lets it go first must be used first, so an output
-// that discards part of what it was handed (or is released) before its donor would be
-// ordered ahead of the donor's users. If the Allocator refuses (another user of R's bytes
-// still pending), B takes new space at the point recorded at its alloc step.
+// Donation: when the first op using buffer B writes it, is inplace, and reads R, another
+// buffer or a dense view that is one part of one (never a view of all of it: see
+// Donations), with exactly B's size and the same element layout as B's written view, R's
+// bytes are used by no later step, every later op using B happens-after that op, and R's
+// buffer lets each of R's bytes go (by its release or a discard covering it) before B lets
+// the byte over it go, B's allocation is deferred to that op and B is placed over R
+// (Allocator.Donate). The last condition is check.Plan's: for a byte two buffers share, the
+// one that lets it go first must be used first, so an output that discards part of what it
+// was handed (or is released) before its donor would be ordered ahead of the donor's users.
+// If the Allocator refuses (another user of R's bytes still pending), B takes new space at
+// the point recorded at its alloc step.
 func Run(p *trace.Program, opts Options) (*Result, error) {
 	r, err := runReplay(p, opts)
 	if err != nil {
