@@ -254,22 +254,7 @@ func TestReorderProperty(t *testing.T) {
 			t.Fatalf("trace %d: %v", i, err)
 		}
 		bytes := byteSets(p)
-		// OpDependencies lists exactly the pairs that must keep their order.
-		deps := OpDependencies(p)
-		for b, d := range deps {
-			for k, a := range d {
-				if a >= b || k > 0 && d[k-1] >= a {
-					t.Fatalf("trace %d: op %q depends on %v: not distinct earlier ops, sorted", i, p.Ops[b].Name, d)
-				}
-			}
-		}
-		for b := range p.Ops {
-			for a := range b {
-				if must, listed := mustPrecede(p, bytes, a, b), slices.Contains(deps[b], a); must != listed {
-					t.Fatalf("trace %d: ops %q, %q: must keep their order %v, listed %v", i, p.Ops[a].Name, p.Ops[b].Name, must, listed)
-				}
-			}
-		}
+		checkOpDependencies(t, i, p, bytes)
 		for _, rule := range ReorderRules {
 			ro, err := Reorder(p, rule)
 			if err != nil {
@@ -352,6 +337,27 @@ func TestReorderProperty(t *testing.T) {
 	}
 	if moved == 0 {
 		t.Error("no rule moved any op: the property is vacuous")
+	}
+}
+
+// checkOpDependencies: OpDependencies lists exactly the pairs of p's ops
+// that must keep their order (trace i of TestReorderProperty).
+func checkOpDependencies(t *testing.T, i int, p *trace.Program, bytes []map[int]*opBytes) {
+	t.Helper()
+	deps := OpDependencies(p)
+	for b, d := range deps {
+		for k, a := range d {
+			if a >= b || k > 0 && d[k-1] >= a {
+				t.Fatalf("trace %d: op %q depends on %v: not distinct earlier ops, sorted", i, p.Ops[b].Name, d)
+			}
+		}
+	}
+	for b := range p.Ops {
+		for a := range b {
+			if must, listed := mustPrecede(p, bytes, a, b), slices.Contains(deps[b], a); must != listed {
+				t.Fatalf("trace %d: ops %q, %q: must keep their order %v, listed %v", i, p.Ops[a].Name, p.Ops[b].Name, must, listed)
+			}
+		}
 	}
 }
 
