@@ -54,34 +54,12 @@ func TestViewerPageSplitQKV(t *testing.T) {
 			pc.Pending != s.Pending || pc.Host != -1 {
 			t.Fatalf("piece %d %+v, segment %+v", i, pc, s)
 		}
-		var got, want []string
+		var got []string
 		for _, u := range pc.Users {
 			ref := trace.Ref{Buffer: pc.Buffer, View: u.View}
 			got = append(got, name(u.Op, ref, u.Access))
 		}
-		if s.Pending {
-			for _, pin := range s.Pins {
-				for _, u := range p.Ops[pin.Op].Uses {
-					if u.Ref == pin.Ref {
-						want = append(want, name(pin.Op, pin.Ref, u.Access.String()))
-					}
-				}
-			}
-		} else {
-			// Every use of the buffer whose bytes meet the piece's, in op order.
-			off := good.Plan.Offsets[s.Buffer]
-			for k := range p.Ops {
-				for _, u := range p.Ops[k].Uses {
-					fp, _ := p.Footprint(u.Ref)
-					if u.Ref.Buffer != s.Index {
-						continue
-					}
-					if _, ok := fp.Overlaps(ranges.Range{Lo: s.Lo - off, Hi: s.Hi - off}); ok {
-						want = append(want, name(k, u.Ref, u.Access.String()))
-					}
-				}
-			}
-		}
+		want := segmentUsers(p, good, s, name)
 		if !slices.Equal(got, want) {
 			t.Errorf("piece %d of %s [%d, %d): users %v, want %v", i, s.Buffer, s.Lo, s.Hi, got, want)
 		}
@@ -104,6 +82,36 @@ func TestViewerPageSplitQKV(t *testing.T) {
 }
 
 func off(res *replay.Result, buffer string) int64 { return res.Plan.Offsets[buffer] }
+
+// segmentUsers lists, as name writes them, the uses a piece of segment s of
+// res's timeline must list: a pending piece exactly the uses pinning it, a
+// live one every use of the buffer whose bytes meet the piece's, in op order.
+func segmentUsers(p *trace.Program, res *replay.Result, s Segment, name func(k int, ref trace.Ref, access string) string) []string {
+	var want []string
+	if s.Pending {
+		for _, pin := range s.Pins {
+			for _, u := range p.Ops[pin.Op].Uses {
+				if u.Ref == pin.Ref {
+					want = append(want, name(pin.Op, pin.Ref, u.Access.String()))
+				}
+			}
+		}
+		return want
+	}
+	off := res.Plan.Offsets[s.Buffer]
+	for k := range p.Ops {
+		for _, u := range p.Ops[k].Uses {
+			fp, _ := p.Footprint(u.Ref)
+			if u.Ref.Buffer != s.Index {
+				continue
+			}
+			if _, ok := fp.Overlaps(ranges.Range{Lo: s.Lo - off, Hi: s.Hi - off}); ok {
+				want = append(want, name(k, u.Ref, u.Access.String()))
+			}
+		}
+	}
+	return want
+}
 
 // TestViewerPageRuns: a run needs exactly one of a replay and a plan; a plan alone gets
 // op times and LiveLB from a replay of its own; a plan that does not fit is ErrPlan.

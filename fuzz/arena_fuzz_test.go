@@ -117,154 +117,21 @@ func runArenaProgram(t *testing.T, prog []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &arenaModel{used: make([]bool, capG)}
-	var live []arena.Block // blocks and pieces handed out and not yet freed
-	stamp := byte(1)
-
+	r := &arenaRun{t: t, a: a, m: &arenaModel{used: make([]bool, capG)}, granule: granule, unbounded: unbounded, stamp: 1}
 	for i := 2; i+2 < len(prog); i += 3 {
 		op, x, y := prog[i]%6, int64(prog[i+1]), int64(prog[i+2])
-		before, stats := a.AppendFreeRegions(nil), a.Stats()
-		unchanged := func(what string) {
-			if !slices.Equal(a.AppendFreeRegions(nil), before) || a.Stats() != stats {
-				t.Fatalf("op %d: %s changed the arena", i, what)
-			}
-		}
-		c := int64(len(m.used))
+		r.i, r.before, r.stats = i, a.AppendFreeRegions(nil), a.Stats()
 		switch op {
-		case 0, 1: // alloc x+1 granules, less up to a granule in bytes
-			n := x%64 + 1
-			size := n*granule - y%granule
-			fits := m.largest() >= n
-			b, err := a.Alloc(size)
-			if err != nil {
-				if !errors.Is(err, arena.ErrNoSpace) || fits || unbounded {
-					t.Fatalf("op %d: Alloc(%d) with largest free %d granules: %v", i, size, m.largest(), err)
-				}
-				unchanged("failed Alloc")
-				break
-			}
-			lo, hi := b.Offset/granule, b.End()/granule
-			if b.Size != n*granule || b.Offset%granule != 0 || lo < 0 {
-				t.Fatalf("op %d: Alloc(%d) = %+v", i, size, b)
-			}
-			if !fits {
-				if !unbounded {
-					t.Fatalf("op %d: Alloc fitted where nothing fits", i)
-				}
-				m.used = append(m.used, make([]bool, hi-c)...)
-			}
-			if hi > int64(len(m.used)) || !m.all(lo, hi, false) {
-				t.Fatalf("op %d: Alloc gave %+v over used or missing granules", i, b)
-			}
-			for g := lo; g < hi; g++ {
-				m.used[g] = true
-			}
-			m.high = max(m.high, hi)
-			m.peak = max(m.peak, m.inUse())
-			if buf := a.Bytes(b); buf != nil {
-				for k := range buf {
-					buf[k] = stamp
-				}
-			}
-			stamp = stamp%250 + 1
-			live = append(live, b)
-		case 2, 3: // free a live block, whole (y even) or a piece
-			if len(live) == 0 {
-				break
-			}
-			k := int(x) % len(live)
-			b := live[k]
-			if buf := a.Bytes(b); buf != nil {
-				for _, v := range buf {
-					if v != buf[0] {
-						t.Fatalf("op %d: block %+v was overwritten", i, b)
-					}
-				}
-			}
-			lo, hi := b.Offset/granule, b.End()/granule
-			plo, phi := lo, hi
-			if y&1 == 1 && hi-lo > 1 {
-				plo = lo + (y>>1)%(hi-lo)
-				phi = plo + 1 + (y>>3)%(hi-plo)
-			}
-			if err := a.Free(plo*granule, (phi-plo)*granule); err != nil {
-				t.Fatalf("op %d: Free of live piece [%d, %d) of [%d, %d): %v", i, plo, phi, lo, hi, err)
-			}
-			for g := plo; g < phi; g++ {
-				m.used[g] = false
-			}
-			live = slices.Delete(live, k, k+1)
-			if plo > lo {
-				live = append(live, arena.Block{Offset: lo * granule, Size: (plo - lo) * granule})
-			}
-			if phi < hi {
-				live = append(live, arena.Block{Offset: phi * granule, Size: (hi - phi) * granule})
-			}
-		case 4: // free an arbitrary range: succeeds exactly when all of it is allocated
-			if c == 0 {
-				break
-			}
-			lo := x % c
-			hi := lo + 1 + y%(c-lo)
-			err := a.Free(lo*granule, (hi-lo)*granule)
-			if m.all(lo, hi, true) {
-				if err != nil {
-					t.Fatalf("op %d: Free of allocated [%d, %d): %v", i, lo, hi, err)
-				}
-				for g := lo; g < hi; g++ {
-					m.used[g] = false
-				}
-				live = cut(live, lo*granule, hi*granule)
-			} else {
-				if !errors.Is(err, arena.ErrNotAllocated) {
-					t.Fatalf("op %d: Free of partly free [%d, %d): %v", i, lo, hi, err)
-				}
-				unchanged("refused Free")
-			}
-		case 5: // bad calls and queries
-			off := (x - 8) * granule / 4
-			size := (y - 8) * granule / 4
-			err := a.Free(off, size)
-			switch {
-			case size <= 0:
-				if !errors.Is(err, arena.ErrInvalidSize) {
-					t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
-				}
-			case off%granule != 0 || size%granule != 0:
-				if !errors.Is(err, arena.ErrMisaligned) {
-					t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
-				}
-			case off < 0 || off+size > c*granule:
-				if !errors.Is(err, arena.ErrOutOfRange) {
-					t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
-				}
-			default:
-				lo, hi := off/granule, (off+size)/granule
-				if m.all(lo, hi, true) {
-					if err != nil {
-						t.Fatalf("op %d: Free(%d, %d): %v", i, off, size, err)
-					}
-					for g := lo; g < hi; g++ {
-						m.used[g] = false
-					}
-					live = cut(live, off, off+size)
-				} else if !errors.Is(err, arena.ErrNotAllocated) {
-					t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
-				}
-			}
-			if err != nil {
-				unchanged("bad Free")
-			}
-			if c > 0 {
-				qo := x * granule / 3 % (c * granule)
-				qs := 1 + y%(c*granule-qo)
-				want := m.all(qo/granule, (qo+qs+granule-1)/granule, true)
-				if got := a.IsAllocated(qo, qs); got != want {
-					t.Fatalf("op %d: IsAllocated(%d, %d) = %v, want %v", i, qo, qs, got, want)
-				}
-			}
+		case 0, 1:
+			r.alloc(x, y)
+		case 2, 3:
+			r.freeLive(x, y)
+		case 4:
+			r.freeRange(x, y)
+		case 5:
+			r.badCalls(x, y)
 		}
-		if err := m.compare(a); err != nil {
+		if err := r.m.compare(a); err != nil {
 			t.Fatalf("op %d (%d %d %d): %v", i, op, x, y, err)
 		}
 	}
@@ -275,6 +142,184 @@ func runArenaProgram(t *testing.T, prog []byte) {
 		}
 	}
 	testutil.Invariants(t, a)
+}
+
+// arenaRun is one FuzzArena program's run: the arena, its model, the
+// blocks and pieces handed out and not yet freed (live), the byte the next
+// block is stamped with, and the op at hand (i) with the arena's free
+// regions and stats before it.
+type arenaRun struct {
+	t         *testing.T
+	a         *arena.Arena
+	m         *arenaModel
+	granule   int64
+	unbounded bool
+	live      []arena.Block
+	stamp     byte
+
+	i      int
+	before []arena.Block
+	stats  arena.Stats
+}
+
+// unchanged fails unless the op at hand left the arena as it was.
+func (r *arenaRun) unchanged(what string) {
+	if !slices.Equal(r.a.AppendFreeRegions(nil), r.before) || r.a.Stats() != r.stats {
+		r.t.Fatalf("op %d: %s changed the arena", r.i, what)
+	}
+}
+
+// alloc allocates x+1 granules, less up to a granule in bytes.
+func (r *arenaRun) alloc(x, y int64) {
+	t, a, m, granule, i := r.t, r.a, r.m, r.granule, r.i
+	c := int64(len(m.used))
+	n := x%64 + 1
+	size := n*granule - y%granule
+	fits := m.largest() >= n
+	b, err := a.Alloc(size)
+	if err != nil {
+		if !errors.Is(err, arena.ErrNoSpace) || fits || r.unbounded {
+			t.Fatalf("op %d: Alloc(%d) with largest free %d granules: %v", i, size, m.largest(), err)
+		}
+		r.unchanged("failed Alloc")
+		return
+	}
+	lo, hi := b.Offset/granule, b.End()/granule
+	if b.Size != n*granule || b.Offset%granule != 0 || lo < 0 {
+		t.Fatalf("op %d: Alloc(%d) = %+v", i, size, b)
+	}
+	if !fits {
+		if !r.unbounded {
+			t.Fatalf("op %d: Alloc fitted where nothing fits", i)
+		}
+		m.used = append(m.used, make([]bool, hi-c)...)
+	}
+	if hi > int64(len(m.used)) || !m.all(lo, hi, false) {
+		t.Fatalf("op %d: Alloc gave %+v over used or missing granules", i, b)
+	}
+	for g := lo; g < hi; g++ {
+		m.used[g] = true
+	}
+	m.high = max(m.high, hi)
+	m.peak = max(m.peak, m.inUse())
+	if buf := a.Bytes(b); buf != nil {
+		for k := range buf {
+			buf[k] = r.stamp
+		}
+	}
+	r.stamp = r.stamp%250 + 1
+	r.live = append(r.live, b)
+}
+
+// freeLive frees a live block, whole (y even) or a piece.
+func (r *arenaRun) freeLive(x, y int64) {
+	t, a, m, granule, i := r.t, r.a, r.m, r.granule, r.i
+	if len(r.live) == 0 {
+		return
+	}
+	k := int(x) % len(r.live)
+	b := r.live[k]
+	if buf := a.Bytes(b); buf != nil {
+		for _, v := range buf {
+			if v != buf[0] {
+				t.Fatalf("op %d: block %+v was overwritten", i, b)
+			}
+		}
+	}
+	lo, hi := b.Offset/granule, b.End()/granule
+	plo, phi := lo, hi
+	if y&1 == 1 && hi-lo > 1 {
+		plo = lo + (y>>1)%(hi-lo)
+		phi = plo + 1 + (y>>3)%(hi-plo)
+	}
+	if err := a.Free(plo*granule, (phi-plo)*granule); err != nil {
+		t.Fatalf("op %d: Free of live piece [%d, %d) of [%d, %d): %v", i, plo, phi, lo, hi, err)
+	}
+	for g := plo; g < phi; g++ {
+		m.used[g] = false
+	}
+	r.live = slices.Delete(r.live, k, k+1)
+	if plo > lo {
+		r.live = append(r.live, arena.Block{Offset: lo * granule, Size: (plo - lo) * granule})
+	}
+	if phi < hi {
+		r.live = append(r.live, arena.Block{Offset: phi * granule, Size: (hi - phi) * granule})
+	}
+}
+
+// freeRange frees an arbitrary range: it succeeds exactly when all of it
+// is allocated.
+func (r *arenaRun) freeRange(x, y int64) {
+	t, a, m, granule, i := r.t, r.a, r.m, r.granule, r.i
+	c := int64(len(m.used))
+	if c == 0 {
+		return
+	}
+	lo := x % c
+	hi := lo + 1 + y%(c-lo)
+	err := a.Free(lo*granule, (hi-lo)*granule)
+	if m.all(lo, hi, true) {
+		if err != nil {
+			t.Fatalf("op %d: Free of allocated [%d, %d): %v", i, lo, hi, err)
+		}
+		for g := lo; g < hi; g++ {
+			m.used[g] = false
+		}
+		r.live = cut(r.live, lo*granule, hi*granule)
+		return
+	}
+	if !errors.Is(err, arena.ErrNotAllocated) {
+		t.Fatalf("op %d: Free of partly free [%d, %d): %v", i, lo, hi, err)
+	}
+	r.unchanged("refused Free")
+}
+
+// badCalls makes a Free that may be bad in any way, and an IsAllocated
+// query.
+func (r *arenaRun) badCalls(x, y int64) {
+	t, a, m, granule, i := r.t, r.a, r.m, r.granule, r.i
+	c := int64(len(m.used))
+	off := (x - 8) * granule / 4
+	size := (y - 8) * granule / 4
+	err := a.Free(off, size)
+	switch {
+	case size <= 0:
+		if !errors.Is(err, arena.ErrInvalidSize) {
+			t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
+		}
+	case off%granule != 0 || size%granule != 0:
+		if !errors.Is(err, arena.ErrMisaligned) {
+			t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
+		}
+	case off < 0 || off+size > c*granule:
+		if !errors.Is(err, arena.ErrOutOfRange) {
+			t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
+		}
+	default:
+		lo, hi := off/granule, (off+size)/granule
+		if m.all(lo, hi, true) {
+			if err != nil {
+				t.Fatalf("op %d: Free(%d, %d): %v", i, off, size, err)
+			}
+			for g := lo; g < hi; g++ {
+				m.used[g] = false
+			}
+			r.live = cut(r.live, off, off+size)
+		} else if !errors.Is(err, arena.ErrNotAllocated) {
+			t.Fatalf("op %d: Free(%d, %d) = %v", i, off, size, err)
+		}
+	}
+	if err != nil {
+		r.unchanged("bad Free")
+	}
+	if c > 0 {
+		qo := x * granule / 3 % (c * granule)
+		qs := 1 + y%(c*granule-qo)
+		want := m.all(qo/granule, (qo+qs+granule-1)/granule, true)
+		if got := a.IsAllocated(qo, qs); got != want {
+			t.Fatalf("op %d: IsAllocated(%d, %d) = %v, want %v", i, qo, qs, got, want)
+		}
+	}
 }
 
 // cut removes the byte range [lo, hi) from the live blocks.

@@ -35,7 +35,8 @@
 // Generate makes random programs; Builder writes them by hand, and
 // FromScenario reads them from scenario files (package fuzz/scenario, the
 // format package fuzz/scenario's test and the CLI's scenario command
-// read too). Scenarios, the design's regression set, are such files:
+// read too), through that package's one interpreter with a Builder as its
+// Host. Scenarios, the design's regression set, are such files:
 // fuzz/scenario/seeds/*.txt, embedded in that package, a "#! hazard"
 // directive marking the ones IR order must be caught on; their complete
 // lines (there so that TestScenarios can run them against the Allocator)

@@ -169,39 +169,90 @@ type logEntry struct {
 // time: Step lets the scheduler pick the next event (a host step or a
 // completion), performs it, and checks every invariant. It is not safe for
 // concurrent use.
+//
+// Its state comes in named parts, each with the invariants its fields keep
+// between steps; the parts are embedded, so their fields read as the Sim's.
 type Sim struct {
 	p     *Program
 	pol   subarena.Policy
 	sched Scheduler
+	opt   RunOptions
 	// skipResidueWaits (tests only) submits ops without the waits
 	// RunOptions.MayWait adds, to show that Use then refuses them.
 	skipResidueWaits bool
-	tl               *sasync.Timeline
-	a                *subarena.Allocator
-	eng              []sasync.EngineID
-	mem              []byte  // the arena's backing
-	stamp            []int32 // per arena byte: op+1 of the last op that wrote it
 
-	bufs     []simBuf
-	views    []*subarena.View
-	ops      []simOp
-	resv     []*subarena.Reservation
-	pins     []pin
-	ord      ordering
-	doneSeq  [MaxEngines]uint32 // per engine: ops completed (they complete in order)
-	next     int                // next host step
-	waiting  bool               // the host step at next failed for want of space or of completions
+	simReal
+	simModel
+	simHost
+	simTrail
+	simScratch
+}
+
+// simReal is the real system under test: the Timeline with one engine per
+// program engine (eng[e] is engine e's ID), and the Allocator over mem, a
+// backing of p.Capacity bytes. stamp has one entry per arena byte: op+1 of
+// the last op whose completion wrote it through mem (0: none yet), which a
+// read checks, with the byte mem holds, against the model's expected
+// writer.
+type simReal struct {
+	tl    *sasync.Timeline
+	a     *subarena.Allocator
+	eng   []sasync.EngineID
+	mem   []byte
+	stamp []int32
+}
+
+// simModel is the program's state as the model computes it, independently
+// of the Allocator: per buffer, view, op and reservation of p (indexed as
+// in p), the users the Allocator should be indexing (the active pins:
+// every use of a submitted, not completed op and every outstanding
+// reservation; inactive ones are dropped users kept until the list is
+// pruned), the happens-before order of what was submitted
+// (ord), and per engine the ops completed (doneSeq[e]: engines complete in
+// FIFO order, so the first doneSeq[e] ops submitted on e). CheckInvariants
+// compares it with the Allocator and the Timeline.
+type simModel struct {
+	bufs    []simBuf
+	views   []*subarena.View
+	ops     []simOp
+	resv    []*subarena.Reservation
+	pins    []pin
+	ord     ordering
+	doneSeq [MaxEngines]uint32
+}
+
+// simHost is the host's progress through p.Steps: every step before next
+// has run. waiting says the step at next failed for want of space or of
+// completions and waits for one; retrying that a completion came since, so
+// the step at next runs again; noSpace that the step at next waits because
+// an Alloc found no space.
+type simHost struct {
+	next     int
+	waiting  bool
 	retrying bool
-	noSpace  bool     // the host step at next waits because an Alloc found no space
-	deferred *Failure // a rule broken with no wrong read yet: reported at the end unless one follows
+	noSpace  bool
+}
+
+// simTrail is what the run reports: the interleaving so far (log, one
+// entry per event, formatted only on failure), the scheduler's decisions
+// (choices: replaying them repeats the run), the result, a broken rule
+// with no wrong read yet (deferred: reported at the end unless a failure
+// follows), and done once the run is over.
+type simTrail struct {
 	log      []logEntry
 	choices  []int
-	opts     []Choice
-	owner    []int32 // scratch for CheckInvariants
-	covered  []bool
 	res      Result
+	deferred *Failure
 	done     bool
-	opt      RunOptions
+}
+
+// simScratch is memory reused from step to step, holding nothing between
+// them: the choices offered to the scheduler, and CheckInvariants' per-byte
+// owner and covered tables (allocated on first use).
+type simScratch struct {
+	opts    []Choice
+	owner   []int32
+	covered []bool
 }
 
 // NewSim prepares a run of p under policy with interleavings from sched.
@@ -214,7 +265,8 @@ func NewSim(p *Program, policy subarena.Policy, sched Scheduler) (*Sim, error) {
 	if sched == nil {
 		sched = &ReplayScheduler{}
 	}
-	s := &Sim{p: p, pol: policy, sched: sched, tl: sasync.NewTimeline()}
+	s := &Sim{p: p, pol: policy, sched: sched}
+	s.tl = sasync.NewTimeline()
 	s.res.Policy = policy
 	for e := 0; e < p.Engines; e++ {
 		id, err := s.tl.AddEngine(fmt.Sprintf("e%d", e), sasync.Compute)

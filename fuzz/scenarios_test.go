@@ -88,7 +88,7 @@ release y
 
 func TestFromScenarioErrors(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
-		{"alloc x 64 a", "f.txt:1: alloc: no program yet"},
+		{"alloc x 64 a", "f.txt:1: alloc: no allocator yet"},
 		{"# only a comment", "f.txt:0: no new command"},
 		{"new engines=a\nnew engines=a", "f.txt:2: new: a second new"},
 		{"new engines=a,a", "f.txt:1: new: engine \"a\" twice"},
@@ -99,7 +99,8 @@ func TestFromScenarioErrors(t *testing.T) {
 		{"new engines=a\nalloc x 64 a\nsubmit o a waits=p", "f.txt:3: submit: unknown op \"p\""},
 		{"new engines=a\nalloc x 64 a\nreshape v x 7", "f.txt:3: reshape: view reshape[7] of b0"},
 		{"new engines=a\nalloc x 64 a\nsubmit o a\nuse o x read", "f.txt:0: not a valid program"},
-		{"new engines=a\nactivate r o", "f.txt:2: activate: activate for op \"o\" not right after its submit"},
+		{"new engines=a\nactivate r o", "f.txt:2: activate: unknown reservation \"r\""},
+		{"new engines=a\nalloc x 64 a\nreserve r x\nsubmit o a\nrelease x\nactivate r o", "f.txt:6: activate: activate for op \"o\" not right after its submit"},
 		{"new engines=a\ncommit c", "f.txt:2: commit: unknown claim \"c\""},
 		{"new engines=a\nalloc x 64 a\nclaim c x", "f.txt:0: claim \"c\" is never committed"},
 	} {

@@ -75,9 +75,15 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 				}
 			}()
 			name := inputName(args[0])
+			// The online replay runs beside the planner, which keeps its plan when
+			// lower; the Watch keeps the replay's own figures for the report.
+			var watch replay.Watch
 			opts := plan.Options{Budget: budget, NoInPlace: noInPlace, NoRelayout: noRelayout, Stop: stop,
-				Replay: replay.Online, Reorder: reorder}
-			var res plan.Result
+				Replay: watch.Online}
+			var (
+				res plan.Result
+				ro  plan.Reordered
+			)
 			if format == minimalloc.Format {
 				// A MiniMalloc CSV: plan it on its own time axis.
 				mm, err := minimalloc.Parse(data)
@@ -88,17 +94,29 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 				if err != nil {
 					return inFile(args[0], err)
 				}
+				ro = plan.Reordered{Fixed: res, Skipped: "a MiniMalloc problem has no ops to reorder"}
 			} else {
 				p, err := tracefile.ReadProgram(bytes.NewReader(data), name)
 				if err != nil {
 					return inFile(args[0], err)
 				}
-				if res, err = plan.PlanProgram(p, opts); err != nil {
+				if reorder {
+					if ro, err = plan.PlanReordered(p, opts); err != nil {
+						return inFile(args[0], err)
+					}
+					res = ro.Chosen()
+				} else if res, err = plan.PlanProgram(p, opts); err != nil {
 					return inFile(args[0], err)
 				}
 			}
+			doc, err := res.Document()
+			if err != nil {
+				return err
+			}
+			replayHWM, replayErr := watch.Outcome(res.Trace)
+			doc.ReplayHWM = replayHWM
 			if out != "" {
-				if err := writeFile(cmd, out, res.WriteJSON); err != nil {
+				if err := writeFile(cmd, out, doc.Write); err != nil {
 					return err
 				}
 			}
@@ -114,7 +132,7 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			}
 			w := reportTo(cmd, docOnStdout)
 			if asJSON {
-				return res.WriteJSON(w)
+				return doc.Write(w)
 			}
 			gap := 0.0
 			if res.LowerBound > 0 {
@@ -127,17 +145,17 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			if res.LowerBound > res.LiveBound {
 				fmt.Fprintf(w, "live_bound    %d B (most bytes live at once; holes raise the bound above it)\n", res.LiveBound)
 			}
-			if res.ReplayHWM > 0 {
-				fmt.Fprintf(w, "replay_hwm    %d B\n", res.ReplayHWM)
-			} else if res.ReplayErr != nil {
-				fmt.Fprintf(w, "replay_hwm    - (%v)\n", res.ReplayErr)
+			if replayHWM > 0 {
+				fmt.Fprintf(w, "replay_hwm    %d B\n", replayHWM)
+			} else if replayErr != nil {
+				fmt.Fprintf(w, "replay_hwm    - (%v)\n", replayErr)
 			}
 			fmt.Fprintf(w, "method        %s\n", res.Method)
 			fmt.Fprintf(w, "in_place      %d buffers (%d placed over strided inputs)\n", res.InPlace, len(res.Relaid))
 			fmt.Fprintf(w, "first_ms      %.3f (the first valid placement, before any search)\n", float64(res.FirstPlan.Microseconds())/1000)
 			fmt.Fprintf(w, "ms            %.3f\n", res.Plan.Ms)
 			if reorder {
-				reportReorder(w, res)
+				reportReorder(w, ro)
 			}
 			return nil
 		},
@@ -167,21 +185,21 @@ func writeRewritten(cmd *cobra.Command, path string, res plan.Result) error {
 }
 
 // reportReorder prints what --reorder found.
-func reportReorder(w io.Writer, res plan.Result) {
-	f := res.Fixed
+func reportReorder(w io.Writer, ro plan.Reordered) {
+	f := ro.Fixed
 	fmt.Fprintf(w, "fixed_order   size %d B, lower_bound %d B\n", f.Plan.Size, f.LowerBound)
-	if r := res.Reordered; r != nil {
+	if r := ro.Best; r != nil {
 		kept := "kept"
-		if res.Reordering == nil {
+		if !ro.Kept {
 			kept = "not kept: the input order's plan is as low"
 		}
 		fmt.Fprintf(w, "reordered     size %d B, lower_bound %d B (rule %v, %d of %d ops moved; %s)\n", r.Plan.Size, r.LowerBound,
-			r.Reordering.Rule, moved(r.Reordering.Order), len(r.Reordering.Order), kept)
+			ro.Reordering.Rule, moved(ro.Reordering.Order), len(ro.Reordering.Order), kept)
 	} else {
-		fmt.Fprintf(w, "reordered     - (%s)\n", res.ReorderSkipped)
+		fmt.Fprintf(w, "reordered     - (%s)\n", ro.Skipped)
 	}
-	if res.OrderBound > 0 {
-		fmt.Fprintf(w, "order_bound   %d B (no plan of any order of the ops is below it)\n", res.OrderBound)
+	if ro.OrderBound > 0 {
+		fmt.Fprintf(w, "order_bound   %d B (no plan of any order of the ops is below it)\n", ro.OrderBound)
 	}
 }
 

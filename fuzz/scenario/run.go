@@ -12,64 +12,29 @@ import (
 	sasync "github.com/subarena/subarena/sync"
 )
 
-// Run runs the commands of a scenario file against the
-// Allocator and returns each block's output, in order: what the command printed, or
-// "error: NAME" naming the sentinel a failing call matched. Every "new" command starts
-// a fresh Allocator and Timeline; after every command the Allocator's invariants are
-// checked.
+// Run runs the commands of a scenario file against the Allocator (Interpret with the
+// Allocator as its Host) and returns each block's output, in order: what the command
+// printed, or "error: NAME" naming the sentinel a failing call matched. Every "new"
+// command starts a fresh Allocator and Timeline; after every command the Allocator's
+// invariants are checked.
 //
 // The returned error is about the script, not the Allocator's answers: a name that was
 // never defined, a command before the first "new", or a broken invariant. It starts
 // "FILE:LINE: " and matches ErrInvalid (a broken invariant also wraps
 // CheckInvariants' error); the outputs of the blocks before it are returned with it.
 func Run(f *File) ([]string, error) {
-	s := &scenarioRun{file: f}
-	outs := make([]string, 0, len(f.Blocks))
-	for i := range f.Blocks {
-		b := &f.Blocks[i]
-		s.block = b
-		out, err := s.exec(b.Cmd)
-		if err != nil {
-			var se *scriptError
-			if errors.As(err, &se) {
-				return outs, f.Errorf(b, "%s: %s", b.Cmd.Name, se.msg)
-			}
-			out = "error: " + errName(err)
-		}
-		outs = append(outs, out)
-		if s.a != nil {
-			if err := s.a.CheckInvariants(); err != nil {
-				return outs, errors.Join(f.Errorf(b, "after %q: invariant broken", b.Cmd.Text), err)
-			}
-		}
-	}
-	return outs, nil
+	return Interpret(f, &allocatorHost{})
 }
 
-// scriptError is a mistake in the script (an unknown name), as opposed to an error the
-// Allocator returns.
-type scriptError struct{ msg string }
-
-func (e *scriptError) Error() string { return e.msg }
-
-func scriptErrorf(format string, args ...any) error {
-	return &scriptError{msg: fmt.Sprintf(format, args...)}
-}
-
-// scenarioRun is the interpreter's state: one Allocator, named buffers, views, ops,
-// claims and reservations.
-type scenarioRun struct {
-	file   *File
-	block  *Block
+// allocatorHost is the Host Run drives: one Allocator and its Timeline, and each op's
+// name for the state it prints.
+type allocatorHost struct {
 	tl     *sasync.Timeline
 	a      *subarena.Allocator
-	bufs   map[string]*subarena.Buffer
-	views  map[string]*subarena.View
-	ops    map[string]sasync.Event
 	opName map[sasync.Event]string
-	claims map[string]*subarena.Claim
-	resv   map[string]*subarena.Reservation
 }
+
+var _ Host[*subarena.Buffer, *subarena.View, sasync.Event, *subarena.Claim, *subarena.Reservation] = (*allocatorHost)(nil)
 
 // errName names the sentinel an error matches, so expected outputs do not depend on
 // message wording.
@@ -95,32 +60,7 @@ func errName(err error) string {
 	return "unexpected " + err.Error()
 }
 
-func (s *scenarioRun) view(name string) (*subarena.View, error) {
-	if v, ok := s.views[name]; ok {
-		return v, nil
-	}
-	if b, ok := s.bufs[name]; ok {
-		return b.Whole(), nil
-	}
-	return nil, scriptErrorf("unknown view %q", name)
-}
-
-func (s *scenarioRun) buf(name string) (*subarena.Buffer, error) {
-	if b, ok := s.bufs[name]; ok {
-		return b, nil
-	}
-	return nil, scriptErrorf("unknown buffer %q", name)
-}
-
-func (s *scenarioRun) op(name string) (sasync.Event, error) {
-	ev, ok := s.ops[name]
-	if !ok {
-		return sasync.Event{}, scriptErrorf("unknown op %q", name)
-	}
-	return ev, nil
-}
-
-func (s *scenarioRun) engine(name string) (sasync.EngineID, error) {
+func (s *allocatorHost) engine(name string) (sasync.EngineID, error) {
 	id, ok := s.tl.EngineByName(name)
 	if !ok {
 		return id, subarena.ErrUnknownEngine
@@ -128,12 +68,20 @@ func (s *scenarioRun) engine(name string) (sasync.EngineID, error) {
 	return id, nil
 }
 
-func (s *scenarioRun) addView(name string, v *subarena.View, err error) (string, error) {
-	if err != nil {
-		return "", err
-	}
-	s.views[name] = v
-	l := v.Layout() // the covered bytes, in arena offsets, as the Allocator computes them
+func (s *allocatorHost) Engine(name string) error {
+	_, err := s.engine(name)
+	return err
+}
+
+func (s *allocatorHost) Check() error { return s.a.CheckInvariants() }
+
+func (s *allocatorHost) Whole(b *subarena.Buffer) *subarena.View { return b.Whole() }
+
+func (s *allocatorHost) Layout(v *subarena.View) (strided.Layout, error) { return v.Layout(), nil }
+
+// Named reports the bytes v covers, in arena offsets, as the Allocator computes them.
+func (s *allocatorHost) Named(name string, v *subarena.View) (string, error) {
+	l := v.Layout()
 	l.Offset += v.Buffer().Offset()
 	cover, _, err := l.Cover(subarena.CoverBudget)
 	if err != nil {
@@ -169,228 +117,139 @@ func Access(word string) subarena.Access {
 	return subarena.Read
 }
 
-// scenarioCommands runs each command of a script but new, by name.
-var scenarioCommands = map[string]func(s *scenarioRun, c Command) (string, error){
-	"alloc": (*scenarioRun).alloc,
-	"view":  (*scenarioRun).deriveView, "slice": (*scenarioRun).deriveView, "select": (*scenarioRun).deriveView,
-	"reshape": (*scenarioRun).deriveView, "permute": (*scenarioRun).deriveView, "split": (*scenarioRun).deriveView,
-	"chain":    (*scenarioRun).deriveView,
-	"dense":    (*scenarioRun).dense,
-	"submit":   (*scenarioRun).submit,
-	"use":      (*scenarioRun).use,
-	"release":  (*scenarioRun).release,
-	"discard":  (*scenarioRun).discard,
-	"complete": (*scenarioRun).complete, "sync": (*scenarioRun).complete,
-	"donate": (*scenarioRun).donate,
-	"claim":  (*scenarioRun).claimOrReserve, "reserve": (*scenarioRun).claimOrReserve,
-	"commit": (*scenarioRun).commitOrAbandon, "abandon": (*scenarioRun).commitOrAbandon,
-	"activate": (*scenarioRun).activateOrCancel, "cancel": (*scenarioRun).activateOrCancel,
-	"state": func(s *scenarioRun, _ Command) (string, error) { return s.state(), nil },
-}
-
-func (s *scenarioRun) exec(c Command) (string, error) {
-	if c.Name == "new" {
-		return s.newAllocator(c)
-	}
-	if s.a == nil {
-		return "", scriptErrorf("no allocator yet (the first command must be new)")
-	}
-	run, ok := scenarioCommands[c.Name]
-	if !ok {
-		return "", scriptErrorf("command %q is not implemented", c.Name)
-	}
-	return run(s, c)
-}
-
-// alloc NAME SIZE ENGINE
-func (s *scenarioRun) alloc(c Command) (string, error) {
-	pos := c.Args
-	id, err := s.engine(pos[2])
+// Alloc allocates at the point of engine.
+func (s *allocatorHost) Alloc(name string, size int64, engine string) (*subarena.Buffer, string, error) {
+	id, err := s.engine(engine)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	pt, err := s.tl.Point(id)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	b, err := s.a.Alloc(c.Int(1), pt)
-	return s.addBuf(pos[0], b, err)
+	return bufOut(name)(s.a.Alloc(size, pt))
 }
 
-// addBuf names b, the buffer a command made (unless it failed with err),
-// and reports where it lies.
-func (s *scenarioRun) addBuf(name string, b *subarena.Buffer, err error) (string, error) {
-	if err != nil {
-		return "", err
-	}
-	s.bufs[name] = b
-	return fmt.Sprintf("%s at %v", name, b.Range()), nil
-}
-
-// view, slice, select, reshape, permute, split, chain: NAME OF ...
-func (s *scenarioRun) deriveView(c Command) (string, error) {
-	parent, err := s.view(c.Args[1])
-	if err != nil {
-		return "", err
-	}
-	v, err := derive(parent, c)
-	return s.addView(c.Args[0], v, err)
-}
-
-// dense NAME BUF shape= elem= [offset=]
-func (s *scenarioRun) dense(c Command) (string, error) {
-	b, err := s.buf(c.Args[1])
-	if err != nil {
-		return "", err
-	}
-	v, err := b.Dense(c.KeyInt("offset", 0), c.KeyInts("shape"), c.KeyInt("elem", 0))
-	return s.addView(c.Args[0], v, err)
-}
-
-// submit OP ENGINE waits=a,b
-func (s *scenarioRun) submit(c Command) (string, error) {
-	pos := c.Args
-	id, err := s.engine(pos[1])
-	if err != nil {
-		return "", err
-	}
-	var waits []sasync.Event
-	for _, o := range c.KeyList("waits") {
-		ev, err := s.op(o)
+// bufOut returns a function that reports where the buffer a command made lies, unless
+// it failed.
+func bufOut(name string) func(*subarena.Buffer, error) (*subarena.Buffer, string, error) {
+	return func(b *subarena.Buffer, err error) (*subarena.Buffer, string, error) {
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
-		waits = append(waits, ev)
+		return b, fmt.Sprintf("%s at %v", name, b.Range()), nil
+	}
+}
+
+func (s *allocatorHost) Dense(b *subarena.Buffer, offset int64, shape []int64, elem int64) (*subarena.View, error) {
+	return b.Dense(offset, shape, elem)
+}
+
+// Derive applies a view step to parent.
+func (s *allocatorHost) Derive(parent *subarena.View, st ViewStep) (*subarena.View, error) {
+	switch st.Kind {
+	case "view":
+		return parent.View(st.Layout)
+	case "slice":
+		return parent.Slice(st.Dim, st.Start, st.Stop, st.Step)
+	case "select":
+		return parent.Select(st.Dim, st.Index)
+	case "reshape":
+		return parent.Reshape(st.Shape...)
+	case "permute":
+		return parent.Permute(st.Perm...)
+	case "split":
+		parts, err := parent.Split(st.Dim, st.Shape...)
+		if err != nil {
+			return nil, err
+		}
+		if i := st.Index; i >= 0 && i < int64(len(parts)) {
+			return parts[i], nil
+		}
+		return nil, fmt.Errorf("split part %d of %d: %w", st.Index, len(parts), subarena.ErrInvalidLayout)
+	}
+	return nil, Invalidf("view step %q is not implemented", st.Kind)
+}
+
+func (s *allocatorHost) Submit(name, engine string, waits []sasync.Event) (sasync.Event, string, error) {
+	id, err := s.engine(engine)
+	if err != nil {
+		return sasync.Event{}, "", err
 	}
 	ev, err := s.tl.Submit(id, waits...)
 	if err != nil {
-		return "", err
+		return sasync.Event{}, "", err
 	}
-	s.ops[pos[0]], s.opName[ev] = ev, pos[0]
-	return fmt.Sprintf("%s = %v", pos[0], ev), nil
+	s.opName[ev] = name
+	return ev, fmt.Sprintf("%s = %v", name, ev), nil
 }
 
-// use OP VIEW ACCESS
-func (s *scenarioRun) use(c Command) (string, error) {
-	ev, err := s.op(c.Args[0])
-	if err != nil {
-		return "", err
-	}
-	v, err := s.view(c.Args[1])
-	if err != nil {
-		return "", err
-	}
-	return "ok", s.a.Use(v, ev, Access(c.Args[2]))
+func (s *allocatorHost) Use(op sasync.Event, v *subarena.View, acc subarena.Access) (string, error) {
+	return "ok", s.a.Use(v, op, acc)
 }
 
 // stateAfter returns the state a command leaves, or err when it failed.
-func (s *scenarioRun) stateAfter(err error) (string, error) {
+func (s *allocatorHost) stateAfter(err error) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.state(), nil
+	return s.State()
 }
 
-// release BUF
-func (s *scenarioRun) release(c Command) (string, error) {
-	b, err := s.buf(c.Args[0])
-	if err != nil {
-		return "", err
-	}
+func (s *allocatorHost) Release(b *subarena.Buffer) (string, error) {
 	return s.stateAfter(s.a.Release(b))
 }
 
-// discard VIEW
-func (s *scenarioRun) discard(c Command) (string, error) {
-	v, err := s.view(c.Args[0])
-	if err != nil {
-		return "", err
-	}
+func (s *allocatorHost) Discard(v *subarena.View) (string, error) {
 	return s.stateAfter(s.a.Discard(v))
 }
 
-// complete OP; sync OP
-func (s *scenarioRun) complete(c Command) (string, error) {
-	ev, err := s.op(c.Args[0])
-	if err != nil {
-		return "", err
-	}
-	if c.Name == "sync" {
-		return "ok", s.tl.HostSync(ev)
-	}
-	return s.stateAfter(s.tl.Complete(ev))
+func (s *allocatorHost) Complete(op sasync.Event) (string, error) {
+	return s.stateAfter(s.tl.Complete(op))
 }
 
-// donate NEW VIEW OP
-func (s *scenarioRun) donate(c Command) (string, error) {
-	pos := c.Args
-	v, err := s.view(pos[1])
-	if err != nil {
-		return "", err
-	}
-	ev, err := s.op(pos[2])
-	if err != nil {
-		return "", err
-	}
-	b, err := s.a.Donate(v, ev)
-	return s.addBuf(pos[0], b, err)
+func (s *allocatorHost) Sync(op sasync.Event) (string, error) { return "ok", s.tl.HostSync(op) }
+
+func (s *allocatorHost) Donate(name string, v *subarena.View, op sasync.Event) (*subarena.Buffer, string, error) {
+	return bufOut(name)(s.a.Donate(v, op))
 }
 
-// claim NAME VIEW; reserve NAME VIEW
-func (s *scenarioRun) claimOrReserve(c Command) (string, error) {
-	v, err := s.view(c.Args[1])
-	if err != nil {
-		return "", err
-	}
-	if c.Name == "reserve" {
-		r, err := s.a.Reserve(v)
-		if err != nil {
-			return "", err
-		}
-		s.resv[c.Args[0]] = r
-		return "reserved", nil
-	}
+func (s *allocatorHost) Claim(_ string, v *subarena.View) (*subarena.Claim, string, error) {
 	cl, err := s.a.Claim(v)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	s.claims[c.Args[0]] = cl
-	return "claimed", nil
+	return cl, "claimed", nil
 }
 
-// commit NAME; abandon NAME
-func (s *scenarioRun) commitOrAbandon(c Command) (string, error) {
-	cl, ok := s.claims[c.Args[0]]
-	if !ok {
-		return "", scriptErrorf("unknown claim %q", c.Args[0])
-	}
-	if c.Name == "abandon" {
+func (s *allocatorHost) Commit(cl *subarena.Claim, commit bool) (string, error) {
+	if !commit {
 		return "ok", cl.Abandon()
 	}
 	return s.stateAfter(cl.Commit())
 }
 
-// activate NAME OP [access=]; cancel NAME
-func (s *scenarioRun) activateOrCancel(c Command) (string, error) {
-	r, ok := s.resv[c.Args[0]]
-	if !ok {
-		return "", scriptErrorf("unknown reservation %q", c.Args[0])
-	}
-	if c.Name == "cancel" {
-		if err := r.Cancel(); err != nil {
-			return "", err
-		}
-		return s.state(), nil
-	}
-	ev, err := s.op(c.Args[1])
+func (s *allocatorHost) Reserve(_ string, v *subarena.View) (*subarena.Reservation, string, error) {
+	r, err := s.a.Reserve(v)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	acc, _ := c.Key("access")
-	return "ok", r.Activate(ev, Access(acc))
+	return r, "reserved", nil
 }
 
-func (s *scenarioRun) newAllocator(c Command) (string, error) {
+func (s *allocatorHost) Activate(r *subarena.Reservation, op sasync.Event, acc subarena.Access) (string, error) {
+	return "ok", r.Activate(op, acc)
+}
+
+func (s *allocatorHost) Cancel(r *subarena.Reservation) (string, error) {
+	if err := r.Cancel(); err != nil {
+		return "", err
+	}
+	return s.State()
+}
+
+// New starts a fresh Timeline and Allocator.
+func (s *allocatorHost) New(c Command) (string, error) {
 	s.tl = sasync.NewTimeline()
 	s.a = nil
 	for _, e := range c.Engines() {
@@ -420,63 +279,13 @@ func (s *scenarioRun) newAllocator(c Command) (string, error) {
 		return "", err
 	}
 	s.a = a
-	s.bufs, s.views = map[string]*subarena.Buffer{}, map[string]*subarena.View{}
-	s.ops, s.opName = map[string]sasync.Event{}, map[sasync.Event]string{}
-	s.claims, s.resv = map[string]*subarena.Claim{}, map[string]*subarena.Reservation{}
+	s.opName = map[sasync.Event]string{}
 	return fmt.Sprintf("policy %v, capacity %d, granule %d", p, capacity, g), nil
-}
-
-// derive applies a view-building command to parent.
-func derive(parent *subarena.View, c Command) (*subarena.View, error) {
-	switch c.Name {
-	case "view": // view NAME OF offset= shape= strides= elem=
-		return parent.View(strided.Layout{Offset: c.KeyInt("offset", 0), Shape: c.KeyInts("shape"),
-			Strides: c.KeyInts("strides"), Elem: c.KeyInt("elem", 0)})
-	case "slice": // slice NAME OF dim start stop step
-		return parent.Slice(int(c.Int(2)), c.Int(3), c.Int(4), c.Int(5))
-	case "select": // select NAME OF dim index
-		return parent.Select(int(c.Int(2)), c.Int(3))
-	case "reshape":
-		return parent.Reshape(c.Ints(2)...)
-	case "permute":
-		var perm []int
-		for _, p := range c.Ints(2) {
-			perm = append(perm, int(p))
-		}
-		return parent.Permute(perm...)
-	case "split": // split NAME OF dim part sizes
-		parts, err := parent.Split(int(c.Int(2)), c.Ints(4)...)
-		if err != nil {
-			return nil, err
-		}
-		if i := c.Int(3); i >= 0 && i < int64(len(parts)) {
-			return parts[i], nil
-		}
-		return nil, fmt.Errorf("split part %d of %d: %w", c.Int(3), len(parts), subarena.ErrInvalidLayout)
-	}
-	// chain NAME OF DEPTH: alternate reshapes, ends at OF's shape
-	v := parent
-	shape := v.Layout().Shape
-	n, err := v.Layout().NumElems()
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; i < int(c.Int(2)); i++ {
-		if i%2 == 0 {
-			v, err = v.Reshape(n)
-		} else {
-			v, err = v.Reshape(shape...)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return v, nil
 }
 
 // state prints what an engineer would look at: clean regions, held bytes, pending
 // users' bytes (from the Allocator's Snapshot).
-func (s *scenarioRun) state() string {
+func (s *allocatorHost) State() (string, error) {
 	snap := s.a.Snapshot()
 	fs := ranges.FromRanges(snap.Free...)
 	held := ranges.FromRanges(snap.Held...)
@@ -494,5 +303,5 @@ func (s *scenarioRun) state() string {
 	}
 	sort.Strings(pend)
 	return fmt.Sprintf("clean %s | held %s | pending %d bytes by [%s] | hwm %d",
-		runsString(&fs), runsString(&held), snap.Stats.Pending, strings.Join(pend, " "), snap.Stats.HighWater)
+		runsString(&fs), runsString(&held), snap.Stats.Pending, strings.Join(pend, " "), snap.Stats.HighWater), nil
 }

@@ -1,12 +1,13 @@
 // Package scenario is subarena's scenario language: a text script of host calls into
 // the Allocator, each optionally followed by the output it is expected to print — its
-// grammar, its parser (Parse, ParseFile) and its one interpreter (Run), which runs a
-// script against the real Allocator and checks the Allocator's invariants after every
-// command. It is the one format in which hand-written cases are written, and it has
-// three readers: this package's TestScenarios (the files of testdata/scenarios and the
-// seed files here), package fuzz (whose seed scenarios are the files Seeds returns,
-// turned into fuzz Programs) and the CLI (subarena scenario FILE..., which runs or checks
-// scripts).
+// grammar, its parser (Parse, ParseFile) and its one interpreter (Interpret), which
+// reads a script's commands, keeps the names they give, and has a Host carry them out.
+// Run is Interpret with the real Allocator as the Host, checking the Allocator's
+// invariants after every command. It is the one format in which hand-written cases are
+// written, and it has three readers: this package's TestScenarios (the files of
+// testdata/scenarios and the seed files here), package fuzz (whose seed scenarios are
+// the files Seeds returns, turned into fuzz Programs by Interpret with a program builder
+// as the Host) and the CLI (subarena scenario FILE..., which runs or checks scripts).
 //
 // The interpreter reads the Allocator only through its public API: what a "state"
 // command prints comes from Allocator.Snapshot, a copy taken under the Allocator's

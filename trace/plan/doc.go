@@ -35,7 +35,8 @@
 // replays the trace too and keeps the lower safe plan. Every plan comes
 // with its lower bound: the replay's plan with the replay's (LiveLB), or
 // the planner's when the trace has no inplace op, and it is proven when it
-// reaches it (Result.LowerBound).
+// reaches it (Result.LowerBound). Result is the planner's answer alone: the
+// replay's own figures stay with the caller that passed it (replay.Watch).
 //
 // # Lifetimes from a trace
 //
@@ -90,12 +91,12 @@
 // one growing the live bytes least (ReorderNet), raising the running peak
 // least (ReorderPeak) or freeing most (ReorderFree). Allocs, views,
 // releases, discards and syncs follow their ops; buffers the host fills
-// stay allocated first. With Options.Reorder, Plan also plans the
-// reordering of each rule and returns the best of them only when neither
-// its bound nor its plan is above the input order's (Result.Fixed and
-// Result.Reordered report both), so it is never worse. A trace of several
-// engines is not reordered (Result.ReorderSkipped). OrderBound
-// (Result.OrderBound) is a height no plan of any such order is below: at
+// stay allocated first. PlanReordered plans the input order and the
+// reordering of each rule and keeps the best of them only when neither
+// its bound nor its plan is above the input order's (Reordered.Fixed and
+// Reordered.Best report both, Reordered.Chosen the one to use), so it is
+// never worse. A trace of several engines is not reordered
+// (Reordered.Skipped). OrderBound (Reordered.OrderBound) is a height no plan of any such order is below: at
 // each op, the bytes it uses plus every byte that an op before it in every
 // order and one after it in every order both use; a plan that meets it
 // cannot be lowered by reordering.

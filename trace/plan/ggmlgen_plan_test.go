@@ -11,7 +11,6 @@ import (
 	"github.com/subarena/subarena/internal/testutil"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/ggmltrace"
-	"github.com/subarena/subarena/trace/replay"
 	"github.com/subarena/subarena/trace/tracefile"
 )
 
@@ -153,15 +152,15 @@ func ggLoad(t *testing.T, p ggParams) (*ggFigures, *trace.Trace) {
 
 // ggPlan generates the graph p, computes its figures, imports it and plans
 // it within budget; the plan is checked safe.
-func ggPlan(t *testing.T, p ggParams, budget time.Duration) (*ggFigures, Result) {
+func ggPlan(t *testing.T, p ggParams, budget time.Duration) (*ggFigures, Result, replayed) {
 	t.Helper()
 	f, tr := ggLoad(t, p)
-	res, err := Plan(tr, Options{Budget: budget, Replay: replay.Online})
+	res, rr, err := planReplayed(tr, Options{Budget: budget})
 	if err != nil {
 		t.Fatalf("%v: %v", p, err)
 	}
 	checkSafe(t, res)
-	return f, res
+	return f, res, rr
 }
 
 // TestPlanGGMLGenerated holds the planner to the bound on every generated
@@ -170,14 +169,14 @@ func ggPlan(t *testing.T, p ggParams, budget time.Duration) (*ggFigures, Result)
 // the online replay.
 func TestPlanGGMLGenerated(t *testing.T) {
 	for _, p := range ggSpread {
-		f, res := ggPlan(t, p, 100*time.Millisecond)
+		f, res, rr := ggPlan(t, p, 100*time.Millisecond)
 		t.Logf("%-36v bound %9d  plan %9d  replay %9d  ggml-rules %9d  %-14s %v",
-			p, f.Elementwise, res.Plan.Size, res.ReplayHWM, f.RulesAligned, res.Method, res.Elapsed.Round(time.Millisecond))
+			p, f.Elementwise, res.Plan.Size, rr.hwm, f.RulesAligned, res.Method, res.Elapsed.Round(time.Millisecond))
 		if res.Plan.Size > f.Elementwise {
 			t.Errorf("%v: plan %d above the bound %d", p, res.Plan.Size, f.Elementwise)
 		}
-		if !replayCut(t, res) && (res.ReplayHWM == 0 || res.Plan.Size > res.ReplayHWM) {
-			t.Errorf("%v: plan %d, replay %d", p, res.Plan.Size, res.ReplayHWM)
+		if !replayCut(t, rr) && (rr.hwm == 0 || res.Plan.Size > rr.hwm) {
+			t.Errorf("%v: plan %d, replay %d", p, res.Plan.Size, rr.hwm)
 		}
 	}
 }
@@ -246,13 +245,13 @@ func TestPlanGGMLRandomShapes(t *testing.T) {
 	for i := range 2 * n {
 		aligned := i%2 == 0
 		p := ggRandomParams(rng, aligned)
-		f, res := ggPlan(t, p, 50*time.Millisecond)
+		f, res, rr := ggPlan(t, p, 50*time.Millisecond)
 		// With the online replay cut short by its budget (a loaded machine), the
 		// planner's plan and its bound, under its own in-place choices, stand alone:
 		// the comparisons with the replay and with ggml's rules need the replay.
-		if !replayCut(t, res) && (res.ReplayHWM == 0 || res.Plan.Size > res.ReplayHWM || res.LowerBound > f.RulesAligned) {
+		if !replayCut(t, rr) && (rr.hwm == 0 || res.Plan.Size > rr.hwm || res.LowerBound > f.RulesAligned) {
 			t.Errorf("%v: plan %d, replay %d, planner lower bound %d, ggml rules %d",
-				p, res.Plan.Size, res.ReplayHWM, res.LowerBound, f.RulesAligned)
+				p, res.Plan.Size, rr.hwm, res.LowerBound, f.RulesAligned)
 		}
 		if res.Plan.Size > f.Elementwise {
 			over++
@@ -282,13 +281,13 @@ func TestGGMLBoundUnattainable(t *testing.T) {
 	if frag <= f.Elementwise {
 		t.Fatalf("fragmentation bound %d, exact bound %d", frag, f.Elementwise)
 	}
-	res, err := Plan(tr, Options{Budget: 200 * time.Millisecond, Replay: replay.Online})
+	res, rr, err := planReplayed(tr, Options{Budget: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkSafe(t, res)
 	t.Logf("%v: exact bound %d, fragmentation bound %d, plan %d, planner lower bound %d, replay %d",
-		p, f.Elementwise, frag, res.Plan.Size, res.LowerBound, res.ReplayHWM)
+		p, f.Elementwise, frag, res.Plan.Size, res.LowerBound, rr.hwm)
 	if res.Plan.Size != frag || res.LowerBound != frag || res.LiveBound != f.Elementwise || !res.Proven {
 		t.Errorf("plan %d, lower bound %d (live %d), proven %v", res.Plan.Size, res.LowerBound, res.LiveBound, res.Proven)
 	}

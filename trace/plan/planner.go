@@ -54,12 +54,8 @@ func newPrelude(p *trace.Program, opts Options, start time.Time) *prelude {
 		stop: make(chan struct{})}
 	var checkTime time.Duration
 	p = p.Clone() // the planner goes on with p meanwhile
-	hook := beforeReplay
 	go func() {
 		defer close(pre.done)
-		if hook != nil {
-			hook()
-		}
 		if opts.Replay != nil {
 			pre.rp, pre.rerr = opts.Replay(p, pre.stop)
 			pre.replayed = true
@@ -92,9 +88,6 @@ func newPrelude(p *trace.Program, opts Options, start time.Time) *prelude {
 	pre.reserve += min(opts.Budget/20, 50*time.Millisecond)
 	return pre
 }
-
-// beforeReplay, a test hook, runs in the prelude before the replay.
-var beforeReplay func()
 
 // cancel ends the replay at its next step.
 func (pre *prelude) cancel() { pre.stopOnce.Do(func() { close(pre.stop) }) }
@@ -152,7 +145,8 @@ type Options struct {
 	// then leaves twice that check's time for the check of the plan it
 	// finds (the check always runs: a plan is returned only once it
 	// passed). A replay not finished when the budget ends is abandoned
-	// (Result.ReplayErr), so a replay slower than the planner does not
+	// (its stop closed: replay.Watch reports an error matching
+	// trace.ErrStopped), so a replay slower than the planner does not
 	// stretch the budget. Zero means greedy only, without that prelude: the
 	// replay then runs after the greedy placement, to its end. Negative is
 	// an error. The planner's own work before the search (resolving,
@@ -166,7 +160,10 @@ type Options struct {
 	// has offsets only (no placements).
 	NoRelayout bool
 	// Replay is the online replay Plan compares its plan with (see
-	// ReplayFunc); nil skips the comparison.
+	// ReplayFunc); nil skips the comparison. Plan runs it beside its own
+	// work within the one budget and keeps its plan when lower and safe
+	// (Result.Method "online replay"); the replay's own figures are the
+	// caller's, through the function it passes (replay.Watch).
 	Replay ReplayFunc
 	// NoCheck skips the final safety check of the plan (for benchmarks).
 	NoCheck bool
@@ -175,23 +172,20 @@ type Options struct {
 	// Scratch, when not nil, is the memory planning reuses from plan to
 	// plan (see Scratch).
 	Scratch *Scratch
-	// Reorder also plans the trace with its ops reordered by each of
-	// ReorderRules (see Reorder; one-engine traces only) and returns the
-	// reordered plan with the lowest bound, then size, when its bound and
-	// its size are both at most the input order's and one is lower; else
-	// the input order's plan. Result.Fixed and Result.Reordered report
-	// both. Each planning gets the whole Budget.
-	Reorder bool
 }
 
-// Result is a plan and what the planner knows about it.
+// Result is the planner's answer: a plan, its bounds and its proof, and
+// how long it took. What Plan compared it with stays with the caller that
+// asked for the comparison: the online replay's figures with the
+// ReplayFunc it passed (replay.Watch in package trace/replay), the input
+// order's plan and the reorderings' with PlanReordered's answer.
 type Result struct {
 	// Plan places every alloc buffer of Trace; Plan.Size is its high-water
 	// mark. A buffer placed in place over a strided footprint has a
 	// placement (Plan.Placements) instead of an offset.
 	Plan *trace.Plan
-	// Trace is the trace Plan is for: the input, or the reordering of it that
-	// Options.Reorder kept (see Reordering).
+	// Trace is the trace Plan is for: the input, or a reordering of it
+	// (Reordered.Reordering).
 	Trace *trace.Trace
 	// Relaid names the buffers with placements, in buffer order.
 	Relaid []string
@@ -216,15 +210,6 @@ type Result struct {
 	// Method names what produced the plan: a greedy variant, the search, or
 	// the online replay.
 	Method string
-	// ReplayHWM is the online replay's high-water mark on the input trace
-	// (0 when not run). ReplayUnsafe reports a lower replay plan that the
-	// checker rejected, and that was therefore not taken.
-	ReplayHWM    int64
-	ReplayUnsafe bool
-	// ReplayErr is the replay's error, when it failed or, with a budget,
-	// did not finish within it (matching trace.ErrStopped); the plan is
-	// then the planner's own.
-	ReplayErr error
 	// FirstPlan is the time from the start of planning to the first
 	// placement of the derived problem (the best greedy one, valid by
 	// construction; the final check runs once, on the plan returned);
@@ -232,20 +217,6 @@ type Result struct {
 	// check included.
 	FirstPlan time.Duration
 	Elapsed   time.Duration
-	// Reordering is the reordering of the input that Trace is, or nil when
-	// Trace is the input.
-	Reordering *Reordering
-	// Fixed and Reordered are set with Options.Reorder: the plan of the
-	// input order, and that of the best reordering (nil when no rule
-	// changed the order, or the trace was not reordered: ReorderSkipped).
-	// The result is a copy of one of them.
-	Fixed, Reordered *Result
-	// ReorderSkipped says why Options.Reorder planned no reordering.
-	ReorderSkipped string
-	// OrderBound is, with Options.Reorder on a one-engine trace, the input's
-	// OrderBound: no plan of any order of its ops is below it (0 when not
-	// computed).
-	OrderBound int64
 
 	// bound is the planner's lower bound, kept when the replay's plan
 	// replaces the planner's (LowerBound is then the replay's).
@@ -266,7 +237,7 @@ func Plan(t *trace.Trace, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrInvalidTrace, err)
 	}
-	return planProgram(p, opts, start)
+	return planFixed(p, opts, start)
 }
 
 // PlanProgram is Plan for a trace already resolved: the planner's own work
@@ -275,15 +246,7 @@ func PlanProgram(p *trace.Program, opts Options) (Result, error) {
 	if p == nil || p.Trace == nil {
 		return Result{}, fmt.Errorf("nil program: %w", ErrInvalidTrace)
 	}
-	return planProgram(p, opts, time.Now())
-}
-
-func planProgram(p *trace.Program, opts Options, start time.Time) (Result, error) {
-	res, err := planFixed(p, opts, start)
-	if err != nil || !opts.Reorder {
-		return res, err
-	}
-	return planReordered(p, opts, res, start)
+	return planFixed(p, opts, time.Now())
 }
 
 func planFixed(p *trace.Program, opts Options, start time.Time) (Result, error) {
@@ -379,8 +342,7 @@ func finish(res *Result, p *trace.Program, opts Options, pre *prelude, start tim
 		return nil
 	}
 	if pre != nil && !pre.wait(start.Add(opts.Budget), opts.Stop) {
-		res.ReplayErr = fmt.Errorf("the online replay did not finish within the %v budget: %w", opts.Budget, trace.ErrStopped)
-		return nil
+		return nil // given up: the replay's caller learns it from its closed stop
 	}
 	var (
 		rp  *trace.Plan
@@ -391,14 +353,9 @@ func finish(res *Result, p *trace.Program, opts Options, pre *prelude, start tim
 	} else {
 		rp, err = opts.Replay(p, nil)
 	}
-	if err != nil {
-		res.ReplayErr = err
-		return nil
+	if err != nil || rp == nil {
+		return nil // the plan is the planner's own
 	}
-	if rp == nil {
-		return nil
-	}
-	res.ReplayHWM = rp.Size
 	if rp.Size >= res.Plan.Size {
 		return nil
 	}
@@ -412,8 +369,7 @@ func finish(res *Result, p *trace.Program, opts Options, pre *prelude, start tim
 			safe = mustBeSafe(p, rp) == nil
 		}
 		if !safe {
-			res.ReplayUnsafe = true
-			return nil
+			return nil // lower, but the checker rejects it
 		}
 	}
 	res.Plan, res.Relaid, res.Method, res.InPlace = rp, nil, "online replay", 0

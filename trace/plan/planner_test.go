@@ -92,18 +92,18 @@ func TestPlanGGMLTiny(t *testing.T) {
 	tr := tracetest.Load(t, ggmlTiny)
 	bound := ggmlBound(t, ggmlTiny)
 	for _, budget := range []time.Duration{0, 200 * time.Millisecond} {
-		res, err := Plan(tr, Options{Budget: budget, Replay: replay.Online})
+		res, rr, err := planReplayed(tr, Options{Budget: budget})
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkSafe(t, res)
 		t.Logf("budget %v: size %d, lower bound %d, replay %d, %d in place (%d relaid), %s, %v",
-			budget, res.Plan.Size, res.LowerBound, res.ReplayHWM, res.InPlace, len(res.Relaid), res.Method, res.Elapsed)
+			budget, res.Plan.Size, res.LowerBound, rr.hwm, res.InPlace, len(res.Relaid), res.Method, res.Elapsed)
 		if res.Plan.Size > bound {
 			t.Errorf("size %d above the in-place subrange bound %d", res.Plan.Size, bound)
 		}
-		if !replayCut(t, res) && (res.ReplayHWM == 0 || res.Plan.Size > res.ReplayHWM) {
-			t.Errorf("size %d, replay %d", res.Plan.Size, res.ReplayHWM)
+		if !replayCut(t, rr) && (rr.hwm == 0 || res.Plan.Size > rr.hwm) {
+			t.Errorf("size %d, replay %d", res.Plan.Size, rr.hwm)
 		}
 		if !slices.Contains(res.Relaid, "gate_silu-0") {
 			t.Errorf("gate_silu-0 not placed over the gate half: relaid %v", res.Relaid)
@@ -346,23 +346,23 @@ func TestPlanRandomTraces(t *testing.T) {
 		if iter%4 == 0 {
 			budget = 50 * time.Millisecond
 		}
-		res, err := Plan(tr, Options{Budget: budget, Replay: replay.Online})
+		res, rr, err := planReplayed(tr, Options{Budget: budget})
 		if err != nil {
 			t.Fatalf("iter %d: %v", iter, err)
 		}
 		checkSafe(t, res)
 		checkInplacer(t, tr)
 		donated += checkReplay(t, iter, tr)
-		cut := replayCut(t, res)
-		if res.ReplayErr != nil && !cut {
-			t.Fatalf("iter %d: replay failed: %v", iter, res.ReplayErr)
+		cut := replayCut(t, rr)
+		if rr.err != nil && !cut {
+			t.Fatalf("iter %d: replay failed: %v", iter, rr.err)
 		}
-		if res.ReplayUnsafe {
+		if rr.unsafe {
 			// The replay runs a safe policy: its plan must pass the checker.
 			t.Fatalf("iter %d: the replay's lower plan fails the checker\n%s", iter, trace.Marshal(tr))
 		}
-		if !cut && res.Plan.Size > res.ReplayHWM {
-			t.Fatalf("iter %d: size %d above replay %d", iter, res.Plan.Size, res.ReplayHWM)
+		if !cut && res.Plan.Size > rr.hwm {
+			t.Fatalf("iter %d: size %d above replay %d", iter, res.Plan.Size, rr.hwm)
 		}
 		if res.LowerBound > res.Plan.Size {
 			t.Fatalf("iter %d: lower bound %d above size %d", iter, res.LowerBound, res.Plan.Size)
@@ -440,8 +440,8 @@ func TestPlanRandomStridedTraces(t *testing.T) {
 		if iter%4 == 0 {
 			budget = 50 * time.Millisecond
 		}
-		for _, opt := range []Options{{Budget: budget, Replay: replay.Online}, {Budget: budget}} {
-			res, err := Plan(tr, opt)
+		for _, withReplay := range []bool{true, false} {
+			res, rr, err := planWatched(tr, Options{Budget: budget}, withReplay)
 			if err != nil {
 				t.Fatalf("iter %d: %v", iter, err)
 			}
@@ -449,7 +449,7 @@ func TestPlanRandomStridedTraces(t *testing.T) {
 				t.Fatalf("iter %d: plan for another trace", iter)
 			}
 			checkSafe(t, res)
-			if res.ReplayUnsafe {
+			if rr.unsafe {
 				t.Fatalf("iter %d: the replay's lower plan fails the checker\n%s", iter, trace.Marshal(tr))
 			}
 			if len(res.Relaid) > 0 {
@@ -663,24 +663,31 @@ func TestPlanProgramRejects(t *testing.T) {
 }
 
 // TestBudgetBoundsReplay: a replay that has not finished when the budget ends is
-// abandoned: Plan returns its own checked plan within the budget, with ReplayErr
-// matching trace.ErrStopped; a replay that finishes in time is compared as before.
+// abandoned: Plan returns its own checked plan within the budget, and the replay's
+// caller learns it gave the replay up (an error matching trace.ErrStopped); a replay
+// that finishes in time is compared as before.
 func TestBudgetBoundsReplay(t *testing.T) {
 	tr := scaleTrace(t, tracetest.Loop(30, 2, 0))
 	p := tracetest.Resolve(t, tr)
 	release := make(chan struct{})
-	beforeReplay = func() { <-release }
-	defer func() { beforeReplay = nil }()
+	var w replay.Watch
+	slow := func(p *trace.Program, stop <-chan struct{}) (*trace.Plan, error) {
+		pl, err := w.Online(p, stop)
+		<-release // returns only once Plan has
+		return pl, err
+	}
 	const budget = 300 * time.Millisecond
 	start := time.Now()
-	res, err := Plan(tr, Options{Budget: budget, Replay: replay.Online})
+	res, err := Plan(tr, Options{Budget: budget, Replay: slow})
 	elapsed := time.Since(start)
-	close(release)
 	if err != nil {
+		close(release)
 		t.Fatal(err)
 	}
-	if !errors.Is(res.ReplayErr, trace.ErrStopped) || res.ReplayHWM != 0 || res.Method == "online replay" {
-		t.Fatalf("replay error %v, hwm %d, method %s", res.ReplayErr, res.ReplayHWM, res.Method)
+	hwm, rerr := w.Outcome(res.Trace)
+	close(release)
+	if !errors.Is(rerr, trace.ErrStopped) || hwm != 0 || res.Method == "online replay" {
+		t.Fatalf("replay error %v, hwm %d, method %s", rerr, hwm, res.Method)
 	}
 	if elapsed > budget+2*time.Second {
 		t.Fatalf("Plan took %v on a %v budget", elapsed, budget)
@@ -688,20 +695,51 @@ func TestBudgetBoundsReplay(t *testing.T) {
 	if rep, err := check.Plan(p, res.Plan); err != nil || !rep.Safe {
 		t.Fatalf("check: %v %+v", err, rep)
 	}
-	beforeReplay = nil
-	res, err = Plan(tr, Options{Budget: budget, Replay: replay.Online})
-	if err != nil || res.ReplayErr != nil || res.ReplayHWM == 0 {
-		t.Fatalf("unhindered replay: %v, %v, hwm %d", err, res.ReplayErr, res.ReplayHWM)
+	res, rr, err := planReplayed(tr, Options{Budget: budget})
+	if err != nil || rr.err != nil || rr.hwm == 0 {
+		t.Fatalf("unhindered replay: %v, %v, hwm %d", err, rr.err, rr.hwm)
 	}
+	checkSafe(t, res)
 }
 
-// replayCut reports whether res's online replay was abandoned when its budget ended (a
+// replayed is what a caller learns of the online replay it ran beside a plan
+// (replay.Watch): its high-water mark, its error, and whether it was lower
+// than the plan returned without being taken (the checker rejected it).
+type replayed struct {
+	hwm    int64
+	err    error
+	unsafe bool
+}
+
+// planReplayed plans tr with opts and the online replay beside it.
+func planReplayed(tr *trace.Trace, opts Options) (Result, replayed, error) {
+	return planWatched(tr, opts, true)
+}
+
+// planWatched plans tr with opts, with the online replay beside it when
+// withReplay, and returns the replay's figures as its caller sees them.
+func planWatched(tr *trace.Trace, opts Options, withReplay bool) (Result, replayed, error) {
+	var w replay.Watch
+	if withReplay {
+		opts.Replay = w.Online
+	}
+	res, err := Plan(tr, opts)
+	if err != nil {
+		return res, replayed{}, err
+	}
+	var rr replayed
+	rr.hwm, rr.err = w.Outcome(res.Trace)
+	rr.unsafe = rr.hwm > 0 && rr.hwm < res.Plan.Size && res.Method != "online replay"
+	return res, rr, nil
+}
+
+// replayCut reports whether the online replay was abandoned when its budget ended (a
 // loaded machine or the race detector can make a short budget run out first); the
 // comparisons with the replay are then skipped.
-func replayCut(t *testing.T, res Result) bool {
+func replayCut(t *testing.T, rr replayed) bool {
 	t.Helper()
-	if errors.Is(res.ReplayErr, trace.ErrStopped) {
-		t.Logf("the online replay did not finish within the budget: %v", res.ReplayErr)
+	if errors.Is(rr.err, trace.ErrStopped) {
+		t.Logf("the online replay did not finish within the budget: %v", rr.err)
 		return true
 	}
 	return false

@@ -34,7 +34,7 @@ const (
 	ReorderFree
 )
 
-// ReorderRules are every ReorderRule, in the order Options.Reorder tries
+// ReorderRules are every ReorderRule, in the order PlanReordered tries
 // them.
 var ReorderRules = []ReorderRule{ReorderNet, ReorderPeak, ReorderFree}
 
@@ -61,7 +61,7 @@ type Reordering struct {
 	Rule ReorderRule
 	// Peak is the most bytes live at once in Order under the rules'
 	// whole-buffer model (Fixed: the same in the input order); the planner's
-	// bound of Trace is what counts (Result.Reordered).
+	// bound of Trace is what counts (Reordered.Best).
 	Peak, Fixed int64
 }
 
@@ -597,21 +597,64 @@ func releases(p *trace.Program, i int) bool {
 	return b < len(p.Buffers) && p.Buffers[b].Release == i
 }
 
-// planReordered plans p reordered by each rule and returns the best plan of
-// the reordered traces when it is no worse than fixed, p's own (see
-// Options.Reorder).
-func planReordered(p *trace.Program, opts Options, fixed Result, start time.Time) (Result, error) {
-	fixedCopy := fixed
-	var best *Result
+// Reordered is PlanReordered's answer: the plan of the input order, the
+// plan of its best reordering, and which of the two to use.
+type Reordered struct {
+	// Fixed is the plan of the input order, as PlanProgram makes it.
+	Fixed Result
+	// Best is the plan of the best reordering (the lowest bound, then
+	// size), and Reordering the reordering it is for; both are nil when
+	// no rule changed the order or the trace was not reordered (Skipped).
+	Best       *Result
+	Reordering *Reordering
+	// Kept says Best is the plan to use: its bound and its size are both
+	// at most Fixed's, and one is lower (see Chosen).
+	Kept bool
+	// Skipped says why no reordering was planned ("" when Best is set).
+	Skipped string
+	// OrderBound is, on a one-engine trace, the input's OrderBound: no plan
+	// of any order of its ops is below it (0 when not computed).
+	OrderBound int64
+	// Elapsed is the time of the whole: every order planned, the order
+	// bound included.
+	Elapsed time.Duration
+}
+
+// Chosen returns the plan to use: Best when Kept, else Fixed, with Elapsed
+// the whole's.
+func (r *Reordered) Chosen() Result {
+	res := r.Fixed
+	if r.Kept {
+		res = *r.Best
+	}
+	res.Elapsed = r.Elapsed
+	return res
+}
+
+// PlanReordered plans p as PlanProgram does, and also p with its ops
+// reordered by each of ReorderRules (see Reorder; one-engine traces
+// only), each planning with the whole opts.Budget. The best reordering is
+// kept when its bound and its size are both at most the input order's and
+// one is lower (Reordered.Chosen).
+func PlanReordered(p *trace.Program, opts Options) (Reordered, error) {
+	start := time.Now()
+	if p == nil || p.Trace == nil {
+		return Reordered{}, fmt.Errorf("nil program: %w", ErrInvalidTrace)
+	}
+	fixed, err := planFixed(p, opts, start)
+	if err != nil {
+		return Reordered{}, err
+	}
+	out := Reordered{Fixed: fixed}
 	var orders [][]int
 	for _, rule := range ReorderRules {
 		ro, err := Reorder(p, rule)
 		if errors.Is(err, ErrNotReordered) {
-			fixed.ReorderSkipped = err.Error()
+			out.Skipped = err.Error()
 			break
 		}
 		if err != nil {
-			return Result{}, err
+			return Reordered{}, err
 		}
 		if slices.Equal(ro.Order, identity(len(p.Ops))) || slices.ContainsFunc(orders, func(o []int) bool { return slices.Equal(o, ro.Order) }) {
 			continue
@@ -619,35 +662,32 @@ func planReordered(p *trace.Program, opts Options, fixed Result, start time.Time
 		orders = append(orders, ro.Order)
 		rp, err := ro.Trace.Resolve()
 		if err != nil {
-			return Result{}, fmt.Errorf("internal: reordered trace: %w", err)
+			return Reordered{}, fmt.Errorf("internal: reordered trace: %w", err)
 		}
 		r, err := planFixed(rp, opts, time.Now())
 		if err != nil {
-			return Result{}, err
+			return Reordered{}, err
 		}
-		r.Reordering = ro
-		if best == nil || r.bound < best.bound || r.bound == best.bound && r.Plan.Size < best.Plan.Size {
-			best = &r
+		if best := out.Best; best == nil || r.bound < best.bound || r.bound == best.bound && r.Plan.Size < best.Plan.Size {
+			out.Best, out.Reordering = &r, ro
 		}
 	}
-	if best == nil && fixed.ReorderSkipped == "" {
-		fixed.ReorderSkipped = "every rule kept the input order"
+	if out.Best == nil && out.Skipped == "" {
+		out.Skipped = "every rule kept the input order"
 	}
-	res := fixed
-	if best != nil && best.bound <= fixed.bound && best.Plan.Size <= fixed.Plan.Size &&
+	if best := out.Best; best != nil && best.bound <= fixed.bound && best.Plan.Size <= fixed.Plan.Size &&
 		(best.bound < fixed.bound || best.Plan.Size < fixed.Plan.Size) {
-		res = *best
+		out.Kept = true
 	}
-	res.Fixed, res.Reordered, res.ReorderSkipped = &fixedCopy, best, fixed.ReorderSkipped
 	if len(p.Trace.Engines) == 1 {
 		ob, err := OrderBound(p)
 		if err != nil && !errors.Is(err, ErrTooLarge) {
-			return Result{}, err
+			return Reordered{}, err
 		}
-		res.OrderBound = ob
+		out.OrderBound = ob
 	}
-	res.Elapsed = time.Since(start)
-	return res, nil
+	out.Elapsed = time.Since(start)
+	return out, nil
 }
 
 // overlaps reports whether a and b share a byte.

@@ -36,19 +36,20 @@ func TestReorderTwoBranches(t *testing.T) {
 			t.Errorf("%v: model peaks %d (fixed %d), want 4608 (8448)", rule, ro.Peak, ro.Fixed)
 		}
 	}
-	res, err := Plan(p.Trace, Options{Reorder: true})
+	rd, err := PlanReordered(p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Fixed == nil || res.Reordered == nil {
-		t.Fatalf("fixed %v, reordered %v: want both", res.Fixed, res.Reordered)
+	if rd.Best == nil || rd.Reordering == nil {
+		t.Fatalf("best %v, reordering %v: want both", rd.Best, rd.Reordering)
 	}
-	if res.Fixed.LowerBound != 8448 || res.Fixed.Plan.Size != 8448 {
-		t.Errorf("fixed: bound %d plan %d, want 8448 8448", res.Fixed.LowerBound, res.Fixed.Plan.Size)
+	if rd.Fixed.LowerBound != 8448 || rd.Fixed.Plan.Size != 8448 {
+		t.Errorf("fixed: bound %d plan %d, want 8448 8448", rd.Fixed.LowerBound, rd.Fixed.Plan.Size)
 	}
-	if res.LowerBound != 4608 || res.Plan.Size != 4608 || res.Reordering == nil {
-		t.Errorf("result: bound %d plan %d reordering %v, want 4608 4608 and the reordering",
-			res.LowerBound, res.Plan.Size, res.Reordering)
+	res := rd.Chosen()
+	if res.LowerBound != 4608 || res.Plan.Size != 4608 || !rd.Kept || res.Trace != rd.Reordering.Trace {
+		t.Errorf("result: bound %d plan %d kept %v, want 4608 4608 and the reordering kept",
+			res.LowerBound, res.Plan.Size, rd.Kept)
 	}
 	var names []string
 	for _, s := range res.Trace.Steps {
@@ -61,16 +62,16 @@ func TestReorderTwoBranches(t *testing.T) {
 	}
 	checkReordered(t, res.Trace, res.Plan)
 	// In any order, a1 holds x and t1 (or a2 t1 and r1): 256 + 4096.
-	if res.OrderBound != 4352 {
-		t.Errorf("order bound %d, want 4352", res.OrderBound)
+	if rd.OrderBound != 4352 {
+		t.Errorf("order bound %d, want 4352", rd.OrderBound)
 	}
 	// Without Reorder, Plan is the fixed order's.
 	plain, err := Plan(p.Trace, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plain.Plan.Size != 8448 || plain.Fixed != nil || plain.Reordering != nil {
-		t.Errorf("plain plan %d fixed %v reordering %v", plain.Plan.Size, plain.Fixed, plain.Reordering)
+	if plain.Plan.Size != 8448 || plain.Trace != p.Trace {
+		t.Errorf("plain plan %d for trace %p, want 8448 for the input %p", plain.Plan.Size, plain.Trace, p.Trace)
 	}
 }
 
@@ -98,12 +99,12 @@ func TestReorderMultiEngine(t *testing.T) {
 	if _, err := Reorder(p, ReorderNet); !errors.Is(err, ErrNotReordered) {
 		t.Fatalf("Reorder: %v, want ErrNotReordered", err)
 	}
-	res, err := Plan(tr, Options{Reorder: true})
+	rd, err := PlanReordered(p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.ReorderSkipped == "" || res.Reordered != nil || res.Reordering != nil || res.Plan.Size != 8448 {
-		t.Errorf("skipped %q reordered %v plan %d", res.ReorderSkipped, res.Reordered, res.Plan.Size)
+	if res := rd.Chosen(); rd.Skipped == "" || rd.Best != nil || rd.Reordering != nil || rd.Kept || res.Plan.Size != 8448 {
+		t.Errorf("skipped %q best %v kept %v plan %d", rd.Skipped, rd.Best, rd.Kept, res.Plan.Size)
 	}
 }
 
@@ -222,7 +223,7 @@ func mustPrecede(p *trace.Program, bytes []map[int]*opBytes, a, b int) bool {
 // common byte with a write (or wait), every rule's order keeps every pair of ops that touch a common
 // byte with a write (and every wait) in input order, the reordered trace
 // submits the input's ops unchanged in that order and validates, and
-// Options.Reorder returns a plan the checker accepts, neither its bound nor
+// PlanReordered returns a plan the checker accepts, neither its bound nor
 // its size above the fixed order's.
 func TestReorderProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
@@ -253,22 +254,7 @@ func TestReorderProperty(t *testing.T) {
 			t.Fatalf("trace %d: %v", i, err)
 		}
 		bytes := byteSets(p)
-		// OpDependencies lists exactly the pairs that must keep their order.
-		deps := OpDependencies(p)
-		for b, d := range deps {
-			for k, a := range d {
-				if a >= b || k > 0 && d[k-1] >= a {
-					t.Fatalf("trace %d: op %q depends on %v: not distinct earlier ops, sorted", i, p.Ops[b].Name, d)
-				}
-			}
-		}
-		for b := range p.Ops {
-			for a := range b {
-				if must, listed := mustPrecede(p, bytes, a, b), slices.Contains(deps[b], a); must != listed {
-					t.Fatalf("trace %d: ops %q, %q: must keep their order %v, listed %v", i, p.Ops[a].Name, p.Ops[b].Name, must, listed)
-				}
-			}
-		}
+		checkOpDependencies(t, i, p, bytes)
 		for _, rule := range ReorderRules {
 			ro, err := Reorder(p, rule)
 			if err != nil {
@@ -307,20 +293,21 @@ func TestReorderProperty(t *testing.T) {
 				moved++
 			}
 		}
-		res, err := Plan(tr, Options{Reorder: true})
+		rd, err := PlanReordered(p, Options{})
 		if err != nil {
 			t.Fatalf("trace %d: %v", i, err)
 		}
+		res := rd.Chosen()
 		// No plan of any order is below the order bound: the fixed order's,
 		// each rule's, the result.
 		ob, err := OrderBound(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ob != res.OrderBound {
-			t.Fatalf("trace %d: Result.OrderBound %d, OrderBound %d", i, res.OrderBound, ob)
+		if ob != rd.OrderBound {
+			t.Fatalf("trace %d: Reordered.OrderBound %d, OrderBound %d", i, rd.OrderBound, ob)
 		}
-		heights := []int64{res.Fixed.Plan.Size, res.Plan.Size}
+		heights := []int64{rd.Fixed.Plan.Size, res.Plan.Size}
 		for _, rule := range ReorderRules {
 			ro, _ := Reorder(p, rule)
 			r, err := Plan(ro.Trace, Options{Budget: 5 * time.Millisecond})
@@ -333,28 +320,49 @@ func TestReorderProperty(t *testing.T) {
 			t.Fatalf("trace %d: a plan of %d bytes is below the order bound %d", i, h, ob)
 		}
 		checkReordered(t, res.Trace, res.Plan)
-		f := res.Fixed
-		if f == nil || res.bound > f.bound || res.Plan.Size > f.Plan.Size {
+		f := rd.Fixed
+		if res.bound > f.bound || res.Plan.Size > f.Plan.Size {
 			t.Fatalf("trace %d: reordered bound %d plan %d above the fixed order's %d %d", i, res.bound, res.Plan.Size, f.bound, f.Plan.Size)
 		}
-		if r := res.Reordered; r != nil {
+		if r := rd.Best; r != nil {
 			checkReordered(t, r.Trace, r.Plan)
 		}
-		if res.Reordering != nil {
+		if rd.Kept {
 			lower++
 		}
 	}
 	t.Logf("%d of %d traces planned lower reordered", lower, len(traces))
 	if lower == 0 {
-		t.Error("no reordering planned lower: Options.Reorder is never exercised")
+		t.Error("no reordering planned lower: PlanReordered never keeps one")
 	}
 	if moved == 0 {
 		t.Error("no rule moved any op: the property is vacuous")
 	}
 }
 
+// checkOpDependencies: OpDependencies lists exactly the pairs of p's ops
+// that must keep their order (trace i of TestReorderProperty).
+func checkOpDependencies(t *testing.T, i int, p *trace.Program, bytes []map[int]*opBytes) {
+	t.Helper()
+	deps := OpDependencies(p)
+	for b, d := range deps {
+		for k, a := range d {
+			if a >= b || k > 0 && d[k-1] >= a {
+				t.Fatalf("trace %d: op %q depends on %v: not distinct earlier ops, sorted", i, p.Ops[b].Name, d)
+			}
+		}
+	}
+	for b := range p.Ops {
+		for a := range b {
+			if must, listed := mustPrecede(p, bytes, a, b), slices.Contains(deps[b], a); must != listed {
+				t.Fatalf("trace %d: ops %q, %q: must keep their order %v, listed %v", i, p.Ops[a].Name, p.Ops[b].Name, must, listed)
+			}
+		}
+	}
+}
+
 // FuzzReorder reorders arbitrary valid traces (on one engine) and plans
-// them with Options.Reorder: the reordered trace must validate, submit the
+// them with PlanReordered: the reordered trace must validate, submit the
 // input's ops, and have a plan the checker accepts, neither bound nor size
 // above the fixed order's and the size not below OrderBound.
 func FuzzReorder(f *testing.F) {
@@ -385,19 +393,20 @@ func FuzzReorder(f *testing.F) {
 				t.Fatalf("%v: reordered trace invalid: %v", rule, err)
 			}
 		}
-		res, err := Plan(tr, Options{Reorder: true})
+		rd, err := PlanReordered(p, Options{})
 		if err != nil {
 			if errors.Is(err, ErrInvalidTrace) || errors.Is(err, ErrTooLarge) {
 				return
 			}
 			t.Fatal(err)
 		}
+		res := rd.Chosen()
 		checkReordered(t, res.Trace, res.Plan)
-		if f := res.Fixed; res.bound > f.bound || res.Plan.Size > f.Plan.Size {
+		if f := rd.Fixed; res.bound > f.bound || res.Plan.Size > f.Plan.Size {
 			t.Fatalf("reordered bound %d plan %d above the fixed order's %d %d", res.bound, res.Plan.Size, f.bound, f.Plan.Size)
 		}
-		if res.Plan.Size < res.OrderBound {
-			t.Fatalf("plan %d below the order bound %d", res.Plan.Size, res.OrderBound)
+		if res.Plan.Size < rd.OrderBound {
+			t.Fatalf("plan %d below the order bound %d", res.Plan.Size, rd.OrderBound)
 		}
 	})
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/check"
 	"github.com/subarena/subarena/trace/internal/tracetest"
-	"github.com/subarena/subarena/trace/replay"
 )
 
 // TestScaleShapesPlan plans every generated shape at a moderate size, greedy only and
@@ -28,7 +27,7 @@ func TestScaleShapesPlan(t *testing.T) {
 		tr := scaleTrace(t, sh.gen(n))
 		p := tracetest.Resolve(t, tr)
 		for _, budget := range []time.Duration{0, 50 * time.Millisecond} {
-			res, err := Plan(tr, Options{Budget: budget, Replay: replay.Online})
+			res, rr, err := planReplayed(tr, Options{Budget: budget})
 			if err != nil {
 				t.Fatalf("%s budget %v: %v", sh.name, budget, err)
 			}
@@ -40,8 +39,8 @@ func TestScaleShapesPlan(t *testing.T) {
 				t.Fatalf("%s budget %v: size %d below the lower bound %d", sh.name, budget, res.Plan.Size, res.LowerBound)
 			}
 			// With a budget, a replay not finished when it ends is abandoned.
-			if res.ReplayHWM == 0 && !(budget > 0 && errors.Is(res.ReplayErr, trace.ErrStopped)) {
-				t.Fatalf("%s budget %v: no replay (%v)", sh.name, budget, res.ReplayErr)
+			if rr.hwm == 0 && !(budget > 0 && errors.Is(rr.err, trace.ErrStopped)) {
+				t.Fatalf("%s budget %v: no replay (%v)", sh.name, budget, rr.err)
 			}
 		}
 	}

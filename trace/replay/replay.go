@@ -204,20 +204,47 @@ func runReplay(p *trace.Program, opts Options) (*replayer, error) {
 	return r, nil
 }
 
+// replayer is one replay: the program and options it runs, the Timeline and
+// Allocator it drives, and its state in four named parts, each with the
+// invariants its fields keep between steps. The parts are embedded, so
+// their fields read as the replayer's.
 type replayer struct {
 	p     *trace.Program
 	opts  Options
 	tl    *sasync.Timeline
 	alloc *subarena.Allocator
 
-	host       int64   // host time
-	engineFree []int64 // when each engine's last op ends
-	events     []sasync.Event
-	submit     []int64
-	start      []int64
-	end        []int64
-	pending    sweep.Heap[completion] // ordered by completion.less
+	times
+	placed
+	waitReuse
+	tally
+}
 
+// times is the replay's simulated time: where the host is, when each engine
+// is next free, and each op's submission, start and end. Times never go
+// back: host only grows, and an op k submitted at submit[k] starts at
+// start[k] >= submit[k], once its engine and its waits are done, and ends
+// at end[k] >= start[k].
+type times struct {
+	host       int64   // host time
+	engineFree []int64 // per engine: when its last op submitted ends
+	// Per op: its Timeline event (zero until submitted) and its times
+	// (0 until submitted).
+	events             []sasync.Event
+	submit, start, end []int64
+	// pending holds the submitted ops not yet completed on the Timeline,
+	// ordered by completion.less (the earliest end first).
+	pending sweep.Heap[completion]
+}
+
+// placed is what the replay knows of each buffer (and view): its Allocator
+// objects once placed, and the facts its placement decisions read. Per
+// buffer b: bufs[b] is nil until b is placed (at its alloc step, or, with a
+// donation planned in deferred[b], when the donation's op is submitted) and
+// b's Allocator buffer from then on; points[b] and allocTime[b] are set at
+// b's alloc step, to the point every user of b happens-after and the host
+// time; donated[b] says bufs[b] came from a donation.
+type placed struct {
 	bufs       []*subarena.Buffer
 	views      []*subarena.View
 	points     []sasync.Point // allocation point recorded at each alloc step
@@ -226,16 +253,24 @@ type replayer struct {
 	userClocks []sasync.Clock // per op: everything that happens-before it (itself included)
 	deferred   []Donation     // per buffer: the donation planned for it, if any
 	donated    []bool         // per buffer: placed by donation
+}
 
-	// With opts.WaitReuse: happens-before between ops, per engine the op of each
-	// submitted seq, and per op the waits added to it.
+// waitReuse is the state of Options.WaitReuse, all nil without it:
+// happens-before between ops, per engine the op of each submitted seq
+// (opOfSeq[e][s] is the op submitted s-th on engine e), and per op the
+// waits added to it.
+type waitReuse struct {
 	order      *trace.Order
 	opOfSeq    [][]int
 	addedWaits [][]int
+}
 
+// tally is what the replay reports (result): one StepRecord per step run,
+// in step order, and the running counts.
+type tally struct {
 	steps    []StepRecord
-	nDonated int
-	pendPeak int64
+	nDonated int   // buffers placed by donation so far
+	pendPeak int64 // the most pending bytes at once so far
 	// allocTimeSpent sums the time inside the Allocator's and the Timeline's calls (with
 	// opts.TimeAllocator).
 	allocTimeSpent time.Duration
@@ -267,13 +302,13 @@ func newReplayer(p *trace.Program, opts Options) (*replayer, error) {
 		return nil, fmt.Errorf("%w: %w", trace.ErrReplay, err)
 	}
 	n := len(p.Ops)
-	r := &replayer{p: p, opts: opts, tl: tl, alloc: a, pending: sweep.NewHeap(completion.less),
-		engineFree: make([]int64, len(p.Trace.Engines)),
-		events:     make([]sasync.Event, n), submit: make([]int64, n), start: make([]int64, n), end: make([]int64, n),
-		bufs: make([]*subarena.Buffer, len(p.Buffers)), views: make([]*subarena.View, len(p.Views)),
-		points: make([]sasync.Point, len(p.Buffers)), allocTime: make([]int64, len(p.Buffers)),
-		donated: make([]bool, len(p.Buffers)),
-		steps:   make([]StepRecord, 0, len(p.Trace.Steps)),
+	r := &replayer{p: p, opts: opts, tl: tl, alloc: a,
+		times: times{pending: sweep.NewHeap(completion.less), engineFree: make([]int64, len(p.Trace.Engines)),
+			events: make([]sasync.Event, n), submit: make([]int64, n), start: make([]int64, n), end: make([]int64, n)},
+		placed: placed{bufs: make([]*subarena.Buffer, len(p.Buffers)), views: make([]*subarena.View, len(p.Views)),
+			points: make([]sasync.Point, len(p.Buffers)), allocTime: make([]int64, len(p.Buffers)),
+			donated: make([]bool, len(p.Buffers))},
+		tally: tally{steps: make([]StepRecord, 0, len(p.Trace.Steps))},
 	}
 	r.usesOf = p.UsesByBuffer()
 	order, err := trace.NewOrder(p)
