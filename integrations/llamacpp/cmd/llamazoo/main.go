@@ -251,20 +251,20 @@ func replan(dir string) (replanned, error) {
 			return out, fmt.Errorf("%s, whole lifetimes: %w", f, err)
 		}
 		out.whole = max(out.whole, res.Plan.Size)
-		ro := opts
-		ro.Reorder = true
-		if res, err = plan.Plan(t, ro); err != nil {
+		p, err := t.Resolve()
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", f, err)
+		}
+		ro, err := plan.PlanReordered(p, opts)
+		if err != nil {
 			return out, fmt.Errorf("%s, reordered: %w", f, err)
 		}
-		best := res.LowerBound
-		if res.Fixed != nil {
-			best = res.Fixed.LowerBound
-		}
-		if res.Reordered != nil {
-			best = min(best, res.Reordered.LowerBound)
+		best := ro.Fixed.LowerBound
+		if ro.Best != nil {
+			best = min(best, ro.Best.LowerBound)
 		}
 		out.reordered = max(out.reordered, best)
-		out.orderBound = max(out.orderBound, res.OrderBound)
+		out.orderBound = max(out.orderBound, ro.OrderBound)
 	}
 	return out, nil
 }
