@@ -194,7 +194,7 @@ func (p *Program) Footprint(r Ref) (ranges.Set, bool) {
 		f = footprint{set: set, exact: exact}
 	}
 	if p.covers == nil {
-		p.covers = make(map[Ref]footprint)
+		p.covers = make(map[Ref]footprint, len(p.Buffers)+len(p.Views))
 	}
 	p.covers[r] = f
 	return f.set, f.exact

@@ -33,13 +33,45 @@ func (t *Trace) Resolve() (*Program, error) {
 	if len(t.Engines) > MaxEngines {
 		return nil, stepErr(-1, ErrLimit, "%d engines, above the limit of %d", len(t.Engines), MaxEngines)
 	}
+	// One pass sizes everything Resolve makes: the name maps, the entity
+	// slices, and the slabs that hold every op's uses and every layout's
+	// shape and strides, so that resolving costs a fixed number of
+	// allocations whatever the trace's length.
+	var nBuf, nView, nOp, nSync, nUse, nInt int
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		switch s.Kind {
+		case KindAlloc, KindExternal:
+			nBuf++
+			nInt += 2
+		case KindView:
+			nView++
+			nInt += len(s.Shape) + len(s.Strides)
+		case KindOp:
+			nOp++
+			nUse += len(s.Reads) + len(s.Writes)
+		case KindSync:
+			nSync++
+		}
+	}
 	r := &resolver{t: t, p: &Program{
 		Trace:     t,
+		Buffers:   make([]Buffer, 0, nBuf),
+		Views:     make([]View, 0, nView),
+		Ops:       make([]Op, 0, nOp),
 		StepIndex: make([]int, len(t.Steps)),
-		data:      make(map[string]Ref),
-		ops:       make(map[string]int),
+		data:      make(map[string]Ref, nBuf+nView),
+		ops:       make(map[string]int, nOp),
 		engine:    make(map[string]int, len(t.Engines)),
-	}}
+	},
+		released:  make([]bool, 0, nBuf),
+		discarded: make([]ranges.Set, 0, nBuf),
+		uses:      make([]Use, 0, nUse),
+		ints:      make([]int64, 0, nInt),
+	}
+	if nSync > 0 {
+		r.p.Syncs = make([]Sync, 0, nSync)
+	}
 	if !utf8.ValidString(t.Name) {
 		return nil, stepErr(-1, ErrInvalidName, "trace name %q is not valid UTF-8", t.Name)
 	}
@@ -54,12 +86,6 @@ func (t *Trace) Resolve() (*Program, error) {
 			return nil, stepErr(-1, ErrDuplicateEngine, "engine %q", e)
 		}
 		r.p.engine[e] = i
-	}
-	r.laterOps = make(map[string]bool)
-	for _, s := range t.Steps {
-		if s.Kind == KindOp {
-			r.laterOps[s.Name] = true
-		}
 	}
 	for i, s := range t.Steps {
 		if err := checkStepLocal(i, s); err != nil {
@@ -76,9 +102,13 @@ func (t *Trace) Resolve() (*Program, error) {
 }
 
 type resolver struct {
-	t        *Trace
-	p        *Program
-	laterOps map[string]bool // every op name in the trace
+	t *Trace
+	p *Program
+	// uses and ints are slabs presized for the whole trace: each op's
+	// Uses, each layout's Shape and Strides are cut from them, capped at
+	// their own length.
+	uses []Use
+	ints []int64
 	// released[b]: buffer b has been released; discarded[b]: bytes of b discarded so far
 	// (exact part only), kept per buffer.
 	released  []bool
@@ -114,6 +144,35 @@ func (r *resolver) checkLive(i int, s Step) error {
 		return &StepError{Index: i, Rule: RuleOf(ErrLimit), Err: err}
 	}
 	return nil
+}
+
+// isOp reports whether some op step of the trace is named name: what tells
+// a wait or sync on a later op from one on no op at all (asked only to word
+// an error).
+func (r *resolver) isOp(name string) bool {
+	for i := range r.t.Steps {
+		if s := &r.t.Steps[i]; s.Kind == KindOp && s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// clone copies v into the ints slab, capped at its length; nil stays nil.
+func (r *resolver) clone(v []int64) []int64 {
+	if v == nil {
+		return nil
+	}
+	at := len(r.ints)
+	r.ints = append(r.ints, v...)
+	return r.ints[at:len(r.ints):len(r.ints)]
+}
+
+// bytes is strided.Bytes(0, n) with its shape and strides in the ints slab.
+func (r *resolver) bytes(n int64) strided.Layout {
+	at := len(r.ints)
+	r.ints = append(r.ints, n, 1)
+	return strided.Layout{Shape: r.ints[at : at+1 : at+1], Strides: r.ints[at+1 : at+2 : at+2], Elem: 1}
 }
 
 func (r *resolver) engineOf(i int, s Step) (int, error) {
@@ -154,7 +213,7 @@ func (r *resolver) step(i int, s Step) error {
 			return err
 		}
 		b := Buffer{Name: s.Name, Step: i, Size: s.Size, External: s.Kind == KindExternal, Release: -1}
-		b.Layout = strided.Bytes(0, s.Size)
+		shaped := false
 		if s.Kind == KindAlloc {
 			e, err := r.engineOf(i, s)
 			if err != nil {
@@ -162,12 +221,15 @@ func (r *resolver) step(i int, s Step) error {
 			}
 			b.Engine = e
 			if s.Shape != nil {
-				l, err := strided.Dense(0, cloneInts(s.Shape), s.Elem)
+				l, err := strided.Dense(0, s.Shape, s.Elem) // Dense copies the shape
 				if err != nil {
 					return layoutErr(i, s.Name, err)
 				}
-				b.Layout = l
+				b.Layout, shaped = l, true
 			}
+		}
+		if !shaped {
+			b.Layout = r.bytes(s.Size)
 		}
 		p.StepIndex[i] = len(p.Buffers)
 		p.data[s.Name] = Ref{Buffer: len(p.Buffers), View: -1}
@@ -187,7 +249,7 @@ func (r *resolver) step(i int, s Step) error {
 		if !ok {
 			return stepErr(i, ErrOverflow, "view %q: offset %d + %d", s.Name, base, s.Offset)
 		}
-		l := strided.Layout{Offset: off, Shape: cloneInts(s.Shape), Strides: cloneInts(s.Strides), Elem: s.Elem}
+		l := strided.Layout{Offset: off, Shape: r.clone(s.Shape), Strides: r.clone(s.Strides), Elem: s.Elem}
 		if err := l.Validate(p.Buffers[parent.Buffer].Size); err != nil {
 			return layoutErr(i, s.Name, err)
 		}
@@ -222,7 +284,7 @@ func (r *resolver) step(i int, s Step) error {
 	case KindSync:
 		op, ok := p.ops[s.Name]
 		if !ok {
-			if r.laterOps[s.Name] {
+			if r.isOp(s.Name) {
 				return stepErr(i, ErrWaitOrder, "sync on %q", s.Name)
 			}
 			return stepErr(i, ErrUnknownName, "sync on %q: no such op", s.Name)
@@ -243,10 +305,14 @@ func (r *resolver) op(i int, s Step) error {
 		return err
 	}
 	op := Op{Name: s.Name, Step: i, Engine: e, Cost: s.Cost, Inplace: s.Inplace}
+	// The op's uses are the next stretch of the slab; a name used twice
+	// leaves the stretch's tail unused.
+	at := len(r.uses)
+	op.Uses = r.uses[at:at:min(at+len(s.Reads)+len(s.Writes), cap(r.uses))]
 	for _, w := range s.Waits {
 		j, ok := p.ops[w]
 		if !ok {
-			if r.laterOps[w] {
+			if r.isOp(w) {
 				return stepErr(i, ErrWaitOrder, "op %q waits on %q", s.Name, w)
 			}
 			return stepErr(i, ErrUnknownName, "op %q waits on %q: no such op", s.Name, w)
@@ -303,6 +369,12 @@ func (r *resolver) op(i int, s Step) error {
 		if err := add(n, AccessWrite); err != nil {
 			return err
 		}
+	}
+	r.uses = r.uses[:at+len(op.Uses)]
+	if len(op.Uses) == 0 {
+		op.Uses = nil
+	} else {
+		op.Uses = op.Uses[:len(op.Uses):len(op.Uses)]
 	}
 	p.StepIndex[i] = len(p.Ops)
 	p.ops[s.Name] = len(p.Ops)
