@@ -152,3 +152,28 @@ func BenchmarkClear(b *testing.B) {
 		cpu.report(b)
 	})
 }
+
+// BenchmarkSubarenaFirstPlan times Plan on an Allocator without a plan
+// cache: reading the graph and planning it with no search budget, the
+// first safe plan of a miss. Its allocations per op are the planner's
+// per-plan memory.
+func BenchmarkSubarenaFirstPlan(b *testing.B) {
+	forShapes(b, func(b *testing.B, mg *ggmltest.ModelGraph) {
+		a, err := ggml.New(ggml.Options{CacheSize: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer a.Free()
+		if _, err := a.Plan(mg.Graph.CGraph()); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		cpu := startCPU(b)
+		for b.Loop() {
+			if _, err := a.Plan(mg.Graph.CGraph()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cpu.report(b)
+	})
+}

@@ -291,12 +291,16 @@ func nbytes(typ int32, ne, nb *[4]int64) int64 {
 // layout converts ne/nb (innermost first) to shape/strides (outermost
 // first); a quantized type's innermost dimension counts blocks.
 func layout(x *tensor) (shape, strides []int64, elem int64, err error) {
+	return layoutIn(x, make([]int64, 8))
+}
+
+// layoutIn is layout with shape and strides in buf, which has 8 elements.
+func layoutIn(x *tensor, buf []int64) (shape, strides []int64, elem int64, err error) {
 	blck, size := typeBlck[x.typ], typeSize[x.typ]
 	if blck <= 0 || size <= 0 {
 		return nil, nil, 0, fmt.Errorf("%w: tensor %q has ggml type %d of no size", ErrGraph, x.name, x.typ)
 	}
-	buf := make([]int64, 8)
-	shape, strides = buf[:4:4], buf[4:]
+	shape, strides = buf[:4:4], buf[4:8:8]
 	for k := range 4 {
 		shape[3-k], strides[3-k] = x.ne[k], x.nb[k]
 	}
@@ -324,7 +328,16 @@ func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	tb := &traceBuilder{ts: ts, t: &trace.Trace{Name: name, Granule: granule, Engines: []string{Engine}}, emitted: make([]bool, len(ts))}
+	// Every step's shape, strides, reads and writes are cut from two slabs
+	// sized for the whole graph.
+	nNames := 0
+	for i := range ts {
+		if ts[i].exec >= 0 && ts[i].isOp() {
+			nNames += 1 + len(ts[i].src)
+		}
+	}
+	tb := &traceBuilder{ts: ts, t: &trace.Trace{Name: name, Granule: granule, Engines: []string{Engine}},
+		emitted: make([]bool, len(ts)), ints: make([]int64, 0, 8*len(ts)), names: make([]string, 0, nNames)}
 	tb.head, tb.next = releasePoints(ts, base)
 	tb.t.Steps = make([]trace.Step, 0, 2*len(ts))
 	for i := range ts {
@@ -347,12 +360,18 @@ func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
 			return nil, err
 		}
 		if x.isOp() {
+			at := len(tb.names)
+			tb.names = append(tb.names, x.name)
 			op := trace.Step{Kind: trace.KindOp, Name: x.name, Engine: Engine, Cost: trace.DefaultCost,
-				Writes: []string{x.name}, Inplace: inplaceOK(ts, base, i)}
+				Writes: tb.names[at : at+1 : at+1], Inplace: inplaceOK(ts, base, i)}
+			at++
 			for _, s := range x.src {
-				if s >= 0 && !slices.Contains(op.Reads, ts[s].name) {
-					op.Reads = append(op.Reads, ts[s].name)
+				if s >= 0 && !slices.Contains(tb.names[at:], ts[s].name) {
+					tb.names = append(tb.names, ts[s].name)
 				}
+			}
+			if n := len(tb.names); n > at {
+				op.Reads = tb.names[at:n:n]
 			}
 			tb.t.Steps = append(tb.t.Steps, op)
 		}
@@ -450,6 +469,20 @@ type traceBuilder struct {
 	t          *trace.Trace
 	head, next []int32
 	emitted    []bool
+	// ints and names are slabs the steps' shapes and strides, reads and
+	// writes are cut from, each capped at its own length.
+	ints  []int64
+	names []string
+}
+
+// layout is layout(x) with shape and strides in the ints slab.
+func (tb *traceBuilder) layout(x *tensor) (shape, strides []int64, elem int64, err error) {
+	at := len(tb.ints)
+	if at+8 > cap(tb.ints) {
+		return layout(x)
+	}
+	tb.ints = tb.ints[:at+8]
+	return layoutIn(x, tb.ints[at:at+8])
 }
 
 // release appends the releases due after position at.
@@ -471,7 +504,7 @@ func (tb *traceBuilder) emit(i int32) error {
 		if err := tb.emit(x.viewSrc); err != nil {
 			return err
 		}
-		shape, strides, elem, err := layout(x)
+		shape, strides, elem, err := tb.layout(x)
 		if err != nil {
 			return err
 		}
@@ -488,11 +521,14 @@ func (tb *traceBuilder) emit(i int32) error {
 			size = 1
 		}
 		s := trace.Step{Kind: trace.KindAlloc, Name: x.name, Size: size, Engine: Engine}
-		if shape, _, elem, err := layout(x); err == nil && dense(x) {
+		at := len(tb.ints)
+		if shape, _, elem, err := tb.layout(x); err == nil && dense(x) {
 			if p, ok := checked.Product(shape, elem); ok && p == size {
 				s.Shape, s.Elem = shape, elem
+				at = len(tb.ints)
 			}
 		}
+		tb.ints = tb.ints[:at] // the slots of a shape not kept are reused
 		tb.t.Steps = append(tb.t.Steps, s)
 	}
 	return nil
