@@ -655,10 +655,7 @@ func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace, search b
 	}
 	opts := plan.Options{Budget: budget, NoInPlace: a.opts.NoInPlace, NoRelayout: a.opts.NoRelayout,
 		NoCheck: !a.opts.Check, Scratch: &a.scratch}
-	byName := make(map[string]int32, len(ts))
-	for i := range ts {
-		byName[ts[i].name] = int32(i)
-	}
+	var byName map[string]int32 // made once a plan relays a tensor
 	p := &Plan{Trace: t}
 	var res plan.Result
 	var fix map[int32]layoutFix
@@ -669,6 +666,12 @@ func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace, search b
 		}
 		if res, err = plan.PlanProgram(prog, opts); err != nil {
 			return nil, nil, 0, fmt.Errorf("ggml: planning %q: %w", t.Name, err)
+		}
+		if len(res.Relaid) > 0 && byName == nil {
+			byName = make(map[string]int32, len(ts))
+			for i := range ts {
+				byName[ts[i].name] = int32(i)
+			}
 		}
 		var bad []string
 		fix, bad = relayout(ts, byName, prog, res)

@@ -185,28 +185,52 @@ func relayout(ts []tensor, byName map[string]int32, prog *trace.Program, res pla
 	}
 	fix := map[int32]layoutFix{}
 	var bad []string
-	viewsOf := map[int32][]int32{}
-	readers := map[int32][][2]int32{} // tensor -> (reader, source index)
+	// Each tensor's views and readers, as runs of two arrays indexed by
+	// walk position (counted, then filled).
+	n := len(ts)
+	viewAt, readAt := make([]int32, n+1), make([]int32, n+1)
 	for i := range ts {
 		x := &ts[i]
 		if x.viewSrc >= 0 {
-			viewsOf[x.viewSrc] = append(viewsOf[x.viewSrc], int32(i))
+			viewAt[x.viewSrc+1]++
 		}
 		if x.isOp() {
-			for j, s := range x.src {
+			for _, s := range x.src {
 				if s >= 0 {
-					readers[s] = append(readers[s], [2]int32{int32(i), int32(j)})
+					readAt[s+1]++
 				}
 			}
 		}
 	}
+	for i := range n {
+		viewAt[i+1] += viewAt[i]
+		readAt[i+1] += readAt[i]
+	}
+	views, reads := make([]int32, viewAt[n]), make([][2]int32, readAt[n])
+	vFill, rFill := slices.Clone(viewAt[:n]), slices.Clone(readAt[:n])
+	for i := range ts {
+		x := &ts[i]
+		if x.viewSrc >= 0 {
+			views[vFill[x.viewSrc]] = int32(i)
+			vFill[x.viewSrc]++
+		}
+		if x.isOp() {
+			for j, s := range x.src {
+				if s >= 0 {
+					reads[rFill[s]] = [2]int32{int32(i), int32(j)}
+					rFill[s]++
+				}
+			}
+		}
+	}
+	readers := func(y int32) [][2]int32 { return reads[readAt[y]:readAt[y+1]] }
 	for _, name := range res.Relaid {
 		b, ok := byName[name]
 		if !ok {
 			bad = append(bad, name)
 			continue
 		}
-		fixes, ok := relayoutOne(ts, b, viewsOf[b], readers, prog, res)
+		fixes, ok := relayoutOne(ts, b, views[viewAt[b]:viewAt[b+1]], readers, prog, res)
 		if !ok {
 			bad = append(bad, name)
 			continue
@@ -218,7 +242,7 @@ func relayout(ts []tensor, byName map[string]int32, prog *trace.Program, res pla
 	return fix, bad
 }
 
-func relayoutOne(ts []tensor, b int32, views []int32, readers map[int32][][2]int32, prog *trace.Program,
+func relayoutOne(ts []tensor, b int32, views []int32, readers func(y int32) [][2]int32, prog *trace.Program,
 	res plan.Result) (map[int32]layoutFix, bool) {
 	x := &ts[b]
 	if x.input || x.output || !x.isOp() {
@@ -251,7 +275,7 @@ func relayoutOne(ts []tensor, b int32, views []int32, readers map[int32][][2]int
 	}
 	out := map[int32]layoutFix{b: {nb: nb, offset: hostOff + own.Offset}}
 	check := func(y int32, ynb *[4]int64) bool {
-		for _, rd := range readers[y] {
+		for _, rd := range readers(y) {
 			if !readerAccepts(ts, &ts[rd[0]], int(rd[1]), &ts[y], &ts[y].nb, ynb) {
 				return false
 			}
