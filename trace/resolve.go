@@ -43,7 +43,7 @@ func (t *Trace) Resolve() (*Program, error) {
 		switch s.Kind {
 		case KindAlloc, KindExternal:
 			nBuf++
-			nInt += 2
+			nInt += max(2, 2*len(s.Shape))
 		case KindView:
 			nView++
 			nInt += len(s.Shape) + len(s.Strides)
@@ -109,6 +109,9 @@ type resolver struct {
 	// their own length.
 	uses []Use
 	ints []int64
+	// lastEngine is the engine name engineOf found last, at lastEngineIndex.
+	lastEngine      string
+	lastEngineIndex int
 	// released[b]: buffer b has been released; discarded[b]: bytes of b discarded so far
 	// (exact part only), kept per buffer.
 	released  []bool
@@ -175,11 +178,40 @@ func (r *resolver) bytes(n int64) strided.Layout {
 	return strided.Layout{Shape: r.ints[at : at+1 : at+1], Strides: r.ints[at+1 : at+2 : at+2], Elem: 1}
 }
 
+// dense is strided.Dense(0, shape, elem) with its shape and strides in the
+// ints slab. checkStepLocal has checked an alloc's shape (elem > 0, no
+// negative dimension, shape × elem = size > 0), so no stride can overflow;
+// a shape it has not passed is left to strided.Dense and its errors.
+func (r *resolver) dense(shape []int64, elem int64) (strided.Layout, error) {
+	n := elem
+	for _, d := range shape {
+		var ok bool
+		if n, ok = checked.Mul(n, d); !ok || d <= 0 || elem <= 0 {
+			return strided.Dense(0, shape, elem)
+		}
+	}
+	at := len(r.ints)
+	r.ints = append(r.ints, shape...)
+	r.ints = append(r.ints, shape...)
+	k := len(shape)
+	l := strided.Layout{Shape: r.ints[at : at+k : at+k], Strides: r.ints[at+k : at+2*k : at+2*k], Elem: elem}
+	st := elem
+	for j := k - 1; j >= 0; j-- {
+		l.Strides[j] = st
+		st *= shape[j]
+	}
+	return l, nil
+}
+
 func (r *resolver) engineOf(i int, s Step) (int, error) {
+	if s.Engine == r.lastEngine && r.lastEngine != "" {
+		return r.lastEngineIndex, nil
+	}
 	e, ok := r.p.engine[s.Engine]
 	if !ok {
 		return 0, stepErr(i, ErrUnknownName, "%s %q: engine %q", s.Kind, s.Name, s.Engine)
 	}
+	r.lastEngine, r.lastEngineIndex = s.Engine, e
 	return e, nil
 }
 
@@ -221,7 +253,7 @@ func (r *resolver) step(i int, s Step) error {
 			}
 			b.Engine = e
 			if s.Shape != nil {
-				l, err := strided.Dense(0, s.Shape, s.Elem) // Dense copies the shape
+				l, err := r.dense(s.Shape, s.Elem)
 				if err != nil {
 					return layoutErr(i, s.Name, err)
 				}
