@@ -259,7 +259,7 @@ func relayoutOne(ts []tensor, b int32, views []int32, readers func(y int32) [][2
 	}
 	nat := prog.Buffers[ref.Buffer].Layout
 	target := pl.Layout()
-	if !slices.Equal(target.Squeeze().Shape, nat.Squeeze().Shape) {
+	if !sameSqueezed(target.Shape, nat.Shape) {
 		var err error
 		if target, err = target.Reshape(nat.Shape...); err != nil {
 			return nil, false
@@ -306,6 +306,28 @@ func relayoutOne(ts []tensor, b int32, views []int32, readers func(y int32) [][2
 		out[v] = layoutFix{nb: vnb, offset: rl.Offset - own.Offset}
 	}
 	return out, true
+}
+
+// sameSqueezed reports whether shapes a and b are equal once their
+// dimensions of size 1 are dropped (as Layout.Squeeze drops them).
+func sameSqueezed(a, b []int64) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a) && a[i] == 1 {
+			i++
+		}
+		for j < len(b) && b[j] == 1 {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		if a[i] != b[j] {
+			return false
+		}
+		i++
+		j++
+	}
 }
 
 // outOfPlace marks the ops writing the named tensors not in place in t.

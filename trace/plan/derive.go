@@ -599,12 +599,41 @@ func (ip *inplacer) deaths(r int, out []deathRun, deathTime func(int) int) []dea
 	p := ip.p
 	if !ip.relaid[r] {
 		for _, m := range ip.group(r) {
+			if b := &p.Buffers[m]; len(b.Discards) == 0 {
+				// LetGo's one piece: all of b, let go at its release.
+				off := ip.place[m].layout.Offset
+				out = append(out, deathRun{deathTime(b.Release), off, off + b.Size})
+				continue
+			}
 			out = appendPieces(out, p.LetGo(m, ip.place[m].layout.Offset), deathTime)
 		}
 		return out
 	}
+	if g := ip.group(r); !anyDiscards(p, g) {
+		// LetGoGroup's one piece: all of the root, let go at the group's
+		// last release, or never when one of it is held.
+		final := p.Buffers[g[0]].Release
+		for _, m := range g {
+			if rel := p.Buffers[m].Release; rel < 0 || final < 0 {
+				final = -1
+			} else {
+				final = max(final, rel)
+			}
+		}
+		return append(out, deathRun{deathTime(final), 0, p.Buffers[g[0]].Size})
+	}
 	bytes := func(ref trace.Ref) ranges.Set { return *ip.rootFootprint(ref) }
 	return appendPieces(out, p.LetGoGroup(ip.group(r), 0, bytes), deathTime)
+}
+
+// anyDiscards reports whether the host discards a view of a buffer of group.
+func anyDiscards(p *trace.Program, group []int) bool {
+	for _, m := range group {
+		if len(p.Buffers[m].Discards) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // appendPieces appends each run of each piece as dying at the op time of its

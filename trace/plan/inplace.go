@@ -60,6 +60,10 @@ type inplacer struct {
 	// clears the entries of the buffer placed.
 	fpWhole []rootFP
 	fpView  []rootFP
+	// taken and takenRoot are decide's memory for the root footprints an
+	// op has taken, kept from op to op.
+	taken     []ranges.Set
+	takenRoot []int
 	// afterCommit, a test hook, runs after every in-place placement.
 	afterCommit func()
 }
@@ -169,8 +173,7 @@ func (ip *inplacer) decide() {
 		if !op.Inplace {
 			continue
 		}
-		var taken []ranges.Set // root footprints already taken at this op
-		var takenRoot []int
+		taken, takenRoot := ip.taken[:0], ip.takenRoot[:0] // root footprints already taken at this op
 		for wi, w := range op.Uses {
 			b := w.Ref.Buffer
 			B := &p.Buffers[b]
@@ -192,6 +195,7 @@ func (ip *inplacer) decide() {
 				break
 			}
 		}
+		ip.taken, ip.takenRoot = taken, takenRoot
 	}
 }
 
