@@ -42,6 +42,13 @@ type Program struct {
 	// coverWhole and coverView cache footprints per buffer and per view
 	// (made on first use).
 	coverWhole, coverView []footprint
+	// uses and ints are the slabs Resolve cut the ops' uses and the
+	// layouts' ints from, and released and discarded its per-buffer
+	// state: kept for ResolveReusing.
+	uses      []Use
+	ints      []int64
+	released  []bool
+	discarded []ranges.Set
 }
 
 // Buffer is one alloc or external step.
@@ -184,10 +191,10 @@ func (p *Program) Chain(r Ref) []string {
 func (p *Program) Footprint(r Ref) (ranges.Set, bool) {
 	// Resolve asks while the program grows: the caches keep up with it.
 	if n := len(p.Buffers); len(p.coverWhole) < n {
-		p.coverWhole = append(p.coverWhole, make([]footprint, max(n, cap(p.Buffers))-len(p.coverWhole))...)
+		p.coverWhole = growZero(p.coverWhole, max(n, cap(p.Buffers)))
 	}
 	if n := len(p.Views); len(p.coverView) < n {
-		p.coverView = append(p.coverView, make([]footprint, max(n, cap(p.Views))-len(p.coverView))...)
+		p.coverView = growZero(p.coverView, max(n, cap(p.Views)))
 	}
 	slot := &p.coverWhole[r.Buffer]
 	if r.View >= 0 {
@@ -212,12 +219,24 @@ func (p *Program) Footprint(r Ref) (ranges.Set, bool) {
 	return f.set, f.exact
 }
 
+// growZero returns s lengthened to n, its new elements zero.
+func growZero(s []footprint, n int) []footprint {
+	if cap(s) >= n {
+		m := len(s)
+		s = s[:n]
+		clear(s[m:])
+		return s
+	}
+	return append(s, make([]footprint, n-len(s))...)
+}
+
 // Clone returns a Program for another goroutine: it shares p's read-only data and has a
 // footprint cache of its own (the one thing Program changes once resolved), so p and the
 // clone may be used at the same time. O(1).
 func (p *Program) Clone() *Program {
 	c := *p
 	c.coverWhole, c.coverView = nil, nil
+	c.uses, c.ints, c.released, c.discarded = nil, nil, nil, nil // never reused through a clone
 	return &c
 }
 

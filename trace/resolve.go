@@ -24,6 +24,17 @@ func (t *Trace) Validate() error {
 // already submitted, and int64 overflow, the simulated schedule's times included. The
 // error is a *StepError. t is not modified.
 func (t *Trace) Resolve() (*Program, error) {
+	return t.ResolveReusing(nil)
+}
+
+// ResolveReusing is Resolve, taking the memory it needs from old where old
+// has enough: its slices and name maps are emptied and filled again. old
+// (nil: none) is a Program the caller is done with: it and every slice it
+// gave out (Buffers, Views, Ops, their layouts and uses) must not be used
+// again, nor any Clone of it. A caller that resolves trace after trace,
+// such as a planner called on graph after graph, resolves each in place of
+// the last.
+func (t *Trace) ResolveReusing(old *Program) (*Program, error) {
 	if err := checkGranule(t.Granule); err != nil {
 		return nil, &StepError{Index: -1, Rule: RuleOf(err), Err: err}
 	}
@@ -54,24 +65,30 @@ func (t *Trace) Resolve() (*Program, error) {
 			nSync++
 		}
 	}
+	if old == nil {
+		old = &Program{}
+	}
 	r := &resolver{t: t, p: &Program{
-		Trace:     t,
-		Buffers:   make([]Buffer, 0, nBuf),
-		Views:     make([]View, 0, nView),
-		Ops:       make([]Op, 0, nOp),
-		StepIndex: make([]int, len(t.Steps)),
-		data:      make(map[string]Ref, nBuf+nView),
-		ops:       make(map[string]int, nOp),
-		engine:    make(map[string]int, len(t.Engines)),
+		Trace:      t,
+		Buffers:    reuse(old.Buffers, nBuf),
+		Views:      reuse(old.Views, nView),
+		Ops:        reuse(old.Ops, nOp),
+		StepIndex:  reuse(old.StepIndex, len(t.Steps))[:len(t.Steps)],
+		data:       reuseMap(old.data, nBuf+nView),
+		ops:        reuseMap(old.ops, nOp),
+		engine:     reuseMap(old.engine, len(t.Engines)),
+		coverWhole: reuse(old.coverWhole, 0),
+		coverView:  reuse(old.coverView, 0),
 	},
-		released:  make([]bool, 0, nBuf),
-		discarded: make([]ranges.Set, 0, nBuf),
-		uses:      make([]Use, 0, nUse),
-		ints:      make([]int64, 0, nInt),
+		released:  reuse(old.released, nBuf),
+		discarded: reuse(old.discarded, nBuf),
+		uses:      reuse(old.uses, nUse),
+		ints:      reuse(old.ints, nInt),
 	}
 	if nSync > 0 {
-		r.p.Syncs = make([]Sync, 0, nSync)
+		r.p.Syncs = reuse(old.Syncs, nSync)
 	}
+	*old = Program{} // nothing of old is old's any more
 	if !utf8.ValidString(t.Name) {
 		return nil, stepErr(-1, ErrInvalidName, "trace name %q is not valid UTF-8", t.Name)
 	}
@@ -98,7 +115,29 @@ func (t *Trace) Resolve() (*Program, error) {
 	if err := checkSchedule(r.p); err != nil {
 		return nil, err
 	}
+	// The slabs and the resolver's state stay with the program, for a
+	// later ResolveReusing to take.
+	r.p.uses, r.p.ints, r.p.released, r.p.discarded = r.uses, r.ints, r.released, r.discarded
 	return r.p, nil
+}
+
+// reuse returns s emptied (its elements zeroed) when it can hold n
+// elements, else a new slice of capacity n.
+func reuse[T any](s []T, n int) []T {
+	if cap(s) < n || s == nil {
+		return make([]T, 0, n)
+	}
+	clear(s[:cap(s)])
+	return s[:0]
+}
+
+// reuseMap returns m emptied, or a new map sized for n when m is nil.
+func reuseMap[K comparable, V any](m map[K]V, n int) map[K]V {
+	if m == nil {
+		return make(map[K]V, n)
+	}
+	clear(m)
+	return m
 }
 
 type resolver struct {

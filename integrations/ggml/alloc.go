@@ -168,8 +168,10 @@ type Allocator struct {
 	osc    *scanner
 	clock  uint64
 	stats  Stats
-	// scratch is the planner's memory, reused from plan to plan.
+	// scratch is the planner's memory, reused from plan to plan; prog is
+	// the last plan's resolved trace, whose memory the next one reuses.
 	scratch plan.Scratch
+	prog    *trace.Program
 }
 
 // New returns an Allocator with no buffer yet; the first Reserve or
@@ -205,6 +207,7 @@ func (a *Allocator) Free() {
 		a.osc.free()
 	}
 	a.cache, a.last, a.orders, a.entries = nil, nil, nil, 0
+	a.prog = nil
 }
 
 func (a *Allocator) freeBuffer() {
@@ -660,7 +663,8 @@ func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace, search b
 	var res plan.Result
 	var fix map[int32]layoutFix
 	for {
-		prog, err := t.Resolve()
+		prog, err := t.ResolveReusing(a.prog)
+		a.prog = prog // nil after an error: the next plan starts afresh
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("%w: %w", ErrGraph, err)
 		}
