@@ -63,6 +63,11 @@ func (x *tensor) isAlloc() bool { return x.kind == kindOwn }
 // scanner wraps the C scan state.
 type scanner struct {
 	s *C.sa_state
+	// The memory tensors reuses from call to call.
+	ts                []tensor
+	pos, order, srcs  []int32
+	consumed, visited []bool
+	seen              map[string]int
 }
 
 func newScanner(buft unsafe.Pointer) (*scanner, error) {
@@ -136,7 +141,8 @@ func (sc *scanner) recs() []C.sa_rec {
 // tensors reads the scanned graph in ggml-alloc's walk order: the leaves in
 // the order ggml's graph builder reached them (a depth-first walk from each
 // node no later node reads, sources left to right), then the nodes in
-// execution order. It returns the tensors and, per record, its position.
+// execution order. It returns the tensors and, per record, its position:
+// slices of the scanner's, valid until its next tensors call.
 func (sc *scanner) tensors() ([]tensor, []int32) {
 	C.sa_sizes(sc.s)
 	recs := sc.recs()
@@ -150,7 +156,7 @@ func (sc *scanner) tensors() ([]tensor, []int32) {
 	}
 	_ = nNodes
 	// Leaf order: depth-first from every root.
-	consumed := make([]bool, nRec)
+	consumed := zeroed(&sc.consumed, nRec)
 	for r := 0; r < nodeRecs; r++ {
 		for _, x := range recs[r].src {
 			if x >= 0 {
@@ -158,12 +164,12 @@ func (sc *scanner) tensors() ([]tensor, []int32) {
 			}
 		}
 	}
-	pos := make([]int32, nRec)
+	pos := zeroed(&sc.pos, nRec)
 	for i := range pos {
 		pos[i] = -1
 	}
-	order := make([]int32, 0, nRec)
-	visited := make([]bool, nRec)
+	order := zeroed(&sc.order, nRec)[:0]
+	visited := zeroed(&sc.visited, nRec)
 	var visit func(r int32)
 	visit = func(r int32) {
 		if visited[r] {
@@ -197,9 +203,14 @@ func (sc *scanner) tensors() ([]tensor, []int32) {
 		pos[r] = int32(len(order))
 		order = append(order, int32(r))
 	}
-	ts := make([]tensor, len(order))
-	seen := make(map[string]int, len(order))
-	srcs := make([]int32, 0, 2*len(order))
+	sc.order = order
+	ts := zeroed(&sc.ts, len(order))
+	if sc.seen == nil {
+		sc.seen = make(map[string]int, len(order))
+	}
+	seen := sc.seen
+	clear(seen)
+	srcs := zeroed(&sc.srcs, 2*len(order))[:0]
 	for p, r := range order {
 		rec := &recs[r]
 		t := rec.t
@@ -262,7 +273,19 @@ func (sc *scanner) tensors() ([]tensor, []int32) {
 		seen[name] = 0
 		x.name = name
 	}
+	sc.srcs = srcs
 	return ts, pos
+}
+
+// zeroed returns (*buf)[:n] with every element zero, growing *buf when it
+// is shorter.
+func zeroed[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	s := (*buf)[:n]
+	clear(s)
+	return s
 }
 
 // nbytes is ggml_nbytes.
@@ -330,16 +353,24 @@ func buildTrace(ts []tensor, name string, granule int64) (*trace.Trace, error) {
 	}
 	// Every step's shape, strides, reads and writes are cut from two slabs
 	// sized for the whole graph.
-	nNames := 0
+	nNames, nOps := 0, 0
 	for i := range ts {
 		if ts[i].exec >= 0 && ts[i].isOp() {
 			nNames += 1 + len(ts[i].src)
+			nOps++
 		}
 	}
 	tb := &traceBuilder{ts: ts, t: &trace.Trace{Name: name, Granule: granule, Engines: []string{Engine}},
 		emitted: make([]bool, len(ts)), ints: make([]int64, 0, 8*len(ts)), names: make([]string, 0, nNames)}
 	tb.head, tb.next = releasePoints(ts, base)
-	tb.t.Steps = make([]trace.Step, 0, 2*len(ts))
+	// A step per tensor, per op and per release.
+	nSteps := len(ts) + nOps
+	for _, b := range tb.head {
+		for ; b >= 0; b = tb.next[b] {
+			nSteps++
+		}
+	}
+	tb.t.Steps = make([]trace.Step, 0, nSteps)
 	for i := range ts {
 		x := &ts[i]
 		if x.exec < 0 || (x.input && x.isAlloc() && !x.isView()) {
