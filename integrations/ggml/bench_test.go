@@ -16,6 +16,7 @@ func benchShapes() []ggmltest.Shape {
 		"llama-e1024-l4-prefill128-b1-softmax": true,
 		"llama-e1024-l4-decode128-b8-softmax":  true,
 		"gpt2-e1024-l4-prefill128-b1-softmax":  true,
+		"llama-e1024-l4-prefill128-b8-softmax": true,
 	}
 	var out []ggmltest.Shape
 	for _, s := range ggmltest.Shapes(false) {

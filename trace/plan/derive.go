@@ -255,6 +255,7 @@ type deriver struct {
 	segs   []segment
 	on     []int                // per segment: first then last op on each engine
 	seen   map[*ranges.Set]bool // sets whose bounds are in: many uses share one
+	kept   []*ranges.Set        // the first few sets whose bounds went in, to find equal ones
 	merge  []int64              // scratch of sortRuns
 
 	// The pieces of every item, one item after another.
@@ -361,6 +362,8 @@ func (dv *deriver) cutSegments(r, item int) {
 	size := p.Buffers[r].Size
 	dv.used, dv.dead = dv.used[:0], dv.dead[:0]
 	clear(dv.seen)
+	clear(dv.kept)
+	dv.kept = dv.kept[:0]
 	dv.bounds = append(dv.bounds[:0], 0, size)
 	for _, m := range ip.group(r) {
 		dv.d.itemOf[m] = item
@@ -375,6 +378,9 @@ func (dv *deriver) cutSegments(r, item int) {
 			dv.used = append(dv.used, itemUse{op: u.Op, owner: owner, read: use.Access&trace.AccessRead != 0, set: set})
 			if !dv.seen[set] {
 				dv.seen[set] = true
+				if dv.keptEqual(set) {
+					continue // another set of the same runs put them in
+				}
 				for _, run := range set.Runs() {
 					if run.Lo != 0 || run.Hi != size { // the whole item's bounds are in
 						dv.bounds = append(dv.bounds, run.Lo, run.Hi)
@@ -409,6 +415,31 @@ func (dv *deriver) cutSegments(r, item int) {
 	}
 	dv.applyUses()
 	dv.applyDeaths()
+}
+
+// maxKept is the number of distinct sets cutSegments compares a new set
+// with, which bounds the cost of the comparisons for a root of many uses.
+const maxKept = 16
+
+// keptEqual reports whether set has the runs of a set whose bounds are in
+// already (two views of the same bytes: the uses of a strided tensor through
+// views by several names), and else keeps it among the first maxKept. A set
+// of a few runs is not compared: its bounds cost less than the comparison.
+func (dv *deriver) keptEqual(set *ranges.Set) bool {
+	runs := set.Runs()
+	if len(runs) < 8 {
+		return false
+	}
+	for _, k := range dv.kept {
+		if kr := k.Runs(); len(kr) == len(runs) && kr[0] == runs[0] && kr[len(kr)-1] == runs[len(runs)-1] &&
+			slices.Equal(kr, runs) {
+			return true
+		}
+	}
+	if len(dv.kept) < maxKept {
+		dv.kept = append(dv.kept, set)
+	}
+	return false
 }
 
 // applyUses gives each segment the first and last op using it (and, with
