@@ -79,6 +79,32 @@ var scratchPool = sync.Pool{New: func() any { return new(deriveScratch) }}
 type Scratch struct {
 	mu   sync.Mutex
 	free []*deriveScratch
+	ips  []*inplaceScratch
+}
+
+// getInplace returns memory for one inplacer: s's, or fresh for nil.
+func (s *Scratch) getInplace() *inplaceScratch {
+	if s == nil {
+		return &inplaceScratch{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.ips); n > 0 {
+		sc := s.ips[n-1]
+		s.ips = s.ips[:n-1]
+		return sc
+	}
+	return &inplaceScratch{}
+}
+
+// putInplace takes sc back (nothing for a nil s).
+func (s *Scratch) putInplace(sc *inplaceScratch) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.ips = append(s.ips, sc)
+	s.mu.Unlock()
 }
 
 // get returns scratch for one derivation: s's, or the pool's for nil.
