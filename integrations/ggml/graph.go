@@ -68,6 +68,30 @@ type scanner struct {
 	pos, order, srcs  []int32
 	consumed, visited []bool
 	seen              map[string]int
+	// names holds the tensor names read so far, each once: a graph read
+	// again (a miss of the same model) makes no new strings for them.
+	names map[string]string
+}
+
+// maxNames bounds scanner.names; past it the map starts afresh.
+const maxNames = 1 << 14
+
+// name returns the NUL-terminated tensor name in n as a string, the one
+// read before when there is one.
+func (sc *scanner) name(n *[C.GGML_MAX_NAME]C.char) string {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&n[0])), len(n))
+	if i := slices.Index(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if s, ok := sc.names[string(b)]; ok { // the lookup makes no string
+		return s
+	}
+	if sc.names == nil || len(sc.names) >= maxNames {
+		sc.names = make(map[string]string)
+	}
+	s := string(b)
+	sc.names[s] = s
+	return s
 }
 
 func newScanner(buft unsafe.Pointer) (*scanner, error) {
@@ -255,7 +279,7 @@ func (sc *scanner) tensors() ([]tensor, []int32) {
 			srcs = append(srcs, s)
 		}
 		x.src = srcs[start:len(srcs):len(srcs)]
-		name := C.GoString(&t.name[0])
+		name := sc.name(&t.name)
 		if name == "" {
 			name = "t" + strconv.Itoa(p)
 		}
