@@ -66,6 +66,10 @@ type inplacer struct {
 	takenRoot []int
 	// count and views are newInplacerIn's arrays, kept for keep.
 	count, views []int
+	// memberSlab holds the first four members of each group, from slabAt
+	// on free.
+	memberSlab []int
+	slabAt     int
 	// afterCommit, a test hook, runs after every in-place placement.
 	afterCommit func()
 }
@@ -98,6 +102,7 @@ type inplaceScratch struct {
 	viewsOf       [][]int
 	taken         []ranges.Set
 	takenRoot     []int
+	memberSlab    []int
 }
 
 // zeroedLen returns s with length n, every element zero, reusing its
@@ -118,7 +123,11 @@ func newInplacerIn(p *trace.Program, hb func(a, b int) bool, allowRelayout bool,
 	ip := &inplacer{p: p, hb: hb, relayout: allowRelayout, usesOf: p.UsesByBuffer(), viewsOf: zeroedLen(sc.viewsOf, n),
 		place: zeroedLen(sc.place, n), members: zeroedLen(sc.members, n), self: zeroedLen(sc.self, n),
 		dense: zeroedLen(sc.dense, n), relaid: zeroedLen(sc.relaid, n), fpWhole: zeroedLen(sc.fpWhole, n),
-		fpView: zeroedLen(sc.fpView, len(p.Views)), taken: sc.taken[:0], takenRoot: sc.takenRoot[:0]}
+		fpView: zeroedLen(sc.fpView, len(p.Views)), taken: sc.taken[:0], takenRoot: sc.takenRoot[:0],
+		memberSlab: sc.memberSlab}
+	if len(ip.memberSlab) < 4*n {
+		ip.memberSlab = make([]int, 4*n)
+	}
 	// Count, then carve every buffer's list of views out of one array.
 	count := zeroedLen(sc.count, n+1)
 	ip.count = count
@@ -149,7 +158,7 @@ func (ip *inplacer) keep(sc *inplaceScratch) {
 	clear(ip.taken)
 	*sc = inplaceScratch{place: ip.place, members: ip.members, self: ip.self, views: ip.views, count: ip.count,
 		dense: ip.dense, relaid: ip.relaid, fpWhole: ip.fpWhole, fpView: ip.fpView, viewsOf: ip.viewsOf,
-		taken: ip.taken[:0], takenRoot: ip.takenRoot[:0]}
+		taken: ip.taken[:0], takenRoot: ip.takenRoot[:0], memberSlab: ip.memberSlab}
 	*ip = inplacer{}
 }
 
@@ -435,7 +444,15 @@ func (ip *inplacer) viewsExpressible(b int, l strided.Layout) bool {
 func (ip *inplacer) commit(b int, pl placement, fp ranges.Set) {
 	ip.place[b] = pl
 	if ip.members[pl.root] == nil {
-		ip.members[pl.root] = append(make([]int, 0, 4), pl.root)
+		// A group's list starts in the slab, room for four; a larger
+		// group's list moves out of it as it grows.
+		var list []int
+		if at := ip.slabAt; at+4 <= len(ip.memberSlab) {
+			list, ip.slabAt = ip.memberSlab[at:at:at+4], at+4
+		} else {
+			list = make([]int, 0, 4)
+		}
+		ip.members[pl.root] = append(list, pl.root)
 	}
 	ip.members[pl.root] = append(ip.members[pl.root], b)
 	if pl.relaid {
