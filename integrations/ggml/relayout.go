@@ -224,26 +224,35 @@ func relayout(ts []tensor, byName map[string]int32, prog *trace.Program, res pla
 		}
 	}
 	readers := func(y int32) [][2]int32 { return reads[readAt[y]:readAt[y+1]] }
+	var fixes []fixAt
 	for _, name := range res.Relaid {
 		b, ok := byName[name]
 		if !ok {
 			bad = append(bad, name)
 			continue
 		}
-		fixes, ok := relayoutOne(ts, b, views[viewAt[b]:viewAt[b+1]], readers, prog, res)
+		fixes, ok = relayoutOne(fixes[:0], ts, b, views[viewAt[b]:viewAt[b+1]], readers, prog, res)
 		if !ok {
 			bad = append(bad, name)
 			continue
 		}
-		for i, f := range fixes {
-			fix[i] = f
+		for _, f := range fixes {
+			fix[f.at] = f.fix
 		}
 	}
 	return fix, bad
 }
 
-func relayoutOne(ts []tensor, b int32, views []int32, readers func(y int32) [][2]int32, prog *trace.Program,
-	res plan.Result) (map[int32]layoutFix, bool) {
+// fixAt is the layout fix of the tensor at walk position at.
+type fixAt struct {
+	at  int32
+	fix layoutFix
+}
+
+// relayoutOne appends to out the fixes of relaid tensor b and its views,
+// and reports whether every kernel that writes or reads them accepts them.
+func relayoutOne(out []fixAt, ts []tensor, b int32, views []int32, readers func(y int32) [][2]int32, prog *trace.Program,
+	res plan.Result) ([]fixAt, bool) {
 	x := &ts[b]
 	if x.input || x.output || !x.isOp() {
 		return nil, false
@@ -273,7 +282,7 @@ func relayoutOne(ts []tensor, b int32, views []int32, readers func(y int32) [][2
 	if !ok || !writerAccepts(x, &nb) {
 		return nil, false
 	}
-	out := map[int32]layoutFix{b: {nb: nb, offset: hostOff + own.Offset}}
+	out = append(out, fixAt{b, layoutFix{nb: nb, offset: hostOff + own.Offset}})
 	check := func(y int32, ynb *[4]int64) bool {
 		for _, rd := range readers(y) {
 			if !readerAccepts(ts, &ts[rd[0]], int(rd[1]), &ts[y], &ts[y].nb, ynb) {
@@ -303,7 +312,7 @@ func relayoutOne(ts []tensor, b int32, views []int32, readers func(y int32) [][2
 		if !ok || !check(v, &vnb) {
 			return nil, false
 		}
-		out[v] = layoutFix{nb: vnb, offset: rl.Offset - own.Offset}
+		out = append(out, fixAt{v, layoutFix{nb: vnb, offset: rl.Offset - own.Offset}})
 	}
 	return out, true
 }
