@@ -39,7 +39,16 @@ type Program struct {
 	data   map[string]Ref
 	ops    map[string]int
 	engine map[string]int
-	covers map[Ref]footprint
+	// coverWhole and coverView cache footprints per buffer and per view
+	// (made on first use).
+	coverWhole, coverView []footprint
+	// uses and ints are the slabs Resolve cut the ops' uses and the
+	// layouts' ints from, and released and discarded its per-buffer
+	// state: kept for ResolveReusing.
+	uses      []Use
+	ints      []int64
+	released  []bool
+	discarded []ranges.Set
 }
 
 // Buffer is one alloc or external step.
@@ -129,6 +138,7 @@ type Sync struct {
 type footprint struct {
 	set   ranges.Set
 	exact bool
+	ok    bool // computed
 }
 
 // Lookup returns the Ref a buffer or view name denotes.
@@ -179,8 +189,19 @@ func (p *Program) Chain(r Ref) []string {
 // the set is exact; a view needing more than CoverBudget runs gets a superset (exact
 // false). The set is cached and shared: callers must not modify it.
 func (p *Program) Footprint(r Ref) (ranges.Set, bool) {
-	if f, ok := p.covers[r]; ok {
-		return f.set, f.exact
+	// Resolve asks while the program grows: the caches keep up with it.
+	if n := len(p.Buffers); len(p.coverWhole) < n {
+		p.coverWhole = growZero(p.coverWhole, max(n, cap(p.Buffers)))
+	}
+	if n := len(p.Views); len(p.coverView) < n {
+		p.coverView = growZero(p.coverView, max(n, cap(p.Views)))
+	}
+	slot := &p.coverWhole[r.Buffer]
+	if r.View >= 0 {
+		slot = &p.coverView[r.View]
+	}
+	if slot.ok {
+		return slot.set, slot.exact
 	}
 	var f footprint
 	if r.View < 0 {
@@ -193,11 +214,20 @@ func (p *Program) Footprint(r Ref) (ranges.Set, bool) {
 		}
 		f = footprint{set: set, exact: exact}
 	}
-	if p.covers == nil {
-		p.covers = make(map[Ref]footprint)
-	}
-	p.covers[r] = f
+	f.ok = true
+	*slot = f
 	return f.set, f.exact
+}
+
+// growZero returns s lengthened to n, its new elements zero.
+func growZero(s []footprint, n int) []footprint {
+	if cap(s) >= n {
+		m := len(s)
+		s = s[:n]
+		clear(s[m:])
+		return s
+	}
+	return append(s, make([]footprint, n-len(s))...)
 }
 
 // Clone returns a Program for another goroutine: it shares p's read-only data and has a
@@ -205,7 +235,8 @@ func (p *Program) Footprint(r Ref) (ranges.Set, bool) {
 // clone may be used at the same time. O(1).
 func (p *Program) Clone() *Program {
 	c := *p
-	c.covers = nil
+	c.coverWhole, c.coverView = nil, nil
+	c.uses, c.ints, c.released, c.discarded = nil, nil, nil, nil // never reused through a clone
 	return &c
 }
 
@@ -331,12 +362,26 @@ func (p *Program) checkOps() error {
 // checkCovers checks that cached footprints are well-formed sets within
 // their buffers.
 func (p *Program) checkCovers() error {
-	for r, f := range p.covers {
+	check := func(r Ref, f *footprint) error {
+		if !f.ok {
+			return nil
+		}
 		if err := f.set.CheckInvariants(); err != nil {
 			return fmt.Errorf("footprint of %q: %v", p.Name(r), err)
 		}
 		if b := f.set.Bounds(); !f.set.IsEmpty() && (b.Lo < 0 || b.Hi > p.Buffers[r.Buffer].Size) {
 			return fmt.Errorf("footprint of %q is %v, outside [0, %d)", p.Name(r), b, p.Buffers[r.Buffer].Size)
+		}
+		return nil
+	}
+	for b := range min(len(p.coverWhole), len(p.Buffers)) {
+		if err := check(Ref{Buffer: b, View: -1}, &p.coverWhole[b]); err != nil {
+			return err
+		}
+	}
+	for v := range min(len(p.coverView), len(p.Views)) {
+		if err := check(Ref{Buffer: p.Views[v].Buffer, View: v}, &p.coverView[v]); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -24,6 +24,17 @@ func (t *Trace) Validate() error {
 // already submitted, and int64 overflow, the simulated schedule's times included. The
 // error is a *StepError. t is not modified.
 func (t *Trace) Resolve() (*Program, error) {
+	return t.ResolveReusing(nil)
+}
+
+// ResolveReusing is Resolve, taking the memory it needs from old where old
+// has enough: its slices and name maps are emptied and filled again. old
+// (nil: none) is a Program the caller is done with: it and every slice it
+// gave out (Buffers, Views, Ops, their layouts and uses) must not be used
+// again, nor any Clone of it. A caller that resolves trace after trace,
+// such as a planner called on graph after graph, resolves each in place of
+// the last.
+func (t *Trace) ResolveReusing(old *Program) (*Program, error) {
 	if err := checkGranule(t.Granule); err != nil {
 		return nil, &StepError{Index: -1, Rule: RuleOf(err), Err: err}
 	}
@@ -33,13 +44,51 @@ func (t *Trace) Resolve() (*Program, error) {
 	if len(t.Engines) > MaxEngines {
 		return nil, stepErr(-1, ErrLimit, "%d engines, above the limit of %d", len(t.Engines), MaxEngines)
 	}
+	// One pass sizes everything Resolve makes: the name maps, the entity
+	// slices, and the slabs that hold every op's uses and every layout's
+	// shape and strides, so that resolving costs a fixed number of
+	// allocations whatever the trace's length.
+	var nBuf, nView, nOp, nSync, nUse, nInt int
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		switch s.Kind {
+		case KindAlloc, KindExternal:
+			nBuf++
+			nInt += max(2, 2*len(s.Shape))
+		case KindView:
+			nView++
+			nInt += len(s.Shape) + len(s.Strides)
+		case KindOp:
+			nOp++
+			nUse += len(s.Reads) + len(s.Writes)
+		case KindSync:
+			nSync++
+		}
+	}
+	if old == nil {
+		old = &Program{}
+	}
 	r := &resolver{t: t, p: &Program{
-		Trace:     t,
-		StepIndex: make([]int, len(t.Steps)),
-		data:      make(map[string]Ref),
-		ops:       make(map[string]int),
-		engine:    make(map[string]int, len(t.Engines)),
-	}}
+		Trace:      t,
+		Buffers:    reuse(old.Buffers, nBuf),
+		Views:      reuse(old.Views, nView),
+		Ops:        reuse(old.Ops, nOp),
+		StepIndex:  reuse(old.StepIndex, len(t.Steps))[:len(t.Steps)],
+		data:       reuseMap(old.data, nBuf+nView),
+		ops:        reuseMap(old.ops, nOp),
+		engine:     reuseMap(old.engine, len(t.Engines)),
+		coverWhole: reuse(old.coverWhole, 0),
+		coverView:  reuse(old.coverView, 0),
+	},
+		released:  reuse(old.released, nBuf),
+		discarded: reuse(old.discarded, nBuf),
+		uses:      reuse(old.uses, nUse),
+		ints:      reuse(old.ints, nInt),
+	}
+	if nSync > 0 {
+		r.p.Syncs = reuse(old.Syncs, nSync)
+	}
+	*old = Program{} // nothing of old is old's any more
 	if !utf8.ValidString(t.Name) {
 		return nil, stepErr(-1, ErrInvalidName, "trace name %q is not valid UTF-8", t.Name)
 	}
@@ -55,12 +104,6 @@ func (t *Trace) Resolve() (*Program, error) {
 		}
 		r.p.engine[e] = i
 	}
-	r.laterOps = make(map[string]bool)
-	for _, s := range t.Steps {
-		if s.Kind == KindOp {
-			r.laterOps[s.Name] = true
-		}
-	}
 	for i, s := range t.Steps {
 		if err := checkStepLocal(i, s); err != nil {
 			return nil, err
@@ -72,13 +115,42 @@ func (t *Trace) Resolve() (*Program, error) {
 	if err := checkSchedule(r.p); err != nil {
 		return nil, err
 	}
+	// The slabs and the resolver's state stay with the program, for a
+	// later ResolveReusing to take.
+	r.p.uses, r.p.ints, r.p.released, r.p.discarded = r.uses, r.ints, r.released, r.discarded
 	return r.p, nil
 }
 
+// reuse returns s emptied (its elements zeroed) when it can hold n
+// elements, else a new slice of capacity n.
+func reuse[T any](s []T, n int) []T {
+	if cap(s) < n || s == nil {
+		return make([]T, 0, n)
+	}
+	clear(s[:cap(s)])
+	return s[:0]
+}
+
+// reuseMap returns m emptied, or a new map sized for n when m is nil.
+func reuseMap[K comparable, V any](m map[K]V, n int) map[K]V {
+	if m == nil {
+		return make(map[K]V, n)
+	}
+	clear(m)
+	return m
+}
+
 type resolver struct {
-	t        *Trace
-	p        *Program
-	laterOps map[string]bool // every op name in the trace
+	t *Trace
+	p *Program
+	// uses and ints are slabs presized for the whole trace: each op's
+	// Uses, each layout's Shape and Strides are cut from them, capped at
+	// their own length.
+	uses []Use
+	ints []int64
+	// lastEngine is the engine name engineOf found last, at lastEngineIndex.
+	lastEngine      string
+	lastEngineIndex int
 	// released[b]: buffer b has been released; discarded[b]: bytes of b discarded so far
 	// (exact part only), kept per buffer.
 	released  []bool
@@ -116,11 +188,69 @@ func (r *resolver) checkLive(i int, s Step) error {
 	return nil
 }
 
+// isOp reports whether some op step of the trace is named name: what tells
+// a wait or sync on a later op from one on no op at all (asked only to word
+// an error).
+func (r *resolver) isOp(name string) bool {
+	for i := range r.t.Steps {
+		if s := &r.t.Steps[i]; s.Kind == KindOp && s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// clone copies v into the ints slab, capped at its length; nil stays nil.
+func (r *resolver) clone(v []int64) []int64 {
+	if v == nil {
+		return nil
+	}
+	at := len(r.ints)
+	r.ints = append(r.ints, v...)
+	return r.ints[at:len(r.ints):len(r.ints)]
+}
+
+// bytes is strided.Bytes(0, n) with its shape and strides in the ints slab.
+func (r *resolver) bytes(n int64) strided.Layout {
+	at := len(r.ints)
+	r.ints = append(r.ints, n, 1)
+	return strided.Layout{Shape: r.ints[at : at+1 : at+1], Strides: r.ints[at+1 : at+2 : at+2], Elem: 1}
+}
+
+// dense is strided.Dense(0, shape, elem) with its shape and strides in the
+// ints slab. checkStepLocal has checked an alloc's shape (elem > 0, no
+// negative dimension, shape × elem = size > 0), so no stride can overflow;
+// a shape it has not passed is left to strided.Dense and its errors.
+func (r *resolver) dense(shape []int64, elem int64) (strided.Layout, error) {
+	n := elem
+	for _, d := range shape {
+		var ok bool
+		if n, ok = checked.Mul(n, d); !ok || d <= 0 || elem <= 0 {
+			return strided.Dense(0, shape, elem)
+		}
+	}
+	at := len(r.ints)
+	r.ints = append(r.ints, shape...)
+	r.ints = append(r.ints, shape...)
+	k := len(shape)
+	l := strided.Layout{Shape: r.ints[at : at+k : at+k], Strides: r.ints[at+k : at+2*k : at+2*k], Elem: elem}
+	st := elem
+	for j := k - 1; j >= 0; j-- {
+		l.Strides[j] = st
+		st *= shape[j]
+	}
+	return l, nil
+}
+
 func (r *resolver) engineOf(i int, s Step) (int, error) {
+	if s.Engine == r.lastEngine && r.lastEngine != "" {
+		return r.lastEngineIndex, nil
+	}
 	e, ok := r.p.engine[s.Engine]
 	if !ok {
 		return 0, stepErr(i, ErrUnknownName, "%s %q: engine %q", s.Kind, s.Name, s.Engine)
 	}
+	r.lastEngine, r.lastEngineIndex = s.Engine, e
 	return e, nil
 }
 
@@ -154,7 +284,7 @@ func (r *resolver) step(i int, s Step) error {
 			return err
 		}
 		b := Buffer{Name: s.Name, Step: i, Size: s.Size, External: s.Kind == KindExternal, Release: -1}
-		b.Layout = strided.Bytes(0, s.Size)
+		shaped := false
 		if s.Kind == KindAlloc {
 			e, err := r.engineOf(i, s)
 			if err != nil {
@@ -162,12 +292,15 @@ func (r *resolver) step(i int, s Step) error {
 			}
 			b.Engine = e
 			if s.Shape != nil {
-				l, err := strided.Dense(0, cloneInts(s.Shape), s.Elem)
+				l, err := r.dense(s.Shape, s.Elem)
 				if err != nil {
 					return layoutErr(i, s.Name, err)
 				}
-				b.Layout = l
+				b.Layout, shaped = l, true
 			}
+		}
+		if !shaped {
+			b.Layout = r.bytes(s.Size)
 		}
 		p.StepIndex[i] = len(p.Buffers)
 		p.data[s.Name] = Ref{Buffer: len(p.Buffers), View: -1}
@@ -187,7 +320,7 @@ func (r *resolver) step(i int, s Step) error {
 		if !ok {
 			return stepErr(i, ErrOverflow, "view %q: offset %d + %d", s.Name, base, s.Offset)
 		}
-		l := strided.Layout{Offset: off, Shape: cloneInts(s.Shape), Strides: cloneInts(s.Strides), Elem: s.Elem}
+		l := strided.Layout{Offset: off, Shape: r.clone(s.Shape), Strides: r.clone(s.Strides), Elem: s.Elem}
 		if err := l.Validate(p.Buffers[parent.Buffer].Size); err != nil {
 			return layoutErr(i, s.Name, err)
 		}
@@ -222,7 +355,7 @@ func (r *resolver) step(i int, s Step) error {
 	case KindSync:
 		op, ok := p.ops[s.Name]
 		if !ok {
-			if r.laterOps[s.Name] {
+			if r.isOp(s.Name) {
 				return stepErr(i, ErrWaitOrder, "sync on %q", s.Name)
 			}
 			return stepErr(i, ErrUnknownName, "sync on %q: no such op", s.Name)
@@ -243,10 +376,14 @@ func (r *resolver) op(i int, s Step) error {
 		return err
 	}
 	op := Op{Name: s.Name, Step: i, Engine: e, Cost: s.Cost, InPlace: s.InPlace}
+	// The op's uses are the next stretch of the slab; a name used twice
+	// leaves the stretch's tail unused.
+	at := len(r.uses)
+	op.Uses = r.uses[at:at:min(at+len(s.Reads)+len(s.Writes), cap(r.uses))]
 	for _, w := range s.Waits {
 		j, ok := p.ops[w]
 		if !ok {
-			if r.laterOps[w] {
+			if r.isOp(w) {
 				return stepErr(i, ErrWaitOrder, "op %q waits on %q", s.Name, w)
 			}
 			return stepErr(i, ErrUnknownName, "op %q waits on %q: no such op", s.Name, w)
@@ -303,6 +440,12 @@ func (r *resolver) op(i int, s Step) error {
 		if err := add(n, AccessWrite); err != nil {
 			return err
 		}
+	}
+	r.uses = r.uses[:at+len(op.Uses)]
+	if len(op.Uses) == 0 {
+		op.Uses = nil
+	} else {
+		op.Uses = op.Uses[:len(op.Uses):len(op.Uses)]
 	}
 	p.StepIndex[i] = len(p.Ops)
 	p.ops[s.Name] = len(p.Ops)

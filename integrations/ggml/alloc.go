@@ -173,8 +173,10 @@ type Allocator struct {
 	osc    *scanner
 	clock  uint64
 	stats  Stats
-	// scratch is the planner's memory, reused from plan to plan.
+	// scratch is the planner's memory, reused from plan to plan; prog is
+	// the last plan's resolved trace, whose memory the next one reuses.
 	scratch plan.Scratch
+	prog    *trace.Program
 }
 
 // New returns an Allocator with no buffer yet; the first Reserve or
@@ -214,6 +216,7 @@ func (a *Allocator) Free() {
 		a.osc.free()
 	}
 	a.cache, a.last, a.orders, a.entries = nil, nil, nil, 0
+	a.prog = nil
 }
 
 func (a *Allocator) freeBuffer() {
@@ -664,20 +667,24 @@ func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace, search b
 	}
 	opts := plan.Options{Budget: budget, NoInPlace: a.opts.NoInPlace, NoRelayout: a.opts.NoRelayout,
 		NoCheck: !a.opts.Check, Scratch: &a.scratch}
-	byName := make(map[string]int32, len(ts))
-	for i := range ts {
-		byName[ts[i].name] = int32(i)
-	}
+	var byName map[string]int32 // made once a plan relays a tensor
 	p := &Plan{Trace: t}
 	var res plan.Result
 	var fix map[int32]layoutFix
 	for {
-		prog, err := t.Resolve()
+		prog, err := t.ResolveReusing(a.prog)
+		a.prog = prog // nil after an error: the next plan starts afresh
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("%w: %w", ErrGraph, err)
 		}
 		if res, err = plan.PlanProgram(prog, opts); err != nil {
 			return nil, nil, 0, fmt.Errorf("ggml: planning %q: %w", t.Name, err)
+		}
+		if len(res.Relaid) > 0 && byName == nil {
+			byName = make(map[string]int32, len(ts))
+			for i := range ts {
+				byName[ts[i].name] = int32(i)
+			}
 		}
 		var bad []string
 		fix, bad = relayout(ts, byName, prog, res)

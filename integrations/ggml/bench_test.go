@@ -16,6 +16,7 @@ func benchShapes() []ggmltest.Shape {
 		"llama-e1024-l4-prefill128-b1-softmax": true,
 		"llama-e1024-l4-decode128-b8-softmax":  true,
 		"gpt2-e1024-l4-prefill128-b1-softmax":  true,
+		"llama-e1024-l4-prefill128-b8-softmax": true,
 	}
 	var out []ggmltest.Shape
 	for _, s := range ggmltest.Shapes(false) {
@@ -148,6 +149,31 @@ func BenchmarkClear(b *testing.B) {
 		cpu := startCPU(b)
 		for b.Loop() {
 			mg.Graph.Clear(buf)
+		}
+		cpu.report(b)
+	})
+}
+
+// BenchmarkSubarenaFirstPlan times Plan on an Allocator without a plan
+// cache: reading the graph and planning it with no search budget, the
+// first safe plan of a miss. Its allocations per op are the planner's
+// per-plan memory.
+func BenchmarkSubarenaFirstPlan(b *testing.B) {
+	forShapes(b, func(b *testing.B, mg *ggmltest.ModelGraph) {
+		a, err := ggml.New(ggml.Options{CacheSize: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer a.Free()
+		if _, err := a.Plan(mg.Graph.CGraph()); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		cpu := startCPU(b)
+		for b.Loop() {
+			if _, err := a.Plan(mg.Graph.CGraph()); err != nil {
+				b.Fatal(err)
+			}
 		}
 		cpu.report(b)
 	})

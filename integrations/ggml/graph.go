@@ -63,6 +63,35 @@ func (x *tensor) isAlloc() bool { return x.kind == kindOwn }
 // scanner wraps the C scan state.
 type scanner struct {
 	s *C.sa_state
+	// The memory tensors reuses from call to call.
+	ts                []tensor
+	pos, order, srcs  []int32
+	consumed, visited []bool
+	seen              map[string]int
+	// names holds the tensor names read so far, each once: a graph read
+	// again (a miss of the same model) makes no new strings for them.
+	names map[string]string
+}
+
+// maxNames bounds scanner.names; past it the map starts afresh.
+const maxNames = 1 << 14
+
+// name returns the NUL-terminated tensor name in n as a string, the one
+// read before when there is one.
+func (sc *scanner) name(n *[C.GGML_MAX_NAME]C.char) string {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&n[0])), len(n))
+	if i := slices.Index(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if s, ok := sc.names[string(b)]; ok { // the lookup makes no string
+		return s
+	}
+	if sc.names == nil || len(sc.names) >= maxNames {
+		sc.names = make(map[string]string)
+	}
+	s := string(b)
+	sc.names[s] = s
+	return s
 }
 
 func newScanner(buft unsafe.Pointer) (*scanner, error) {
@@ -136,7 +165,8 @@ func (sc *scanner) recs() []C.sa_rec {
 // tensors reads the scanned graph in ggml-alloc's walk order: the leaves in
 // the order ggml's graph builder reached them (a depth-first walk from each
 // node no later node reads, sources left to right), then the nodes in
-// execution order. It returns the tensors and, per record, its position.
+// execution order. It returns the tensors and, per record, its position:
+// slices of the scanner's, valid until its next tensors call.
 func (sc *scanner) tensors() ([]tensor, []int32) {
 	C.sa_sizes(sc.s)
 	recs := sc.recs()
@@ -150,7 +180,7 @@ func (sc *scanner) tensors() ([]tensor, []int32) {
 	}
 	_ = nNodes
 	// Leaf order: depth-first from every root.
-	consumed := make([]bool, nRec)
+	consumed := zeroed(&sc.consumed, nRec)
 	for r := 0; r < nodeRecs; r++ {
 		for _, x := range recs[r].src {
 			if x >= 0 {
@@ -158,12 +188,12 @@ func (sc *scanner) tensors() ([]tensor, []int32) {
 			}
 		}
 	}
-	pos := make([]int32, nRec)
+	pos := zeroed(&sc.pos, nRec)
 	for i := range pos {
 		pos[i] = -1
 	}
-	order := make([]int32, 0, nRec)
-	visited := make([]bool, nRec)
+	order := zeroed(&sc.order, nRec)[:0]
+	visited := zeroed(&sc.visited, nRec)
 	var visit func(r int32)
 	visit = func(r int32) {
 		if visited[r] {
@@ -197,9 +227,14 @@ func (sc *scanner) tensors() ([]tensor, []int32) {
 		pos[r] = int32(len(order))
 		order = append(order, int32(r))
 	}
-	ts := make([]tensor, len(order))
-	seen := make(map[string]int, len(order))
-	srcs := make([]int32, 0, 2*len(order))
+	sc.order = order
+	ts := zeroed(&sc.ts, len(order))
+	if sc.seen == nil {
+		sc.seen = make(map[string]int, len(order))
+	}
+	seen := sc.seen
+	clear(seen)
+	srcs := zeroed(&sc.srcs, 2*len(order))[:0]
 	for p, r := range order {
 		rec := &recs[r]
 		t := rec.t
@@ -244,7 +279,7 @@ func (sc *scanner) tensors() ([]tensor, []int32) {
 			srcs = append(srcs, s)
 		}
 		x.src = srcs[start:len(srcs):len(srcs)]
-		name := C.GoString(&t.name[0])
+		name := sc.name(&t.name)
 		if name == "" {
 			name = "t" + strconv.Itoa(p)
 		}
@@ -262,7 +297,19 @@ func (sc *scanner) tensors() ([]tensor, []int32) {
 		seen[name] = 0
 		x.name = name
 	}
+	sc.srcs = srcs
 	return ts, pos
+}
+
+// zeroed returns (*buf)[:n] with every element zero, growing *buf when it
+// is shorter.
+func zeroed[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	s := (*buf)[:n]
+	clear(s)
+	return s
 }
 
 // nbytes is ggml_nbytes.
@@ -291,12 +338,16 @@ func nbytes(typ int32, ne, nb *[4]int64) int64 {
 // layout converts ne/nb (innermost first) to shape/strides (outermost
 // first); a quantized type's innermost dimension counts blocks.
 func layout(x *tensor) (shape, strides []int64, elem int64, err error) {
+	return layoutIn(x, make([]int64, 8))
+}
+
+// layoutIn is layout with shape and strides in buf, which has 8 elements.
+func layoutIn(x *tensor, buf []int64) (shape, strides []int64, elem int64, err error) {
 	blck, size := typeBlck[x.typ], typeSize[x.typ]
 	if blck <= 0 || size <= 0 {
 		return nil, nil, 0, fmt.Errorf("%w: tensor %q has ggml type %d of no size", ErrGraph, x.name, x.typ)
 	}
-	buf := make([]int64, 8)
-	shape, strides = buf[:4:4], buf[4:]
+	shape, strides = buf[:4:4], buf[4:8:8]
 	for k := range 4 {
 		shape[3-k], strides[3-k] = x.ne[k], x.nb[k]
 	}
@@ -325,9 +376,26 @@ func buildTrace(ts []tensor, name string, granule int64, rule inplaceRule) (*tra
 	if err != nil {
 		return nil, err
 	}
-	tb := &traceBuilder{ts: ts, t: &trace.Trace{Name: name, Granule: granule, Engines: []string{Engine}}, emitted: make([]bool, len(ts))}
+	// Every step's shape, strides, reads and writes are cut from two slabs
+	// sized for the whole graph.
+	nNames, nOps := 0, 0
+	for i := range ts {
+		if ts[i].exec >= 0 && ts[i].isOp() {
+			nNames += 1 + len(ts[i].src)
+			nOps++
+		}
+	}
+	tb := &traceBuilder{ts: ts, t: &trace.Trace{Name: name, Granule: granule, Engines: []string{Engine}},
+		emitted: make([]bool, len(ts)), ints: make([]int64, 0, 8*len(ts)), names: make([]string, 0, nNames)}
 	tb.head, tb.next = releasePoints(ts, base)
-	tb.t.Steps = make([]trace.Step, 0, 2*len(ts))
+	// A step per tensor, per op and per release.
+	nSteps := len(ts) + nOps
+	for _, b := range tb.head {
+		for ; b >= 0; b = tb.next[b] {
+			nSteps++
+		}
+	}
+	tb.t.Steps = make([]trace.Step, 0, nSteps)
 	for i := range ts {
 		x := &ts[i]
 		if x.exec < 0 || (x.input && x.isAlloc() && !x.isView()) {
@@ -348,12 +416,18 @@ func buildTrace(ts []tensor, name string, granule int64, rule inplaceRule) (*tra
 			return nil, err
 		}
 		if x.isOp() {
+			at := len(tb.names)
+			tb.names = append(tb.names, x.name)
 			op := trace.Step{Kind: trace.KindOp, Name: x.name, Engine: Engine, Cost: trace.DefaultCost,
-				Writes: []string{x.name}, InPlace: inplaceOK(ts, base, i, rule)}
+				Writes: tb.names[at : at+1 : at+1], InPlace: inplaceOK(ts, base, i, rule)}
+			at++
 			for _, s := range x.src {
-				if s >= 0 && !slices.Contains(op.Reads, ts[s].name) {
-					op.Reads = append(op.Reads, ts[s].name)
+				if s >= 0 && !slices.Contains(tb.names[at:], ts[s].name) {
+					tb.names = append(tb.names, ts[s].name)
 				}
+			}
+			if n := len(tb.names); n > at {
+				op.Reads = tb.names[at:n:n]
 			}
 			tb.t.Steps = append(tb.t.Steps, op)
 		}
@@ -451,6 +525,20 @@ type traceBuilder struct {
 	t          *trace.Trace
 	head, next []int32
 	emitted    []bool
+	// ints and names are slabs the steps' shapes and strides, reads and
+	// writes are cut from, each capped at its own length.
+	ints  []int64
+	names []string
+}
+
+// layout is layout(x) with shape and strides in the ints slab.
+func (tb *traceBuilder) layout(x *tensor) (shape, strides []int64, elem int64, err error) {
+	at := len(tb.ints)
+	if at+8 > cap(tb.ints) {
+		return layout(x)
+	}
+	tb.ints = tb.ints[:at+8]
+	return layoutIn(x, tb.ints[at:at+8])
 }
 
 // release appends the releases due after position at.
@@ -472,7 +560,7 @@ func (tb *traceBuilder) emit(i int32) error {
 		if err := tb.emit(x.viewSrc); err != nil {
 			return err
 		}
-		shape, strides, elem, err := layout(x)
+		shape, strides, elem, err := tb.layout(x)
 		if err != nil {
 			return err
 		}
@@ -489,11 +577,14 @@ func (tb *traceBuilder) emit(i int32) error {
 			size = 1
 		}
 		s := trace.Step{Kind: trace.KindAlloc, Name: x.name, Size: size, Engine: Engine}
-		if shape, _, elem, err := layout(x); err == nil && dense(x) {
+		at := len(tb.ints)
+		if shape, _, elem, err := tb.layout(x); err == nil && dense(x) {
 			if p, ok := checked.Product(shape, elem); ok && p == size {
 				s.Shape, s.Elem = shape, elem
+				at = len(tb.ints)
 			}
 		}
+		tb.ints = tb.ints[:at] // the slots of a shape not kept are reused
 		tb.t.Steps = append(tb.t.Steps, s)
 	}
 	return nil

@@ -185,41 +185,74 @@ func relayout(ts []tensor, byName map[string]int32, prog *trace.Program, res pla
 	}
 	fix := map[int32]layoutFix{}
 	var bad []string
-	viewsOf := map[int32][]int32{}
-	readers := map[int32][][2]int32{} // tensor -> (reader, source index)
+	// Each tensor's views and readers, as runs of two arrays indexed by
+	// walk position (counted, then filled).
+	n := len(ts)
+	viewAt, readAt := make([]int32, n+1), make([]int32, n+1)
 	for i := range ts {
 		x := &ts[i]
 		if x.viewSrc >= 0 {
-			viewsOf[x.viewSrc] = append(viewsOf[x.viewSrc], int32(i))
+			viewAt[x.viewSrc+1]++
 		}
 		if x.isOp() {
-			for j, s := range x.src {
+			for _, s := range x.src {
 				if s >= 0 {
-					readers[s] = append(readers[s], [2]int32{int32(i), int32(j)})
+					readAt[s+1]++
 				}
 			}
 		}
 	}
+	for i := range n {
+		viewAt[i+1] += viewAt[i]
+		readAt[i+1] += readAt[i]
+	}
+	views, reads := make([]int32, viewAt[n]), make([][2]int32, readAt[n])
+	vFill, rFill := slices.Clone(viewAt[:n]), slices.Clone(readAt[:n])
+	for i := range ts {
+		x := &ts[i]
+		if x.viewSrc >= 0 {
+			views[vFill[x.viewSrc]] = int32(i)
+			vFill[x.viewSrc]++
+		}
+		if x.isOp() {
+			for j, s := range x.src {
+				if s >= 0 {
+					reads[rFill[s]] = [2]int32{int32(i), int32(j)}
+					rFill[s]++
+				}
+			}
+		}
+	}
+	readers := func(y int32) [][2]int32 { return reads[readAt[y]:readAt[y+1]] }
+	var fixes []fixAt
 	for _, name := range res.Relaid {
 		b, ok := byName[name]
 		if !ok {
 			bad = append(bad, name)
 			continue
 		}
-		fixes, ok := relayoutOne(ts, b, viewsOf[b], readers, prog, res)
+		fixes, ok = relayoutOne(fixes[:0], ts, b, views[viewAt[b]:viewAt[b+1]], readers, prog, res)
 		if !ok {
 			bad = append(bad, name)
 			continue
 		}
-		for i, f := range fixes {
-			fix[i] = f
+		for _, f := range fixes {
+			fix[f.at] = f.fix
 		}
 	}
 	return fix, bad
 }
 
-func relayoutOne(ts []tensor, b int32, views []int32, readers map[int32][][2]int32, prog *trace.Program,
-	res plan.Result) (map[int32]layoutFix, bool) {
+// fixAt is the layout fix of the tensor at walk position at.
+type fixAt struct {
+	at  int32
+	fix layoutFix
+}
+
+// relayoutOne appends to out the fixes of relaid tensor b and its views,
+// and reports whether every kernel that writes or reads them accepts them.
+func relayoutOne(out []fixAt, ts []tensor, b int32, views []int32, readers func(y int32) [][2]int32, prog *trace.Program,
+	res plan.Result) ([]fixAt, bool) {
 	x := &ts[b]
 	if x.input || x.output || !x.isOp() {
 		return nil, false
@@ -235,7 +268,7 @@ func relayoutOne(ts []tensor, b int32, views []int32, readers map[int32][][2]int
 	}
 	nat := prog.Buffers[ref.Buffer].Layout
 	target := pl.Layout()
-	if !slices.Equal(target.Squeeze().Shape, nat.Squeeze().Shape) {
+	if !sameSqueezed(target.Shape, nat.Shape) {
 		var err error
 		if target, err = target.Reshape(nat.Shape...); err != nil {
 			return nil, false
@@ -249,9 +282,9 @@ func relayoutOne(ts []tensor, b int32, views []int32, readers map[int32][][2]int
 	if !ok || !writerAccepts(x, &nb) {
 		return nil, false
 	}
-	out := map[int32]layoutFix{b: {nb: nb, offset: hostOff + own.Offset}}
+	out = append(out, fixAt{b, layoutFix{nb: nb, offset: hostOff + own.Offset}})
 	check := func(y int32, ynb *[4]int64) bool {
-		for _, rd := range readers[y] {
+		for _, rd := range readers(y) {
 			if !readerAccepts(ts, &ts[rd[0]], int(rd[1]), &ts[y], &ts[y].nb, ynb) {
 				return false
 			}
@@ -279,9 +312,31 @@ func relayoutOne(ts []tensor, b int32, views []int32, readers map[int32][][2]int
 		if !ok || !check(v, &vnb) {
 			return nil, false
 		}
-		out[v] = layoutFix{nb: vnb, offset: rl.Offset - own.Offset}
+		out = append(out, fixAt{v, layoutFix{nb: vnb, offset: rl.Offset - own.Offset}})
 	}
 	return out, true
+}
+
+// sameSqueezed reports whether shapes a and b are equal once their
+// dimensions of size 1 are dropped (as Layout.Squeeze drops them).
+func sameSqueezed(a, b []int64) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a) && a[i] == 1 {
+			i++
+		}
+		for j < len(b) && b[j] == 1 {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		if a[i] != b[j] {
+			return false
+		}
+		i++
+		j++
+	}
 }
 
 // outOfPlace marks the ops writing the named tensors not in place in t.

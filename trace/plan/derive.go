@@ -79,6 +79,32 @@ var scratchPool = sync.Pool{New: func() any { return new(deriveScratch) }}
 type Scratch struct {
 	mu   sync.Mutex
 	free []*deriveScratch
+	ips  []*inplaceScratch
+}
+
+// getInplace returns memory for one inplacer: s's, or fresh for nil.
+func (s *Scratch) getInplace() *inplaceScratch {
+	if s == nil {
+		return &inplaceScratch{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.ips); n > 0 {
+		sc := s.ips[n-1]
+		s.ips = s.ips[:n-1]
+		return sc
+	}
+	return &inplaceScratch{}
+}
+
+// putInplace takes sc back (nothing for a nil s).
+func (s *Scratch) putInplace(sc *inplaceScratch) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.ips = append(s.ips, sc)
+	s.mu.Unlock()
 }
 
 // get returns scratch for one derivation: s's, or the pool's for nil.
@@ -255,6 +281,7 @@ type deriver struct {
 	segs   []segment
 	on     []int                // per segment: first then last op on each engine
 	seen   map[*ranges.Set]bool // sets whose bounds are in: many uses share one
+	kept   []*ranges.Set        // the first few sets whose bounds went in, to find equal ones
 	merge  []int64              // scratch of sortRuns
 
 	// The pieces of every item, one item after another.
@@ -361,6 +388,8 @@ func (dv *deriver) cutSegments(r, item int) {
 	size := p.Buffers[r].Size
 	dv.used, dv.dead = dv.used[:0], dv.dead[:0]
 	clear(dv.seen)
+	clear(dv.kept)
+	dv.kept = dv.kept[:0]
 	dv.bounds = append(dv.bounds[:0], 0, size)
 	for _, m := range ip.group(r) {
 		dv.d.itemOf[m] = item
@@ -375,6 +404,9 @@ func (dv *deriver) cutSegments(r, item int) {
 			dv.used = append(dv.used, itemUse{op: u.Op, owner: owner, read: use.Access&trace.AccessRead != 0, set: set})
 			if !dv.seen[set] {
 				dv.seen[set] = true
+				if dv.keptEqual(set) {
+					continue // another set of the same runs put them in
+				}
 				for _, run := range set.Runs() {
 					if run.Lo != 0 || run.Hi != size { // the whole item's bounds are in
 						dv.bounds = append(dv.bounds, run.Lo, run.Hi)
@@ -409,6 +441,31 @@ func (dv *deriver) cutSegments(r, item int) {
 	}
 	dv.applyUses()
 	dv.applyDeaths()
+}
+
+// maxKept is the number of distinct sets cutSegments compares a new set
+// with, which bounds the cost of the comparisons for a root of many uses.
+const maxKept = 16
+
+// keptEqual reports whether set has the runs of a set whose bounds are in
+// already (two views of the same bytes: the uses of a strided tensor through
+// views by several names), and else keeps it among the first maxKept. A set
+// of a few runs is not compared: its bounds cost less than the comparison.
+func (dv *deriver) keptEqual(set *ranges.Set) bool {
+	runs := set.Runs()
+	if len(runs) < 8 {
+		return false
+	}
+	for _, k := range dv.kept {
+		if kr := k.Runs(); len(kr) == len(runs) && kr[0] == runs[0] && kr[len(kr)-1] == runs[len(runs)-1] &&
+			slices.Equal(kr, runs) {
+			return true
+		}
+	}
+	if len(dv.kept) < maxKept {
+		dv.kept = append(dv.kept, set)
+	}
+	return false
 }
 
 // applyUses gives each segment the first and last op using it (and, with
@@ -599,12 +656,41 @@ func (ip *inplacer) deaths(r int, out []deathRun, deathTime func(int) int) []dea
 	p := ip.p
 	if !ip.relaid[r] {
 		for _, m := range ip.group(r) {
+			if b := &p.Buffers[m]; len(b.Discards) == 0 {
+				// LetGo's one piece: all of b, let go at its release.
+				off := ip.place[m].layout.Offset
+				out = append(out, deathRun{deathTime(b.Release), off, off + b.Size})
+				continue
+			}
 			out = appendPieces(out, p.LetGo(m, ip.place[m].layout.Offset), deathTime)
 		}
 		return out
 	}
+	if g := ip.group(r); !anyDiscards(p, g) {
+		// LetGoGroup's one piece: all of the root, let go at the group's
+		// last release, or never when one of it is held.
+		final := p.Buffers[g[0]].Release
+		for _, m := range g {
+			if rel := p.Buffers[m].Release; rel < 0 || final < 0 {
+				final = -1
+			} else {
+				final = max(final, rel)
+			}
+		}
+		return append(out, deathRun{deathTime(final), 0, p.Buffers[g[0]].Size})
+	}
 	bytes := func(ref trace.Ref) ranges.Set { return *ip.rootFootprint(ref) }
 	return appendPieces(out, p.LetGoGroup(ip.group(r), 0, bytes), deathTime)
+}
+
+// anyDiscards reports whether the host discards a view of a buffer of group.
+func anyDiscards(p *trace.Program, group []int) bool {
+	for _, m := range group {
+		if len(p.Buffers[m].Discards) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // appendPieces appends each run of each piece as dying at the op time of its

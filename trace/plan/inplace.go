@@ -60,6 +60,16 @@ type inplacer struct {
 	// clears the entries of the buffer placed.
 	fpWhole []rootFP
 	fpView  []rootFP
+	// taken and takenRoot are decide's memory for the root footprints an
+	// op has taken, kept from op to op.
+	taken     []ranges.Set
+	takenRoot []int
+	// count and views are newInplacerIn's arrays, kept for keep.
+	count, views []int
+	// memberSlab holds the first four members of each group, from slabAt
+	// on free.
+	memberSlab []int
+	slabAt     int
 	// afterCommit, a test hook, runs after every in-place placement.
 	afterCommit func()
 }
@@ -76,16 +86,56 @@ type rootFP struct {
 }
 
 func newInplacer(p *trace.Program, hb func(a, b int) bool, allowRelayout bool) *inplacer {
+	return newInplacerIn(p, hb, allowRelayout, &inplaceScratch{})
+}
+
+// inplaceScratch is an inplacer's per-buffer and per-view memory, kept by
+// a Scratch from plan to plan.
+type inplaceScratch struct {
+	place         []placement
+	members       [][]int
+	self, views   []int
+	count         []int
+	dense, relaid []bool
+	fpWhole       []rootFP
+	fpView        []rootFP
+	viewsOf       [][]int
+	taken         []ranges.Set
+	takenRoot     []int
+	memberSlab    []int
+}
+
+// zeroedLen returns s with length n, every element zero, reusing its
+// memory when it has room.
+func zeroedLen[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// newInplacerIn is newInplacer with its memory taken from sc (see
+// inplacer.keep).
+func newInplacerIn(p *trace.Program, hb func(a, b int) bool, allowRelayout bool, sc *inplaceScratch) *inplacer {
 	n := len(p.Buffers)
-	ip := &inplacer{p: p, hb: hb, relayout: allowRelayout, usesOf: p.UsesByBuffer(), viewsOf: make([][]int, n),
-		place: make([]placement, n), members: make([][]int, n), self: make([]int, n), dense: make([]bool, n),
-		relaid: make([]bool, n), fpWhole: make([]rootFP, n), fpView: make([]rootFP, len(p.Views))}
+	ip := &inplacer{p: p, hb: hb, relayout: allowRelayout, usesOf: p.UsesByBuffer(), viewsOf: zeroedLen(sc.viewsOf, n),
+		place: zeroedLen(sc.place, n), members: zeroedLen(sc.members, n), self: zeroedLen(sc.self, n),
+		dense: zeroedLen(sc.dense, n), relaid: zeroedLen(sc.relaid, n), fpWhole: zeroedLen(sc.fpWhole, n),
+		fpView: zeroedLen(sc.fpView, len(p.Views)), taken: sc.taken[:0], takenRoot: sc.takenRoot[:0],
+		memberSlab: sc.memberSlab}
+	if len(ip.memberSlab) < 4*n {
+		ip.memberSlab = make([]int, 4*n)
+	}
 	// Count, then carve every buffer's list of views out of one array.
-	count := make([]int, n+1)
+	count := zeroedLen(sc.count, n+1)
+	ip.count = count
 	for v := range p.Views {
 		count[p.Views[v].Buffer]++
 	}
-	views := make([]int, len(p.Views))
+	views := zeroedLen(sc.views, len(p.Views))
+	ip.views = views
 	at := 0
 	for b := range n {
 		ip.viewsOf[b] = views[at : at : at+count[b]]
@@ -100,6 +150,16 @@ func newInplacer(p *trace.Program, hb func(a, b int) bool, allowRelayout bool) *
 		ip.self[b] = b
 	}
 	return ip
+}
+
+// keep hands ip's memory to sc, for the next newInplacerIn; ip must not be
+// used after.
+func (ip *inplacer) keep(sc *inplaceScratch) {
+	clear(ip.taken)
+	*sc = inplaceScratch{place: ip.place, members: ip.members, self: ip.self, views: ip.views, count: ip.count,
+		dense: ip.dense, relaid: ip.relaid, fpWhole: ip.fpWhole, fpView: ip.fpView, viewsOf: ip.viewsOf,
+		taken: ip.taken[:0], takenRoot: ip.takenRoot[:0], memberSlab: ip.memberSlab}
+	*ip = inplacer{}
 }
 
 // group returns root r's group: r and the buffers placed over it, in
@@ -169,8 +229,7 @@ func (ip *inplacer) decide() {
 		if !op.InPlace {
 			continue
 		}
-		var taken []ranges.Set // root footprints already taken at this op
-		var takenRoot []int
+		taken, takenRoot := ip.taken[:0], ip.takenRoot[:0] // root footprints already taken at this op
 		for wi, w := range op.Uses {
 			b := w.Ref.Buffer
 			B := &p.Buffers[b]
@@ -192,6 +251,7 @@ func (ip *inplacer) decide() {
 				break
 			}
 		}
+		ip.taken, ip.takenRoot = taken, takenRoot
 	}
 }
 
@@ -384,7 +444,15 @@ func (ip *inplacer) viewsExpressible(b int, l strided.Layout) bool {
 func (ip *inplacer) commit(b int, pl placement, fp ranges.Set) {
 	ip.place[b] = pl
 	if ip.members[pl.root] == nil {
-		ip.members[pl.root] = append(make([]int, 0, 4), pl.root)
+		// A group's list starts in the slab, room for four; a larger
+		// group's list moves out of it as it grows.
+		var list []int
+		if at := ip.slabAt; at+4 <= len(ip.memberSlab) {
+			list, ip.slabAt = ip.memberSlab[at:at:at+4], at+4
+		} else {
+			list = make([]int, 0, 4)
+		}
+		ip.members[pl.root] = append(list, pl.root)
 	}
 	ip.members[pl.root] = append(ip.members[pl.root], b)
 	if pl.relaid {

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"slices"
+
 	"github.com/subarena/subarena/strided"
 	"github.com/subarena/subarena/trace"
 )
@@ -17,7 +19,14 @@ import (
 
 // sameElements reports whether a and b put element i on the same bytes for
 // every i in row-major order (strided.SameElements at their own offsets).
-func sameElements(a, b strided.Layout) bool { return strided.SameElements(a, 0, b, 0) }
+func sameElements(a, b strided.Layout) bool {
+	// Two equal layouts (an in-place op's dense read and write, most
+	// often) put every element at the same byte without more ado.
+	if a.Offset == b.Offset && a.Elem == b.Elem && slices.Equal(a.Shape, b.Shape) && slices.Equal(a.Strides, b.Strides) {
+		return true
+	}
+	return strided.SameElements(a, 0, b, 0)
+}
 
 // sameShape reports whether a and b have the same shape once size-1
 // dimensions are dropped, and the same element size: the "same-shape,

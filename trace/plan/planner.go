@@ -258,8 +258,13 @@ func planFixed(p *trace.Program, opts Options, start time.Time) (Result, error) 
 	if err != nil {
 		return Result{}, err
 	}
-	ip := newInplacer(p, hb, !opts.NoRelayout)
+	isc := opts.Scratch.getInplace()
+	ip := newInplacerIn(p, hb, !opts.NoRelayout, isc)
 	ip.order, ip.scratch = order, opts.Scratch
+	defer func() {
+		ip.keep(isc)
+		opts.Scratch.putInplace(isc)
+	}()
 	if !opts.NoInPlace {
 		ip.decide()
 	}
