@@ -300,6 +300,14 @@ type Index struct {
 	held      ranges.Set // released bytes not yet returned
 	heldBytes int64      // held.Len(), kept up to date
 	pieces    []piece    // whole mode: pinned released buffers (storage past len is reused)
+	// pieceAt finds the pieces over given bytes (whole mode).
+	pieceAt pieceIndex
+	// pieceCand is scratch: the places of the pieces a reclaim or a take
+	// looks at.
+	pieceCand []int32
+	// pieceVisits counts the pieces (and pieces' runs) reclaim and
+	// TakeRanges have looked at: the work a test bounds.
+	pieceVisits int
 
 	// pendingAll counts the (user, run) pairs over every byte; pendingOn[e]
 	// those of known users on engine e. Their covered counts are the union

@@ -65,16 +65,50 @@ func (x *Index) addPiece(bytes *ranges.Set) {
 		x.pieces = append(x.pieces, piece{})
 	}
 	x.pieces[n].bytes.AddSet(bytes)
+	for _, r := range bytes.Runs() {
+		x.pieceAt.add(r, int32(n))
+	}
 	x.scan.pieceAdded(x, n)
 }
 
 // dropPiece removes piece i; the last piece takes its place and its storage
 // stays past the end for addPiece to reuse.
 func (x *Index) dropPiece(i int) {
+	for _, r := range x.pieces[i].bytes.Runs() {
+		x.pieceAt.remove(r)
+	}
 	last := len(x.pieces) - 1
 	x.pieces[i], x.pieces[last] = x.pieces[last], x.pieces[i]
+	if i != last {
+		x.pieceAt.retag(&x.pieces[i].bytes, int32(i))
+	}
 	x.scan.pieceDropped(x, i, last)
 	x.pieces = x.pieces[:last]
+}
+
+// dropPieces drops the pieces at the places in x.pieceCand (sorted, no
+// duplicates), from the last: each drop moves the last piece into its
+// place, never one still to be dropped.
+func (x *Index) dropPieces() {
+	for k := len(x.pieceCand) - 1; k >= 0; k-- {
+		x.dropPiece(int(x.pieceCand[k]))
+	}
+}
+
+// piecesOver sets x.pieceCand to the places of the pieces with bytes in
+// s, in increasing order, each once.
+func (x *Index) piecesOver(s []ranges.Range) {
+	x.pieceCand = x.pieceCand[:0]
+	for _, t := range s {
+		for _, pr := range x.pieceAt.overlapping(t) {
+			x.pieceCand = append(x.pieceCand, pr.piece)
+		}
+	}
+	if len(x.pieceCand) > 1 {
+		slices.Sort(x.pieceCand)
+		x.pieceCand = slices.Compact(x.pieceCand)
+	}
+	x.pieceVisits += len(x.pieceCand)
 }
 
 // reclaim returns to the arena every held granule near x.touched that may
@@ -92,15 +126,20 @@ func (x *Index) reclaim(free func(ranges.Range)) {
 		return
 	}
 	if x.mode.Whole() {
-		for i := 0; i < len(x.pieces); {
-			p := x.pieces[i]
-			if _, ok := p.bytes.OverlapsSet(&x.touched); ok && !x.coveredAny(&p.bytes) {
+		// The pieces over the touched bytes, found by address; those no
+		// pending user pins any more go, and their bytes are looked at
+		// too. (Pieces are disjoint: adding one's bytes to touched puts
+		// no other piece under them.)
+		x.piecesOver(x.touched.Runs())
+		gone := x.pieceCand[:0]
+		for _, i := range x.pieceCand {
+			if p := &x.pieces[i]; !x.coveredAny(&p.bytes) {
 				x.touched.AddSet(&p.bytes)
-				x.dropPiece(i)
-				continue
+				gone = append(gone, i)
 			}
-			i++
 		}
+		x.pieceCand = gone
+		x.dropPieces()
 	}
 	x.freed = x.freed[:0]
 	var win ranges.Range
@@ -138,12 +177,10 @@ func (x *Index) reclaimWindow(win ranges.Range) {
 			x.freed = append(x.freed, c)
 		case x.mode.Whole():
 			x.pinned.Reset()
-			for _, p := range x.pieces {
-				if p.bytes.Bounds().Overlaps(c) {
-					for _, pr := range p.bytes.Runs() {
-						x.pinned.Add(pr.Intersect(c))
-					}
-				}
+			prs := x.pieceAt.overlapping(c)
+			x.pieceVisits += len(prs)
+			for _, pr := range prs {
+				x.pinned.Add(pr.r.Intersect(c))
 			}
 			x.freed = append(x.freed, x.unpinnedOf(c)...)
 		default:
@@ -295,6 +332,7 @@ func (x *Index) verify() { invariants.Hold(x.CheckInvariants()) }
 //     the live count equals Pending();
 //   - every known live user is queued once on its engine, queues sorted;
 //   - whole mode: pieces are disjoint, held, and each is still pinned;
+//     the piece index lists every run of every piece;
 //   - nothing is held that may return: in the safe modes no fully held
 //     granule is free of pending users (subrange) or of pinned pieces
 //     (whole); in the unsafe mode no granule is fully held.
@@ -484,7 +522,36 @@ func (x *Index) checkPieces() (ranges.Set, error) {
 	if d := ranges.Subtract(&inPieces, &x.held); !d.IsEmpty() {
 		return inPieces, fmt.Errorf("liveness: piece bytes %v not held", d.Runs()[0])
 	}
-	return inPieces, nil
+	return inPieces, x.checkPieceIndex()
+}
+
+// checkPieceIndex checks that the piece index lists exactly every run of
+// every piece, with its place, in address order.
+func (x *Index) checkPieceIndex() error {
+	want := make(map[pieceRun]bool)
+	for i := range x.pieces {
+		for _, r := range x.pieces[i].bytes.Runs() {
+			want[pieceRun{r: r, piece: int32(i)}] = true
+		}
+	}
+	var err error
+	var prev ranges.Range
+	n := 0
+	x.pieceAt.each(func(pr pieceRun) {
+		switch {
+		case err != nil:
+		case pr.r.Empty() || (n > 0 && pr.r.Lo < prev.Hi):
+			err = fmt.Errorf("liveness: piece index out of order at %v", pr.r)
+		case !want[pr]:
+			err = fmt.Errorf("liveness: piece index lists %v of piece %d, no piece's run", pr.r, pr.piece)
+		}
+		prev = pr.r
+		n++
+	})
+	if err == nil && (n != len(want) || n != x.pieceAt.len()) {
+		err = fmt.Errorf("liveness: %d piece runs, %d indexed, counted %d", len(want), n, x.pieceAt.len())
+	}
+	return err
 }
 
 // checkNothingReturnable checks that no held granule may return: in the

@@ -477,28 +477,33 @@ func (x *Index) TakeRanges(rs []ranges.Range, free func(ranges.Range)) (sasync.C
 		x.heldBytes -= r.Len()
 	}
 	x.touched.Reset()
-	for i := 0; i < len(x.pieces); i++ {
-		p := &x.pieces[i]
-		hit := false
+	if x.mode.Whole() {
+		// The pieces rs cuts, found by address, lose those bytes; a piece
+		// left empty goes.
+		x.piecesOver(rs)
 		for _, r := range rs {
-			if _, ok := p.bytes.Overlaps(r); ok {
-				p.bytes.Remove(r)
-				hit = true
+			x.pieceAt.remove(r)
+		}
+		gone := x.pieceCand[:0]
+		for _, i := range x.pieceCand {
+			p := &x.pieces[i]
+			for _, r := range rs {
+				if _, ok := p.bytes.Overlaps(r); ok {
+					p.bytes.Remove(r)
+				}
+			}
+			if p.bytes.IsEmpty() {
+				gone = append(gone, i)
+				continue
+			}
+			// The users that pinned the piece may all have covered rs.
+			x.touched.AddSet(&p.bytes)
+			if x.mode == WholeFenced {
+				x.scan.cand = append(x.scan.cand, p.id)
 			}
 		}
-		if !hit {
-			continue
-		}
-		if p.bytes.IsEmpty() {
-			x.dropPiece(i)
-			i--
-			continue
-		}
-		// The users that pinned the piece may all have covered rs.
-		x.touched.AddSet(&p.bytes)
-		if x.mode == WholeFenced {
-			x.scan.cand = append(x.scan.cand, p.id)
-		}
+		x.pieceCand = gone
+		x.dropPieces()
 	}
 	x.reclaim(free)
 	return fence, nil
