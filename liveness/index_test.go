@@ -449,7 +449,7 @@ func TestModes(t *testing.T) {
 		{SubrangeFenced, "subrange-fenced", false, true},
 		{WholeAfterUsers, "whole-after-users", true, false},
 		{WholeFenced, "whole-fenced", true, true},
-		{Unsafe, "unsafe", false, false},
+		{Unsafe, "ir-order", false, false},
 	}
 	for _, c := range cases {
 		if c.m.String() != c.name || c.m.Whole() != c.whole || c.m.Fenced() != c.fenced || !c.m.Valid() {
