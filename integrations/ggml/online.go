@@ -190,11 +190,29 @@ type resident struct {
 type Online struct {
 	opts OnlineOptions
 
+	onlineEngines                                     // the Allocator and the three engines that share it
+	onlineMemory                                      // the arena's C memory and the ggml objects over it
+	onlineHolds                                       // held consumers, released as compute advances
+	residents     map[*C.struct_ggml_tensor]*resident // adopted tensors, by tensor
+	order         []*resident                         // the same, in the order adopted
+
+	st     OnlineStats
+	closed bool // set by Close; every later call fails with ErrOnline
+}
+
+// onlineEngines is the Allocator over the arena and the Timeline and
+// Executor of its engines; set by NewOnline, never changed.
+type onlineEngines struct {
 	tl                        *sasync.Timeline
 	x                         *sasync.Executor
 	a                         *subarena.Allocator
 	compute, copier, consumer sasync.EngineID
+}
 
+// onlineMemory is the C side: the arena's memory wrapped as one ggml CPU
+// buffer, the backend that computes into it, and the one-node graph it
+// computes. Allocated by NewOnline, freed by freeC.
+type onlineMemory struct {
 	mem  unsafe.Pointer // the arena's C memory
 	size int64
 	buf  C.ggml_backend_buffer_t
@@ -202,11 +220,10 @@ type Online struct {
 	pool C.ggml_threadpool_t
 	gctx *C.struct_ggml_context
 	g1   *C.struct_ggml_cgraph // the one-node graph, used by the compute engine only
+}
 
-	residents map[*C.struct_ggml_tensor]*resident
-	order     []*resident
-
-	// hold state: guarded by hmu.
+// onlineHolds is the hold state: guarded by hmu.
+type onlineHolds struct {
 	hmu       sync.Mutex
 	hcond     sync.Cond
 	done      sasync.Seq // compute ops completed
@@ -214,9 +231,6 @@ type Online struct {
 	unsub     func()
 	nCopies   int // copy ops submitted (for CopyDelay)
 	nConsumed int // consumer ops submitted (for ConsumerDelay)
-
-	st     OnlineStats
-	closed bool
 }
 
 // NewOnline maps an arena of opts.Capacity bytes, wraps it as a ggml CPU
@@ -236,7 +250,7 @@ func NewOnline(opts OnlineOptions) (*Online, error) {
 	if opts.Threads <= 0 {
 		opts.Threads = 1
 	}
-	o := &Online{opts: opts, tl: sasync.NewTimeline(), residents: map[*C.struct_ggml_tensor]*resident{}}
+	o := &Online{opts: opts, onlineEngines: onlineEngines{tl: sasync.NewTimeline()}, residents: map[*C.struct_ggml_tensor]*resident{}}
 	o.hcond.L = &o.hmu
 	var err error
 	if o.compute, err = o.tl.AddEngine(OnlineCompute, sasync.Compute); err != nil {
