@@ -197,7 +197,7 @@ func New(cfg Config) (*Allocator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
-	idx, err := liveness.New(cfg.Granule, cfg.Policy.mode())
+	idx, err := liveness.New(cfg.Granule, cfg.Policy)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}

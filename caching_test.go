@@ -361,150 +361,52 @@ func TestCachingAgainstOracle(t *testing.T) {
 	}
 }
 
+// cachingEngines is the number of engines cachingOracleRun drives.
+const cachingEngines = 3
+
 func cachingOracleRun(t *testing.T, p subarena.Policy, seed uint64, steps int) {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	tl := sasync.NewTimeline()
-	const engines = 3
+	const engines = cachingEngines
 	for e := range engines {
 		tl.AddEngine(fmt.Sprintf("s%d", e), sasync.Compute)
 	}
 	a, c := newCaching(t, subarena.Config{Capacity: 24 * 256, Policy: p, Timeline: tl})
-
-	type live struct {
-		b       *subarena.Buffer
-		engine  sasync.EngineID
-		born    [engines]sasync.Seq
-		streams [engines]bool
-	}
-	var bufs []*live
-	var freed []freedRecord
-	randEngine := func() sasync.EngineID { return sasync.EngineID(rng.IntN(engines)) }
+	s := &cachingRun{t: t, rng: rng, tl: tl, c: c}
 	for step := range steps {
+		s.step = step
 		var what string
+		ok := true
 		switch op := rng.IntN(10); {
-		case op < 3: // malloc
-			e := randEngine()
-			size := int64(1 + rng.IntN(3*256))
-			pt, _ := tl.Point(e)
-			b, err := c.Malloc(size, e)
-			what = fmt.Sprintf("malloc %d on %d", size, e)
-			if errors.Is(err, subarena.ErrNoSpace) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("step %d %s: %v", step, what, err)
-			}
-			completed := tl.CompletedClock()
-			for _, f := range freed {
-				if b.Offset() >= f.hi || f.lo >= b.Offset()+b.Size() {
-					continue
-				}
-				for _, g := range f.guards {
-					if !completed.Covers(g) && !pt.Clock.Covers(g) {
-						t.Fatalf("step %d %s: got [%d, %d) overlapping freed [%d, %d) whose op %v neither completed nor happens-before the point",
-							step, what, b.Offset(), b.Offset()+b.Size(), f.lo, f.hi, g)
-					}
-				}
-			}
-			l := &live{b: b, engine: e}
-			for i := range engines {
-				l.born[i] = tl.Submitted(sasync.EngineID(i))
-			}
-			bufs = append(bufs, l)
-		case op < 5: // record stream
-			if len(bufs) == 0 {
-				continue
-			}
-			l := bufs[rng.IntN(len(bufs))]
-			e := randEngine()
-			what = fmt.Sprintf("record %v on %d", l.b, e)
-			if err := c.RecordStream(l.b, e); err != nil {
-				t.Fatalf("step %d %s: %v", step, what, err)
-			}
-			l.streams[e] = true
-		case op < 6: // free
-			if len(bufs) == 0 {
-				continue
-			}
-			i := rng.IntN(len(bufs))
-			l := bufs[i]
-			bufs = append(bufs[:i], bufs[i+1:]...)
-			what = fmt.Sprintf("free %v", l.b)
-			f := freedRecord{lo: l.b.Offset(), hi: l.b.Offset() + l.b.Size()}
-			for e := range engines {
-				if sasync.EngineID(e) != l.engine && !l.streams[e] {
-					continue
-				}
-				if s := tl.Submitted(sasync.EngineID(e)); s > l.born[e] {
-					f.guards = append(f.guards, sasync.Event{Engine: sasync.EngineID(e), Seq: s})
-				}
-			}
-			if err := c.Free(l.b); err != nil {
-				t.Fatalf("step %d %s: %v", step, what, err)
-			}
-			if err := c.Free(l.b); !errors.Is(err, subarena.ErrDoubleRelease) {
-				t.Fatalf("step %d double %s: %v", step, what, err)
-			}
-			freed = append(freed, f)
-		case op < 8: // submit, maybe waiting for another engine's op
-			e := randEngine()
-			var waits []sasync.Event
-			if o := randEngine(); o != e && tl.Submitted(o) > 0 && rng.IntN(2) == 0 {
-				waits = append(waits, sasync.Event{Engine: o, Seq: 1 + sasync.Seq(rng.IntN(int(tl.Submitted(o))))})
-			}
-			ev, err := tl.Submit(e, waits...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			what = fmt.Sprintf("submit %v waiting %v", ev, waits)
-		case op < 9: // complete a prefix of one engine
-			e := randEngine()
-			done := tl.CompletedClock()[e]
-			sub := tl.Submitted(e)
-			if done == sub {
-				continue
-			}
-			ev := sasync.Event{Engine: e, Seq: done + 1 + sasync.Seq(rng.IntN(int(sub-done)))}
-			if tl.Completed(ev) {
-				continue // completed through another engine's op
-			}
-			what = fmt.Sprintf("complete %v", ev)
-			if err := tl.Complete(ev); err != nil {
-				t.Fatalf("step %d %s: %v", step, what, err)
-			}
-		default: // the host syncs on some op
-			e := randEngine()
-			if tl.Submitted(e) == 0 {
-				continue
-			}
-			ev := sasync.Event{Engine: e, Seq: 1 + sasync.Seq(rng.IntN(int(tl.Submitted(e))))}
-			what = fmt.Sprintf("host sync %v", ev)
-			tl.HostSync(ev)
+		case op < 3:
+			what = s.malloc()
+		case op < 5:
+			what, ok = s.recordStream()
+		case op < 6:
+			what, ok = s.free()
+		case op < 8:
+			what = s.submit()
+		case op < 9:
+			what, ok = s.complete()
+		default:
+			what, ok = s.hostSync()
+		}
+		if !ok {
+			continue
 		}
 		if err := c.CheckInvariants(); err != nil {
 			t.Fatalf("step %d after %s: %v", step, what, err)
 		}
-		// Forget freed records whose guards have all completed.
-		completed := tl.CompletedClock()
-		kept := freed[:0]
-		for _, f := range freed {
-			for _, g := range f.guards {
-				if !completed.Covers(g) {
-					kept = append(kept, f)
-					break
-				}
-			}
-		}
-		freed = kept
+		s.forgetFreed()
 	}
-	for _, l := range bufs {
+	for _, l := range s.bufs {
 		if err := c.Free(l.b); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for e := range engines {
-		if s := tl.Submitted(sasync.EngineID(e)); s > 0 && !tl.Completed(sasync.Event{Engine: sasync.EngineID(e), Seq: s}) {
-			if err := tl.Complete(sasync.Event{Engine: sasync.EngineID(e), Seq: s}); err != nil {
+		if sub := tl.Submitted(sasync.EngineID(e)); sub > 0 && !tl.Completed(sasync.Event{Engine: sasync.EngineID(e), Seq: sub}) {
+			if err := tl.Complete(sasync.Event{Engine: sasync.EngineID(e), Seq: sub}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -518,6 +420,175 @@ func cachingOracleRun(t *testing.T, p subarena.Policy, seed uint64, steps int) {
 	if st := a.Stats(); st.Live != 0 || st.Held != 0 || st.Users != 0 || st.InUse != 0 {
 		t.Fatalf("bytes did not come back: %+v", st)
 	}
+}
+
+// cachingLive is a live buffer of cachingOracleRun: its engine, each
+// engine's submissions at its Malloc, and the engines recorded for it.
+type cachingLive struct {
+	b       *subarena.Buffer
+	engine  sasync.EngineID
+	born    [cachingEngines]sasync.Seq
+	streams [cachingEngines]bool
+}
+
+// cachingRun is one cachingOracleRun: the Caching allocator under test,
+// its live buffers, and the freed ranges the oracle still guards.
+type cachingRun struct {
+	t     *testing.T
+	rng   *rand.Rand
+	tl    *sasync.Timeline
+	c     *subarena.Caching
+	bufs  []*cachingLive
+	freed []freedRecord
+	step  int
+}
+
+func (s *cachingRun) randEngine() sasync.EngineID {
+	return sasync.EngineID(s.rng.IntN(cachingEngines))
+}
+
+// malloc allocates on a random engine and checks the bytes against the
+// freed ranges' guards.
+func (s *cachingRun) malloc() string {
+	t, tl, step := s.t, s.tl, s.step
+	e := s.randEngine()
+	size := int64(1 + s.rng.IntN(3*256))
+	pt, _ := tl.Point(e)
+	b, err := s.c.Malloc(size, e)
+	what := fmt.Sprintf("malloc %d on %d", size, e)
+	if errors.Is(err, subarena.ErrNoSpace) {
+		return what
+	}
+	if err != nil {
+		t.Fatalf("step %d %s: %v", step, what, err)
+	}
+	completed := tl.CompletedClock()
+	for _, f := range s.freed {
+		if b.Offset() >= f.hi || f.lo >= b.Offset()+b.Size() {
+			continue
+		}
+		for _, g := range f.guards {
+			if !completed.Covers(g) && !pt.Clock.Covers(g) {
+				t.Fatalf("step %d %s: got [%d, %d) overlapping freed [%d, %d) whose op %v neither completed nor happens-before the point",
+					step, what, b.Offset(), b.Offset()+b.Size(), f.lo, f.hi, g)
+			}
+		}
+	}
+	l := &cachingLive{b: b, engine: e}
+	for i := range cachingEngines {
+		l.born[i] = tl.Submitted(sasync.EngineID(i))
+	}
+	s.bufs = append(s.bufs, l)
+	return what
+}
+
+// recordStream records a live buffer on a random engine; false when none
+// is live.
+func (s *cachingRun) recordStream() (string, bool) {
+	if len(s.bufs) == 0 {
+		return "", false
+	}
+	l := s.bufs[s.rng.IntN(len(s.bufs))]
+	e := s.randEngine()
+	what := fmt.Sprintf("record %v on %d", l.b, e)
+	if err := s.c.RecordStream(l.b, e); err != nil {
+		s.t.Fatalf("step %d %s: %v", s.step, what, err)
+	}
+	l.streams[e] = true
+	return what, true
+}
+
+// free frees a live buffer, guarding its bytes by the last op of its
+// engine and of its recorded engines; false when none is live.
+func (s *cachingRun) free() (string, bool) {
+	t, step := s.t, s.step
+	if len(s.bufs) == 0 {
+		return "", false
+	}
+	i := s.rng.IntN(len(s.bufs))
+	l := s.bufs[i]
+	s.bufs = append(s.bufs[:i], s.bufs[i+1:]...)
+	what := fmt.Sprintf("free %v", l.b)
+	f := freedRecord{lo: l.b.Offset(), hi: l.b.Offset() + l.b.Size()}
+	for e := range cachingEngines {
+		if sasync.EngineID(e) != l.engine && !l.streams[e] {
+			continue
+		}
+		if sub := s.tl.Submitted(sasync.EngineID(e)); sub > l.born[e] {
+			f.guards = append(f.guards, sasync.Event{Engine: sasync.EngineID(e), Seq: sub})
+		}
+	}
+	if err := s.c.Free(l.b); err != nil {
+		t.Fatalf("step %d %s: %v", step, what, err)
+	}
+	if err := s.c.Free(l.b); !errors.Is(err, subarena.ErrDoubleRelease) {
+		t.Fatalf("step %d double %s: %v", step, what, err)
+	}
+	s.freed = append(s.freed, f)
+	return what, true
+}
+
+// submit submits an op, maybe waiting for another engine's op.
+func (s *cachingRun) submit() string {
+	tl, rng := s.tl, s.rng
+	e := s.randEngine()
+	var waits []sasync.Event
+	if o := s.randEngine(); o != e && tl.Submitted(o) > 0 && rng.IntN(2) == 0 {
+		waits = append(waits, sasync.Event{Engine: o, Seq: 1 + sasync.Seq(rng.IntN(int(tl.Submitted(o))))})
+	}
+	ev, err := tl.Submit(e, waits...)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return fmt.Sprintf("submit %v waiting %v", ev, waits)
+}
+
+// complete completes a prefix of one engine; false when there is none to
+// complete.
+func (s *cachingRun) complete() (string, bool) {
+	tl := s.tl
+	e := s.randEngine()
+	done := tl.CompletedClock()[e]
+	sub := tl.Submitted(e)
+	if done == sub {
+		return "", false
+	}
+	ev := sasync.Event{Engine: e, Seq: done + 1 + sasync.Seq(s.rng.IntN(int(sub-done)))}
+	if tl.Completed(ev) {
+		return "", false // completed through another engine's op
+	}
+	what := fmt.Sprintf("complete %v", ev)
+	if err := tl.Complete(ev); err != nil {
+		s.t.Fatalf("step %d %s: %v", s.step, what, err)
+	}
+	return what, true
+}
+
+// hostSync has the host sync on some op; false when the engine has none.
+func (s *cachingRun) hostSync() (string, bool) {
+	tl := s.tl
+	e := s.randEngine()
+	if tl.Submitted(e) == 0 {
+		return "", false
+	}
+	ev := sasync.Event{Engine: e, Seq: 1 + sasync.Seq(s.rng.IntN(int(tl.Submitted(e))))}
+	tl.HostSync(ev)
+	return fmt.Sprintf("host sync %v", ev), true
+}
+
+// forgetFreed forgets the freed records whose guards have all completed.
+func (s *cachingRun) forgetFreed() {
+	completed := s.tl.CompletedClock()
+	kept := s.freed[:0]
+	for _, f := range s.freed {
+		for _, g := range f.guards {
+			if !completed.Covers(g) {
+				kept = append(kept, f)
+				break
+			}
+		}
+	}
+	s.freed = kept
 }
 
 // A tensor allocated on stream A, read on stream B and recorded there: a

@@ -18,8 +18,10 @@ import (
 //	subrange-after-users   each subrange, its users done    subrange liveness
 //	subrange-fenced        each subrange, fenced, at once   (default)
 //
-// The zero value is SubrangeFenced.
-type Policy uint8
+// The zero value is SubrangeFenced. Policy is liveness.Mode, the one
+// definition: its methods Whole and Fenced answer the two questions, Safe
+// the reuse rule, Valid and String the rest.
+type Policy = liveness.Mode
 
 // The release policies.
 const (
@@ -27,49 +29,26 @@ const (
 	// writer whose point is ordered after the subrange's pending users may
 	// take it before they complete; it becomes clean (and coalesces in the
 	// arena) when they complete.
-	SubrangeFenced Policy = iota
+	SubrangeFenced = liveness.SubrangeFenced
 	// SubrangeAfterUsers returns each subrange when its own users complete.
-	SubrangeAfterUsers
+	SubrangeAfterUsers = liveness.SubrangeAfterUsers
 	// WholeFenced returns the whole buffer at once with one fence.
-	WholeFenced
+	WholeFenced = liveness.WholeFenced
 	// WholeAfterUsers returns the whole buffer when every user of every
 	// view of it has completed.
-	WholeAfterUsers
+	WholeAfterUsers = liveness.WholeAfterUsers
 	// IROrder returns bytes at Release, ignoring pending users. It is
 	// UNSAFE — a reader behind a view chain or on another engine can see the
 	// next owner's bytes — and exists only as the baseline the checkers must
 	// catch.
-	IROrder
-	numPolicies
+	IROrder = liveness.Unsafe
 )
-
-var policyNames = [numPolicies]string{
-	SubrangeFenced:     "subrange-fenced",
-	SubrangeAfterUsers: "subrange-after-users",
-	WholeFenced:        "whole-fenced",
-	WholeAfterUsers:    "whole-after-users",
-	IROrder:            "ir-order",
-}
-
-// String returns the policy's name as the CLI's --policy flag spells it.
-func (p Policy) String() string {
-	if p < numPolicies {
-		return policyNames[p]
-	}
-	return fmt.Sprintf("policy(%d)", uint8(p))
-}
-
-// Safe reports whether the policy obeys the reuse rule (all but IROrder).
-func (p Policy) Safe() bool { return p < numPolicies && p != IROrder }
-
-// Valid reports whether p is one of the defined policies.
-func (p Policy) Valid() bool { return p < numPolicies }
 
 // ParsePolicy returns the policy named s (as String spells it).
 func ParsePolicy(s string) (Policy, error) {
-	for p, name := range policyNames {
-		if name == s {
-			return Policy(p), nil
+	for p := Policy(0); p.Valid(); p++ {
+		if p.String() == s {
+			return p, nil
 		}
 	}
 	return 0, fmt.Errorf("%w: unknown policy %q (want one of ir-order, whole-after-users, whole-fenced, subrange-after-users, subrange-fenced)", ErrInvalidConfig, s)
@@ -86,19 +65,4 @@ func Policies() []Policy {
 // IROrder), in the order of Policies.
 func SafePolicies() []Policy {
 	return slices.DeleteFunc(Policies(), func(p Policy) bool { return !p.Safe() })
-}
-
-func (p Policy) mode() liveness.Mode {
-	switch p {
-	case SubrangeAfterUsers:
-		return liveness.SubrangeAfterUsers
-	case WholeFenced:
-		return liveness.WholeFenced
-	case WholeAfterUsers:
-		return liveness.WholeAfterUsers
-	case IROrder:
-		return liveness.Unsafe
-	default:
-		return liveness.SubrangeFenced
-	}
 }

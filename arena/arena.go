@@ -10,6 +10,16 @@ import (
 // allocated bytes hold or who uses them. An Arena is not safe for
 // concurrent use; callers serialize access.
 type Arena struct {
+	freeIndex // where the free regions are
+	geometry  // the granule and the largest request, fixed by New
+	occupancy // how much is allocated, kept by Alloc, Free and growth
+	setup     // what New was told, kept across Reset
+}
+
+// freeIndex finds free regions by size and by address. Every free region
+// is one live node, in exactly one class list (by size) and one bucket
+// chain (by its last granule); allocated bytes have no node.
+type freeIndex struct {
 	nodes   []node   // class heads, then node slots; addressed by uint32 handles
 	classes classSet // the non-empty classes
 	tails   tailBits // bit w: bucket w's chain is non-empty
@@ -17,11 +27,18 @@ type Arena struct {
 	retired uint32   // head of the retired-slot list, or none
 	nheads  uint32   // class heads: slots [0, nheads)
 	fresh   uint32   // first slot never used
+}
 
+// geometry is the granule in its three forms; set once by New.
+type geometry struct {
 	shift   uint  // log2(granule)
 	gmask   int64 // granule - 1
 	maxSize int64 // largest size Alloc accepts: maxGranules granules
+}
 
+// occupancy is the arena's accounting, in granules: what Stats reports
+// without walking the index.
+type occupancy struct {
 	capG   int64 // capacity in granules
 	capB   int64 // capacity in bytes: capG << shift
 	inUseG int64 // allocated granules; free granules = capG - inUseG
@@ -39,7 +56,10 @@ type Arena struct {
 	// walked counts the regions largestFreeG has visited (for tests: Stats
 	// must not walk while the largest is known).
 	walked int64
+}
 
+// setup is the configuration New resolved; Reset keeps it.
+type setup struct {
 	fit       Fit   // resolved: FitFast or FitLean
 	sorted    bool  // fit == FitLean: class lists kept roughly in address order
 	unbounded bool  // grow at the top instead of failing
@@ -128,12 +148,16 @@ func New(cfg Config) (*Arena, error) {
 		return nil, fmt.Errorf("arena: unknown fit %v: %w", cfg.Fit, ErrInvalidConfig)
 	}
 	a := &Arena{
-		shift:     uint(bits.TrailingZeros64(uint64(g))),
-		gmask:     g - 1,
-		maxSize:   maxGranules * g,
-		fit:       cfg.Fit.resolve(),
-		unbounded: cfg.Unbounded,
-		initCap:   cfg.Capacity / g,
+		geometry: geometry{
+			shift:   uint(bits.TrailingZeros64(uint64(g))),
+			gmask:   g - 1,
+			maxSize: maxGranules * g,
+		},
+		setup: setup{
+			fit:       cfg.Fit.resolve(),
+			unbounded: cfg.Unbounded,
+			initCap:   cfg.Capacity / g,
+		},
 	}
 	a.sorted = a.fit == FitLean
 	if cfg.Backing != nil {

@@ -20,6 +20,13 @@ type FirstFitResult struct {
 	Allocs        int
 }
 
+// firstFitModels reports whether FirstFit's whole-buffer lifetimes model
+// pol: bytes that return unfenced, whole after their users (WholeAfterUsers)
+// or at Release ignoring them (IROrder).
+func firstFitModels(pol subarena.Policy) bool {
+	return pol.Valid() && !pol.Fenced() && (pol.Whole() || !pol.Safe())
+}
+
 // FirstFitPlan places every alloc buffer of p with the FirstFit baseline,
 // an address-ordered first-fit free list, in step order. FirstFit knows
 // nothing of views, engines or fences, so it cannot back the Allocator;
@@ -35,7 +42,7 @@ type FirstFitResult struct {
 // Discards are ignored (whole-buffer lifetimes) and nothing is donated.
 // Other policies are an error matching ErrInvalidWorkload.
 func FirstFitPlan(p *trace.Program, policy subarena.Policy) (*FirstFitResult, error) {
-	if policy != subarena.IROrder && policy != subarena.WholeAfterUsers {
+	if !firstFitModels(policy) {
 		return nil, fmt.Errorf("%w: first-fit lifetimes under %v", ErrInvalidWorkload, policy)
 	}
 	tl, err := newTimeline(p)
@@ -55,7 +62,7 @@ func FirstFitPlan(p *trace.Program, policy subarena.Policy) (*FirstFitResult, er
 			continue
 		}
 		at := buf.Release
-		if policy == subarena.WholeAfterUsers {
+		if policy.Safe() {
 			at = max(at, tl.usersDoneStep(b))
 		}
 		if at < len(p.Trace.Steps) {

@@ -160,7 +160,7 @@ func RunMatrix(opts MatrixOptions) (*Matrix, error) {
 	var ffPolicies []subarena.Policy
 	if !opts.NoFirstFit {
 		for _, pol := range policies {
-			if pol == subarena.IROrder || pol == subarena.WholeAfterUsers {
+			if firstFitModels(pol) {
 				ffPolicies = append(ffPolicies, pol)
 			}
 		}
@@ -196,7 +196,7 @@ func RunMatrix(opts MatrixOptions) (*Matrix, error) {
 			}
 		}
 		for _, pol := range policies {
-			if !opts.WaitReuse || (pol != subarena.SubrangeFenced && pol != subarena.WholeFenced) {
+			if !opts.WaitReuse || !pol.Fenced() {
 				continue
 			}
 			for _, fit := range fits {
@@ -227,7 +227,7 @@ func RunMatrix(opts MatrixOptions) (*Matrix, error) {
 			if tk.firstFit {
 				c, err = firstFitCell(name, p, tk.pol)
 			} else {
-				c, err = replayCell(name, p, tk.pol, tk.fit, tk.wait, opts.CheckAll || tk.pol == subarena.IROrder || tk.wait)
+				c, err = replayCell(name, p, tk.pol, tk.fit, tk.wait, opts.CheckAll || !tk.pol.Safe() || tk.wait)
 			}
 			if err != nil {
 				return err

@@ -3,7 +3,6 @@ package bench
 import (
 	"math"
 
-	subarena "github.com/subarena/subarena"
 	"github.com/subarena/subarena/ranges"
 	"github.com/subarena/subarena/trace"
 	"github.com/subarena/subarena/trace/replay"
@@ -87,7 +86,7 @@ func occupancy(p *trace.Program, tl *timeline, res *replay.Result, k int) ranges
 		}
 		return p.Buffers[b].Step
 	}
-	whole := res.Policy == subarena.WholeFenced || res.Policy == subarena.WholeAfterUsers
+	whole := res.Policy.Whole()
 	// Live bytes first: later buffers may have taken released bytes.
 	var live ranges.Set
 	for b := range p.Buffers {
@@ -111,7 +110,7 @@ func occupancy(p *trace.Program, tl *timeline, res *replay.Result, k int) ranges
 		live.AddSet(&shifted)
 	}
 	used.AddSet(&live)
-	if res.Policy == subarena.IROrder {
+	if !res.Policy.Safe() {
 		return used
 	}
 	for b := range p.Buffers {

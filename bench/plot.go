@@ -17,17 +17,17 @@ import (
 
 // policyColor is the colour every chart gives a policy.
 func policyColor(p subarena.Policy) color.RGBA {
-	switch p {
-	case subarena.IROrder:
+	switch {
+	case !p.Safe():
 		return color.RGBA{R: 0x9e, G: 0x9e, B: 0x9e, A: 0xff} // grey: unsafe baseline
-	case subarena.WholeAfterUsers:
-		return color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
-	case subarena.WholeFenced:
-		return color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
-	case subarena.SubrangeAfterUsers:
-		return color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+	case p.Whole() && !p.Fenced():
+		return color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff} // red
+	case p.Whole():
+		return color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff} // orange
+	case !p.Fenced():
+		return color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff} // blue
 	default:
-		return color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
+		return color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff} // green: subrange, fenced
 	}
 }
 

@@ -239,7 +239,7 @@ func buildTimeline(p *trace.Program, f *frame, pol subarena.Policy, hwm int64, h
 	}
 	n := len(p.Trace.Steps)
 	t := &Timeline{Trace: p.Trace.Name, Policy: pol.String(), Steps: n, HWM: hwm, HighWater: hw}
-	whole := pol == subarena.WholeAfterUsers || pol == subarena.WholeFenced
+	whole := pol.Whole()
 	cuts, births := handOvers(p, f)
 	// placed lists alloc buffers by step, to clip pending bytes at the
 	// first later buffer that takes them.
@@ -296,7 +296,7 @@ func buildTimeline(p *trace.Program, f *frame, pol subarena.Policy, hwm int64, h
 			for _, r := range pc.bytes.Runs() {
 				seg(r, from, pc.death, nil)
 			}
-			if pc.death >= n || pol == subarena.IROrder {
+			if pc.death >= n || !pol.Safe() {
 				continue
 			}
 			// held[k] = bytes of the piece op k still pins after the piece dies.

@@ -25,55 +25,6 @@ var (
 	ErrNotHeld = errors.New("liveness: bytes already held")
 )
 
-// Mode is how released bytes go back to reuse: whole buffers or subranges,
-// after their users complete or at once, fenced, for safe writers; or, for
-// the unsafe baseline, at once regardless of pending users. The
-// Allocator's five policies map onto the five modes one to one. The zero
-// Mode is SubrangeAfterUsers.
-type Mode uint8
-
-const (
-	// SubrangeAfterUsers: each released byte returns when no pending user
-	// covers its granule.
-	SubrangeAfterUsers Mode = iota
-	// SubrangeFenced: as SubrangeAfterUsers, and held bytes whose pending
-	// users are all safe for a writer may be taken by it before they
-	// complete (SafeRuns, TakeRanges).
-	SubrangeFenced
-	// WholeAfterUsers: a released buffer (or discarded view) is one piece;
-	// none of it returns until no pending user covers any byte of it.
-	WholeAfterUsers
-	// WholeFenced: as WholeAfterUsers, and a piece whose pending users are
-	// all safe for a writer may be taken by it before they complete.
-	WholeFenced
-	// Unsafe ignores pending users entirely: released bytes return at once.
-	// It reproduces the premature-reuse bug and exists only as a baseline.
-	Unsafe
-	numModes
-)
-
-var modeNames = [numModes]string{"subrange-after-users", "subrange-fenced", "whole-after-users", "whole-fenced", "unsafe"}
-
-// String names the mode as the Allocator's policy of the same behaviour
-// does (Unsafe is "unsafe").
-func (m Mode) String() string {
-	if m < numModes {
-		return modeNames[m]
-	}
-	return fmt.Sprintf("Mode(%d)", uint8(m))
-}
-
-// Valid reports whether m is one of the five modes.
-func (m Mode) Valid() bool { return m < numModes }
-
-// Whole reports whether released bytes return by piece (a whole released
-// buffer or discarded view), never for Unsafe.
-func (m Mode) Whole() bool { return m == WholeAfterUsers || m == WholeFenced }
-
-// Fenced reports whether held bytes may be taken by a safe writer before
-// their users complete.
-func (m Mode) Fenced() bool { return m == SubrangeFenced || m == WholeFenced }
-
 // UserID names one pending user. IDs are reused after the user is gone, so
 // a UserID is meaningful only while its user is pending.
 type UserID int32

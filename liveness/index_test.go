@@ -142,178 +142,234 @@ func TestIndexAgainstModel(t *testing.T) {
 	}
 }
 
+// The model run's arena bytes, granule and engines.
+const runN, runG, runEngines = 512, 16, 3
+
 func runModel(t *testing.T, mode Mode, seed uint64, steps int) {
-	const n, g, engines = 512, 16, 3
 	r := rand.New(rand.NewPCG(seed, 7))
-	x, err := New(g, mode)
+	x, err := New(runG, mode)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newModel(n, g, mode)
-	var submitted, completed sasync.Clock
-	var owned ranges.Set // bytes not held: the program's, free to release
-	owned.Add(ranges.Range{Lo: 0, Hi: n})
-	var freedNow []ranges.Range
-	free := func(rg ranges.Range) {
-		if rg.Lo%g != 0 || rg.Hi%g != 0 {
+	s := &modelRun{t: t, mode: mode, r: r, x: x, m: newModel(runN, runG, mode)}
+	s.owned.Add(ranges.Range{Lo: 0, Hi: runN})
+	s.free = func(rg ranges.Range) {
+		if rg.Lo%runG != 0 || rg.Hi%runG != 0 {
 			t.Fatalf("free of unaligned %v", rg)
 		}
-		freedNow = append(freedNow, rg)
+		s.freedNow = append(s.freedNow, rg)
 	}
 	for step := 0; step < steps; step++ {
-		freedNow = freedNow[:0]
+		s.freedNow = s.freedNow[:0]
 		var what string
+		ok := true
 		switch op := r.IntN(10); {
-		case op < 4: // add a user
-			runs := randomRuns(r, n)
-			if u, ok := m.someUser(r); ok && r.IntN(3) == 0 {
-				runs = u.runs // the same view used again: its keys are shared
-			}
-			unknown := r.IntN(8) == 0
-			e := r.IntN(engines)
-			ev := sasync.Event{Engine: sasync.EngineID(e), Seq: submitted[e] + 1}
-			submitted[e]++
-			id, err := x.AddUser(ev, unknown, runs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bs := make([]bool, n)
-			for _, rg := range runs {
-				for b := rg.Lo; b < rg.Hi; b++ {
-					bs[b] = true
-				}
-			}
-			m.users[id] = modelUser{ev: ev, unknown: unknown, bytes: bs, runs: runs}
-			what = fmt.Sprintf("add %d %v unknown=%v %v", id, ev, unknown, runs)
-		case op < 5: // remove an unknown user
-			for id, u := range m.users {
-				if u.unknown {
-					if err := x.RemoveUser(id, free); err != nil {
-						t.Fatal(err)
-					}
-					delete(m.users, id)
-					m.settle()
-					what = fmt.Sprintf("remove %d", id)
-					break
-				}
-			}
-		case op < 7: // release some owned bytes
-			if owned.IsEmpty() {
-				continue
-			}
-			runs := owned.Runs()
-			rg := runs[r.IntN(len(runs))]
-			lo := rg.Lo + int64(r.IntN(int(rg.Len())))
-			hi := lo + 1 + int64(r.IntN(int(rg.Hi-lo)))
-			if u, ok := m.someUser(r); ok && r.IntN(3) == 0 {
-				// Exactly a pending user's run, when the program still
-				// holds it: a buffer released while its user is pending.
-				if ur := u.runs[r.IntN(len(u.runs))]; owned.ContainsRange(ur) {
-					lo, hi = ur.Lo, ur.Hi
-				}
-			}
-			rel := ranges.FromRanges(ranges.Range{Lo: lo, Hi: hi})
-			if err := x.Release(&rel, free); err != nil {
-				t.Fatal(err)
-			}
-			if _, still := x.Held().OverlapsSet(&rel); still {
-				before := x.Held().Clone()
-				if err := x.Release(&rel, free); !errors.Is(err, ErrNotHeld) {
-					t.Fatalf("second release: %v", err)
-				}
-				if !before.Equal(x.Held()) {
-					t.Fatal("failed release changed the held bytes")
-				}
-			}
-			owned.Remove(ranges.Range{Lo: lo, Hi: hi})
-			bs := make([]bool, n)
-			for b := lo; b < hi; b++ {
-				m.held[b] = true
-				bs[b] = true
-			}
-			if mode.Whole() {
-				m.pieces = append(m.pieces, bs)
-			}
-			m.settle()
-			what = fmt.Sprintf("release [%d, %d)", lo, hi)
-		case op < 9: // complete a prefix of one engine
-			e := r.IntN(engines)
-			if completed[e] == submitted[e] {
-				continue
-			}
-			completed[e] += sasync.Seq(1 + r.IntN(int(submitted[e]-completed[e])))
-			x.Complete(&completed, free)
-			for id, u := range m.users {
-				if !u.unknown && u.ev.Seq <= completed[u.ev.Engine] {
-					delete(m.users, id)
-				}
-			}
-			m.settle()
-			what = fmt.Sprintf("complete to %v", completed[:engines])
-		default: // take for a writer at a random point
-			var point sasync.Clock
-			for e := 0; e < engines; e++ {
-				point[e] = sasync.Seq(r.IntN(int(submitted[e]) + 1))
-			}
-			safe := func(ev sasync.Event) bool { return ev.Seq <= point[ev.Engine] || ev.Seq <= completed[ev.Engine] }
-			size := int64(1 + r.IntN(96))
-			w, fence, ok := takeBestFit(x, size, safe, free)
-			what = fmt.Sprintf("take %d at %v -> %v %v", size, point[:engines], w, ok)
-			if !ok {
-				break
-			}
-			if !mode.Fenced() {
-				t.Fatalf("take succeeded in mode %v", mode)
-			}
-			if w.Lo%g != 0 || w.Len() < size || w.Len()%g != 0 {
-				t.Fatalf("%s: bad window", what)
-			}
-			for b := w.Lo; b < w.Hi; b++ {
-				if !m.held[b] {
-					t.Fatalf("%s: byte %d was not held", what, b)
-				}
-				m.held[b] = false
-				for _, u := range m.users {
-					if u.bytes[b] && (u.unknown || !safe(u.ev)) {
-						t.Fatalf("%s: byte %d pinned by unsafe user %v", what, b, u.ev)
-					}
-					if u.bytes[b] && !fence.Covers(u.ev) {
-						t.Fatalf("%s: fence %v misses user %v", what, fence, u.ev)
-					}
-				}
-				for _, p := range m.pieces {
-					p[b] = false
-				}
-			}
-			m.settle()
+		case op < 4:
+			what = s.addUser()
+		case op < 5:
+			what = s.removeUnknown()
+		case op < 7:
+			what, ok = s.release()
+		case op < 9:
+			what, ok = s.complete()
+		default:
+			what = s.take()
 		}
-		if err := x.CheckInvariants(); err != nil {
-			t.Fatalf("step %d (%s): %v", step, what, err)
+		if !ok {
+			continue
 		}
-		want := toSet(m.held)
-		if !want.Equal(x.Held()) {
-			t.Fatalf("step %d (%s): held %v, model %v", step, what, x.Held().Runs(), want.Runs())
+		s.check(step, what)
+	}
+}
+
+// modelRun is one runModel: the Index, its model, the engines' clocks,
+// and the bytes the program still owns.
+type modelRun struct {
+	t    *testing.T
+	mode Mode
+	r    *rand.Rand
+	x    *Index
+	m    *model
+
+	submitted, completed sasync.Clock
+	owned                ranges.Set // bytes not held: the program's, free to release
+	freedNow             []ranges.Range
+	free                 func(ranges.Range)
+}
+
+// addUser adds a user.
+func (s *modelRun) addUser() string {
+	r, m := s.r, s.m
+	runs := randomRuns(r, runN)
+	if u, ok := m.someUser(r); ok && r.IntN(3) == 0 {
+		runs = u.runs // the same view used again: its keys are shared
+	}
+	unknown := r.IntN(8) == 0
+	e := r.IntN(runEngines)
+	ev := sasync.Event{Engine: sasync.EngineID(e), Seq: s.submitted[e] + 1}
+	s.submitted[e]++
+	id, err := s.x.AddUser(ev, unknown, runs)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	bs := make([]bool, runN)
+	for _, rg := range runs {
+		for b := rg.Lo; b < rg.Hi; b++ {
+			bs[b] = true
 		}
-		if x.Pending() != len(m.users) {
-			t.Fatalf("step %d (%s): %d pending, model %d", step, what, x.Pending(), len(m.users))
+	}
+	m.users[id] = modelUser{ev: ev, unknown: unknown, bytes: bs, runs: runs}
+	return fmt.Sprintf("add %d %v unknown=%v %v", id, ev, unknown, runs)
+}
+
+// removeUnknown removes an unknown user.
+func (s *modelRun) removeUnknown() string {
+	for id, u := range s.m.users {
+		if u.unknown {
+			if err := s.x.RemoveUser(id, s.free); err != nil {
+				s.t.Fatal(err)
+			}
+			delete(s.m.users, id)
+			s.m.settle()
+			return fmt.Sprintf("remove %d", id)
 		}
-		for _, rg := range freedNow {
-			for b := rg.Lo; b < rg.Hi; b++ {
-				if !m.freed[b] {
-					t.Fatalf("step %d (%s): freed byte %d the model keeps", step, what, b)
-				}
-				m.freed[b] = false
+	}
+	return ""
+}
+
+// release releases some owned bytes; false when none are owned.
+func (s *modelRun) release() (string, bool) {
+	t, r, x, m := s.t, s.r, s.x, s.m
+	if s.owned.IsEmpty() {
+		return "", false
+	}
+	runs := s.owned.Runs()
+	rg := runs[r.IntN(len(runs))]
+	lo := rg.Lo + int64(r.IntN(int(rg.Len())))
+	hi := lo + 1 + int64(r.IntN(int(rg.Hi-lo)))
+	if u, ok := m.someUser(r); ok && r.IntN(3) == 0 {
+		// Exactly a pending user's run, when the program still
+		// holds it: a buffer released while its user is pending.
+		if ur := u.runs[r.IntN(len(u.runs))]; s.owned.ContainsRange(ur) {
+			lo, hi = ur.Lo, ur.Hi
+		}
+	}
+	rel := ranges.FromRanges(ranges.Range{Lo: lo, Hi: hi})
+	if err := x.Release(&rel, s.free); err != nil {
+		t.Fatal(err)
+	}
+	if _, still := x.Held().OverlapsSet(&rel); still {
+		before := x.Held().Clone()
+		if err := x.Release(&rel, s.free); !errors.Is(err, ErrNotHeld) {
+			t.Fatalf("second release: %v", err)
+		}
+		if !before.Equal(x.Held()) {
+			t.Fatal("failed release changed the held bytes")
+		}
+	}
+	s.owned.Remove(ranges.Range{Lo: lo, Hi: hi})
+	bs := make([]bool, runN)
+	for b := lo; b < hi; b++ {
+		m.held[b] = true
+		bs[b] = true
+	}
+	if s.mode.Whole() {
+		m.pieces = append(m.pieces, bs)
+	}
+	m.settle()
+	return fmt.Sprintf("release [%d, %d)", lo, hi), true
+}
+
+// complete completes a prefix of one engine; false when it has nothing
+// in flight.
+func (s *modelRun) complete() (string, bool) {
+	e := s.r.IntN(runEngines)
+	if s.completed[e] == s.submitted[e] {
+		return "", false
+	}
+	s.completed[e] += sasync.Seq(1 + s.r.IntN(int(s.submitted[e]-s.completed[e])))
+	s.x.Complete(&s.completed, s.free)
+	for id, u := range s.m.users {
+		if !u.unknown && u.ev.Seq <= s.completed[u.ev.Engine] {
+			delete(s.m.users, id)
+		}
+	}
+	s.m.settle()
+	return fmt.Sprintf("complete to %v", s.completed[:runEngines]), true
+}
+
+// take takes for a writer at a random point.
+func (s *modelRun) take() string {
+	t, m := s.t, s.m
+	var point sasync.Clock
+	for e := 0; e < runEngines; e++ {
+		point[e] = sasync.Seq(s.r.IntN(int(s.submitted[e]) + 1))
+	}
+	completed := s.completed
+	safe := func(ev sasync.Event) bool { return ev.Seq <= point[ev.Engine] || ev.Seq <= completed[ev.Engine] }
+	size := int64(1 + s.r.IntN(96))
+	w, fence, ok := takeBestFit(s.x, size, safe, s.free)
+	what := fmt.Sprintf("take %d at %v -> %v %v", size, point[:runEngines], w, ok)
+	if !ok {
+		return what
+	}
+	if !s.mode.Fenced() {
+		t.Fatalf("take succeeded in mode %v", s.mode)
+	}
+	if w.Lo%runG != 0 || w.Len() < size || w.Len()%runG != 0 {
+		t.Fatalf("%s: bad window", what)
+	}
+	for b := w.Lo; b < w.Hi; b++ {
+		if !m.held[b] {
+			t.Fatalf("%s: byte %d was not held", what, b)
+		}
+		m.held[b] = false
+		for _, u := range m.users {
+			if u.bytes[b] && (u.unknown || !safe(u.ev)) {
+				t.Fatalf("%s: byte %d pinned by unsafe user %v", what, b, u.ev)
+			}
+			if u.bytes[b] && !fence.Covers(u.ev) {
+				t.Fatalf("%s: fence %v misses user %v", what, fence, u.ev)
 			}
 		}
-		for b, f := range m.freed {
-			if f {
-				t.Fatalf("step %d (%s): model freed byte %d, index did not", step, what, b)
+		for _, p := range m.pieces {
+			p[b] = false
+		}
+	}
+	m.settle()
+	return what
+}
+
+// check compares the Index with the model after a step, and gives the
+// bytes it returned back to the program.
+func (s *modelRun) check(step int, what string) {
+	t, x, m := s.t, s.x, s.m
+	if err := x.CheckInvariants(); err != nil {
+		t.Fatalf("step %d (%s): %v", step, what, err)
+	}
+	want := toSet(m.held)
+	if !want.Equal(x.Held()) {
+		t.Fatalf("step %d (%s): held %v, model %v", step, what, x.Held().Runs(), want.Runs())
+	}
+	if x.Pending() != len(m.users) {
+		t.Fatalf("step %d (%s): %d pending, model %d", step, what, x.Pending(), len(m.users))
+	}
+	for _, rg := range s.freedNow {
+		for b := rg.Lo; b < rg.Hi; b++ {
+			if !m.freed[b] {
+				t.Fatalf("step %d (%s): freed byte %d the model keeps", step, what, b)
 			}
+			m.freed[b] = false
 		}
-		// Returned bytes are the program's again (the arena re-issues them).
-		for _, rg := range freedNow {
-			owned.Add(rg)
+	}
+	for b, f := range m.freed {
+		if f {
+			t.Fatalf("step %d (%s): model freed byte %d, index did not", step, what, b)
 		}
+	}
+	// Returned bytes are the program's again (the arena re-issues them).
+	for _, rg := range s.freedNow {
+		s.owned.Add(rg)
 	}
 }
 
@@ -449,7 +505,7 @@ func TestModes(t *testing.T) {
 		{SubrangeFenced, "subrange-fenced", false, true},
 		{WholeAfterUsers, "whole-after-users", true, false},
 		{WholeFenced, "whole-fenced", true, true},
-		{Unsafe, "unsafe", false, false},
+		{Unsafe, "ir-order", false, false},
 	}
 	for _, c := range cases {
 		if c.m.String() != c.name || c.m.Whole() != c.whole || c.m.Fenced() != c.fenced || !c.m.Valid() {

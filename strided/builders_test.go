@@ -43,165 +43,199 @@ func TestBuildersAgainstOracle(t *testing.T) {
 	for range 20000 {
 		l, size := randLayout(rng)
 		orig := l.Clone()
-		nd := len(l.Shape)
 		switch rng.IntN(7) {
-		case 0: // Slice
-			if nd == 0 {
-				_, err := l.Slice(0, 0, 0, 1)
-				wantErr(t, "slice of scalar", err, ErrOutOfBounds)
-				break
-			}
-			dim := rng.IntN(nd)
-			n := l.Shape[dim]
-			start, stop := rng.Int64N(n+3)-1, rng.Int64N(n+3)-1
-			step := rng.Int64N(7) - 3
-			v, err := l.Slice(dim, start, stop, step)
-			valid := step != 0 && ((step > 0 && 0 <= start && start <= stop && stop <= n) ||
-				(step < 0 && -1 <= stop && stop <= start && start < n))
-			if !valid {
-				if err == nil {
-					t.Fatalf("Slice(%d, %d, %d, %d) of %v accepted", dim, start, stop, step, l)
-				}
-				break
-			}
-			if err != nil {
-				t.Fatalf("Slice(%d, %d, %d, %d) of %v: %v", dim, start, stop, step, l, err)
-			}
-			expectElems(t, "slice", l, v, func(idx []int64) int64 {
-				o := slices.Clone(idx)
-				o[dim] = start + idx[dim]*step
-				return indexAddr(l, o)
-			})
-		case 1: // Select
-			if nd == 0 {
-				break
-			}
-			dim := rng.IntN(nd)
-			i := rng.Int64N(l.Shape[dim]+2) - 1
-			v, err := l.Select(dim, i)
-			if i < 0 || i >= l.Shape[dim] {
-				wantErr(t, "select out of range", err, ErrOutOfBounds)
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			expectElems(t, "select", l, v, func(idx []int64) int64 {
-				return indexAddr(l, slices.Insert(slices.Clone(idx), dim, i))
-			})
-		case 2: // Permute / Transpose
-			perm := rng.Perm(nd)
-			v, err := l.Permute(perm...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			expectElems(t, "permute", l, v, func(idx []int64) int64 {
-				o := make([]int64, nd)
-				for k, p := range perm {
-					o[p] = idx[k]
-				}
-				return indexAddr(l, o)
-			})
-			if nd >= 2 {
-				a, b := rng.IntN(nd), rng.IntN(nd)
-				v, err := l.Transpose(a, b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				expectElems(t, "transpose", l, v, func(idx []int64) int64 {
-					o := slices.Clone(idx)
-					o[a], o[b] = o[b], o[a]
-					return indexAddr(l, o)
-				})
-			}
-		case 3: // Expand
-			lead := rng.IntN(3)
-			shape := make([]int64, lead+nd)
-			for k := range shape {
-				if k < lead {
-					shape[k] = rng.Int64N(4)
-					continue
-				}
-				old := l.Shape[k-lead]
-				switch {
-				case rng.IntN(4) == 0:
-					shape[k] = -1
-				case old == 1:
-					shape[k] = rng.Int64N(4)
-				default:
-					shape[k] = old
-				}
-			}
-			v, err := l.Expand(shape...)
-			if err != nil {
-				t.Fatalf("Expand(%v) of %v: %v", shape, l, err)
-			}
-			expectElems(t, "expand", l, v, func(idx []int64) int64 {
-				o := slices.Clone(idx[lead:])
-				for k := range o {
-					if l.Shape[k] == 1 {
-						o[k] = 0
-					}
-				}
-				return indexAddr(l, o)
-			})
-			if !oracleBits(v, size).IsSuperSet(oracleBits(l, size)) && !slices.Contains(shape, 0) {
-				t.Fatalf("expand lost bytes")
-			}
-		case 4: // Split
-			if nd == 0 {
-				break
-			}
-			dim := rng.IntN(nd)
-			var sizes []int64
-			for left := l.Shape[dim]; left > 0; {
-				s := 1 + rng.Int64N(left)
-				sizes = append(sizes, s)
-				left -= s
-			}
-			if rng.IntN(4) == 0 {
-				sizes = append(sizes, 0)
-			}
-			parts, err := l.Split(dim, sizes...)
-			if err != nil {
-				t.Fatalf("Split(%d, %v) of %v: %v", dim, sizes, l, err)
-			}
-			start := int64(0)
-			for p, v := range parts {
-				first := start
-				expectElems(t, "split", l, v, func(idx []int64) int64 {
-					o := slices.Clone(idx)
-					o[dim] += first
-					return indexAddr(l, o)
-				})
-				start += sizes[p]
-			}
-			if len(sizes) > 0 {
-				bad := slices.Clone(sizes)
-				bad[0]++
-				_, err := l.Split(dim, bad...)
-				wantErr(t, "split sum", err, ErrShapeMismatch)
-			}
-		case 5, 6: // Reshape
-			elems, _ := l.NumElems()
-			shape := randFactorization(rng, elems)
-			v, err := l.Reshape(shape...)
-			possible := reshapeOracle(l, shape)
-			switch {
-			case errors.Is(err, ErrNotExpressible):
-				if possible {
-					t.Fatalf("Reshape(%v) of %v: not expressible, but the oracle found strides", shape, l)
-				}
-			case err != nil:
-				t.Fatalf("Reshape(%v) of %v: %v", shape, l, err)
-			default:
-				if !slices.Equal(v.Shape, shape) || !slices.Equal(elemAddrs(v), elemAddrs(l)) {
-					t.Fatalf("Reshape(%v) of %v = %v: elements differ", shape, l, v)
-				}
-			}
+		case 0:
+			builderSlice(t, rng, l)
+		case 1:
+			builderSelect(t, rng, l)
+		case 2:
+			builderPermute(t, rng, l)
+		case 3:
+			builderExpand(t, rng, l, size)
+		case 4:
+			builderSplit(t, rng, l)
+		case 5, 6:
+			builderReshape(t, rng, l)
 		}
 		if !l.Equal(orig) {
 			t.Fatalf("builder modified its receiver: %v, was %v", l, orig)
+		}
+	}
+}
+
+// builderSlice checks Slice of l on random bounds and steps against indexAddr.
+func builderSlice(t *testing.T, rng *rand.Rand, l Layout) {
+	nd := len(l.Shape)
+	if nd == 0 {
+		_, err := l.Slice(0, 0, 0, 1)
+		wantErr(t, "slice of scalar", err, ErrOutOfBounds)
+		return
+	}
+	dim := rng.IntN(nd)
+	n := l.Shape[dim]
+	start, stop := rng.Int64N(n+3)-1, rng.Int64N(n+3)-1
+	step := rng.Int64N(7) - 3
+	v, err := l.Slice(dim, start, stop, step)
+	valid := step != 0 && ((step > 0 && 0 <= start && start <= stop && stop <= n) ||
+		(step < 0 && -1 <= stop && stop <= start && start < n))
+	if !valid {
+		if err == nil {
+			t.Fatalf("Slice(%d, %d, %d, %d) of %v accepted", dim, start, stop, step, l)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("Slice(%d, %d, %d, %d) of %v: %v", dim, start, stop, step, l, err)
+	}
+	expectElems(t, "slice", l, v, func(idx []int64) int64 {
+		o := slices.Clone(idx)
+		o[dim] = start + idx[dim]*step
+		return indexAddr(l, o)
+	})
+}
+
+// builderSelect checks Select of l at a random index against indexAddr.
+func builderSelect(t *testing.T, rng *rand.Rand, l Layout) {
+	nd := len(l.Shape)
+	if nd == 0 {
+		return
+	}
+	dim := rng.IntN(nd)
+	i := rng.Int64N(l.Shape[dim]+2) - 1
+	v, err := l.Select(dim, i)
+	if i < 0 || i >= l.Shape[dim] {
+		wantErr(t, "select out of range", err, ErrOutOfBounds)
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectElems(t, "select", l, v, func(idx []int64) int64 {
+		return indexAddr(l, slices.Insert(slices.Clone(idx), dim, i))
+	})
+}
+
+// builderPermute checks Permute and Transpose of l against indexAddr.
+func builderPermute(t *testing.T, rng *rand.Rand, l Layout) {
+	nd := len(l.Shape)
+	perm := rng.Perm(nd)
+	v, err := l.Permute(perm...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectElems(t, "permute", l, v, func(idx []int64) int64 {
+		o := make([]int64, nd)
+		for k, p := range perm {
+			o[p] = idx[k]
+		}
+		return indexAddr(l, o)
+	})
+	if nd >= 2 {
+		a, b := rng.IntN(nd), rng.IntN(nd)
+		v, err := l.Transpose(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectElems(t, "transpose", l, v, func(idx []int64) int64 {
+			o := slices.Clone(idx)
+			o[a], o[b] = o[b], o[a]
+			return indexAddr(l, o)
+		})
+	}
+}
+
+// builderExpand checks Expand of l to a random shape against indexAddr, and that it loses no byte.
+func builderExpand(t *testing.T, rng *rand.Rand, l Layout, size int64) {
+	nd := len(l.Shape)
+	lead := rng.IntN(3)
+	shape := make([]int64, lead+nd)
+	for k := range shape {
+		if k < lead {
+			shape[k] = rng.Int64N(4)
+			continue
+		}
+		old := l.Shape[k-lead]
+		switch {
+		case rng.IntN(4) == 0:
+			shape[k] = -1
+		case old == 1:
+			shape[k] = rng.Int64N(4)
+		default:
+			shape[k] = old
+		}
+	}
+	v, err := l.Expand(shape...)
+	if err != nil {
+		t.Fatalf("Expand(%v) of %v: %v", shape, l, err)
+	}
+	expectElems(t, "expand", l, v, func(idx []int64) int64 {
+		o := slices.Clone(idx[lead:])
+		for k := range o {
+			if l.Shape[k] == 1 {
+				o[k] = 0
+			}
+		}
+		return indexAddr(l, o)
+	})
+	if !oracleBits(v, size).IsSuperSet(oracleBits(l, size)) && !slices.Contains(shape, 0) {
+		t.Fatalf("expand lost bytes")
+	}
+}
+
+// builderSplit checks Split of l into random sizes against indexAddr, and a wrong sum.
+func builderSplit(t *testing.T, rng *rand.Rand, l Layout) {
+	nd := len(l.Shape)
+	if nd == 0 {
+		return
+	}
+	dim := rng.IntN(nd)
+	var sizes []int64
+	for left := l.Shape[dim]; left > 0; {
+		s := 1 + rng.Int64N(left)
+		sizes = append(sizes, s)
+		left -= s
+	}
+	if rng.IntN(4) == 0 {
+		sizes = append(sizes, 0)
+	}
+	parts, err := l.Split(dim, sizes...)
+	if err != nil {
+		t.Fatalf("Split(%d, %v) of %v: %v", dim, sizes, l, err)
+	}
+	start := int64(0)
+	for p, v := range parts {
+		first := start
+		expectElems(t, "split", l, v, func(idx []int64) int64 {
+			o := slices.Clone(idx)
+			o[dim] += first
+			return indexAddr(l, o)
+		})
+		start += sizes[p]
+	}
+	if len(sizes) > 0 {
+		bad := slices.Clone(sizes)
+		bad[0]++
+		_, err := l.Split(dim, bad...)
+		wantErr(t, "split sum", err, ErrShapeMismatch)
+	}
+}
+
+// builderReshape checks Reshape of l to a random factorization against reshapeOracle.
+func builderReshape(t *testing.T, rng *rand.Rand, l Layout) {
+	elems, _ := l.NumElems()
+	shape := randFactorization(rng, elems)
+	v, err := l.Reshape(shape...)
+	possible := reshapeOracle(l, shape)
+	switch {
+	case errors.Is(err, ErrNotExpressible):
+		if possible {
+			t.Fatalf("Reshape(%v) of %v: not expressible, but the oracle found strides", shape, l)
+		}
+	case err != nil:
+		t.Fatalf("Reshape(%v) of %v: %v", shape, l, err)
+	default:
+		if !slices.Equal(v.Shape, shape) || !slices.Equal(elemAddrs(v), elemAddrs(l)) {
+			t.Fatalf("Reshape(%v) of %v = %v: elements differ", shape, l, v)
 		}
 	}
 }

@@ -20,198 +20,259 @@ import (
 // buffers are, and within a group every earlier buffer (the host, then by first op) against
 // every later one.
 func bruteCheckPlaced(m *oracleModel, plan *trace.Plan) map[oracleKey]int64 {
-	host := map[string]string{}
-	foot := map[string][]int64{}
+	c := &placedCheck{m: m, plan: plan, host: map[string]string{}, foot: map[string][]int64{}, out: map[oracleKey]int64{}}
 	for name, pl := range plan.Placements {
-		host[name] = pl.Of
-		foot[name] = testutil.LayoutAddrs(pl.Offset, pl.Shape, pl.Strides)
+		c.host[name] = pl.Of
+		c.foot[name] = testutil.LayoutAddrs(pl.Offset, pl.Shape, pl.Strides)
 	}
-	groupOf := func(buf string) string {
-		if h, ok := host[buf]; ok {
-			return h
-		}
-		return buf
+	c.mapNames()
+	c.group()
+	c.betweenGroups()
+	// Within each group: the host first, then by first op, then by allocation.
+	for _, g := range c.groups {
+		c.withinGroup(g)
 	}
-	arena := func(buf string, x int64) int64 {
-		if h, ok := host[buf]; ok {
-			e := m.views[buf].elem
-			return plan.Offsets[h] + foot[buf][x/e] + x%e
-		}
-		return plan.Offsets[buf] + x
+	return c.out
+}
+
+// placedName is a name's bytes and element addresses in the arena.
+type placedName struct {
+	buf   string
+	bytes map[int64]bool
+	addrs []int64
+	elem  int64
+}
+
+// placedUser is one use of a name by an op.
+type placedUser struct {
+	op   int
+	name string
+}
+
+// placedCheck is bruteCheckPlaced's state: the plan's footprints, every
+// name mapped into the arena, the groups (a host and the buffers placed
+// over it), and the violations found.
+type placedCheck struct {
+	m    *oracleModel
+	plan *trace.Plan
+	host map[string]string  // placed buffer → its host
+	foot map[string][]int64 // placed buffer → its elements' offsets in the host
+	info map[string]*placedName
+
+	groups  []string            // the buffers with offsets, in buffer order
+	members map[string][]string // group → its buffers, the host first
+	final   map[string]int      // group → its last release (MaxInt: never)
+
+	out map[oracleKey]int64
+}
+
+func (c *placedCheck) groupOf(buf string) string {
+	if h, ok := c.host[buf]; ok {
+		return h
 	}
-	type nameInfo struct {
-		buf   string
-		bytes map[int64]bool
-		addrs []int64
-		elem  int64
+	return buf
+}
+
+// arena returns the arena byte of buf's byte x.
+func (c *placedCheck) arena(buf string, x int64) int64 {
+	if h, ok := c.host[buf]; ok {
+		e := c.m.views[buf].elem
+		return c.plan.Offsets[h] + c.foot[buf][x/e] + x%e
 	}
-	info := map[string]*nameInfo{}
-	for name, v := range m.views {
-		if m.external[v.buf] {
+	return c.plan.Offsets[buf] + x
+}
+
+// mapNames maps every name's bytes and element addresses into the arena.
+func (c *placedCheck) mapNames() {
+	c.info = map[string]*placedName{}
+	for name, v := range c.m.views {
+		if c.m.external[v.buf] {
 			continue
 		}
-		ni := &nameInfo{buf: v.buf, bytes: map[int64]bool{}, elem: v.elem}
-		for x, c := range v.bytes {
-			if c {
-				ni.bytes[arena(v.buf, int64(x))] = true
+		ni := &placedName{buf: v.buf, bytes: map[int64]bool{}, elem: v.elem}
+		for x, ok := range v.bytes {
+			if ok {
+				ni.bytes[c.arena(v.buf, int64(x))] = true
 			}
 		}
 		for _, a := range v.addrs {
-			ni.addrs = append(ni.addrs, arena(v.buf, a))
+			ni.addrs = append(ni.addrs, c.arena(v.buf, a))
 		}
-		info[name] = ni
+		c.info[name] = ni
 	}
-	sameArena := func(a, b string) bool {
-		x, y := info[a], info[b]
-		if x.elem != y.elem || len(x.addrs) != len(y.addrs) {
+}
+
+func (c *placedCheck) sameArena(a, b string) bool {
+	x, y := c.info[a], c.info[b]
+	if x.elem != y.elem || len(x.addrs) != len(y.addrs) {
+		return false
+	}
+	for i := range x.addrs {
+		if x.addrs[i] != y.addrs[i] {
 			return false
 		}
-		for i := range x.addrs {
-			if x.addrs[i] != y.addrs[i] {
-				return false
+	}
+	return true
+}
+
+// users returns the uses of arena byte a through a name of a buffer
+// through accepts, in op order.
+func (c *placedCheck) users(a int64, through func(buf string) bool) []placedUser {
+	var us []placedUser
+	for k, o := range c.m.ops {
+		for _, u := range o.uses {
+			if ni := c.info[u.name]; ni != nil && through(ni.buf) && ni.bytes[a] {
+				us = append(us, placedUser{k, u.name})
 			}
 		}
-		return true
 	}
-	type user struct {
-		op   int
-		name string
-	}
-	users := func(a int64, through func(buf string) bool) []user {
-		var us []user
-		for k, o := range m.ops {
-			for _, u := range o.uses {
-				if ni := info[u.name]; ni != nil && through(ni.buf) && ni.bytes[a] {
-					us = append(us, user{k, u.name})
-				}
-			}
-		}
-		return us
-	}
-	// Groups: the buffers with offsets, each with its placed buffers.
-	var groups []string
-	members := map[string][]string{}
+	return us
+}
+
+// group collects the groups, their members and their last releases.
+func (c *placedCheck) group() {
+	m := c.m
+	c.members = map[string][]string{}
 	for _, b := range m.bufOrder {
 		if m.external[b] {
 			continue
 		}
-		if _, placed := host[b]; !placed {
-			groups = append(groups, b)
+		if _, placed := c.host[b]; !placed {
+			c.groups = append(c.groups, b)
 		}
-		members[groupOf(b)] = append(members[groupOf(b)], b)
+		c.members[c.groupOf(b)] = append(c.members[c.groupOf(b)], b)
 	}
-	final := map[string]int{}
-	for _, g := range groups {
-		final[g] = -1
-		for _, b := range members[g] {
+	c.final = map[string]int{}
+	for _, g := range c.groups {
+		c.final[g] = -1
+		for _, b := range c.members[g] {
 			r, ok := m.release[b]
 			if !ok {
-				final[g] = math.MaxInt
+				c.final[g] = math.MaxInt
 				break
 			}
-			final[g] = max(final[g], r)
+			c.final[g] = max(c.final[g], r)
 		}
 	}
-	death := func(g string, a int64) int {
-		d := final[g]
-		for name, v := range m.views {
-			if !v.natural && v.discardStep >= 0 && !m.external[v.buf] && groupOf(v.buf) == g && info[name].bytes[a] {
-				d = min(d, v.discardStep)
-			}
-		}
-		return d
-	}
-	out := map[oracleKey]int64{}
-	rule := func(uf, us user, held bool) string {
-		switch {
-		case held:
-			return ViolationHeld
-		case uf.op == us.op:
-			if !m.ops[uf.op].inplace || !sameArena(uf.name, us.name) {
-				return ViolationSameOp
-			}
-		case !m.hb[uf.op][us.op]:
-			return ViolationUnordered
-		}
-		return ""
-	}
-	record := func(r string, uf, us user) {
-		if r != "" {
-			out[oracleKey{r, info[uf.name].buf, m.ops[uf.op].name, uf.name, info[us.name].buf, m.ops[us.op].name, us.name}]++
+}
+
+// death returns the step at which group g's byte a goes: the first
+// discard covering it, else the group's last release.
+func (c *placedCheck) death(g string, a int64) int {
+	m := c.m
+	d := c.final[g]
+	for name, v := range m.views {
+		if !v.natural && v.discardStep >= 0 && !m.external[v.buf] && c.groupOf(v.buf) == g && c.info[name].bytes[a] {
+			d = min(d, v.discardStep)
 		}
 	}
-	for i, a := range groups {
-		for _, b := range groups[i+1:] {
-			offA, offB := plan.Offsets[a], plan.Offsets[b]
+	return d
+}
+
+// rule returns the violation of us after uf on one byte, or "".
+func (c *placedCheck) rule(uf, us placedUser, held bool) string {
+	switch {
+	case held:
+		return ViolationHeld
+	case uf.op == us.op:
+		if !c.m.ops[uf.op].inplace || !c.sameArena(uf.name, us.name) {
+			return ViolationSameOp
+		}
+	case !c.m.hb[uf.op][us.op]:
+		return ViolationUnordered
+	}
+	return ""
+}
+
+func (c *placedCheck) record(r string, uf, us placedUser) {
+	if r != "" {
+		m, info := c.m, c.info
+		c.out[oracleKey{r, info[uf.name].buf, m.ops[uf.op].name, uf.name, info[us.name].buf, m.ops[us.op].name, us.name}]++
+	}
+}
+
+// betweenGroups checks the groups against each other as buffers are.
+func (c *placedCheck) betweenGroups() {
+	m := c.m
+	for i, a := range c.groups {
+		for _, b := range c.groups[i+1:] {
+			offA, offB := c.plan.Offsets[a], c.plan.Offsets[b]
 			for x := max(offA, offB); x < min(offA+m.size[a], offB+m.size[b]); x++ {
-				da, db := death(a, x), death(b, x)
+				da, db := c.death(a, x), c.death(b, x)
 				first, second := a, b
 				if db < da || (db == da && m.allocAt[b] < m.allocAt[a]) {
 					first, second = b, a
 				}
-				in := func(g string) func(string) bool { return func(buf string) bool { return groupOf(buf) == g } }
-				for _, uf := range users(x, in(first)) {
-					for _, us := range users(x, in(second)) {
-						record(rule(uf, us, da == math.MaxInt && db == math.MaxInt), uf, us)
+				in := func(g string) func(string) bool { return func(buf string) bool { return c.groupOf(buf) == g } }
+				for _, uf := range c.users(x, in(first)) {
+					for _, us := range c.users(x, in(second)) {
+						c.record(c.rule(uf, us, da == math.MaxInt && db == math.MaxInt), uf, us)
 					}
 				}
 			}
 		}
 	}
-	// Within each group: the host first, then by first op, then by allocation.
-	for _, g := range groups {
-		owners := members[g]
-		if len(owners) < 2 {
-			continue
+}
+
+// firstOp returns the first op using a name of buf (len(ops) if none).
+func (c *placedCheck) firstOp(buf string) int {
+	for k, o := range c.m.ops {
+		for _, u := range o.uses {
+			if ni := c.info[u.name]; ni != nil && ni.buf == buf {
+				return k
+			}
 		}
-		firstOp := func(buf string) int {
-			for k, o := range m.ops {
-				for _, u := range o.uses {
-					if ni := info[u.name]; ni != nil && ni.buf == buf {
-						return k
-					}
-				}
-			}
-			return len(m.ops)
+	}
+	return len(c.m.ops)
+}
+
+// heldBy reports whether buf, never released, still holds its byte a: no
+// discard of one of its views covers it.
+func (c *placedCheck) heldBy(buf string, a int64) bool {
+	if _, ok := c.m.release[buf]; ok || !c.info[buf].bytes[a] {
+		return false
+	}
+	for name, v := range c.m.views {
+		if !v.natural && v.buf == buf && v.discardStep >= 0 && c.info[name].bytes[a] {
+			return false
 		}
-		rest := owners[1:]
-		sort.SliceStable(rest, func(i, j int) bool {
-			fi, fj := firstOp(rest[i]), firstOp(rest[j])
-			if fi != fj {
-				return fi < fj
-			}
-			return m.allocAt[rest[i]] < m.allocAt[rest[j]]
-		})
-		heldBy := func(buf string, a int64) bool {
-			if _, ok := m.release[buf]; ok || !info[buf].bytes[a] {
-				return false
-			}
-			for name, v := range m.views {
-				if !v.natural && v.buf == buf && v.discardStep >= 0 && info[name].bytes[a] {
-					return false
-				}
-			}
-			return true
+	}
+	return true
+}
+
+// withinGroup checks every earlier buffer of group g (the host, then by
+// first op, then by allocation) against every later one.
+func (c *placedCheck) withinGroup(g string) {
+	m := c.m
+	owners := c.members[g]
+	if len(owners) < 2 {
+		return
+	}
+	rest := owners[1:]
+	sort.SliceStable(rest, func(i, j int) bool {
+		fi, fj := c.firstOp(rest[i]), c.firstOp(rest[j])
+		if fi != fj {
+			return fi < fj
 		}
-		off := plan.Offsets[g]
-		for i, x := range owners {
-			for _, y := range owners[i+1:] {
-				is := func(b string) func(string) bool { return func(buf string) bool { return buf == b } }
-				for a := off; a < off+m.size[g]; a++ {
-					for _, ux := range users(a, is(x)) {
-						for _, uy := range users(a, is(y)) {
-							if heldBy(x, a) {
-								record(ViolationTakenOver, ux, uy)
-								continue
-							}
-							record(rule(ux, uy, false), ux, uy)
+		return m.allocAt[rest[i]] < m.allocAt[rest[j]]
+	})
+	off := c.plan.Offsets[g]
+	for i, x := range owners {
+		for _, y := range owners[i+1:] {
+			is := func(b string) func(string) bool { return func(buf string) bool { return buf == b } }
+			for a := off; a < off+m.size[g]; a++ {
+				for _, ux := range c.users(a, is(x)) {
+					for _, uy := range c.users(a, is(y)) {
+						if c.heldBy(x, a) {
+							c.record(ViolationTakenOver, ux, uy)
+							continue
 						}
+						c.record(c.rule(ux, uy, false), ux, uy)
 					}
 				}
 			}
 		}
 	}
-	return out
 }
 
 // randomPlacements gives some alloc buffers of p a random one-dimensional footprint (its

@@ -70,160 +70,226 @@ func ggGCD(a, b int64) int64 {
 
 // ggmlAnalyze computes the figures of one graph.
 func ggmlAnalyze(data []byte) (*ggFigures, error) {
-	var doc ggmltrace.Document
-	if err := json.Unmarshal(data, &doc); err != nil {
+	g := &ggAnalysis{}
+	if err := json.Unmarshal(data, &g.doc); err != nil {
 		return nil, err
 	}
-	ts := doc.Tensors
-	idx := map[string]int{}
-	for i, t := range ts {
-		idx[t.Name] = i
+	g.index()
+	f := &ggFigures{}
+	g.rules(f)
+	if err := g.granular(f); err != nil {
+		return nil, err
 	}
-	src := func(t *ggmltrace.Tensor) []int { // src slots, nulls skipped, duplicates kept
-		var out []int
-		for _, s := range t.Src {
-			if s != nil {
-				out = append(out, idx[*s])
-			}
-		}
-		return out
+	g.elementwise(f)
+	return f, nil
+}
+
+// ggBlock is one block of ggml's rules: an own tensor and the in-place
+// nodes that took it over.
+type ggBlock struct {
+	size, aligned int64
+	allocStep     int // -1 = before node 0
+	members       []int
+	freed         int // step after which it is released; nSteps = never
+}
+
+// ggAnalysis is one graph under analysis: its tensors and nodes, the
+// blocks ggml's rules give the compute buffer's tensors (rules), and the
+// unit-granular last reads of those blocks (granular).
+type ggAnalysis struct {
+	doc    ggmltrace.Document
+	ts     []ggmltrace.Tensor
+	idx    map[string]int // tensor name → slot in ts
+	nodes  []int          // slots of the nodes, in execution order
+	nSteps int            // len(nodes) + 1
+
+	// ggml_rules: blocks. blockOf[i] is the block index holding own tensor i.
+	blocks          []*ggBlock
+	blockOf         []int
+	allocated       []bool
+	inplaceDone     []bool
+	children, views []int // per tensor: readers and views not yet run
+
+	unit      int64     // gcd of every compute offset, stride and size
+	lastRead  [][]int32 // lastRead[b][u]: last step reading unit u of block b (-2 = none)
+	heldToEnd []bool    // per block: an output lives in it
+}
+
+// index reads the tensor table and the nodes' execution order.
+func (g *ggAnalysis) index() {
+	g.ts = g.doc.Tensors
+	g.idx = map[string]int{}
+	for i, t := range g.ts {
+		g.idx[t.Name] = i
 	}
-	isView := func(i int) bool { return ts[i].ViewSrc != nil }
-	own := func(i int) bool { return ts[i].Buffer == "compute" && !isView(i) }
-	var nodes []int
-	for i, t := range ts {
+	for i, t := range g.ts {
 		if t.ExecIndex >= 0 {
-			nodes = append(nodes, i)
+			g.nodes = append(g.nodes, i)
 		}
 	}
-	slices.SortStableFunc(nodes, func(a, b int) int { return cmp.Compare(ts[a].ExecIndex, ts[b].ExecIndex) })
-	nSteps := len(nodes) + 1
-	children := make([]int, len(ts))
-	views := make([]int, len(ts))
-	for _, n := range nodes {
-		for _, s := range src(&ts[n]) {
-			children[s]++
-		}
-		if isView(n) {
-			views[idx[*ts[n].ViewSrc]]++
+	ts := g.ts
+	slices.SortStableFunc(g.nodes, func(a, b int) int { return cmp.Compare(ts[a].ExecIndex, ts[b].ExecIndex) })
+	g.nSteps = len(g.nodes) + 1
+}
+
+// src returns t's src slots, nulls skipped, duplicates kept.
+func (g *ggAnalysis) src(t *ggmltrace.Tensor) []int {
+	var out []int
+	for _, s := range t.Src {
+		if s != nil {
+			out = append(out, g.idx[*s])
 		}
 	}
-	// ggml_rules: blocks. block[i] is the block index holding own tensor i.
-	type block struct {
-		size, aligned int64
-		allocStep     int // -1 = before node 0
-		members       []int
-		freed         int // step after which it is released; nSteps = never
+	return out
+}
+
+func (g *ggAnalysis) isView(i int) bool { return g.ts[i].ViewSrc != nil }
+
+func (g *ggAnalysis) own(i int) bool { return g.ts[i].Buffer == "compute" && !g.isView(i) }
+
+func (g *ggAnalysis) sameLayout(a, b int) bool {
+	ts := g.ts
+	return ts[a].Type == ts[b].Type && slices.Equal(ts[a].Ne, ts[b].Ne) && slices.Equal(ts[a].Nb, ts[b].Nb)
+}
+
+// newBlock gives own tensor i a block of its own from step on.
+func (g *ggAnalysis) newBlock(i, step int) {
+	sz := g.ts[i].Nbytes
+	al := sz
+	if g.ts[i].AllocSize != nil {
+		al = *g.ts[i].AllocSize
 	}
-	var blocks []*block
-	blockOf := make([]int, len(ts))
-	for i := range blockOf {
-		blockOf[i] = -1
+	if a := g.doc.Alignment; a > 0 {
+		al = (al + a - 1) / a * a
 	}
-	allocated := make([]bool, len(ts))
-	newBlock := func(i, step int) {
-		sz := ts[i].Nbytes
-		al := sz
-		if ts[i].AllocSize != nil {
-			al = *ts[i].AllocSize
+	g.blockOf[i] = len(g.blocks)
+	g.blocks = append(g.blocks, &ggBlock{size: sz, aligned: al, allocStep: step, members: []int{i}, freed: g.nSteps})
+	g.allocated[i] = true
+}
+
+// live returns the bytes of the blocks live at step, exact and aligned.
+func (g *ggAnalysis) live(step int) (exact, al int64) {
+	for _, b := range g.blocks {
+		if b.allocStep <= step && step <= b.freed {
+			exact += b.size
+			al += b.aligned
 		}
-		if a := doc.Alignment; a > 0 {
-			al = (al + a - 1) / a * a
-		}
-		blockOf[i] = len(blocks)
-		blocks = append(blocks, &block{size: sz, aligned: al, allocStep: step, members: []int{i}, freed: nSteps})
-		allocated[i] = true
 	}
+	return
+}
+
+// rules runs ggml's rules over the nodes: the per-step live bytes and
+// their maxima, and the in-place reuses.
+func (g *ggAnalysis) rules(f *ggFigures) {
+	ts := g.ts
+	g.children = make([]int, len(ts))
+	g.views = make([]int, len(ts))
+	for _, n := range g.nodes {
+		for _, s := range g.src(&ts[n]) {
+			g.children[s]++
+		}
+		if g.isView(n) {
+			g.views[g.idx[*ts[n].ViewSrc]]++
+		}
+	}
+	g.blockOf = make([]int, len(ts))
+	for i := range g.blockOf {
+		g.blockOf[i] = -1
+	}
+	g.allocated = make([]bool, len(ts))
 	for i, t := range ts {
 		if t.ExecIndex < 0 || t.IsInput {
-			if own(i) && !allocated[i] {
-				newBlock(i, -1)
+			if g.own(i) && !g.allocated[i] {
+				g.newBlock(i, -1)
 			}
 		}
 	}
-	f := &ggFigures{StepRules: make([]int64, nSteps)}
-	aligned := make([]int64, nSteps)
-	live := func(step int) (exact, al int64) {
-		for _, b := range blocks {
-			if b.allocStep <= step && step <= b.freed {
-				exact += b.size
-				al += b.aligned
-			}
-		}
-		return
-	}
-	sameLayout := func(a, b int) bool {
-		return ts[a].Type == ts[b].Type && slices.Equal(ts[a].Ne, ts[b].Ne) && slices.Equal(ts[a].Nb, ts[b].Nb)
-	}
-	inplaceDone := make([]bool, len(ts))
+	f.StepRules = make([]int64, g.nSteps)
+	aligned := make([]int64, g.nSteps)
+	g.inplaceDone = make([]bool, len(ts))
 	// step index s: -1 before node 0, k after allocating node k; a block
 	// freed after node k has freed = k (live at k, not at k+1).
-	f.StepRules[0], aligned[0] = live(-1)
-	for k, n := range nodes {
-		for _, p := range src(&ts[n]) {
-			if own(p) && !allocated[p] {
-				newBlock(p, k)
+	f.StepRules[0], aligned[0] = g.live(-1)
+	for k, n := range g.nodes {
+		for _, p := range g.src(&ts[n]) {
+			if g.own(p) && !g.allocated[p] {
+				g.newBlock(p, k)
 			}
 		}
-		if own(n) && !allocated[n] {
-			done := false
-			if ggInplaceOps[ts[n].Op] {
-				for _, p := range src(&ts[n]) {
-					if !own(p) || ts[p].IsOutput || !sameLayout(n, p) || !allocated[p] {
-						continue
-					}
-					if children[p] == 1 && views[p] == 0 {
-						b := blockOf[p]
-						blockOf[n] = b
-						blocks[b].members = append(blocks[b].members, n)
-						allocated[p] = false // the node holds the block now
-						allocated[n] = true
-						inplaceDone[n] = true
-						f.InPlace = append(f.InPlace, [2]string{ts[n].Name, ts[p].Name})
-						done = true
-						break
-					}
-				}
-			}
-			if !done {
-				newBlock(n, k)
-			}
+		if g.own(n) && !g.allocated[n] && !g.inplace(f, n) {
+			g.newBlock(n, k)
 		}
-		f.StepRules[k+1], aligned[k+1] = live(k)
-		free := func(i int) {
-			if allocated[i] && !ts[i].IsOutput {
-				allocated[i] = false
-				blocks[blockOf[i]].freed = k
-			}
-		}
-		for _, p := range src(&ts[n]) {
-			children[p]--
-			if children[p] == 0 && views[p] == 0 {
-				if isView(p) {
-					v := idx[*ts[p].ViewSrc]
-					views[v]--
-					if views[v] == 0 && children[v] == 0 {
-						free(v)
-					}
-				} else {
-					free(p)
-				}
-			}
-		}
+		f.StepRules[k+1], aligned[k+1] = g.live(k)
+		g.freeSources(k, n)
 	}
 	f.RulesExact = slices.Max(f.StepRules)
 	f.RulesAligned = slices.Max(aligned)
+}
 
-	// Byte-granular liveness in units of the gcd of every compute offset,
-	// stride and size.
+// inplace gives node n the block of a source it may overwrite under
+// ggml's rule, and reports whether it did.
+func (g *ggAnalysis) inplace(f *ggFigures, n int) bool {
+	ts := g.ts
+	if !ggInplaceOps[ts[n].Op] {
+		return false
+	}
+	for _, p := range g.src(&ts[n]) {
+		if !g.own(p) || ts[p].IsOutput || !g.sameLayout(n, p) || !g.allocated[p] {
+			continue
+		}
+		if g.children[p] == 1 && g.views[p] == 0 {
+			b := g.blockOf[p]
+			g.blockOf[n] = b
+			g.blocks[b].members = append(g.blocks[b].members, n)
+			g.allocated[p] = false // the node holds the block now
+			g.allocated[n] = true
+			g.inplaceDone[n] = true
+			f.InPlace = append(f.InPlace, [2]string{ts[n].Name, ts[p].Name})
+			return true
+		}
+	}
+	return false
+}
+
+// freeSources frees, after node n at step k, the sources (or the bases of
+// source views) it was the last reader of.
+func (g *ggAnalysis) freeSources(k, n int) {
+	ts := g.ts
+	for _, p := range g.src(&ts[n]) {
+		g.children[p]--
+		if g.children[p] == 0 && g.views[p] == 0 {
+			if g.isView(p) {
+				v := g.idx[*ts[p].ViewSrc]
+				g.views[v]--
+				if g.views[v] == 0 && g.children[v] == 0 {
+					g.free(k, v)
+				}
+			} else {
+				g.free(k, p)
+			}
+		}
+	}
+}
+
+// free releases tensor i's block after step k, unless i is an output.
+func (g *ggAnalysis) free(k, i int) {
+	if g.allocated[i] && !g.ts[i].IsOutput {
+		g.allocated[i] = false
+		g.blocks[g.blockOf[i]].freed = k
+	}
+}
+
+// findUnit sets the unit of byte-granular liveness: the gcd of every
+// compute offset, stride and size.
+func (g *ggAnalysis) findUnit() error {
 	unit := int64(0)
-	for i, t := range ts {
+	for _, t := range g.ts {
 		if t.Buffer != "compute" {
 			continue
 		}
 		sz := ggTypeSize[t.Type][0]
 		if sz == 0 {
-			return nil, fmt.Errorf("tensor %q: type %q", t.Name, t.Type)
+			return fmt.Errorf("tensor %q: type %q", t.Name, t.Type)
 		}
 		unit = ggGCD(unit, sz)
 		unit = ggGCD(unit, t.ViewOffs)
@@ -231,84 +297,103 @@ func ggmlAnalyze(data []byte) (*ggFigures, error) {
 		for _, nb := range t.Nb {
 			unit = ggGCD(unit, nb)
 		}
-		_ = i
 	}
 	if unit <= 0 {
 		unit = 1
 	}
-	// lastRead[b][u]: last step reading unit u of block b (-2 = none).
-	lastRead := make([][]int32, len(blocks))
-	for b, bl := range blocks {
-		lr := make([]int32, (bl.size+unit-1)/unit)
-		for u := range lr {
-			lr[u] = -2
-		}
-		lastRead[b] = lr
+	g.unit = unit
+	return nil
+}
+
+// footprint calls fn with the units tensor i covers in its block.
+func (g *ggAnalysis) footprint(i int, fn func(b int, u int64)) {
+	ts, unit := g.ts, g.unit
+	base := i
+	offs := int64(0)
+	if g.isView(i) {
+		base = g.idx[*ts[i].ViewSrc]
+		offs = ts[i].ViewOffs
 	}
-	// footprint calls fn with the units tensor i covers in its block.
-	footprint := func(i int, fn func(b int, u int64)) {
-		base := i
-		offs := int64(0)
-		if isView(i) {
-			base = idx[*ts[i].ViewSrc]
-			offs = ts[i].ViewOffs
-		}
-		b := blockOf[base]
-		if b < 0 {
-			return // not in the compute buffer
-		}
-		t := &ts[i]
-		sz := ggTypeSize[t.Type]
-		ne := [4]int64{1, 1, 1, 1}
-		nb := [4]int64{}
-		copy(ne[:], t.Ne)
-		copy(nb[:], t.Nb)
-		ne[0] /= sz[1]
-		for i3 := int64(0); i3 < ne[3]; i3++ {
-			for i2 := int64(0); i2 < ne[2]; i2++ {
-				for i1 := int64(0); i1 < ne[1]; i1++ {
-					for i0 := int64(0); i0 < ne[0]; i0++ {
-						o := offs + i0*nb[0] + i1*nb[1] + i2*nb[2] + i3*nb[3]
-						for u := o / unit; u < (o+sz[0]+unit-1)/unit; u++ {
-							fn(b, u)
-						}
+	b := g.blockOf[base]
+	if b < 0 {
+		return // not in the compute buffer
+	}
+	t := &ts[i]
+	sz := ggTypeSize[t.Type]
+	ne := [4]int64{1, 1, 1, 1}
+	nb := [4]int64{}
+	copy(ne[:], t.Ne)
+	copy(nb[:], t.Nb)
+	ne[0] /= sz[1]
+	for i3 := int64(0); i3 < ne[3]; i3++ {
+		for i2 := int64(0); i2 < ne[2]; i2++ {
+			for i1 := int64(0); i1 < ne[1]; i1++ {
+				for i0 := int64(0); i0 < ne[0]; i0++ {
+					o := offs + i0*nb[0] + i1*nb[1] + i2*nb[2] + i3*nb[3]
+					for u := o / unit; u < (o+sz[0]+unit-1)/unit; u++ {
+						fn(b, u)
 					}
 				}
 			}
 		}
 	}
-	for k, n := range nodes {
-		if ggPureViews[ts[n].Op] {
-			continue
-		}
-		for _, p := range src(&ts[n]) {
-			footprint(p, func(b int, u int64) { lastRead[b][u] = int32(k) })
-		}
-	}
-	heldToEnd := make([]bool, len(blocks))
-	for i, t := range ts {
+}
+
+// markHeldToEnd marks the blocks an output lives in.
+func (g *ggAnalysis) markHeldToEnd() {
+	g.heldToEnd = make([]bool, len(g.blocks))
+	for i, t := range g.ts {
 		if t.IsOutput {
 			base := i
-			if isView(i) {
-				base = idx[*t.ViewSrc]
+			if g.isView(i) {
+				base = g.idx[*t.ViewSrc]
 			}
-			if blockOf[base] >= 0 {
-				heldToEnd[blockOf[base]] = true
+			if g.blockOf[base] >= 0 {
+				g.heldToEnd[g.blockOf[base]] = true
 			}
 		}
 	}
+}
+
+// lastOf returns the last step unit u of block b is live at.
+func (g *ggAnalysis) lastOf(b int, u int64) int {
+	if g.heldToEnd[b] {
+		return g.nSteps - 2
+	}
+	return max(int(g.lastRead[b][u]), g.blocks[b].allocStep)
+}
+
+// granular computes byte-granular liveness in units of the gcd of every
+// compute offset, stride and size: the per-step live bytes and their
+// maximum.
+func (g *ggAnalysis) granular(f *ggFigures) error {
+	if err := g.findUnit(); err != nil {
+		return err
+	}
+	unit, nSteps := g.unit, g.nSteps
+	g.lastRead = make([][]int32, len(g.blocks))
+	for b, bl := range g.blocks {
+		lr := make([]int32, (bl.size+unit-1)/unit)
+		for u := range lr {
+			lr[u] = -2
+		}
+		g.lastRead[b] = lr
+	}
+	for k, n := range g.nodes {
+		if ggPureViews[g.ts[n].Op] {
+			continue
+		}
+		for _, p := range g.src(&g.ts[n]) {
+			g.footprint(p, func(b int, u int64) { g.lastRead[b][u] = int32(k) })
+		}
+	}
+	g.markHeldToEnd()
 	diff := make([]int64, nSteps+1)
-	lastOf := func(b int, u int64) int {
-		if heldToEnd[b] {
-			return nSteps - 2
-		}
-		return max(int(lastRead[b][u]), blocks[b].allocStep)
-	}
-	for b, bl := range blocks {
-		for u := range lastRead[b] {
+	for b, bl := range g.blocks {
+		for u := range g.lastRead[b] {
 			w := min(unit, bl.size-int64(u)*unit)
 			diff[bl.allocStep+1] += w
-			diff[lastOf(b, int64(u))+2] -= w
+			diff[g.lastOf(b, int64(u))+2] -= w
 		}
 	}
 	f.StepGranular = make([]int64, nSteps)
@@ -318,27 +403,34 @@ func ggmlAnalyze(data []byte) (*ggFigures, error) {
 		f.StepGranular[s] = run
 	}
 	f.Granular = slices.Max(f.StepGranular)
+	return nil
+}
+
+// elementwise computes the granular figures with each in-place op that
+// ggml's rules did not place in place reusing the bytes its sources free
+// as it runs.
+func (g *ggAnalysis) elementwise(f *ggFigures) {
+	ts, unit := g.ts, g.unit
 	f.StepElementwise = slices.Clone(f.StepGranular)
-	for k, n := range nodes {
-		if !ggInplaceOps[ts[n].Op] || inplaceDone[n] || !own(n) {
+	for k, n := range g.nodes {
+		if !ggInplaceOps[ts[n].Op] || g.inplaceDone[n] || !g.own(n) {
 			continue
 		}
 		seen := map[[2]int64]bool{}
 		var dying int64
-		for _, p := range src(&ts[n]) {
-			footprint(p, func(b int, u int64) {
+		for _, p := range g.src(&ts[n]) {
+			g.footprint(p, func(b int, u int64) {
 				key := [2]int64{int64(b), u}
-				if seen[key] || heldToEnd[b] || lastOf(b, u) != k {
+				if seen[key] || g.heldToEnd[b] || g.lastOf(b, u) != k {
 					return
 				}
 				seen[key] = true
-				dying += min(unit, blocks[b].size-u*unit)
+				dying += min(unit, g.blocks[b].size-u*unit)
 			})
 		}
 		f.StepElementwise[k+1] -= min(dying, ts[n].Nbytes)
 	}
 	f.Elementwise = slices.Max(f.StepElementwise)
-	return f, nil
 }
 
 // TestGGMLCalculatorTiny checks the calculator against the figures

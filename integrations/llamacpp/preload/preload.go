@@ -69,14 +69,19 @@ type allocator struct {
 	// the buffer ids of the last reserve_n (several groups only): what
 	// alloc_graph places a graph of the same node and leaf counts with
 	nodeIDs, leafIDs []int32
+	plannedAhead     bool // saWouldPlan planned the graph alloc_graph is about to place
 
-	// stats
+	allocStats
+}
+
+// allocStats is an allocator's figures for SUBARENA_GGML_STATS: counted
+// by the calls it serves, read only when they are reported.
+type allocStats struct {
 	calls              [C.SA_CALL_KINDS]int64
 	cpuNs              [C.SA_CALL_KINDS]int64
 	hits, misses       int64
 	missesAfterReserve int64
 	fallbacks          int64
-	plannedAhead       bool // saWouldPlan planned the graph alloc_graph is about to place
 	sizes              []int64
 	gallocrSizes       []int64
 	gallocrReadSizes   []int64 // gallocr's sizes with the leaves no node reads left out
