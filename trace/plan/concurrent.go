@@ -133,3 +133,57 @@ type seqEntry struct {
 	seq   uint64
 	piece int32
 }
+
+// concurrent lists the pieces of different items whose windows are disjoint
+// but whose uses are not ordered by happens-before (concurrentPairsByClock on
+// the program's Order, built here when the planner did not hand it over).
+func (ip *inplacer) concurrent(prob *Problem, infos []pieceInfo) []PiecePair {
+	if ip.order == nil {
+		if o, err := trace.NewOrder(ip.p); err == nil {
+			ip.order = o
+		} else {
+			return concurrentPairs(prob, infos, ip.hb) // no Order for this program: pair by pair
+		}
+	}
+	return concurrentPairsByClock(prob, infos, ip.order)
+}
+
+// concurrentPairs is concurrent pair by pair: O(P²) happens-before queries.
+func concurrentPairs(prob *Problem, infos []pieceInfo, hb func(a, b int) bool) []PiecePair {
+	ordered := func(a, b int) bool { // every use of piece a happens-before every use of piece b
+		for _, x := range infos[a].lastOn {
+			if x < 0 {
+				continue
+			}
+			for _, y := range infos[b].firstOn {
+				if y >= 0 && !hb(x, y) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	var out []PiecePair
+	for a := range infos {
+		pa := prob.Items[infos[a].item].Pieces[infos[a].piece]
+		for b := a + 1; b < len(infos); b++ {
+			if infos[a].item == infos[b].item {
+				continue
+			}
+			pb := prob.Items[infos[b].item].Pieces[infos[b].piece]
+			var ok bool
+			switch {
+			case pa.End <= pb.Start:
+				ok = ordered(a, b)
+			case pb.End <= pa.Start:
+				ok = ordered(b, a)
+			default:
+				continue // the windows intersect: a conflict already
+			}
+			if !ok {
+				out = append(out, PiecePair{A: PieceRef{infos[a].item, infos[a].piece}, B: PieceRef{infos[b].item, infos[b].piece}})
+			}
+		}
+	}
+	return out
+}
