@@ -2,38 +2,39 @@ package plan
 
 import "slices"
 
+// pairRel is one interval of relative offsets that a pair of items forbids.
+type pairRel struct {
+	i, j int32 // i < j
+	r    rel   // forbidden x_j - x_i
+}
+
 // buildEdges finds every conflicting pair of items and the relative offsets
 // it forbids, and widens cut extents over concurrent partners.
+//
+// all holds, per pair whose windows intersect, its forbidden intervals
+// already merged (a pair of items split into many pieces forbids as many
+// intervals per pair of pieces, mostly overlapping), and the concurrent
+// pairs' intervals as they come; link groups and merges them again. The
+// steps pass it (and the scratch they share) by value rather than in a
+// struct so that what does not escape stays on the stack.
 func (c *compiled) buildEdges(p *Problem) {
-	n := c.n
-	type pairRel struct {
-		i, j int32 // i < j
-		r    rel   // forbidden x_j - x_i
-	}
-	// all holds, per pair whose windows intersect, its forbidden intervals
-	// already merged (a pair of items split into many pieces forbids as
-	// many intervals per pair of pieces, mostly overlapping), and the
-	// concurrent pairs' intervals as they come; the sort below groups and
-	// merges them again.
-	all := make([]pairRel, 0, 4*n+len(p.Concurrent))
-	orient := func(i, j int, a, b Piece) rel {
-		// Pieces a of i and b of j share a byte iff
-		// x_j + b.Lo < x_i + a.Hi and x_i + a.Lo < x_j + b.Hi, that is
-		// x_j - x_i in [a.Lo - b.Hi + 1, a.Hi - b.Lo).
-		r := rel{a.Lo - b.Hi + 1, a.Hi - b.Lo}
-		if i > j {
-			r = rel{-r.hi + 1, -r.lo + 1}
-		}
-		return r
-	}
-	add := func(i, j int, a, b Piece) {
-		all = append(all, pairRel{int32(min(i, j)), int32(max(i, j)), orient(i, j, a, b)})
-	}
-	// byLo: each item's pieces by their first byte. A pair's intervals,
-	// one piece against those of the other item, then come in order (or in
-	// reverse order) of their first offset.
-	byLo := make([][]Piece, n)
-	for i := range n {
+	all := make([]pairRel, 0, 4*c.n+len(p.Concurrent))
+	byLo := c.piecesByLo(make([][]Piece, c.n))
+	// byHi: an item's pieces by last byte, descending, sorted when first
+	// asked for (hiDesc).
+	byHi := slices.Clone(c.byHi)
+	all = c.sweep(all, byLo, byHi)
+	c.cutExtent = slices.Clone(c.extent)
+	all = c.addConcurrent(all, p)
+	c.link(all)
+}
+
+// piecesByLo sets byLo[i] to item i's pieces by their first byte: as
+// normalizing gave them, as they are when already sorted, else a sorted
+// copy. A pair's intervals, one piece against those of the other item,
+// then come in order (or in reverse order) of their first offset.
+func (c *compiled) piecesByLo(byLo [][]Piece) [][]Piece {
+	for i := range c.n {
 		if byLo[i] = c.byLo[i]; byLo[i] != nil {
 			continue // normalizing gave them
 		}
@@ -43,68 +44,34 @@ func (c *compiled) buildEdges(p *Problem) {
 			slices.SortFunc(byLo[i], cmpPieceLo)
 		}
 	}
-	// byHi: an item's pieces by last byte, descending, sorted when first
-	// asked for.
-	byHi := slices.Clone(c.byHi)
-	hiDesc := func(i int) []Piece {
-		if byHi[i] == nil {
-			byHi[i] = slices.Clone(c.pieces[i])
-			slices.SortFunc(byHi[i], func(a, b Piece) int { return cmp64(b.Hi, a.Hi) })
-		}
-		return byHi[i]
+	return byLo
+}
+
+// hiDesc returns item i's pieces by last byte, descending, sorting them
+// into byHi[i] when first asked for.
+func (c *compiled) hiDesc(byHi [][]Piece, i int) []Piece {
+	if byHi[i] == nil {
+		byHi[i] = slices.Clone(c.pieces[i])
+		slices.SortFunc(byHi[i], func(a, b Piece) int { return cmp64(b.Hi, a.Hi) })
 	}
-	var rs []rel // scratch: one pair's intervals
-	addPair := func(j, i int) {
-		// Forbidden x_B - x_A for pieces a of A and b of B:
-		// [a.Lo - b.Hi + 1, a.Hi - b.Lo), ascending in a.Lo and in -b.Hi.
-		A, B := min(i, j), max(i, j)
-		rs = rs[:0]
-		switch {
-		case len(c.pieces[B]) == 1:
-			b := c.pieces[B][0]
-			for _, a := range byLo[A] {
-				if a.Start < b.End && b.Start < a.End {
-					rs = append(rs, rel{a.Lo - b.Hi + 1, a.Hi - b.Lo})
-				}
-			}
-		case len(c.pieces[A]) == 1:
-			a := c.pieces[A][0]
-			for _, b := range hiDesc(B) {
-				if a.Start < b.End && b.Start < a.End {
-					rs = append(rs, rel{a.Lo - b.Hi + 1, a.Hi - b.Lo})
-				}
-			}
-		default:
-			for _, a := range byLo[A] {
-				for _, b := range byLo[B] {
-					if a.Start < b.End && b.Start < a.End {
-						rs = append(rs, rel{a.Lo - b.Hi + 1, a.Hi - b.Lo})
-					}
-				}
-			}
-			if !slices.IsSortedFunc(rs, cmpRel) {
-				slices.SortFunc(rs, cmpRel)
-			}
-		}
-		lo, hi := int32(min(i, j)), int32(max(i, j))
-		first := len(all)
-		for _, r := range rs {
-			if m := len(all); m > first && r.lo <= all[m-1].r.hi {
-				all[m-1].r.hi = max(all[m-1].r.hi, r.hi)
-				continue
-			}
-			all = append(all, pairRel{lo, hi, r})
-		}
-	}
-	// Sweep items by extent to find pairs whose windows may intersect.
-	order := make([]int, 0, n)
-	for i := range n {
+	return byHi[i]
+}
+
+// sweep sweeps items by extent to find the pairs whose windows may
+// intersect, and appends each such pair's intervals, merged, to all.
+func (c *compiled) sweep(all []pairRel, byLo, byHi [][]Piece) []pairRel {
+	order := make([]int, 0, c.n)
+	for i := range c.n {
 		if len(c.pieces[i]) > 0 {
 			order = append(order, i)
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return int(c.extent[a][0] - c.extent[b][0]) })
 	var active []int
+	// rs is scratch for one pair's intervals; its first two live on the
+	// stack, as the first growth of a non-escaping append would.
+	var buf [2]rel
+	rs := buf[:0]
 	for _, i := range order {
 		keep := active[:0]
 		for _, j := range active {
@@ -114,14 +81,70 @@ func (c *compiled) buildEdges(p *Problem) {
 		}
 		active = keep
 		for _, j := range active {
-			addPair(j, i)
+			A, B := min(i, j), max(i, j)
+			rs = c.pairIntervals(rs[:0], byLo, byHi, A, B)
+			all = appendMerged(all, int32(A), int32(B), rs)
 		}
 		active = append(active, i)
 	}
-	c.cutExtent = slices.Clone(c.extent)
+	return all
+}
+
+// appendMerged appends the intervals rs of pair (i, j), ascending in their
+// first offset, to all, merging those that overlap.
+func appendMerged(all []pairRel, i, j int32, rs []rel) []pairRel {
+	first := len(all)
+	for _, r := range rs {
+		if m := len(all); m > first && r.lo <= all[m-1].r.hi {
+			all[m-1].r.hi = max(all[m-1].r.hi, r.hi)
+			continue
+		}
+		all = append(all, pairRel{i, j, r})
+	}
+	return all
+}
+
+// pairIntervals appends to rs the forbidden x_B - x_A for items A < B,
+// ascending in their first offset but not merged. For pieces a of A and b
+// of B that is [a.Lo - b.Hi + 1, a.Hi - b.Lo), ascending in a.Lo and in
+// -b.Hi.
+func (c *compiled) pairIntervals(rs []rel, byLo, byHi [][]Piece, A, B int) []rel {
+	switch {
+	case len(c.pieces[B]) == 1:
+		b := c.pieces[B][0]
+		for _, a := range byLo[A] {
+			if a.Start < b.End && b.Start < a.End {
+				rs = append(rs, rel{a.Lo - b.Hi + 1, a.Hi - b.Lo})
+			}
+		}
+	case len(c.pieces[A]) == 1:
+		a := c.pieces[A][0]
+		for _, b := range c.hiDesc(byHi, B) {
+			if a.Start < b.End && b.Start < a.End {
+				rs = append(rs, rel{a.Lo - b.Hi + 1, a.Hi - b.Lo})
+			}
+		}
+	default:
+		for _, a := range byLo[A] {
+			for _, b := range byLo[B] {
+				if a.Start < b.End && b.Start < a.End {
+					rs = append(rs, rel{a.Lo - b.Hi + 1, a.Hi - b.Lo})
+				}
+			}
+		}
+		if !slices.IsSortedFunc(rs, cmpRel) {
+			slices.SortFunc(rs, cmpRel)
+		}
+	}
+	return rs
+}
+
+// addConcurrent appends to all the interval each concurrent pair of pieces
+// forbids, and widens both items' cut extents over the other's extent.
+func (c *compiled) addConcurrent(all []pairRel, p *Problem) []pairRel {
 	for _, pp := range p.Concurrent {
 		i, j := pp.A.Item, pp.B.Item
-		add(i, j, p.Items[i].Pieces[pp.A.Piece], p.Items[j].Pieces[pp.B.Piece])
+		all = append(all, pairRel{int32(min(i, j)), int32(max(i, j)), orient(i, j, p.Items[i].Pieces[pp.A.Piece], p.Items[j].Pieces[pp.B.Piece])})
 		for _, k := range [2]int{i, j} {
 			o := i + j - k
 			e, oe := &c.cutExtent[k], c.extent[o]
@@ -130,6 +153,26 @@ func (c *compiled) buildEdges(p *Problem) {
 			}
 		}
 	}
+	return all
+}
+
+// orient returns the offsets x_max(i,j) - x_min(i,j) at which piece a of item i and
+// piece b of item j share a byte.
+func orient(i, j int, a, b Piece) rel {
+	// Pieces a of i and b of j share a byte iff
+	// x_j + b.Lo < x_i + a.Hi and x_i + a.Lo < x_j + b.Hi, that is
+	// x_j - x_i in [a.Lo - b.Hi + 1, a.Hi - b.Lo).
+	r := rel{a.Lo - b.Hi + 1, a.Hi - b.Lo}
+	if i > j {
+		r = rel{-r.hi + 1, -r.lo + 1}
+	}
+	return r
+}
+
+// link sorts all by pair, merges each pair's intervals and builds both
+// items' edges from them.
+func (c *compiled) link(all []pairRel) {
+	n := c.n
 	c.edges = make([][]edge, n)
 	c.solidAll = true
 	slices.SortFunc(all, func(a, b pairRel) int {
