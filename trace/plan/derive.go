@@ -159,17 +159,27 @@ func deriveCoarse(ip *inplacer) *derived {
 // deriver holds what derive and deriveCoarse share: the program's op
 // times, the problem being built, and the scratch reused from root to root.
 type deriver struct {
-	ip         *inplacer
-	scratch    *deriveScratch // where the slices below come from (save)
-	p          *trace.Program
+	ip          *inplacer
+	scratch     *deriveScratch // where the slices below come from (save)
+	p           *trace.Program
+	d           *derived // the problem being built
+	opClock              // the program's op times, shared by derivations of it
+	rootScratch          // per root, reused
+	itemPieces           // the pieces of every item, one item after another
+}
+
+// opClock maps the program's steps and ops to op times (see opTimes); it
+// depends on the program only, so newDeriverLike shares it.
+type opClock struct {
 	nOps, nEng int
 	end        int   // the window end of bytes held to the end
 	at         []int // op positions to op times (opTimes)
 	opsBefore  []int // opsBefore[s]: the number of ops among steps [0, s), a step's op time
-	allocPoint []int
-	d          *derived
+	allocPoint []int // per buffer: its allocation point (allocPoints)
+}
 
-	// Per root, reused.
+// rootScratch is what a deriver rebuilds for each root's item.
+type rootScratch struct {
 	used   []itemUse
 	dead   []deathRun
 	bounds []int64
@@ -178,8 +188,10 @@ type deriver struct {
 	seen   map[*ranges.Set]bool // sets whose bounds are in: many uses share one
 	kept   []*ranges.Set        // the first few sets whose bounds went in, to find equal ones
 	merge  []int64              // scratch of sortRuns
+}
 
-	// The pieces of every item, one item after another.
+// itemPieces is the pieces of every item, one item after another.
+type itemPieces struct {
 	pieces  []Piece
 	deaths  []Time // per piece: when the last and the first buffer covering its bytes let them go
 	pieceAt []int  // per item: its first piece; then the number of pieces
@@ -193,7 +205,8 @@ func newDeriver(ip *inplacer) *deriver { return newDeriverLike(ip, nil) }
 // points (nil: computed).
 func newDeriverLike(ip *inplacer, like *deriver) *deriver {
 	p := ip.p
-	dv := &deriver{ip: ip, p: p, nOps: len(p.Ops), nEng: len(p.Trace.Engines), seen: map[*ranges.Set]bool{}}
+	dv := &deriver{ip: ip, p: p, opClock: opClock{nOps: len(p.Ops), nEng: len(p.Trace.Engines)},
+		rootScratch: rootScratch{seen: map[*ranges.Set]bool{}}}
 	sc := ip.scratch.get()
 	dv.scratch = sc
 	dv.pieces, dv.deaths, dv.used, dv.dead = sc.pieces[:0], sc.deaths[:0], sc.used[:0], sc.dead[:0]

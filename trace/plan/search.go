@@ -67,48 +67,66 @@ type secChange struct {
 // neighbor; total[s] is the sum of unplaced live bytes in section s;
 // cuts[s] counts unplaced items whose cut extent spans sections s and s+1.
 type searcher struct {
-	c        *compiled
-	capacity int64
-	offset   []int64
-	minOff   []int64
-	floor    []int64
-	total    []int64
-	cuts     []int32
-	solution []int64
-	rank     []int32
-	witness  []int32 // per section: an unplaced item last seen low enough (a cache)
-	offLog   []offChange
-	secLog   []secChange
-	slab     []int32 // stacked orderings, one segment per search depth
-	saved    []int32 // stacked ranks of enclosing searches
-	keys     []preKey
-	parts    []partition // independent partitions at the root, computed once
-	heur     string
-	tiebreak []int32 // a random rank per item breaking full ties, or nil for index order
-	tieBuf   []int32
-	rng      uint64
-	shuffle  bool // restarts after the first round break ties at random
+	c            *compiled
+	capacity     int64  // the decision: a placement within capacity bytes
+	searchState         // the partial placement, its bounds and its undo logs
+	searchOrder         // which unplaced item the search tries next
+	searchLimits        // when the search gives up: nodes, deadline, cancellation
+	afterStep    func() // test hook: runs after every place and undo
+}
 
-	nodesLeft int64
-	nodes     int64 // nodes visited in this decision search
-	deadline  time.Time
+// searchState is the partial placement a search extends and undoes. The
+// per-item slices are sized c.n, the per-section ones c.nsec.
+type searchState struct {
+	offset   []int64     // per item: its offset, -1 while unplaced
+	minOff   []int64     // per item: the lowest offset no placed neighbor forbids
+	floor    []int64     // per section: the lowest offset an unplaced live byte can take there
+	total    []int64     // per section: the live bytes of the unplaced items
+	cuts     []int32     // per section boundary: unplaced items whose cut extent spans it
+	solution []int64     // per item: the placement found, when found
+	witness  []int32     // per section: an unplaced item last seen low enough (a cache)
+	offLog   []offChange // minOff changes, undone on backtracking
+	secLog   []secChange // floor changes, undone on backtracking
+}
+
+// searchOrder is how a search ranks the unplaced items: by a preorder
+// heuristic, ties broken by index or at random.
+type searchOrder struct {
+	rank     []int32     // per item: its place in the current ordering
+	slab     []int32     // stacked orderings, one segment per search depth
+	saved    []int32     // stacked ranks of enclosing searches
+	keys     []preKey    // per item: the preorder keys (prepareKeys)
+	parts    []partition // independent partitions at the root, computed once
+	heur     string      // the heuristic of the current round
+	tiebreak []int32     // a random rank per item breaking full ties, or nil for index order
+	tieBuf   []int32     // scratch of shuffleTies
+	rng      uint64      // state of the tie shuffles
+	shuffle  bool        // restarts after the first round break ties at random
+}
+
+// searchLimits is what ends a search early.
+type searchLimits struct {
+	nodesLeft int64     // nodes this round may still visit
+	nodes     int64     // nodes visited in this decision search
+	deadline  time.Time // when the search times out
 	stop      <-chan struct{}
-	stop2     <-chan struct{}
-	tick      int
-	afterStep func() // test hook: runs after every place and undo
+	stop2     <-chan struct{} // a second cancellation, either one stops the search
+	tick      int             // nodes since start; the clock is read every 256
 }
 
 func newSearcher(c *compiled) *searcher {
 	s := &searcher{
-		c:        c,
-		offset:   make([]int64, c.n),
-		minOff:   make([]int64, c.n),
-		floor:    make([]int64, c.nsec),
-		total:    make([]int64, c.nsec),
-		cuts:     make([]int32, max(c.nsec-1, 0)),
-		solution: make([]int64, c.n),
-		rank:     make([]int32, c.n),
-		witness:  make([]int32, c.nsec),
+		c: c,
+		searchState: searchState{
+			offset:   make([]int64, c.n),
+			minOff:   make([]int64, c.n),
+			floor:    make([]int64, c.nsec),
+			total:    make([]int64, c.nsec),
+			cuts:     make([]int32, max(c.nsec-1, 0)),
+			solution: make([]int64, c.n),
+			witness:  make([]int32, c.nsec),
+		},
+		searchOrder: searchOrder{rank: make([]int32, c.n)},
 	}
 	return s
 }
