@@ -43,6 +43,12 @@ type placement struct {
 }
 
 // inplacer decides in-place placements for one program.
+//
+// It has more than 20 fields because 13 of them, viewsOf through
+// memberSlab, are the memory of an inplaceScratch, lent by newInplacerIn
+// and handed back by keep field by field; the rest are the program and
+// how it is read (hb, order, usesOf), the scratch, a flag, the slab
+// cursor and a test hook.
 type inplacer struct {
 	p        *trace.Program
 	hb       func(a, b int) bool
