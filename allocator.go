@@ -82,10 +82,9 @@ type Allocator struct {
 	safeCompleted sasync.Clock
 	// fence is the fence of the held bytes the Alloc being placed took
 	// (place, when it reports it took some).
-	fence      sasync.Clock
-	safe       []ranges.Range // held runs safe for the point being placed (place)
-	safeBlocks []arena.Block  // the same, for the arena's PlaceOver
-	taken      []ranges.Range // the parts of safe runs the placed block takes
+	fence sasync.Clock
+	safe  []ranges.Range // held runs safe for the point being placed (place)
+	taken []ranges.Range // the parts of safe runs the placed block takes
 
 	resv        []*Reservation // open reservations; resv[r.slot] == r
 	internalErr error          // first failure of the arena to take bytes back
@@ -360,11 +359,7 @@ func (a *Allocator) place(size int64, at *sasync.Point) (arena.Block, bool, erro
 	}
 	// Whole mode lists them piece by piece: put them in address order.
 	slices.SortFunc(a.safe, func(x, y ranges.Range) int { return cmp.Compare(x.Lo, y.Lo) })
-	a.safeBlocks = a.safeBlocks[:0]
-	for _, r := range a.safe {
-		a.safeBlocks = append(a.safeBlocks, arena.Block{Offset: r.Lo, Size: r.Len()})
-	}
-	pl, ok, err := a.ar.PlaceOver(size, a.safeBlocks)
+	pl, ok, err := a.ar.PlaceOver(size, a.safe)
 	switch {
 	case errors.Is(err, arena.ErrBadExtra):
 		return arena.Block{}, false, a.internal(err)

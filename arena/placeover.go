@@ -3,6 +3,8 @@ package arena
 import (
 	"errors"
 	"fmt"
+
+	"github.com/subarena/subarena/ranges"
 )
 
 // ErrBadExtra: PlaceOver was given extra runs that are not granule-aligned,
@@ -42,13 +44,13 @@ const maxAdjacentSkip = 8
 // block (after GrowTo when Grow is set), and whatever it does with the
 // extra runs the block covers. Cost: O(k log k) for k extra runs plus a
 // few list steps for the fit; nothing is allocated.
-func (a *Arena) PlaceOver(size int64, extra []Block) (Placement, bool, error) {
+func (a *Arena) PlaceOver(size int64, extra []ranges.Range) (Placement, bool, error) {
 	if uint64(size-1) >= uint64(a.maxSize) {
 		return Placement{}, false, a.invalidSize(size)
 	}
 	for i, x := range extra {
-		if x.Size <= 0 || (x.Offset|x.Size)&a.gmask != 0 || x.Offset < 0 || x.End() > a.capB ||
-			(i > 0 && x.Offset < extra[i-1].End()) || !a.IsAllocated(x.Offset, x.Size) {
+		if x.Hi <= x.Lo || (x.Lo|x.Hi)&a.gmask != 0 || x.Lo < 0 || x.Hi > a.capB ||
+			(i > 0 && x.Lo < extra[i-1].Hi) || !a.IsAllocated(x.Lo, x.Len()) {
 			return Placement{}, false, fmt.Errorf("%w: run %d %v", ErrBadExtra, i, x)
 		}
 	}
@@ -60,7 +62,7 @@ func (a *Arena) PlaceOver(size int64, extra []Block) (Placement, bool, error) {
 	top := int64(-1)
 	for i := 0; i < len(extra); {
 		lo, hi, next := a.extraRegion(extra, i)
-		if hi-lo >= n && extra[i].Offset < lo+n {
+		if hi-lo >= n && extra[i].Lo < lo+n {
 			return Placement{Block: Block{Offset: lo, Size: n}}, true, nil
 		}
 		if hi-lo >= n {
@@ -99,8 +101,8 @@ func (a *Arena) PlaceOver(size int64, extra []Block) (Placement, bool, error) {
 
 // extraRegion returns the region [lo, hi) of free space and extra runs side
 // by side around extra[i], and the index of the first extra run after it.
-func (a *Arena) extraRegion(extra []Block, i int) (lo, hi int64, next int) {
-	lo, hi = extra[i].Offset, extra[i].End()
+func (a *Arena) extraRegion(extra []ranges.Range, i int) (lo, hi int64, next int) {
+	lo, hi = extra[i].Lo, extra[i].Hi
 	if r, ok := a.FreeRegionAt(lo - 1); ok {
 		lo = r.Offset
 	}
@@ -109,8 +111,8 @@ func (a *Arena) extraRegion(extra []Block, i int) (lo, hi int64, next int) {
 		if r, ok := a.FreeRegionAt(hi); ok {
 			hi = r.End()
 		}
-		if next < len(extra) && extra[next].Offset == hi {
-			hi = extra[next].End()
+		if next < len(extra) && extra[next].Lo == hi {
+			hi = extra[next].Hi
 			next++
 			continue
 		}
@@ -122,7 +124,7 @@ func (a *Arena) extraRegion(extra []Block, i int) (lo, hi int64, next int) {
 // among those that touch no extra run, and its class; none when no class
 // offers one within maxAdjacentSkip steps. Regions of n's own class are
 // checked for size; the classes above hold only regions that fit.
-func (a *Arena) fitApart(n int64, extra []Block) (uint32, int) {
+func (a *Arena) fitApart(n int64, extra []ranges.Range) (uint32, int) {
 	for c := a.classes.first(classOf(n)); c >= 0; c = a.classes.first(c + 1) {
 		head := headOf(c)
 		steps := 0
@@ -143,16 +145,16 @@ func (a *Arena) fitApart(n int64, extra []Block) (uint32, int) {
 
 // touchesExtra reports whether the free region [lo, hi) borders an extra
 // run (extra is in address order; free space never overlaps it).
-func touchesExtra(lo, hi int64, extra []Block) bool {
+func touchesExtra(lo, hi int64, extra []ranges.Range) bool {
 	// The first extra run ending at or after lo.
 	i, j := 0, len(extra)
 	for i < j {
 		m := int(uint(i+j) >> 1)
-		if extra[m].End() < lo {
+		if extra[m].Hi < lo {
 			i = m + 1
 		} else {
 			j = m
 		}
 	}
-	return i < len(extra) && (extra[i].End() == lo || extra[i].Offset == hi)
+	return i < len(extra) && (extra[i].Hi == lo || extra[i].Lo == hi)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/subarena/subarena/ranges"
 )
 
 // snapshot is everything PlaceOver must leave as it was.
@@ -30,7 +32,7 @@ func fullArena(t *testing.T, capacity, block int64) *Arena {
 // failing t unless it finds a place.
 func mustPlaceOver(t *testing.T, a *Arena, size int64, extra []Block) Placement {
 	t.Helper()
-	pl, ok, err := a.PlaceOver(size, extra)
+	pl, ok, err := a.PlaceOver(size, extraOf(extra...))
 	require.NoError(t, err)
 	require.True(t, ok)
 	return pl
@@ -52,7 +54,7 @@ func TestPlaceOverReusesLowestRegionWithExtra(t *testing.T) {
 	require.Equal(t, free, f2, "PlaceOver changed the free regions")
 	require.Equal(t, st, st2)
 	// 20 bytes do not fit [8,24) (16 bytes); [40,56) holds 16 too.
-	_, ok, err := a.PlaceOver(20, extra)
+	_, ok, err := a.PlaceOver(20, extraOf(extra...))
 	require.NoError(t, err)
 	require.False(t, ok, "a bounded arena with no region of 20 bytes")
 }
@@ -96,7 +98,7 @@ func TestPlaceOverRefusesBadExtra(t *testing.T) {
 		"empty":       {{0, 0}},
 		"outside":     {{256, 16}},
 	} {
-		_, _, err := a.PlaceOver(16, extra)
+		_, _, err := a.PlaceOver(16, extraOf(extra...))
 		require.ErrorIs(t, err, ErrBadExtra, name)
 		f2, st2 := snapshot(a)
 		require.Equal(t, free, f2, name)
@@ -174,7 +176,7 @@ func TestPlaceOverProperty(t *testing.T) {
 		}
 		free, st := snapshot(a)
 		size := int64(1 + rng.IntN(12*g))
-		pl, ok, err := a.PlaceOver(size, extra)
+		pl, ok, err := a.PlaceOver(size, extraOf(extra...))
 		require.NoError(t, err, "seed %d", seed)
 		f2, st2 := snapshot(a)
 		require.Equal(t, free, f2, "seed %d: PlaceOver changed the arena", seed)
@@ -258,4 +260,13 @@ func TestPlaceOverProperty(t *testing.T) {
 	require.Positive(t, fitted)
 	require.Positive(t, grown)
 	require.Positive(t, refused)
+}
+
+// extraOf returns blocks as the byte ranges PlaceOver takes.
+func extraOf(blocks ...Block) []ranges.Range {
+	var rs []ranges.Range
+	for _, b := range blocks {
+		rs = append(rs, ranges.Range{Lo: b.Offset, Hi: b.End()})
+	}
+	return rs
 }

@@ -71,7 +71,7 @@ type shadow struct {
 	free                     func(ranges.Range)
 	safePoint, safeCompleted sasync.Clock
 	lent, taken              []ranges.Range
-	regions, extra           []arena.Block
+	regions                  []arena.Block
 	owner                    []int32 // per granule: the buffer last placed over it, -1 never
 	err                      error
 	unsub                    func()
@@ -229,11 +229,7 @@ func (s *shadow) place(size int64, at *sasync.Point, completed *sasync.Clock, h 
 func (s *shadow) placeOver(size int64) (arena.Block, sasync.Clock, error) {
 	var fence sasync.Clock
 	slices.SortFunc(s.lent, func(x, y ranges.Range) int { return cmp.Compare(x.Lo, y.Lo) })
-	s.extra = s.extra[:0]
-	for _, r := range s.lent {
-		s.extra = append(s.extra, arena.Block{Offset: r.Lo, Size: r.Len()})
-	}
-	pl, ok, err := s.Ar.PlaceOver(size, s.extra)
+	pl, ok, err := s.Ar.PlaceOver(size, s.lent)
 	if err != nil {
 		return arena.Block{}, fence, err
 	}
