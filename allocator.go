@@ -64,13 +64,30 @@ type Allocator struct {
 	ar  *arena.Arena
 	idx *liveness.Index
 
+	holdings // the buffers the program holds; guarded by mu
+	placing  // what the Alloc being placed works with; guarded by mu
+
+	resv        []*Reservation // open reservations; resv[r.slot] == r
+	internalErr error          // first failure of the arena to take bytes back
+	unsubscribe func()
+
+	slabs // where Buffers, Views and their parts are carved from
+}
+
+// holdings is what the program holds. Guarded by mu.
+type holdings struct {
 	nextID uint64
 	// buffers lists the buffers the program holds: buffers[b.slot] == b.
 	// A slot, not a linked list: adding one stores one pointer and
 	// retiring one two, each a write barrier while the collector marks.
 	buffers []*Buffer
 	live    int64 // bytes the program holds
+}
 
+// placing is the state of the Alloc being placed: the callbacks its queries
+// take and the scratch they fill. Bound or reused so that hot paths pass
+// them without allocating; meaningful only under mu, within one Alloc.
+type placing struct {
 	// Bound once so hot paths pass them without allocating.
 	freeFn func(ranges.Range)
 	safeFn func(sasync.Event) bool
@@ -86,17 +103,15 @@ type Allocator struct {
 	safe       []ranges.Range // held runs safe for the point being placed (place)
 	safeBlocks []arena.Block  // the same, for the arena's PlaceOver
 	taken      []ranges.Range // the parts of safe runs the placed block takes
+}
 
-	resv        []*Reservation // open reservations; resv[r.slot] == r
-	internalErr error          // first failure of the arena to take bytes back
-	unsubscribe func()
-
-	// Buffers, Views, residual fences and views' shapes and strides are
-	// carved from slabs (see slab). A handle is never reused for another
-	// buffer or view (a stale handle cannot alias a later one); a slab is
-	// freed when nothing carved from it is referenced any more. bufs and
-	// residuals are guarded by mu, views and dims by slabMu (views are made
-	// without mu).
+// slabs holds the slabs Buffers, Views, residual fences and views' shapes
+// and strides are carved from (see slab). A handle is never reused for
+// another buffer or view (a stale handle cannot alias a later one); a slab
+// is freed when nothing carved from it is referenced any more. bufs and
+// residuals are guarded by mu, views and dims by slabMu (views are made
+// without mu).
+type slabs struct {
 	bufs      slab[Buffer]
 	residuals slab[residual] // a buffer holds one only when it took bytes whose users had not completed
 	slabMu    stdsync.Mutex
