@@ -64,13 +64,30 @@ type Allocator struct {
 	ar  *arena.Arena
 	idx *liveness.Index
 
+	holdings // the buffers the program holds; guarded by mu
+	placing  // what the Alloc being placed works with; guarded by mu
+
+	resv        []*Reservation // open reservations; resv[r.slot] == r
+	internalErr error          // first failure of the arena to take bytes back
+	unsubscribe func()
+
+	slabs // where Buffers, Views and their parts are carved from
+}
+
+// holdings is what the program holds. Guarded by mu.
+type holdings struct {
 	nextID uint64
 	// buffers lists the buffers the program holds: buffers[b.slot] == b.
 	// A slot, not a linked list: adding one stores one pointer and
 	// retiring one two, each a write barrier while the collector marks.
 	buffers []*Buffer
 	live    int64 // bytes the program holds
+}
 
+// placing is the state of the Alloc being placed: the callbacks its queries
+// take and the scratch they fill. Bound or reused so that hot paths pass
+// them without allocating; meaningful only under mu, within one Alloc.
+type placing struct {
 	// Bound once so hot paths pass them without allocating.
 	freeFn func(ranges.Range)
 	safeFn func(sasync.Event) bool
@@ -85,100 +102,20 @@ type Allocator struct {
 	fence sasync.Clock
 	safe  []ranges.Range // held runs safe for the point being placed (place)
 	taken []ranges.Range // the parts of safe runs the placed block takes
+}
 
-	resv        []*Reservation // open reservations; resv[r.slot] == r
-	internalErr error          // first failure of the arena to take bytes back
-	unsubscribe func()
-
-	// Buffers, Views, residual fences and views' shapes and strides are
-	// carved from slabs (see slab). A handle is never reused for another
-	// buffer or view (a stale handle cannot alias a later one); a slab is
-	// freed when nothing carved from it is referenced any more. bufs and
-	// residuals are guarded by mu, views and dims by slabMu (views are made
-	// without mu).
+// slabs holds the slabs Buffers, Views, residual fences and views' shapes
+// and strides are carved from (see slab). A handle is never reused for
+// another buffer or view (a stale handle cannot alias a later one); a slab
+// is freed when nothing carved from it is referenced any more. bufs and
+// residuals are guarded by mu, views and dims by slabMu (views are made
+// without mu).
+type slabs struct {
 	bufs      slab[Buffer]
 	residuals slab[residual] // a buffer holds one only when it took bytes whose users had not completed
 	slabMu    stdsync.Mutex
 	views     slab[View]
 	dims      slab[int64]
-}
-
-// firstSlab and slabSize are the number of things the first slab and, at
-// most, any later slab hold.
-const (
-	firstSlab = 2
-	slabSize  = 32
-)
-
-// nextSlabLen returns the length of the next slab once made slabs have
-// been, and counts it.
-func nextSlabLen(made *int) int {
-	n := slabSize
-	if *made < 4 {
-		n = firstSlab << *made
-	}
-	*made++
-	return n
-}
-
-// slab carves values of type T from arrays: one heap allocation per array
-// instead of one per value. The first array holds firstSlab units and each
-// next one twice its predecessor's, up to slabSize, so that an Allocator
-// that makes few buffers pays for few. The zero value is ready to use; the
-// caller serializes access.
-type slab[T any] struct {
-	arr  []T // the current array
-	used int // values of arr handed out: a count, so that taking one stores no pointer
-	made int // arrays made so far
-	// short is how many values each array leaves out: the heap puts an
-	// 8-byte header before an array of pointerful values bigger than
-	// 512 bytes, so 32 values that fill a size class exactly (Views,
-	// 4 KiB; Buffers, 8 KiB) would take the next one up; 31 fit.
-	short int
-}
-
-// take returns n consecutive values, from an array of per·nextSlabLen
-// values (less short) when n ≤ per, else of their own.
-func (s *slab[T]) take(n, per int) []T {
-	if n > per {
-		return make([]T, n)
-	}
-	if len(s.arr)-s.used < n {
-		s.arr, s.used = make([]T, max(n, per*nextSlabLen(&s.made)-s.short)), 0
-	}
-	out := s.arr[s.used : s.used+n : s.used+n]
-	s.used += n
-	return out
-}
-
-// next returns one zero value.
-func (s *slab[T]) next() *T { return &s.take(1, 1)[0] }
-
-// dimsPerView is the room a slab of dims keeps per view: shape and
-// strides of up to four dimensions.
-const dimsPerView = 8
-
-// newBuffer returns a zero Buffer of a. Caller holds mu.
-func (a *Allocator) newBuffer() *Buffer {
-	b := a.bufs.next()
-	b.a = a
-	return b
-}
-
-// newResidual returns a zero residual for a buffer. Caller holds mu.
-func (a *Allocator) newResidual() *residual { return a.residuals.next() }
-
-// newView returns a zero View and, when dims > 0, dims int64s for its
-// shape and strides, under one lock.
-func (a *Allocator) newView(dims int) (*View, []int64) {
-	a.slabMu.Lock()
-	var d []int64
-	if dims > 0 {
-		d = a.dims.take(dims, dimsPerView)
-	}
-	v := a.views.next()
-	a.slabMu.Unlock()
-	return v, d
 }
 
 // New returns an Allocator over a fresh arena.
@@ -654,156 +591,6 @@ const heldCheckBudget = 64 * CoverBudget
 // discardedErr is ErrReleased for bytes r of b the program let go of.
 func (b *Buffer) discardedErr(r ranges.Range) error {
 	return fmt.Errorf("%w: bytes %v of buffer %d were discarded, donated or claimed", ErrReleased, r, b.id)
-}
-
-// Release says the program is done with b: its bytes return piece by piece
-// under the policy. Bytes no pending user covers return at once.
-func (a *Allocator) Release(b *Buffer) error {
-	if b == nil || b.a != a {
-		return fmt.Errorf("%w: release", ErrForeign)
-	}
-	a.mu.Lock()
-	err := a.releaseBuffer(b)
-	a.unlockChecked()
-	return err
-}
-
-// releaseBuffer is Release once b is known to be this Allocator's.
-// Caller holds mu.
-func (a *Allocator) releaseBuffer(b *Buffer) error {
-	if b.released {
-		return fmt.Errorf("%w: buffer %d", ErrDoubleRelease, b.id)
-	}
-	if !a.listed(b) {
-		return fmt.Errorf("%w: buffer %d: a copy of a handle", ErrForeign, b.id)
-	}
-	if len(b.openClaims()) > 0 {
-		return fmt.Errorf("%w: buffer %d has an open claim", ErrClaimed, b.id)
-	}
-	return a.releaseLocked(b, &b.live)
-}
-
-// releaseLocked hands bytes (a subset of b.live) to the index and drops
-// them from b; b retires when nothing is left. When bytes takes the last
-// of the buffer's requested bytes, the granule padding past them goes too:
-// no view reaches it, so nothing else could ever release it.
-func (a *Allocator) releaseLocked(b *Buffer, bytes *ranges.Set) error {
-	if bytes != &b.live {
-		if pad, ok := b.freedPadding(bytes); ok {
-			// The last granule's requested bytes go: its padding goes too.
-			withPad := bytes.Clone()
-			withPad.Add(pad)
-			bytes = &withPad
-		}
-	}
-	if err := a.idx.Release(bytes, a.freeFn); err != nil {
-		return err
-	}
-	a.live -= bytes.Len()
-	if bytes == &b.live {
-		b.live.Reset()
-	} else {
-		b.live.RemoveSet(bytes)
-	}
-	if b.live.IsEmpty() {
-		a.retire(b)
-	}
-	return nil
-}
-
-// Discard says the program will not touch v's bytes again, through any
-// name: they return under the policy while the rest of the buffer stays
-// held. Bytes already discarded are skipped; discarding a view none of
-// whose bytes are still held is ErrDoubleRelease.
-func (a *Allocator) Discard(v *View) error {
-	a.mu.Lock()
-	defer a.unlockChecked()
-	cover, err := a.checkView(v)
-	if err != nil {
-		if v != nil && v.buf != nil && v.buf.a == a && v.buf.released {
-			return fmt.Errorf("%w: buffer %d", ErrDoubleRelease, v.buf.id)
-		}
-		return err
-	}
-	if !v.coverOK {
-		return fmt.Errorf("%w: view %v needs more than %d runs; discard the buffer instead", ErrInvalidLayout, v.layout, CoverBudget)
-	}
-	b := v.buf
-	part := ranges.Intersect(cover, &b.live)
-	if part.IsEmpty() {
-		return fmt.Errorf("%w: view of buffer %d already discarded", ErrDoubleRelease, b.id)
-	}
-	if c := b.claimOverlapping(&part); c != nil {
-		return fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
-	}
-	return a.releaseLocked(b, &part)
-}
-
-// Donate hands v's bytes, in place, to the output of the op behind ev, the
-// last user of those bytes (ggml's in-place ops, buffer donation): the
-// returned buffer is exactly v's bytes, which leave v's buffer. v must be
-// dense (one gap-free run) and still held, and every pending user of its
-// bytes must be ev itself or happen-before ev (ErrPending otherwise): the
-// op then overwrites bytes nobody else will read.
-func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
-	a.mu.Lock()
-	defer a.unlockChecked()
-	cover, err := a.heldCover(v)
-	if err != nil {
-		return nil, err
-	}
-	evClock, err := a.tl.EventClock(ev)
-	if errors.Is(err, sasync.ErrForgotten) {
-		// ev has completed, and so has everything before it: the
-		// completed clock stands for its clock here, since no pending
-		// user is covered by either.
-		evClock, err = a.tl.CompletedClock(), nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if cover.NumRuns() != 1 || !v.coverOK {
-		return nil, fmt.Errorf("%w: %v", ErrNotDense, v.layout)
-	}
-	b := v.buf
-	if b.residual != nil {
-		// The output writes bytes the buffer took over fenced: ev must be
-		// ordered after their previous owner's users, as any user must.
-		if _, err := a.checkOrder(b, ev); err != nil {
-			return nil, err
-		}
-	}
-	r := cover.Runs()[0]
-	var other error
-	a.idx.Users(r, func(_ liveness.UserID, uev sasync.Event, unknown bool) bool {
-		if unknown || !evClock.Covers(uev) {
-			other = fmt.Errorf("%w: %v of buffer %d is still used by %v", ErrPending, r, b.id, describeUser(uev, unknown))
-			return false
-		}
-		return true
-	})
-	if other != nil {
-		return nil, other
-	}
-	// The bytes keep the fence they were handed over with: only ops
-	// ordered after it may use them under their new name either.
-	nb := a.newBuffer()
-	nb.off, nb.size, nb.span, nb.residual = r.Lo, r.Len(), r.Len(), b.residual
-	b.live.Remove(r)
-	a.live -= r.Len()
-	var none ranges.Set
-	if b.live.IsEmpty() {
-		a.retire(b)
-	} else if pad, ok := b.freedPadding(&none); ok {
-		// The last granule's requested bytes left: its padding, which no
-		// view reaches, is released, as Discard would.
-		padSet := ranges.FromRanges(pad)
-		if err := a.releaseLocked(b, &padSet); err != nil {
-			a.checkArena(err)
-		}
-	}
-	a.adopt(nb, r)
-	return nb, nil
 }
 
 func describeUser(ev sasync.Event, unknown bool) string {

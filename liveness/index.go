@@ -69,126 +69,6 @@ func (u *user) setRuns(runs []ranges.Range) {
 	u.more = append(u.more[:0], runs...)
 }
 
-// group is the value of one tree key: the users covering exactly [lo, hi)
-// (list). A key with none stays in the tree until a sweep (Index.empty).
-type group struct {
-	lo, hi int64
-	// The users are inl[:n] while they fit (a key usually has one or two:
-	// a tensor's writer, a reader), so that such a group holds no pointer
-	// for the collector to follow, and more[:n] beyond (more keeps its
-	// storage when they fit again).
-	n    int32
-	inl  [inlineUsers]UserID
-	more []UserID
-	// A summary of users for the fence questions, which depend only on
-	// each engine's latest user (reuse rules are monotone in the seq):
-	// last[e] is the highest seq of a user on engine e, engines has bit e
-	// set exactly when some user is on e, and unknown counts the unknown
-	// users. Kept by AddUser and drop.
-	last    [sasync.MaxEngines]sasync.Seq
-	engines uint32
-	unknown int32
-}
-
-// inlineUsers is how many users a group lists without an array of its own.
-const inlineUsers = 2
-
-// list returns g's users. The slice is g's: valid until g changes.
-func (g *group) list() []UserID {
-	if g.n <= inlineUsers {
-		return g.inl[:g.n]
-	}
-	return g.more[:g.n]
-}
-
-// add lists user id.
-func (g *group) add(id UserID) {
-	switch {
-	case g.n < inlineUsers:
-		g.inl[g.n] = id
-	case g.n == inlineUsers:
-		g.more = append(append(g.more[:0], g.inl[:]...), id)
-	default:
-		g.more = append(g.more[:g.n], id)
-	}
-	g.n++
-}
-
-// remove takes user id off the list, if listed; the last user takes its
-// place.
-func (g *group) remove(id UserID) {
-	l := g.list()
-	for j, v := range l {
-		if v == id {
-			l[j] = l[len(l)-1]
-			g.n--
-			if g.n == inlineUsers {
-				copy(g.inl[:], g.more[:inlineUsers])
-			}
-			return
-		}
-	}
-}
-
-// note adds user u to g's summary.
-func (g *group) note(u *user) {
-	if u.unknown {
-		g.unknown++
-		return
-	}
-	e := u.ev.Engine
-	g.last[e] = max(g.last[e], u.ev.Seq)
-	g.engines |= 1 << e
-}
-
-// forget removes user u (already taken off g's list) from g's summary:
-// when u was its engine's latest, the next latest is found among the
-// users left (rare: an engine's users complete in seq order, so its
-// latest goes last).
-func (g *group) forget(u *user, users []user) {
-	if u.unknown {
-		g.unknown--
-		return
-	}
-	e := u.ev.Engine
-	if u.ev.Seq < g.last[e] {
-		return
-	}
-	g.last[e], g.engines = 0, g.engines&^(1<<e)
-	for _, id := range g.list() {
-		if o := &users[id]; !o.unknown && o.ev.Engine == e {
-			g.last[e] = max(g.last[e], o.ev.Seq)
-			g.engines |= 1 << e
-		}
-	}
-}
-
-// safe reports whether every user of g is known and passes safe, asking
-// only each engine's latest: safe must be monotone in the seq (if it holds
-// for e#s, it holds for every earlier op of e), as a reuse rule is.
-func (g *group) safe(safe func(sasync.Event) bool) bool {
-	if g.unknown > 0 {
-		return false
-	}
-	for m := g.engines; m != 0; m &= m - 1 {
-		e := sasync.EngineID(bits.TrailingZeros32(m))
-		if !safe(sasync.Event{Engine: e, Seq: g.last[e]}) {
-			return false
-		}
-	}
-	return true
-}
-
-// joinFence joins g's users' events into fence (per engine, the latest)
-// and reports whether g has an unknown user.
-func (g *group) joinFence(fence *sasync.Clock) (unknown bool) {
-	for m := g.engines; m != 0; m &= m - 1 {
-		e := bits.TrailingZeros32(m)
-		fence[e] = max(fence[e], g.last[e])
-	}
-	return g.unknown > 0
-}
-
 // countChange is one logged removal from the pending counts: a counted
 // user's run r, on engine (or, for an unknown user, -1) as well as
 // overall.
@@ -222,6 +102,22 @@ type Index struct {
 	granule int64
 	mode    Mode
 
+	keyIndex      // the keys: every run some user or held byte names, and its group
+	userQueues    // the users, and per engine the order they complete in
+	heldIndex     // released bytes not yet returned, and (whole mode) their pieces
+	pendingCounts // how many (user, run) pairs cover each byte, overall and per engine
+
+	// broken records the first failure of the Index's own bookkeeping
+	// (a count that would go below zero); CheckInvariants reports it.
+	broken error
+
+	groupAlloc // where groups come from
+	scratch    // reused by queries and updates; holds nothing between calls but scan
+}
+
+// keyIndex is the Index's keys: tree and byRun hold the same keys and
+// groups; recent caches byRun.
+type keyIndex struct {
 	tree keyTree
 	keys int // number of keys in tree
 	// empty counts keys whose group has no users. They stay in the tree so
@@ -238,7 +134,10 @@ type Index struct {
 	// holds is a key's: maybeSweep, the only place keys leave the tree,
 	// empties it.
 	recent [recentSlots]*group
+}
 
+// userQueues is the users by id and, per engine, in submission order.
+type userQueues struct {
 	users   []user
 	freeIDs []UserID
 	pending int // live users
@@ -247,7 +146,11 @@ type Index struct {
 	// queued has bit e set exactly when queues[e] has entries past
 	// heads[e]: Complete looks at those engines only.
 	queued uint32
+}
 
+// heldIndex is the released bytes waiting to return: heldBytes ==
+// held.Len(), and in whole mode the pieces they came in.
+type heldIndex struct {
 	held      ranges.Set // released bytes not yet returned
 	heldBytes int64      // held.Len(), kept up to date
 	pieces    []piece    // whole mode: pinned released buffers (storage past len is reused)
@@ -259,7 +162,10 @@ type Index struct {
 	// pieceVisits counts the pieces (and pieces' runs) reclaim and
 	// TakeRanges have looked at: the work a test bounds.
 	pieceVisits int
+}
 
+// pendingCounts is the covered counts of pending bytes.
+type pendingCounts struct {
 	// pendingAll counts the (user, run) pairs over every byte; pendingOn[e]
 	// those of known users on engine e. Their covered counts are the union
 	// of pending bytes, overall and per engine. A new user is listed in
@@ -275,19 +181,23 @@ type Index struct {
 	countLog   []countChange
 	// countNodesBuilt is pendingAll's size after its last rebuild.
 	countNodesBuilt int
-	// broken records the first failure of the Index's own bookkeeping
-	// (a count that would go below zero); CheckInvariants reports it.
-	broken error
+}
 
+// groupAlloc hands out groups: from the pool of freed ones, else from
+// the current chunk.
+type groupAlloc struct {
 	groupPool  []*group
 	groupChunk []group // groups not handed out yet (newGroup)
-	// Scratch, reused so that queries and updates do not allocate. A
-	// SafeRuns pass keeps the granules the held bytes fill (wholeGranules;
-	// nearHeld for a piece's in whole mode), and for each run of those
-	// finds the bytes some pending user pins (pinned), the granules those
-	// touch (pinnedGranules) and what is left (unpinned); a whole-mode
-	// reclaim does the same for the fully held granules near the bytes it
-	// was told about (touched). A reclaim collects what returns in freed.
+}
+
+// scratch is reused so that queries and updates do not allocate. A
+// SafeRuns pass keeps the granules the held bytes fill (wholeGranules;
+// nearHeld for a piece's in whole mode), and for each run of those finds
+// the bytes some pending user pins (pinned), the granules those touch
+// (pinnedGranules) and what is left (unpinned); a whole-mode reclaim does
+// the same for the fully held granules near the bytes it was told about
+// (touched). A reclaim collects what returns in freed.
+type scratch struct {
 	pinned         ranges.Set
 	unpinned       ranges.Set
 	touched        ranges.Set // bytes whose pins just changed
@@ -309,9 +219,9 @@ func New(granule int64, mode Mode) (*Index, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidMode, mode)
 	}
 	return &Index{
-		granule: granule,
-		mode:    mode,
-		byRun:   make(map[ranges.Range]*group),
+		granule:  granule,
+		mode:     mode,
+		keyIndex: keyIndex{byRun: make(map[ranges.Range]*group)},
 	}, nil
 }
 

@@ -1,0 +1,79 @@
+package subarena
+
+// firstSlab and slabSize are the number of things the first slab and, at
+// most, any later slab hold.
+const (
+	firstSlab = 2
+	slabSize  = 32
+)
+
+// nextSlabLen returns the length of the next slab once made slabs have
+// been, and counts it.
+func nextSlabLen(made *int) int {
+	n := slabSize
+	if *made < 4 {
+		n = firstSlab << *made
+	}
+	*made++
+	return n
+}
+
+// slab carves values of type T from arrays: one heap allocation per array
+// instead of one per value. The first array holds firstSlab units and each
+// next one twice its predecessor's, up to slabSize, so that an Allocator
+// that makes few buffers pays for few. The zero value is ready to use; the
+// caller serializes access.
+type slab[T any] struct {
+	arr  []T // the current array
+	used int // values of arr handed out: a count, so that taking one stores no pointer
+	made int // arrays made so far
+	// short is how many values each array leaves out: the heap puts an
+	// 8-byte header before an array of pointerful values bigger than
+	// 512 bytes, so 32 values that fill a size class exactly (Views,
+	// 4 KiB; Buffers, 8 KiB) would take the next one up; 31 fit.
+	short int
+}
+
+// take returns n consecutive values, from an array of per·nextSlabLen
+// values (less short) when n ≤ per, else of their own.
+func (s *slab[T]) take(n, per int) []T {
+	if n > per {
+		return make([]T, n)
+	}
+	if len(s.arr)-s.used < n {
+		s.arr, s.used = make([]T, max(n, per*nextSlabLen(&s.made)-s.short)), 0
+	}
+	out := s.arr[s.used : s.used+n : s.used+n]
+	s.used += n
+	return out
+}
+
+// next returns one zero value.
+func (s *slab[T]) next() *T { return &s.take(1, 1)[0] }
+
+// dimsPerView is the room a slab of dims keeps per view: shape and
+// strides of up to four dimensions.
+const dimsPerView = 8
+
+// newBuffer returns a zero Buffer of a. Caller holds mu.
+func (a *Allocator) newBuffer() *Buffer {
+	b := a.bufs.next()
+	b.a = a
+	return b
+}
+
+// newResidual returns a zero residual for a buffer. Caller holds mu.
+func (a *Allocator) newResidual() *residual { return a.residuals.next() }
+
+// newView returns a zero View and, when dims > 0, dims int64s for its
+// shape and strides, under one lock.
+func (a *Allocator) newView(dims int) (*View, []int64) {
+	a.slabMu.Lock()
+	var d []int64
+	if dims > 0 {
+		d = a.dims.take(dims, dimsPerView)
+	}
+	v := a.views.next()
+	a.slabMu.Unlock()
+	return v, d
+}
