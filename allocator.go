@@ -84,19 +84,15 @@ type holdings struct {
 	live    int64 // bytes the program holds
 }
 
-// placing is the state of the Alloc being placed: the callbacks its queries
-// take and the scratch they fill. Bound or reused so that hot paths pass
-// them without allocating; meaningful only under mu, within one Alloc.
+// placing is the scratch the Alloc being placed fills, reused from Alloc
+// to Alloc (meaningful only under mu, within one Alloc), and the callback
+// through which the liveness index returns runs to the arena. What decides
+// reuse for one Alloc (its point, completions and MayWait) is not kept
+// here: it is a writer, passed down as an argument.
 type placing struct {
-	// Bound once so hot paths pass them without allocating.
+	// freeFn is giveBack, bound once so hot paths pass it without
+	// allocating.
 	freeFn func(ranges.Range)
-	safeFn func(sasync.Event) bool
-	// mayWait is the AllocOptions.MayWait of the Alloc being placed (nil
-	// outside one).
-	mayWait func(sasync.Event) bool
-	// safeFn's arguments, set under mu before each SafeRuns query.
-	safePoint     sasync.Clock
-	safeCompleted sasync.Clock
 	// fence is the fence of the held bytes the Alloc being placed took
 	// (place, when it reports it took some).
 	fence sasync.Clock
@@ -145,7 +141,6 @@ func New(cfg Config) (*Allocator, error) {
 	a := &Allocator{cfg: cfg, tl: cfg.Timeline, ar: ar, idx: idx}
 	a.bufs.short, a.views.short = 1, 1
 	a.freeFn = a.giveBack
-	a.safeFn = a.safeForPoint
 	// A closure rather than the method value: the clock is passed on by
 	// pointer, not copied once more.
 	a.unsubscribe = a.tl.Subscribe(func(c sasync.Clock) { a.onComplete(&c) })
@@ -172,11 +167,19 @@ func (a *Allocator) giveBack(r ranges.Range) {
 	a.checkArena(a.ar.Free(r.Lo, r.Len()))
 }
 
-// safeForPoint is the reuse rule (sasync.Event.SafeUnder) for the point
-// and completions of the Alloc being placed, widened by its
-// AllocOptions.MayWait.
-func (a *Allocator) safeForPoint(ev sasync.Event) bool {
-	return ev.SafeUnder(&a.safePoint, &a.safeCompleted) || (a.mayWait != nil && a.mayWait(ev))
+// writer is the reuse rule of one Alloc (sasync.Event.SafeUnder): the
+// point it is placed at and the completed clock when its held runs were
+// listed, widened by its AllocOptions.MayWait. allocLocked makes one on
+// its stack and passes it down; nothing keeps it past the Alloc.
+type writer struct {
+	point     *sasync.Clock
+	completed sasync.Clock // set by place when it lists held runs
+	mayWait   func(sasync.Event) bool
+}
+
+// safe reports whether w may take bytes ev uses.
+func (w *writer) safe(ev sasync.Event) bool {
+	return ev.SafeUnder(w.point, &w.completed) || (w.mayWait != nil && w.mayWait(ev))
 }
 
 func (a *Allocator) onComplete(c *sasync.Clock) {
@@ -239,9 +242,8 @@ func (a *Allocator) alloc(size int64, at *sasync.Point, mayWait func(sasync.Even
 
 // allocLocked is AllocWith once at has passed CheckPoint. Caller holds mu.
 func (a *Allocator) allocLocked(size int64, at *sasync.Point, mayWait func(sasync.Event) bool) (*Buffer, error) {
-	a.mayWait = mayWait
-	blk, took, err := a.place(size, at)
-	a.mayWait = nil
+	w := writer{point: &at.Clock, mayWait: mayWait}
+	blk, took, err := a.place(size, &w)
 	if err != nil {
 		return nil, a.noSpace(size, err)
 	}
@@ -251,7 +253,7 @@ func (a *Allocator) allocLocked(size int64, at *sasync.Point, mayWait func(sasyn
 		// The fence's components not completed when the held bytes were
 		// chosen stay with the buffer.
 		for e := range a.fence {
-			if a.fence[e] > a.safeCompleted[e] {
+			if a.fence[e] > w.completed[e] {
 				if b.residual == nil {
 					b.residual = a.newResidual()
 				}
@@ -279,16 +281,16 @@ func (a *Allocator) allocLocked(size int64, at *sasync.Point, mayWait func(sasyn
 // chosen bytes: the free parts from the arena (AllocAt, after growing an
 // unbounded arena when the block reaches past it), the held parts from the
 // index, whose fence goes to a.fence (took reports that held bytes were
-// taken; a.safeCompleted is then the completed clock they were chosen
+// taken; w.completed is then the completed clock they were chosen
 // under). With nothing held, the Timeline is not asked for its completed
 // clock at all. A failure of the commit means the Allocator's own
 // bookkeeping broke: it is returned (and kept for CheckInvariants), never
 // swallowed.
-func (a *Allocator) place(size int64, at *sasync.Point) (arena.Block, bool, error) {
+func (a *Allocator) place(size int64, w *writer) (arena.Block, bool, error) {
 	a.safe = a.safe[:0]
 	if a.idx.Mode().Fenced() && a.idx.HeldBytes() > 0 {
-		a.safePoint, a.safeCompleted = at.Clock, a.tl.CompletedClock()
-		a.safe = a.idx.SafeRuns(a.safe, a.safeFn)
+		w.completed = a.tl.CompletedClock()
+		a.safe = a.idx.SafeRuns(a.safe, w.safe)
 	}
 	if len(a.safe) == 0 {
 		blk, err := a.ar.Alloc(size)
