@@ -144,14 +144,15 @@ func BenchmarkStats(b *testing.B) {
 //	  -test.run '^$' -test.bench 'Lifecycle/subrange-fenced' -test.benchtime=20000x
 //	callgrind_annotate --inclusive=yes cg.out | grep -E 'lifecycleOnce|arenaPairOnce'
 //
-// Measured so (go1.26.8, valgrind 3.19, a 2-vCPU Intel Xeon shared with
-// other work), ten runs: lifecycleOnce 6,882 instructions per call at the
-// median (6,474 to 7,426), arenaPairOnce 327 in every run: 21.0×. The
-// spread is the garbage collector's: callgrind counts in lifecycleOnce
-// whatever marking its goroutine does, and how much that is varies from
-// run to run. With GOGC=off in the environment the count is steady: 5,850
-// per lifecycle, 17.9×.
-// The lifecycle allocates no object of its own (0 allocs/op) and 413
+// Measured so (go1.26.8, valgrind 3.19, a 2-vCPU Intel Xeon), seven runs
+// at this commit: lifecycleOnce 6,697 instructions per call at the median
+// (6,182 to 7,032), arenaPairOnce 327: 20.5×. The spread is the garbage
+// collector's: callgrind counts in lifecycleOnce whatever marking and
+// assisting its goroutine does — about 600 instructions a lifecycle go to
+// carving the View from a fresh slab, most of them the allocation's assist
+// — and how much that is varies from run to run. With GOGC=off in the
+// environment the count is steady: 5,974 per lifecycle, 18.3×.
+// The lifecycle allocates no object of its own (0 allocs/op) and 445
 // bytes of handles per op, carved from slabs: a Buffer (with its Whole
 // view), a View and the view's shape and strides, never reused, so that a
 // stale or copied handle cannot alias a later one.
