@@ -41,7 +41,7 @@ const (
 	// UNSAFE — a reader behind a view chain or on another engine can see the
 	// next owner's bytes — and exists only as the baseline the checkers must
 	// catch.
-	IROrder = liveness.Unsafe
+	IROrder = liveness.IROrder
 )
 
 // ParsePolicy returns the policy named s (as String spells it).

@@ -82,7 +82,7 @@ func (m *model) settle() {
 				continue
 			}
 			switch {
-			case m.mode == Unsafe:
+			case m.mode == IROrder:
 			case whole:
 				for _, p := range m.pieces {
 					if p[x] {
@@ -128,7 +128,7 @@ func randomRuns(r *rand.Rand, n int) []ranges.Range {
 // and takes against the brute-force model in every mode, checking
 // invariants after every step.
 func TestIndexAgainstModel(t *testing.T) {
-	modes := []Mode{SubrangeAfterUsers, SubrangeFenced, WholeAfterUsers, WholeFenced, Unsafe}
+	modes := []Mode{SubrangeAfterUsers, SubrangeFenced, WholeAfterUsers, WholeFenced, IROrder}
 	steps := 1500
 	if testing.Short() {
 		steps = 300
@@ -505,7 +505,7 @@ func TestModes(t *testing.T) {
 		{SubrangeFenced, "subrange-fenced", false, true},
 		{WholeAfterUsers, "whole-after-users", true, false},
 		{WholeFenced, "whole-fenced", true, true},
-		{Unsafe, "ir-order", false, false},
+		{IROrder, "ir-order", false, false},
 	}
 	for _, c := range cases {
 		if c.m.String() != c.name || c.m.Whole() != c.whole || c.m.Fenced() != c.fenced || !c.m.Valid() {

@@ -8,7 +8,7 @@ import "fmt"
 // fenced, for writers ordered after them?
 //
 //	mode                   returns                          models
-//	ir-order (Unsafe)      at Release, ignoring users       the premature-reuse bug (unsafe)
+//	ir-order               at Release, ignoring users       the premature-reuse bug (unsafe)
 //	whole-after-users      whole buffer, users completed    ggml-alloc, record_stream polling
 //	whole-fenced           whole buffer, fenced, at once    stream-ordered pools
 //	subrange-after-users   each subrange, its users done    subrange liveness
@@ -36,11 +36,11 @@ const (
 	// WholeAfterUsers: a released buffer (or discarded view) is one piece;
 	// none of it returns until no pending user covers any byte of it.
 	WholeAfterUsers
-	// Unsafe ignores pending users entirely: released bytes return at once.
+	// IROrder ignores pending users entirely: released bytes return at once.
 	// It is UNSAFE — a reader behind a view chain or on another engine can
 	// see the next owner's bytes — and exists only as the baseline the
-	// checkers must catch. The Allocator calls it IROrder ("ir-order").
-	Unsafe
+	// checkers must catch.
+	IROrder
 	numModes
 )
 
@@ -49,11 +49,11 @@ var modeNames = [numModes]string{
 	SubrangeAfterUsers: "subrange-after-users",
 	WholeFenced:        "whole-fenced",
 	WholeAfterUsers:    "whole-after-users",
-	Unsafe:             "ir-order",
+	IROrder:            "ir-order",
 }
 
 // String returns the mode's name as the CLI's --policy flag spells it
-// (Unsafe is "ir-order").
+// (IROrder is "ir-order", the order of the program's IR).
 func (m Mode) String() string {
 	if m < numModes {
 		return modeNames[m]
@@ -64,11 +64,11 @@ func (m Mode) String() string {
 // Valid reports whether m is one of the five modes.
 func (m Mode) Valid() bool { return m < numModes }
 
-// Safe reports whether the mode obeys the reuse rule (all but Unsafe).
-func (m Mode) Safe() bool { return m < numModes && m != Unsafe }
+// Safe reports whether the mode obeys the reuse rule (all but IROrder).
+func (m Mode) Safe() bool { return m < numModes && m != IROrder }
 
 // Whole reports whether released bytes return by piece (a whole released
-// buffer or discarded view), never for Unsafe.
+// buffer or discarded view), never for IROrder.
 func (m Mode) Whole() bool { return m == WholeAfterUsers || m == WholeFenced }
 
 // Fenced reports whether held bytes may be taken by a safe writer before

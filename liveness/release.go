@@ -45,7 +45,7 @@ func (x *Index) Release(bytes *ranges.Set, free func(ranges.Range)) error {
 		// touches pinned (in whole mode, the piece too): reclaim need not
 		// look there. The common case: a buffer released while its last
 		// writer or reader of the whole is pending.
-		if g, ok := x.group(r); ok && g.n > 0 && x.mode != Unsafe {
+		if g, ok := x.group(r); ok && g.n > 0 && x.mode != IROrder {
 			continue
 		}
 		x.touched.Add(r)
@@ -173,7 +173,7 @@ func (x *Index) reclaimWindow(win ranges.Range) {
 			continue
 		}
 		switch {
-		case x.mode == Unsafe:
+		case x.mode == IROrder:
 			x.freed = append(x.freed, c)
 		case x.mode.Whole():
 			x.pinned.Reset()
@@ -563,7 +563,7 @@ func (x *Index) checkNothingReturnable(inPieces *ranges.Set) error {
 		for g := c.Lo; g < c.Hi; g += x.granule {
 			gr := ranges.Range{Lo: g, Hi: g + x.granule}
 			switch {
-			case x.mode == Unsafe:
+			case x.mode == IROrder:
 				return fmt.Errorf("liveness: granule %v held in unsafe mode", gr)
 			case x.mode.Whole():
 				if _, ok := inPieces.Overlaps(gr); !ok {
