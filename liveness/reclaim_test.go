@@ -63,12 +63,20 @@ func copyEngineReclaims(t testing.TB, mode Mode, n int) int {
 // two sizes (a pass over every piece on each completion and release
 // looks at 3,129,160 at 2,000 steps).
 func TestReclaimCostPerStep(t *testing.T) {
-	for _, mode := range []Mode{WholeAfterUsers, WholeFenced} {
+	checkCostPerStep(t, "pieces looked at", copyEngineReclaims, WholeAfterUsers, WholeFenced)
+}
+
+// checkCostPerStep fails t unless work, counted by cost over a copy-engine
+// pattern of n steps, stays within 4 per step at 2,000 and 4,000 steps in
+// each of modes.
+func checkCostPerStep(t *testing.T, what string, cost func(testing.TB, Mode, int) int, modes ...Mode) {
+	t.Helper()
+	for _, mode := range modes {
 		for _, n := range []int{2000, 4000} {
-			if visits := copyEngineReclaims(t, mode, n); visits > 4*n {
-				t.Errorf("%v, %d steps: %d pieces looked at, more than %d", mode, n, visits, 4*n)
+			if c := cost(t, mode, n); c > 4*n {
+				t.Errorf("%v, %d steps: %d %s, more than %d", mode, n, c, what, 4*n)
 			} else {
-				t.Logf("%v, %d steps: %d pieces looked at", mode, n, visits)
+				t.Logf("%v, %d steps: %d %s", mode, n, c, what)
 			}
 		}
 	}
@@ -77,11 +85,17 @@ func TestReclaimCostPerStep(t *testing.T) {
 // BenchmarkReclaimCopyEngine: copyEngineReclaims in whole fenced mode at a
 // few sizes; ns/step stays flat as the pinned pieces grow.
 func BenchmarkReclaimCopyEngine(b *testing.B) {
+	benchCostPerStep(b, copyEngineReclaims, WholeFenced)
+}
+
+// benchCostPerStep runs cost's n-step copy-engine pattern in mode at a
+// few sizes, reporting ns per step (flat when the cost is linear).
+func benchCostPerStep(b *testing.B, cost func(testing.TB, Mode, int) int, mode Mode) {
 	for _, n := range []int{10000, 20000, 40000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				copyEngineReclaims(b, WholeFenced, n)
+				cost(b, mode, n)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/step")
 		})

@@ -299,28 +299,12 @@ func copyEngineSafeAsks(t testing.TB, mode Mode, n int) int {
 // bound counts the reuse rule's calls, not time: 4 per step at two sizes
 // (a scan of every held run asks n²/2 times, 1,000,000 at 2,000 steps).
 func TestSafeRunsCostPerPass(t *testing.T) {
-	for _, mode := range []Mode{SubrangeFenced, WholeFenced} {
-		for _, n := range []int{2000, 4000} {
-			if asks := copyEngineSafeAsks(t, mode, n); asks > 4*n {
-				t.Errorf("%v, %d steps: SafeRuns asked safe %d times, more than %d", mode, n, asks, 4*n)
-			} else {
-				t.Logf("%v, %d steps: %d asks", mode, n, asks)
-			}
-		}
-	}
+	checkCostPerStep(t, "asks of safe", copyEngineSafeAsks, SubrangeFenced, WholeFenced)
 }
 
 // BenchmarkSafeRunsCopyEngine: one step of copyEngineSafeAsks (a user on
 // each engine, a completion, a release and a SafeRuns pass) per op, at a
 // few sizes: ns/op stays flat as the pinned bytes grow.
 func BenchmarkSafeRunsCopyEngine(b *testing.B) {
-	for _, n := range []int{10000, 20000, 40000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				copyEngineSafeAsks(b, SubrangeFenced, n)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/step")
-		})
-	}
+	benchCostPerStep(b, copyEngineSafeAsks, SubrangeFenced)
 }

@@ -74,17 +74,10 @@ func BenchmarkScaleLiveLB(b *testing.B) {
 //
 //	go test ./trace/check -run '^$' -bench CheckGrowth -benchmem
 func BenchmarkCheckGrowth(b *testing.B) {
-	shapes := []struct {
-		name string
-		gen  func(n int) []byte
-	}{
-		{"copy", func(n int) []byte { return tracetest.CopyEngine(n/tracetest.CopySteps, 0) }},
-		{"loop2", func(n int) []byte { return tracetest.Loop(n/tracetest.LoopSteps, 2, 0) }},
-	}
-	for _, sh := range shapes {
-		for _, n := range []int{10000, 20000, 40000} {
-			b.Run(fmt.Sprintf("%s/%d", sh.name, n), func(b *testing.B) {
-				p, err := trace.ParseProgram(sh.gen(n))
+	for _, sh := range tracetest.GrowthShapes {
+		for _, n := range tracetest.GrowthSizes {
+			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
+				p, err := trace.ParseProgram(sh.Gen(n))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -56,10 +56,10 @@ func BenchmarkScaleReplay(b *testing.B) {
 //
 //	go test ./trace/replay -run '^$' -bench ReplayGrowth -benchmem
 func BenchmarkReplayGrowth(b *testing.B) {
-	for _, sh := range growthShapes {
-		for _, n := range []int{10000, 20000, 40000} {
-			b.Run(fmt.Sprintf("%s/%d", sh.name, n), func(b *testing.B) {
-				p, err := trace.ParseProgram(sh.gen(n))
+	for _, sh := range tracetest.GrowthShapes {
+		for _, n := range tracetest.GrowthSizes {
+			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
+				p, err := trace.ParseProgram(sh.Gen(n))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -73,16 +73,6 @@ func BenchmarkReplayGrowth(b *testing.B) {
 			})
 		}
 	}
-}
-
-// growthShapes are the traces BenchmarkReplayGrowth runs, by name, at about n
-// steps.
-var growthShapes = []struct {
-	name string
-	gen  func(n int) []byte
-}{
-	{"copy", func(n int) []byte { return tracetest.CopyEngine(n/tracetest.CopySteps, 0) }},
-	{"loop2", func(n int) []byte { return tracetest.Loop(n/tracetest.LoopSteps, 2, 0) }},
 }
 
 // perStep reports the time per step of an n-step trace.
