@@ -1,7 +1,7 @@
 package ggml
 
 /*
-#cgo CPPFLAGS: -I${SRCDIR}/internal/third_party/ggml/include
+#cgo CPPFLAGS: -I${SRCDIR}/.release/llama.cpp/ggml/include -I${SRCDIR}/.release/llama.cpp/ggml/src
 #cgo CFLAGS: -O2
 #include <stdlib.h>
 #include "sa_ggml.h"
@@ -20,12 +20,17 @@ import "C"
 import (
 	"sync"
 	"unsafe"
+
+	"github.com/subarena/subarena/trace/ggmltrace"
 )
+
+// maxSrc is GGML_MAX_SRC: the most sources a node has.
+const maxSrc = C.GGML_MAX_SRC
 
 // Tables of the linked ggml, read once.
 var (
 	opNames    []string
-	opInplace  []bool
+	opInplace  []bool // ggmltrace.InPlaceOp of each op: ggml's list, as the importer has it
 	typeNames  []string
 	typeSize   []int64
 	typeBlck   []int64
@@ -34,10 +39,10 @@ var (
 
 var tablesOnce sync.Once
 
-// loadTables fills the tables; newScanner calls it first. Linked to
-// ggml's sources it runs at init too; linked to a host's ggml
-// (subarena_extggml), only then, since the host may load ggml after this
-// package is initialised.
+// loadTables fills the tables; newScanner calls it first. Linked to the
+// release's libggml-base.so it runs at init too; built to resolve ggml in
+// a host process (subarena_extggml), only then, since the host may load
+// ggml after this package is initialised.
 func loadTables() { tablesOnce.Do(readTables) }
 
 func init() {
@@ -52,7 +57,7 @@ func readTables() {
 	opInplace = make([]bool, n)
 	for i := range n {
 		opNames[i] = C.GoString(C.sa_op_name(C.int(i)))
-		opInplace[i] = C.sa_can_inplace(C.int(i)) != 0
+		opInplace[i] = ggmltrace.InPlaceOp(opNames[i])
 	}
 	viewOpCode = [4]int32{C.GGML_OP_VIEW, C.GGML_OP_RESHAPE, C.GGML_OP_PERMUTE, C.GGML_OP_TRANSPOSE}
 	nt := int(C.sa_type_count())
@@ -67,6 +72,19 @@ func readTables() {
 		typeBlck[i] = int64(C.sa_blck_size(C.int(i)))
 	}
 	readVerified()
+}
+
+// linkedInplaceOps returns the ops the linked ggml's ggml_op_can_inplace
+// lists, to check that ggmltrace's list is that ggml's.
+func linkedInplaceOps() []string {
+	loadTables()
+	var out []string
+	for i, name := range opNames {
+		if C.sa_can_inplace(C.int(i)) != 0 {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func isViewOp(op int32) bool {

@@ -1,8 +1,14 @@
 // Package ggml makes subarena a drop-in replacement for ggml's graph
-// allocator (ggml_gallocr) on the real ggml engine: the copy of ggml that
-// github.com/ollama/ollama v0.17.4 vendors and compiles with cgo (importing
-// this package links it, CPU backend included). Graphs compute bit for bit
-// as under ggml_gallocr, in a smaller buffer.
+// allocator (ggml_gallocr) on the real ggml engine: the ggml of the pinned
+// llama.cpp release (node-llama-cpp 3.21.1's prebuilt Linux x86-64
+// libraries, ggml 0.23.0, and the matching headers), the one
+// integrations/llamacpp's LD_PRELOAD library runs in. Run release.sh once
+// to fetch and unpack it into .release; the package compiles against its
+// headers and links its libggml-base.so (seconds: no ggml is compiled).
+// The CPU backend, which the release ships as one libggml-cpu-<arch>.so per
+// instruction-set level, is loaded through ggml's backend registry
+// (internal/cpubackend). Graphs compute bit for bit as under ggml_gallocr,
+// in a smaller buffer.
 //
 // # What to call instead of gallocr
 //
@@ -33,10 +39,12 @@
 // their exact offsets and byte strides (ne/nb innermost first become
 // shape/strides outermost first), one op per computing node reading its
 // sources and writing its tensor, each own tensor released after its last
-// reader, outputs held. Two things come from the linked ggml rather than the
-// importer's tables: ggml_op_can_inplace says which ops may run in place,
-// and an op runs out of place when an input it could be paired with has
-// another type or ne (ggml-alloc's ggml_are_same_layout asks the same).
+// reader, outputs held. Which ops run in place is ggml's rule, one function
+// for the importer and the reader (ggmltrace.CanInplace):
+// ggml_op_can_inplace lists the op (a test checks the list against the
+// linked ggml's, op by op), and an op runs out of place when an input it
+// could be paired with has another type or ne (ggml-alloc's
+// ggml_are_same_layout asks the same).
 // Dump writes the trace, for `subarena plan`, `check` and `viz`.
 //
 // An Allocator on ggml's CPU buffer type runs in place, beyond ggml's list,
@@ -182,11 +190,11 @@
 //
 // # Differences from gallocr
 //
-// A graph leaf no node reads is not allocated (ggml has no public accessor
-// for a graph's leaves; gallocr allocates them), except when the package is
-// built with the subarena_extggml tag against a ggml whose private header is
-// at hand (see extggml.go): then every leaf gets memory, as under gallocr. A
-// relaid tensor's nb are changed in the graph, as gallocr changes data and
+// Every graph leaf gets memory, read by a node or not, as under gallocr
+// (the reader takes the leaf list from struct ggml_cgraph, in the release's
+// private ggml-impl.h): the host may write any leaf before the graph runs.
+// A leaf no node reads is, like any input after its last reader, dead once
+// the graph starts. A relaid tensor's nb are changed in the graph, as gallocr changes data and
 // buffer; inputs, outputs and their views are never relaid, so
 // ggml_backend_tensor_set and _get on them see the layouts the graph was
 // built with. Allocating the same graph again places its tensors afresh at

@@ -2,10 +2,7 @@ module github.com/subarena/subarena/integrations/ggml
 
 go 1.26.0
 
-require (
-	github.com/ollama/ollama v0.17.4
-	github.com/subarena/subarena v0.0.0
-)
+require github.com/subarena/subarena v0.0.0
 
 require golang.org/x/sync v0.25.0 // indirect
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/subarena/subarena/integrations/ggml/kernels"
+	"github.com/subarena/subarena/trace/ggmltrace"
 )
 
 // The in-place rule: which ops may write their output over the bytes of an
@@ -107,28 +108,29 @@ func inplaceOK(ts []tensor, base []int32, i int, rule inplaceRule) bool {
 	return ggmlInplace(ts, base, i) || (rule == cpuRule && verifiedInplace(ts, i))
 }
 
-// ggmlInplace is ggml's rule: ggml_op_can_inplace says so, and every input
-// of the allocator's that the planner could pair with the output (as many
-// elements of the same size) has the output's type and ne.
+// ggmlInplace is ggml's rule (ggmltrace.CanInplace, the rule the importer
+// maps ggml-alloc-trace/1 documents with): ggml_op_can_inplace lists the
+// op, and every input of the allocator's that the planner could pair with
+// the output (as many elements of the same size) has the output's type
+// and ne.
 func ggmlInplace(ts []tensor, base []int32, i int) bool {
 	x := &ts[i]
 	if int(x.op) >= len(opInplace) || !opInplace[x.op] {
 		return false
 	}
-	n := nelements(&x.ne)
+	var buf [maxSrc]ggmltrace.Operand
+	srcs := buf[:0]
 	for _, s := range x.src {
-		if s < 0 {
-			continue
-		}
-		y := &ts[s]
-		if ts[base[s]].kind != kindOwn || typeSize[y.typ] != typeSize[x.typ] || nelements(&y.ne) != n {
-			continue
-		}
-		if y.typ != x.typ || y.ne != x.ne {
-			return false
+		if s >= 0 {
+			srcs = append(srcs, operand(&ts[s], ts[base[s]].kind == kindOwn))
 		}
 	}
-	return true
+	return ggmltrace.CanInplace(opNames[x.op], operand(x, true), srcs)
+}
+
+// operand is x as ggml's in-place rule sees it.
+func operand(x *tensor, own bool) ggmltrace.Operand {
+	return ggmltrace.Operand{Type: typeNames[x.typ], TypeSize: typeSize[x.typ], Ne: x.ne, Own: own}
 }
 
 // verifiedInplace reports whether node i matches an entry of verified.

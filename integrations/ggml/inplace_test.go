@@ -5,7 +5,27 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/integrations/ggml/kernels"
+	"github.com/subarena/subarena/trace/ggmltrace"
 )
+
+// TestInplaceOpsAreLinkedGGMLs checks that the one list of ops ggml runs
+// in place, ggmltrace's (which the importer and the live reader both map
+// graphs with), is exactly what the linked release's ggml_op_can_inplace
+// says, op by op.
+func TestInplaceOpsAreLinkedGGMLs(t *testing.T) {
+	linked := linkedInplaceOps()
+	ours := ggmltrace.InPlaceOps()
+	slices.Sort(linked)
+	slices.Sort(ours)
+	if len(linked) == 0 || !slices.Equal(linked, ours) {
+		t.Errorf("ggml_op_can_inplace lists %v; ggmltrace.InPlaceOps %v", linked, ours)
+	}
+	for i, name := range opNames {
+		if opInplace[i] != ggmltrace.InPlaceOp(name) {
+			t.Errorf("opInplace[%s] = %v", name, opInplace[i])
+		}
+	}
+}
 
 // TestInplaceRule builds GLU and NORM nodes by hand and asks the in-place
 // rule: ggml's rule runs neither in place; the verified table does, on the

@@ -15,28 +15,6 @@ static struct ggml_context * sa_online_ctx(void) {
 static struct ggml_cgraph * sa_online_graph(struct ggml_context * ctx) {
     return ggml_new_graph_custom(ctx, 1, false);
 }
-
-static ggml_backend_t sa_online_backend(int threads, ggml_threadpool_t * pool) {
-    ggml_backend_t b = ggml_backend_cpu_init();
-    *pool = NULL;
-    if (b == NULL) {
-        return NULL;
-    }
-    ggml_backend_cpu_set_n_threads(b, threads);
-    if (threads > 1) {
-        // Workers sleep between nodes instead of polling: the host and the
-        // other engines share the cores with them.
-        struct ggml_threadpool_params p = ggml_threadpool_params_default(threads);
-        p.poll = 0;
-        *pool = ggml_threadpool_new(&p);
-        if (*pool == NULL) {
-            ggml_backend_free(b);
-            return NULL;
-        }
-        ggml_backend_cpu_set_threadpool(b, *pool);
-    }
-    return b;
-}
 */
 import "C"
 
@@ -51,6 +29,7 @@ import (
 
 	"github.com/subarena/subarena"
 	"github.com/subarena/subarena/arena"
+	"github.com/subarena/subarena/integrations/ggml/internal/cpubackend"
 	"github.com/subarena/subarena/ranges"
 	sasync "github.com/subarena/subarena/sync"
 )
@@ -216,8 +195,7 @@ type onlineMemory struct {
 	mem  unsafe.Pointer // the arena's C memory
 	size int64
 	buf  C.ggml_backend_buffer_t
-	be   C.ggml_backend_t
-	pool C.ggml_threadpool_t
+	be   *cpubackend.Backend // the release's CPU backend, on a pool of its own
 	gctx *C.struct_ggml_context
 	g1   *C.struct_ggml_cgraph // the one-node graph, used by the compute engine only
 }
@@ -268,11 +246,16 @@ func NewOnline(opts OnlineOptions) (*Online, error) {
 	}
 	o.size = opts.Capacity
 	o.buf = C.ggml_backend_cpu_buffer_from_ptr(o.mem, C.size_t(o.size))
-	o.be = C.sa_online_backend(C.int(opts.Threads), &o.pool)
 	o.gctx = C.sa_online_ctx()
-	if o.buf == nil || o.be == nil || o.gctx == nil {
+	if o.buf == nil || o.gctx == nil {
 		o.freeC()
-		return nil, fmt.Errorf("%w: ggml could not make the buffer, backend or graph", ErrAlloc)
+		return nil, fmt.Errorf("%w: ggml could not make the buffer or graph", ErrAlloc)
+	}
+	// Workers sleep between nodes instead of polling: the host and the
+	// other engines share the cores with them.
+	if o.be, err = cpubackend.New(opts.Threads, true); err != nil {
+		o.freeC()
+		return nil, fmt.Errorf("%w: %w", ErrAlloc, err)
 	}
 	o.g1 = C.sa_online_graph(o.gctx)
 	o.a, err = subarena.New(subarena.Config{
@@ -301,14 +284,7 @@ func NewOnline(opts OnlineOptions) (*Online, error) {
 
 // freeC frees the C side: backend, graph context, buffer and arena.
 func (o *Online) freeC() {
-	if o.be != nil {
-		C.ggml_backend_free(o.be)
-		o.be = nil
-	}
-	if o.pool != nil {
-		C.ggml_threadpool_free(o.pool)
-		o.pool = nil
-	}
+	o.be.Free()
 	if o.gctx != nil {
 		C.ggml_free(o.gctx)
 		o.gctx, o.g1 = nil, nil

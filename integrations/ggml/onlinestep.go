@@ -336,7 +336,7 @@ func (o *Online) stepNode(st *OnlineStep, s *stepState, i int, t *C.struct_ggml_
 	}
 	node := t
 	ev, err := o.submit(o.compute, nil, func() error {
-		if rc := C.sa_online_compute(o.be, o.g1, node); rc != C.GGML_STATUS_SUCCESS {
+		if rc := C.sa_online_compute((C.ggml_backend_t)(o.be.Handle()), o.g1, node); rc != C.GGML_STATUS_SUCCESS {
 			return fmt.Errorf("ggml_backend_graph_compute of %q: status %d", tensorName(node), int(rc))
 		}
 		return nil

@@ -1,10 +1,7 @@
 #include "sa_ggml.h"
 
-#ifdef SA_GGML_GRAPH_LEAFS
-// struct ggml_cgraph, for its leaf list: built against a ggml whose
-// private header is at hand (the subarena_extggml tag).
+// struct ggml_cgraph, for its leaf list: the release's private header.
 #include "ggml-impl.h"
-#endif
 
 #include <stdlib.h>
 #include <string.h>
@@ -312,7 +309,6 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g) {
         }
     }
     s->n_node_recs = s->n_recs;
-#ifdef SA_GGML_GRAPH_LEAFS
     // Every leaf of the graph gets a record, read by a node or not: gallocr
     // allocates them all, and the host may write any of them.
     s->n_graph_leafs = g->n_leafs;
@@ -327,7 +323,6 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g) {
             return -1;
         }
     }
-#endif
     // Links: srcs of nodes, view_src of everything (leaves reached last).
     for (int32_t r = 0; r < s->n_recs; r++) {
         sa_rec * rec = &s->recs[r];
@@ -398,12 +393,10 @@ static int sa_match_fit(sa_state * s, struct ggml_cgraph * g, const uint64_t * k
             return 0;
         }
     }
-#ifdef SA_GGML_GRAPH_LEAFS
     if (g->n_leafs != s->n_graph_leafs ||
         (g->n_leafs > 0 && memcmp(g->leafs, s->graph_leafs, (size_t) g->n_leafs * sizeof(*g->leafs)) != 0)) {
         return 0;
     }
-#endif
     int64_t pos = 1;
     for (int32_t r = 0; r < s->n_recs; r++) {
         sa_rec * rec = &recs[r];

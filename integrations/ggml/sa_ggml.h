@@ -12,7 +12,6 @@
 #include "ggml.h"
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
-#include "ggml-cpu.h"
 
 // ggml exports it without a prototype.
 bool ggml_op_can_inplace(enum ggml_op op);
@@ -26,9 +25,9 @@ enum {
 };
 
 // One tensor of a scanned graph. Records are in scan order: the graph's
-// nodes in execution order, then (built with SA_GGML_GRAPH_LEAFS) the
-// graph's leaves, then every other tensor a node reaches through src or
-// view_src, in the order first reached.
+// nodes in execution order, then the graph's leaves, then every other
+// tensor a node reaches through src or view_src, in the order first
+// reached.
 typedef struct sa_rec {
     struct ggml_tensor * t;
     int32_t kind;
@@ -58,7 +57,7 @@ typedef struct sa_state {
     ggml_backend_buffer_t buffer;   // the allocator's buffer, or NULL
     sa_rec * recs;
     int32_t n_recs, n_nodes, n_node_recs;
-    int32_t n_graph_leafs;          // the graph's leaf count (SA_GGML_GRAPH_LEAFS only)
+    int32_t n_graph_leafs;          // the graph's leaf count
     int64_t cap_recs;
     // pointer -> record index, open addressing, cap a power of two
     struct ggml_tensor ** keys;
@@ -76,7 +75,7 @@ typedef struct sa_state {
     // tensors another allocator places (sa_exclude): external here
     struct ggml_tensor ** xkeys;
     int32_t xcap, n_excluded;
-    // the graph's leaves as last scanned (SA_GGML_GRAPH_LEAFS only)
+    // the graph's leaves as last scanned
     struct ggml_tensor ** graph_leafs;
     int64_t cap_graph_leafs;
     // block and type sizes of ggml's types

@@ -53,15 +53,6 @@ type Tensor struct {
 // ggmlViewOps are the ops that only take a view (no kernel runs).
 var ggmlViewOps = map[string]bool{"VIEW": true, "RESHAPE": true, "PERMUTE": true, "TRANSPOSE": true}
 
-// ggmlInPlaceOps are the ops ggml's graph allocator may run in place over an input
-// (ggml_op_can_inplace, with the backward forms; FILL and CLAMP as newer ggml has them).
-var ggmlInPlaceOps = map[string]bool{
-	"SCALE": true, "DIAG_MASK_ZERO": true, "DIAG_MASK_INF": true, "ADD": true, "ADD_ID": true,
-	"ADD1": true, "SUB": true, "MUL": true, "DIV": true, "SQR": true, "SQRT": true, "LOG": true,
-	"UNARY": true, "ROPE": true, "ROPE_BACK": true, "SILU_BACK": true, "RMS_NORM": true,
-	"RMS_NORM_BACK": true, "SOFT_MAX": true, "SOFT_MAX_BACK": true, "FILL": true, "CLAMP": true,
-}
-
 // ggmlType is a ggml tensor type: blck elements take size bytes.
 type ggmlType struct{ blck, size int64 }
 
@@ -103,7 +94,7 @@ const (
 // first op; VIEW, RESHAPE, PERMUTE and TRANSPOSE tensors become view steps of view_src at
 // view_offs; every other node is an op reading its src tensors and writing its own tensor
 // (a fresh buffer allocated just before it, or, for a node that is itself a view, that
-// view of view_src); ops in ggml's in-place list are inplace; every compute buffer is
+// view of view_src); a node is inplace as ggml's rule says (CanInplace); every compute buffer is
 // released right after the last op using it directly or through a view, unless it (or a
 // view of it) is an output.
 //
@@ -281,7 +272,7 @@ func (im *ggmlImporter) run() error {
 		}
 		if isOp(i) {
 			op := trace.Step{Kind: trace.KindOp, Name: ts[i].Name, Engine: Engine, Cost: trace.DefaultCost,
-				Writes: []string{ts[i].Name}, InPlace: ggmlInPlaceOps[ts[i].Op]}
+				Writes: []string{ts[i].Name}, InPlace: im.canInplace(i)}
 			for _, s := range ts[i].Src {
 				if s != nil && !slices.Contains(op.Reads, *s) {
 					op.Reads = append(op.Reads, *s)

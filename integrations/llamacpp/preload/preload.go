@@ -3,6 +3,7 @@
 package main
 
 /*
+#cgo CPPFLAGS: -I${SRCDIR}/../../ggml/.release/llama.cpp/ggml/include -I${SRCDIR}/../../ggml/.release/llama.cpp/ggml/src
 #include "shim.h"
 #include "ggml-impl.h" // struct ggml_cgraph: the leaves, for leaf_buffer_ids
 

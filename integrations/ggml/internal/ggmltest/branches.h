@@ -8,7 +8,6 @@
 
 #include "ggml.h"
 #include "ggml-backend.h"
-#include "ggml-cpu.h"
 
 #include "fixture.h"
 

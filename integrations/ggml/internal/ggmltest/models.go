@@ -11,9 +11,9 @@
 package ggmltest
 
 /*
-#cgo CPPFLAGS: -I${SRCDIR}/../third_party/ggml/include
+#cgo CPPFLAGS: -I${SRCDIR}/../../.release/llama.cpp/ggml/include
 #cgo CFLAGS: -O2
-#cgo LDFLAGS: -lm
+#cgo LDFLAGS: -L${SRCDIR}/../../.release/bins -lggml-base -lm -Wl,-rpath,${SRCDIR}/../../.release/bins
 #include <stdlib.h>
 #include "models.h"
 
@@ -31,7 +31,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	_ "github.com/ollama/ollama/ml/backend/ggml/ggml/src" // ggml and its CPU backend
+	"github.com/subarena/subarena/integrations/ggml/internal/cpubackend"
 )
 
 // Arch is a decoder architecture.
@@ -239,20 +239,25 @@ func (g *Graph) GallocrSize() int64 { return gallocrSize(g.g.gf) }
 // reserves for gf, without allocating it.
 func gallocrSize(gf *C.struct_ggml_cgraph) int64 { return int64(C.sa_gallocr_size_only(gf)) }
 
-// Backend is ggml's CPU backend.
+// Backend is ggml's CPU backend, the release's best variant for this
+// machine.
 type Backend struct {
-	b C.ggml_backend_t
+	cpu *cpubackend.Backend
+	b   C.ggml_backend_t
 }
 
-// NewBackend starts a CPU backend with threads threads.
+// NewBackend starts a CPU backend with threads threads. It panics when
+// the release has no CPU backend for this machine: no test can run then.
 func NewBackend(threads int) *Backend {
-	b := C.ggml_backend_cpu_init()
-	C.ggml_backend_cpu_set_n_threads(b, C.int(threads))
-	return &Backend{b: b}
+	cpu, err := cpubackend.New(threads, false)
+	if err != nil {
+		panic(err)
+	}
+	return &Backend{cpu: cpu, b: (C.ggml_backend_t)(cpu.Handle())}
 }
 
 // Free stops the backend.
-func (b *Backend) Free() { C.ggml_backend_free(b.b) }
+func (b *Backend) Free() { b.cpu.Free() }
 
 // Compute runs an allocated graph.
 func (b *Backend) Compute(g *Graph) error {
