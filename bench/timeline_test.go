@@ -36,7 +36,7 @@ func shiftPlan(pl *trace.Plan, d int64) *trace.Plan {
 // byte at once. The plan is drawn as planned and moved up so that no host sits at 0.
 func TestPlanTimelinePlacements(t *testing.T) {
 	p := benchtest.Program(t, ggmlTiny)
-	res, err := plan.Plan(p.Trace, plan.Options{})
+	res, err := plan.Plan(p.Trace, plan.Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func TestViewerPageRuns(t *testing.T) {
 // below LiveLB and why rather than printing a negative overhead.
 func TestViewerPageRelaidPlan(t *testing.T) {
 	p := benchtest.Program(t, "../testdata/ggml/ggml-tiny.json")
-	res, err := plan.Plan(p.Trace, plan.Options{})
+	res, err := plan.Plan(p.Trace, plan.Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestPlanReference(t *testing.T) {
 			continue
 		}
 		p, in := infoOf(t, w)
-		r, err := plan.PlanProgram(p, plan.Options{Budget: 5 * time.Second})
+		r, err := plan.PlanProgram(p, plan.Options{Check: true, Budget: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -78,8 +78,10 @@ prints the plan itself on standard output, so it cannot be combined with an outp
 			// The online replay runs beside the planner, which keeps its plan when
 			// lower; the Watch keeps the replay's own figures for the report.
 			var watch replay.Watch
+			// The plan is checked before it is written, as the command promises
+			// (check FILE PLAN passes).
 			opts := plan.Options{Budget: budget, NoInPlace: noInPlace, NoRelayout: noRelayout, Stop: stop,
-				Replay: watch.Online}
+				Replay: watch.Online, Check: true}
 			var (
 				res plan.Result
 				ro  plan.Reordered

@@ -216,7 +216,7 @@ func TestViewerGGMLPlanVsReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := benchtest.Program(t, path)
-	pr, err := plan.Plan(p.Trace, plan.Options{})
+	pr, err := plan.Plan(p.Trace, plan.Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}

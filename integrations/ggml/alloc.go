@@ -68,8 +68,14 @@ type Options struct {
 	// buffer. A graph AllocGraph plans once the buffer exists only has to
 	// fit, and is planned greedily. Zero plans every graph greedily.
 	Budget time.Duration
-	// Check runs check.Plan on every new plan and fails the allocation if
-	// the checker rejects it (the planner's plans pass it by construction).
+	// Check runs the full safety check (check.Plan, package trace/check)
+	// on every new plan before it is used, and fails the call if the
+	// checker rejects it (plan.Options.Check). The planner's plans pass it
+	// by construction, so production callers leave it off: the check is
+	// O(R log R) in the byte runs of the graph's uses and allocates, about
+	// six times the plan's time on ggml-tiny (see plan.Options.Check for
+	// the figures). Tests turn it on; a build with the invariants tag runs
+	// it on every plan whatever Check says.
 	Check bool
 	// CacheSize is the number of plans kept, keyed by graph topology
 	// (DefaultCacheSize when zero, no cache when negative).

@@ -115,7 +115,7 @@ func (a *Allocator) planTrace(ts []tensor, pos []int32, t *trace.Trace, search b
 		budget = 0
 	}
 	opts := plan.Options{Budget: budget, NoInPlace: a.opts.NoInPlace, NoRelayout: a.opts.NoRelayout,
-		NoCheck: !a.opts.Check, Scratch: &a.scratch}
+		Check: a.opts.Check, Scratch: &a.scratch}
 	var byName map[string]int32 // made once a plan relays a tensor
 	p := &Plan{Trace: t}
 	var res plan.Result

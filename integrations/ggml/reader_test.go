@@ -125,7 +125,7 @@ func TestReadMatchesImport(t *testing.T) {
 				if !got.Equal(want) {
 					t.Fatalf("step %v: the trace differs from ggmltrace.Import's", step)
 				}
-				res, err := plan.Plan(got, plan.Options{})
+				res, err := plan.Plan(got, plan.Options{Check: true})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -25,7 +25,7 @@ func TestLiveLBBoundsOffsetLayoutsOnly(t *testing.T) {
 	if lb != 297088 || rr.HWM < lb {
 		t.Fatalf("LiveLB %d, replay HWM %d; want LiveLB 297088 (the documented figure) at most the HWM", lb, rr.HWM)
 	}
-	offsets, err := plan.Plan(p.Trace, plan.Options{NoRelayout: true})
+	offsets, err := plan.Plan(p.Trace, plan.Options{Check: true, NoRelayout: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestLiveLBBoundsOffsetLayoutsOnly(t *testing.T) {
 		t.Errorf("offsets-only plan: %d B with %d placements, below LiveLB %d", offsets.Plan.Size,
 			len(offsets.Plan.Placements), lb)
 	}
-	relaid, err := plan.Plan(p.Trace, plan.Options{})
+	relaid, err := plan.Plan(p.Trace, plan.Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}

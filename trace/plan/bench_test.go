@@ -15,23 +15,30 @@ import (
 // graph in 21-54 us.
 func BenchmarkPlanGGMLTinyGreedy(b *testing.B) {
 	p := tracetest.Program(b, ggmlTiny)
-	res, err := PlanProgram(p, Options{})
+	res, err := PlanProgram(p, Options{Check: true})
 	if err != nil || res.Plan.Size > ggmlBound(b, ggmlTiny) {
 		b.Fatalf("size %d, %v", res.Plan.Size, err)
 	}
 	measure(b, func() {
-		if _, err := PlanProgram(p, Options{NoCheck: true}); err != nil {
+		if _, err := PlanProgram(p, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	})
 }
 
 // BenchmarkPlanGGMLTinyFromTrace adds resolving the trace.
-func BenchmarkPlanGGMLTinyFromTrace(b *testing.B) { benchPlanGGMLTiny(b, Options{NoCheck: true}) }
+func BenchmarkPlanGGMLTinyFromTrace(b *testing.B) { benchPlanGGMLTiny(b, Options{}) }
 
-// BenchmarkPlanGGMLTinyChecked adds the safety check and the replay that
-// Plan runs by default.
-func BenchmarkPlanGGMLTinyChecked(b *testing.B) { benchPlanGGMLTiny(b, Options{Replay: replay.Online}) }
+// BenchmarkPlanGGMLTinyFromTraceCheck adds the safety check of the plan
+// (Options.Check) to BenchmarkPlanGGMLTinyFromTrace: the difference is what
+// the check costs.
+func BenchmarkPlanGGMLTinyFromTraceCheck(b *testing.B) { benchPlanGGMLTiny(b, Options{Check: true}) }
+
+// BenchmarkPlanGGMLTinyChecked adds the safety check and the online replay
+// that the CLI's plan runs.
+func BenchmarkPlanGGMLTinyChecked(b *testing.B) {
+	benchPlanGGMLTiny(b, Options{Check: true, Replay: replay.Online})
+}
 
 // benchPlanGGMLTiny times Plan with opts on ggml-tiny's trace.
 func benchPlanGGMLTiny(b *testing.B, opts Options) {

@@ -72,7 +72,7 @@ func TestOrderedFromCoversConcurrent(t *testing.T) {
 		// The dense sweep's plan, forced, is safe.
 		saved := densePairLimit
 		densePairLimit = func(int) int64 { return -1 }
-		res, err := Plan(tr, Options{})
+		res, err := Plan(tr, Options{Check: true})
 		densePairLimit = saved
 		if err != nil {
 			t.Fatalf("trace %d: dense plan: %v", i, err)
@@ -100,7 +100,7 @@ func TestPlanMemoryLinearOnTwoEngines(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		res, err := Plan(tr, Options{})
+		res, err := Plan(tr, Options{Check: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -151,8 +151,11 @@
 // # Invariants
 //
 // Every returned placement has passed Verify (in test binaries and under the
-// invariants build tag; production builds skip it); every plan Plan returns has
-// passed check.Plan unless Options.NoCheck. The searcher and the greedy
+// invariants build tag; production builds skip it). Every plan Plan returns
+// that is the online replay's has passed check.Plan; the planner's own plan
+// has when Options.Check (the tests set it) or under the invariants build
+// tag, and production callers, whose plans pass by construction, skip that
+// cost. The searcher and the greedy
 // scratch state have CheckInvariants methods that recompute their
 // incremental state from scratch; the property tests run them after every
 // step and compare the solver with brute-force optima, the byte-time grid

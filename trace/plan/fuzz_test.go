@@ -72,7 +72,7 @@ func FuzzPlanTrace(f *testing.F) {
 		if err != nil {
 			return
 		}
-		res, err := Plan(tr, Options{Replay: replay.Online})
+		res, err := Plan(tr, Options{Check: true, Replay: replay.Online})
 		if err != nil {
 			if errors.Is(err, ErrInvalidTrace) {
 				return

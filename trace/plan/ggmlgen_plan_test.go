@@ -155,7 +155,7 @@ func ggLoad(t *testing.T, p ggParams) (*ggFigures, *trace.Trace) {
 func ggPlan(t *testing.T, p ggParams, budget time.Duration) (*ggFigures, Result, replayed) {
 	t.Helper()
 	f, tr := ggLoad(t, p)
-	res, rr, err := planReplayed(tr, Options{Budget: budget})
+	res, rr, err := planReplayed(tr, Options{Check: true, Budget: budget})
 	if err != nil {
 		t.Fatalf("%v: %v", p, err)
 	}
@@ -281,7 +281,7 @@ func TestGGMLBoundUnattainable(t *testing.T) {
 	if frag <= f.Elementwise {
 		t.Fatalf("fragmentation bound %d, exact bound %d", frag, f.Elementwise)
 	}
-	res, rr, err := planReplayed(tr, Options{Budget: 200 * time.Millisecond})
+	res, rr, err := planReplayed(tr, Options{Check: true, Budget: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestGGMLBoundDiscriminates(t *testing.T) {
 			continue
 		}
 		f, tr := ggLoad(t, p)
-		res, err := Plan(tr, Options{NoRelayout: true})
+		res, err := Plan(tr, Options{Check: true, NoRelayout: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,11 +5,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/subarena/subarena/internal/invariants"
 	"github.com/subarena/subarena/trace"
-
-	"github.com/subarena/subarena/trace/minimalloc"
-
 	"github.com/subarena/subarena/trace/check"
+	"github.com/subarena/subarena/trace/minimalloc"
 )
 
 // DefaultBudget is the budget the CLI gives Plan when none is named.
@@ -44,7 +43,7 @@ type prelude struct {
 	reserve  time.Duration
 }
 
-// newPrelude starts the replay and the check of its plan (as opts asks) and
+// newPrelude starts the replay (as opts asks) and the check of its plan and
 // waits for them until half the budget since start has gone by. It sets the
 // reserve: twice the time that check took when it finished by then, or the
 // tenth of the budget (at most 500 ms) otherwise; plus a twentieth of the
@@ -60,7 +59,7 @@ func newPrelude(p *trace.Program, opts Options, start time.Time) *prelude {
 			pre.rp, pre.rerr = opts.Replay(p, pre.stop)
 			pre.replayed = true
 		}
-		if !opts.NoCheck && pre.rp != nil {
+		if pre.rp != nil { // checked whatever opts.Check: see finish
 			t0 := time.Now()
 			pre.safe = mustBeSafe(p, replayPlan(pre.rp)) == nil
 			pre.checked = true
@@ -135,24 +134,24 @@ func replayPlan(rp *trace.Plan) *trace.Plan {
 type ReplayFunc func(p *trace.Program, stop <-chan struct{}) (*trace.Plan, error)
 
 // Options tunes Plan. The zero value places with the greedy variants only,
-// in place where it can; with Replay set, Plan keeps the online replay's
-// plan if it is lower (and safe).
+// in place where it can, and returns the plan unchecked (see Check); with
+// Replay set, Plan keeps the online replay's plan if it is lower and the
+// checker accepts it.
 type Options struct {
 	// Budget bounds the whole planning time, most of which goes to the
 	// search below the best greedy placement (see SolveOptions.Budget).
 	// Plan starts the online replay and the check of its plan first, beside
 	// the planner, and waits for them until half the budget; the search
 	// then leaves twice that check's time for the check of the plan it
-	// finds (the check always runs: a plan is returned only once it
-	// passed). A replay not finished when the budget ends is abandoned
-	// (its stop closed: replay.Watch reports an error matching
+	// finds (see Check). A replay not finished when the budget ends is
+	// abandoned (its stop closed: replay.Watch reports an error matching
 	// trace.ErrStopped), so a replay slower than the planner does not
 	// stretch the budget. Zero means greedy only, without that prelude: the
 	// replay then runs after the greedy placement, to its end. Negative is
 	// an error. The planner's own work before the search (resolving,
 	// in-place decisions, deriving the problem, the greedy start) and the
-	// final check are not cut short: with a budget smaller than them, the
-	// search gets a millisecond.
+	// final check (see Check) are not cut short: with a budget smaller
+	// than them, the search gets a millisecond.
 	Budget time.Duration
 	// NoInPlace places every buffer on its own bytes.
 	NoInPlace bool
@@ -162,11 +161,23 @@ type Options struct {
 	// Replay is the online replay Plan compares its plan with (see
 	// ReplayFunc); nil skips the comparison. Plan runs it beside its own
 	// work within the one budget and keeps its plan when lower and safe
-	// (Result.Method "online replay"); the replay's own figures are the
-	// caller's, through the function it passes (replay.Watch).
+	// (Result.Method "online replay"): the replay's plan is always run
+	// through check.Plan before it is kept, whatever Check says. The
+	// replay's own figures are the caller's, through the function it
+	// passes (replay.Watch).
 	Replay ReplayFunc
-	// NoCheck skips the final safety check of the plan (for benchmarks).
-	NoCheck bool
+	// Check runs the full safety check (check.Plan, package trace/check)
+	// on the planner's own plan before Plan returns it, and fails the call
+	// if the checker rejects it (an unsafe placement: an error matching
+	// ErrConflict). The planner's plans pass it by construction, so
+	// production callers leave it off: the check is O(R log R) in the byte
+	// runs of the trace's uses (package trace/check, "Costs") and
+	// allocates, and on ggml-tiny it takes about six times as long as the
+	// plan (1.15 ms against 0.17 ms per plan, 2,710 allocations against
+	// 201: go test ./trace/plan -run '^$' -bench 'PlanGGMLTinyFromTrace'
+	// on a 2-core Xeon). Tests turn it on; a build with the invariants tag
+	// (internal/invariants) runs it on every plan whatever Check says.
+	Check bool
 	// Stop, when closed, ends the search early.
 	Stop <-chan struct{}
 	// Scratch, when not nil, is the memory planning reuses from plan to
@@ -212,9 +223,9 @@ type Result struct {
 	Method string
 	// FirstPlan is the time from the start of planning to the first
 	// placement of the derived problem (the best greedy one, valid by
-	// construction; the final check runs once, on the plan returned);
-	// Elapsed is the whole planning time, search, replay comparison and
-	// check included.
+	// construction; the final check, when Options.Check, runs once, on the
+	// plan returned); Elapsed is the whole planning time, search, replay
+	// comparison and checks included.
 	FirstPlan time.Duration
 	Elapsed   time.Duration
 
@@ -227,7 +238,8 @@ type Result struct {
 // derives subrange lifetimes and in-place placements from the trace, solves
 // the placement problem (greedy, then search within opts.Budget), and
 // returns the lower of that plan and the online replay's. The plan passes
-// check.Plan for t (unless opts.NoCheck).
+// check.Plan for t: a replay's plan is always checked before it is kept,
+// the planner's own when opts.Check (or under the invariants tag).
 func Plan(t *trace.Trace, opts Options) (Result, error) {
 	start := time.Now()
 	if t == nil {
@@ -330,12 +342,12 @@ func planFixed(p *trace.Program, opts Options, start time.Time) (Result, error) 
 	return res, nil
 }
 
-// finish checks the planned result and replaces it with the online
-// replay's plan of p when that is lower and safe. pre, when not nil, holds
-// the replay and the check of its plan, started before the search, which
-// finish waits for until the budget since start ends.
+// finish checks the planned result (when opts.checks) and replaces it with
+// the online replay's plan of p when that is lower and safe. pre, when not
+// nil, holds the replay and the check of its plan, started before the
+// search, which finish waits for until the budget since start ends.
 func finish(res *Result, p *trace.Program, opts Options, pre *prelude, start time.Time) error {
-	if !opts.NoCheck {
+	if opts.checks() {
 		if err := mustBeSafe(p, res.Plan); err != nil {
 			if pre != nil {
 				pre.cancel()
@@ -365,17 +377,17 @@ func finish(res *Result, p *trace.Program, opts Options, pre *prelude, start tim
 		return nil
 	}
 	rp = replayPlan(rp)
-	// The replay's plan is taken only if the checker accepts it.
-	if !opts.NoCheck {
-		safe := false
-		if pre != nil && pre.checked {
-			safe = pre.safe
-		} else {
-			safe = mustBeSafe(p, rp) == nil
-		}
-		if !safe {
-			return nil // lower, but the checker rejects it
-		}
+	// The replay's plan is taken only if the checker accepts it, whatever
+	// opts.Check: the replay is another allocator, whose plan nothing here
+	// vouches for.
+	safe := false
+	if pre != nil && pre.checked {
+		safe = pre.safe
+	} else {
+		safe = mustBeSafe(p, rp) == nil
+	}
+	if !safe {
+		return nil // lower, but the checker rejects it
 	}
 	res.Plan, res.Relaid, res.Method, res.InPlace = rp, nil, "online replay", 0
 	res.LowerBound = replayBound(p, rp, res.bound)
@@ -383,6 +395,10 @@ func finish(res *Result, p *trace.Program, opts Options, pre *prelude, start tim
 	res.Proven = res.LowerBound > 0 && rp.Size == res.LowerBound
 	return nil
 }
+
+// checks reports whether Plan runs check.Plan on its own plan: when
+// opts.Check asks, and always under the invariants build tag.
+func (o *Options) checks() bool { return o.Check || invariants.Enabled }
 
 // replayBound is the lower bound Plan reports with the replay's plan rp of p:
 // the replay's own (LiveLB for replay.Online), raised to the planner's bound

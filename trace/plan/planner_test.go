@@ -92,7 +92,7 @@ func TestPlanGGMLTiny(t *testing.T) {
 	tr := tracetest.Load(t, ggmlTiny)
 	bound := ggmlBound(t, ggmlTiny)
 	for _, budget := range []time.Duration{0, 200 * time.Millisecond} {
-		res, rr, err := planReplayed(tr, Options{Budget: budget})
+		res, rr, err := planReplayed(tr, Options{Check: true, Budget: budget})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +110,7 @@ func TestPlanGGMLTiny(t *testing.T) {
 		}
 	}
 	// Without strided in-place placement the gate/up peak cannot be met.
-	res, err := Plan(tr, Options{NoRelayout: true, Replay: replay.Online})
+	res, err := Plan(tr, Options{Check: true, NoRelayout: true, Replay: replay.Online})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestPlanGGMLTiny(t *testing.T) {
 	if len(res.Relaid) != 0 || res.Trace != tr || res.Plan.Size <= bound {
 		t.Errorf("NoRelayout: size %d, relaid %v", res.Plan.Size, res.Relaid)
 	}
-	res, err = Plan(tr, Options{NoInPlace: true})
+	res, err = Plan(tr, Options{Check: true, NoInPlace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestPlanMiniMallocTraces(t *testing.T) {
 		want int64
 	}{{"input.12.csv", 12}, {"C.1048576.csv", 1039360}} {
 		tr := tracetest.Load(t, minimallocDir+"/"+in.file)
-		res, err := Plan(tr, Options{Budget: time.Minute, Replay: replay.Online})
+		res, err := Plan(tr, Options{Check: true, Budget: time.Minute, Replay: replay.Online})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,16 +148,16 @@ func TestPlanMiniMallocTraces(t *testing.T) {
 }
 
 func TestPlanRejects(t *testing.T) {
-	if _, err := Plan(nil, Options{Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) {
+	if _, err := Plan(nil, Options{Check: true, Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) {
 		t.Errorf("nil trace: %v", err)
 	}
 	bad := &trace.Trace{Name: "bad", Granule: 256, Engines: []string{"e"},
 		Steps: []trace.Step{{Kind: trace.KindRelease, Name: "nothing"}}}
-	if _, err := Plan(bad, Options{Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) || !errors.Is(err, trace.ErrUnknownName) {
+	if _, err := Plan(bad, Options{Check: true, Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) || !errors.Is(err, trace.ErrUnknownName) {
 		t.Errorf("invalid trace: %v", err)
 	}
 	tr := tracetest.Load(t, ggmlTiny)
-	if _, err := Plan(tr, Options{Budget: -time.Second, Replay: replay.Online}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := Plan(tr, Options{Check: true, Budget: -time.Second, Replay: replay.Online}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("negative budget: %v", err)
 	}
 }
@@ -346,7 +346,7 @@ func TestPlanRandomTraces(t *testing.T) {
 		if iter%4 == 0 {
 			budget = 50 * time.Millisecond
 		}
-		res, rr, err := planReplayed(tr, Options{Budget: budget})
+		res, rr, err := planReplayed(tr, Options{Check: true, Budget: budget})
 		if err != nil {
 			t.Fatalf("iter %d: %v", iter, err)
 		}
@@ -384,7 +384,7 @@ func TestPlanRandomTraces(t *testing.T) {
 		if len(tr.Engines) > 1 {
 			multi++
 		}
-		for _, opt := range []Options{{NoRelayout: true, Replay: replay.Online}, {NoInPlace: true}} {
+		for _, opt := range []Options{{Check: true, NoRelayout: true, Replay: replay.Online}, {Check: true, NoInPlace: true}} {
 			r2, err := Plan(tr, opt)
 			if err != nil {
 				t.Fatalf("iter %d %+v: %v", iter, opt, err)
@@ -441,7 +441,7 @@ func TestPlanRandomStridedTraces(t *testing.T) {
 			budget = 50 * time.Millisecond
 		}
 		for _, withReplay := range []bool{true, false} {
-			res, rr, err := planWatched(tr, Options{Budget: budget}, withReplay)
+			res, rr, err := planWatched(tr, Options{Check: true, Budget: budget}, withReplay)
 			if err != nil {
 				t.Fatalf("iter %d: %v", iter, err)
 			}
@@ -563,7 +563,7 @@ func ExamplePlan() {
 		fmt.Println(err)
 		return
 	}
-	res, err := Plan(tr, Options{Budget: time.Second, Replay: replay.Online})
+	res, err := Plan(tr, Options{Check: true, Budget: time.Second, Replay: replay.Online})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -594,7 +594,7 @@ func TestPlanMiniMallocCSV(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := PlanMiniMalloc(mm, in.file, Options{Budget: time.Minute, Replay: replay.Online})
+		res, err := PlanMiniMalloc(mm, in.file, Options{Check: true, Budget: time.Minute, Replay: replay.Online})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -603,10 +603,10 @@ func TestPlanMiniMallocCSV(t *testing.T) {
 			t.Errorf("%s: size %d proven %v, %d offsets; want %d", in.file, res.Plan.Size, res.Proven, len(res.Plan.Offsets), in.want)
 		}
 	}
-	if _, err := PlanMiniMalloc(nil, "x", Options{Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) {
+	if _, err := PlanMiniMalloc(nil, "x", Options{Check: true, Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) {
 		t.Errorf("nil problem: %v", err)
 	}
-	if _, err := PlanMiniMalloc(&minimalloc.CSV{}, "x", Options{Budget: -1, Replay: replay.Online}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := PlanMiniMalloc(&minimalloc.CSV{}, "x", Options{Check: true, Budget: -1, Replay: replay.Online}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("negative budget: %v", err)
 	}
 }
@@ -629,7 +629,7 @@ func readBack(t testing.TB, res Result) (*trace.Plan, []byte) {
 // TestWriteJSON checks the plan document: the trace package reads it back
 // to the same plan, and the informational keys are there.
 func TestWriteJSON(t *testing.T) {
-	res, err := Plan(tracetest.Load(t, ggmlTiny), Options{Replay: replay.Online})
+	res, err := Plan(tracetest.Load(t, ggmlTiny), Options{Check: true, Replay: replay.Online})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -657,7 +657,7 @@ func TestWriteJSON(t *testing.T) {
 }
 
 func TestPlanProgramRejects(t *testing.T) {
-	if _, err := PlanProgram(nil, Options{Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) {
+	if _, err := PlanProgram(nil, Options{Check: true, Replay: replay.Online}); !errors.Is(err, ErrInvalidTrace) {
 		t.Errorf("nil program: %v", err)
 	}
 }
@@ -678,7 +678,7 @@ func TestBudgetBoundsReplay(t *testing.T) {
 	}
 	const budget = 300 * time.Millisecond
 	start := time.Now()
-	res, err := Plan(tr, Options{Budget: budget, Replay: slow})
+	res, err := Plan(tr, Options{Check: true, Budget: budget, Replay: slow})
 	elapsed := time.Since(start)
 	if err != nil {
 		close(release)
@@ -695,11 +695,70 @@ func TestBudgetBoundsReplay(t *testing.T) {
 	if rep, err := check.Plan(p, res.Plan); err != nil || !rep.Safe {
 		t.Fatalf("check: %v %+v", err, rep)
 	}
-	res, rr, err := planReplayed(tr, Options{Budget: budget})
+	res, rr, err := planReplayed(tr, Options{Check: true, Budget: budget})
 	if err != nil || rr.err != nil || rr.hwm == 0 {
 		t.Fatalf("unhindered replay: %v, %v, hwm %d", err, rr.err, rr.hwm)
 	}
 	checkSafe(t, res)
+}
+
+// TestReplayPlanAlwaysChecked: a replay's plan lower than the planner's but
+// unsafe (every buffer at offset 0) is never kept, whether or not
+// Options.Check asks for the check of the planner's own plan: on ggml-tiny
+// the replay runs after the greedy placement (no budget), on the loop trace
+// beside the search (its check in the prelude).
+func TestReplayPlanAlwaysChecked(t *testing.T) {
+	overlapping := func(p *trace.Program, _ <-chan struct{}) (*trace.Plan, error) {
+		pl := &trace.Plan{Trace: p.Trace.Name, Offsets: map[string]int64{}}
+		for i := range p.Buffers {
+			if b := &p.Buffers[i]; !b.External {
+				pl.Offsets[b.Name] = 0
+				pl.Size = max(pl.Size, b.Size)
+			}
+		}
+		return pl, nil
+	}
+	for _, c := range []struct {
+		tr     *trace.Trace
+		budget time.Duration
+	}{
+		{tracetest.Load(t, ggmlTiny), 0},
+		{scaleTrace(t, tracetest.Loop(30, 2, 0)), 200 * time.Millisecond},
+	} {
+		p := tracetest.Resolve(t, c.tr)
+		unsafe, _ := overlapping(p, nil)
+		if rep, err := check.Plan(p, unsafe); err != nil || rep.Safe {
+			t.Fatalf("%s: the overlapping plan is not unsafe: %v %+v", c.tr.Name, err, rep)
+		}
+		for _, checkOwn := range []bool{false, true} {
+			var w replay.Watch
+			watched := func(p *trace.Program, stop <-chan struct{}) (*trace.Plan, error) {
+				if _, err := w.Online(p, stop); err != nil { // the Watch records that it ran
+					return nil, err
+				}
+				return overlapping(p, stop)
+			}
+			res, err := Plan(c.tr, Options{Check: checkOwn, Budget: c.budget, Replay: watched})
+			if err != nil {
+				t.Fatal(err)
+			}
+			what := fmt.Sprintf("%s, Check %v, budget %v", c.tr.Name, checkOwn, c.budget)
+			hwm, rerr := w.Outcome(res.Trace)
+			if replayCut(t, replayed{err: rerr}) {
+				continue
+			}
+			if rerr != nil || hwm == 0 {
+				t.Fatalf("%s: the replay ran? hwm %d, %v", what, hwm, rerr)
+			}
+			if res.Method == "online replay" {
+				t.Fatalf("%s: the unsafe replay plan was kept", what)
+			}
+			if unsafe.Size >= res.Plan.Size {
+				t.Fatalf("%s: the overlapping plan's size %d is not below the plan's %d", what, unsafe.Size, res.Plan.Size)
+			}
+			checkSafe(t, res)
+		}
+	}
 }
 
 // replayed is what a caller learns of the online replay it ran beside a plan
@@ -750,7 +809,7 @@ func replayCut(t *testing.T, rr replayed) bool {
 func TestFirstPlanTime(t *testing.T) {
 	for _, tr := range []*trace.Trace{tracetest.Load(t, ggmlTiny), tracetest.Load(t, "../testdata/split-qkv.json")} {
 		for _, budget := range []time.Duration{0, 50 * time.Millisecond} {
-			res, err := Plan(tr, Options{Budget: budget})
+			res, err := Plan(tr, Options{Check: true, Budget: budget})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -776,7 +835,7 @@ func TestReplayPlanReportsBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Plan(tr, Options{Replay: replay.Online})
+	res, err := Plan(tr, Options{Check: true, Replay: replay.Online})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -792,7 +851,7 @@ func TestReplayPlanReportsBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err = PlanMiniMalloc(mm, "H", Options{Replay: replay.Online})
+	res, err = PlanMiniMalloc(mm, "H", Options{Check: true, Replay: replay.Online})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -820,7 +879,7 @@ func TestPlanReusesScratch(t *testing.T) {
 	}
 	want := make([]*trace.Plan, len(traces))
 	for i, tr := range traces {
-		res, err := Plan(tr, Options{})
+		res, err := Plan(tr, Options{Check: true})
 		if err != nil {
 			t.Fatalf("trace %d: %v", i, err)
 		}
@@ -828,7 +887,7 @@ func TestPlanReusesScratch(t *testing.T) {
 	}
 	var sc Scratch // shared by every plan below, one after another and at once
 	check := func(i int) error {
-		res, err := Plan(traces[i], Options{Scratch: &sc})
+		res, err := Plan(traces[i], Options{Check: true, Scratch: &sc})
 		if err != nil {
 			return err
 		}
@@ -868,16 +927,16 @@ func TestPlanReusesScratch(t *testing.T) {
 func TestScratchSparesAllocations(t *testing.T) {
 	tr := scaleTrace(t, tracetest.Strided(2000))
 	var warm Scratch
-	if _, err := Plan(tr, Options{Scratch: &warm}); err != nil {
+	if _, err := Plan(tr, Options{Check: true, Scratch: &warm}); err != nil {
 		t.Fatal(err)
 	}
 	again := testing.AllocsPerRun(5, func() {
-		if _, err := Plan(tr, Options{Scratch: &warm}); err != nil {
+		if _, err := Plan(tr, Options{Check: true, Scratch: &warm}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	fresh := testing.AllocsPerRun(5, func() {
-		if _, err := Plan(tr, Options{Scratch: new(Scratch)}); err != nil {
+		if _, err := Plan(tr, Options{Check: true, Scratch: new(Scratch)}); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -36,7 +36,7 @@ func TestReorderTwoBranches(t *testing.T) {
 			t.Errorf("%v: model peaks %d (fixed %d), want 4608 (8448)", rule, ro.Peak, ro.Fixed)
 		}
 	}
-	rd, err := PlanReordered(p, Options{})
+	rd, err := PlanReordered(p, Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestReorderTwoBranches(t *testing.T) {
 		t.Errorf("order bound %d, want 4352", rd.OrderBound)
 	}
 	// Without Reorder, Plan is the fixed order's.
-	plain, err := Plan(p.Trace, Options{})
+	plain, err := Plan(p.Trace, Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestReorderMultiEngine(t *testing.T) {
 	if _, err := Reorder(p, ReorderNet); !errors.Is(err, ErrNotReordered) {
 		t.Fatalf("Reorder: %v, want ErrNotReordered", err)
 	}
-	rd, err := PlanReordered(p, Options{})
+	rd, err := PlanReordered(p, Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestReorderProperty(t *testing.T) {
 				moved++
 			}
 		}
-		rd, err := PlanReordered(p, Options{})
+		rd, err := PlanReordered(p, Options{Check: true})
 		if err != nil {
 			t.Fatalf("trace %d: %v", i, err)
 		}
@@ -310,7 +310,7 @@ func TestReorderProperty(t *testing.T) {
 		heights := []int64{rd.Fixed.Plan.Size, res.Plan.Size}
 		for _, rule := range ReorderRules {
 			ro, _ := Reorder(p, rule)
-			r, err := Plan(ro.Trace, Options{Budget: 5 * time.Millisecond})
+			r, err := Plan(ro.Trace, Options{Check: true, Budget: 5 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -393,7 +393,7 @@ func FuzzReorder(f *testing.F) {
 				t.Fatalf("%v: reordered trace invalid: %v", rule, err)
 			}
 		}
-		rd, err := PlanReordered(p, Options{})
+		rd, err := PlanReordered(p, Options{Check: true})
 		if err != nil {
 			if errors.Is(err, ErrInvalidTrace) || errors.Is(err, ErrTooLarge) {
 				return

@@ -45,7 +45,7 @@ func BenchmarkScalePlan(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for b.Loop() {
-					if _, err := Plan(tr, Options{}); err != nil {
+					if _, err := Plan(tr, Options{Check: true}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -27,7 +27,7 @@ func TestScaleShapesPlan(t *testing.T) {
 		tr := scaleTrace(t, sh.gen(n))
 		p := tracetest.Resolve(t, tr)
 		for _, budget := range []time.Duration{0, 50 * time.Millisecond} {
-			res, rr, err := planReplayed(tr, Options{Budget: budget})
+			res, rr, err := planReplayed(tr, Options{Check: true, Budget: budget})
 			if err != nil {
 				t.Fatalf("%s budget %v: %v", sh.name, budget, err)
 			}

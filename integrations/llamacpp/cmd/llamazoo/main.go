@@ -239,7 +239,7 @@ func replan(dir string) (replanned, error) {
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", f, err)
 		}
-		opts := plan.Options{NoRelayout: true, NoCheck: true}
+		opts := plan.Options{NoRelayout: true}
 		no := opts
 		no.NoInPlace = true
 		res, err := plan.Plan(t, no)
