@@ -1,10 +1,20 @@
 #include "sa_ggml.h"
 
-// struct ggml_cgraph, for its leaf list: the release's private header.
+// struct ggml_cgraph, for its leaf list, and the buffer (type) interfaces,
+// to skip what ggml's accessors would only assert: the release's private
+// headers.
 #include "ggml-impl.h"
+#include "ggml-backend-impl.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+// Inlined on the hit path (sa_hit): the calls cost more than the bodies.
+#if defined(__GNUC__)
+#define SA_INLINE static inline __attribute__((always_inline))
+#else
+#define SA_INLINE static inline
+#endif
 
 #if defined(_WIN32)
 #include <malloc.h>
@@ -234,13 +244,35 @@ static int key_reserve(sa_state * s, int64_t n) {
 // its own tensors are compared with a plan's by sa_fit, not keyed.
 #define SA_KEY_MAX (1 + GGML_MAX_SRC / 2)
 
+// relaid_of is relaid_find for record rec, through its hint when the last
+// placement set the hints after the last scan.
+SA_INLINE const sa_relaid * relaid_of(const sa_state * s, const sa_rec * rec) {
+    if (!s->relaid_hints) {
+        return relaid_find(s, rec->t);
+    }
+    if (rec->relaid < 0) {
+        return NULL;
+    }
+    const sa_relaid * e = &s->relaid[rec->relaid];
+    const struct ggml_tensor * t = rec->t;
+    if (e->t != t) {
+        return relaid_find(s, t);
+    }
+    for (int k = 0; k < GGML_MAX_DIMS; k++) {
+        if ((int64_t) t->nb[k] != e->new_nb[k]) {
+            return NULL;
+        }
+    }
+    return (int64_t) t->view_offs == e->new_offs ? e : NULL;
+}
+
 // rec_head sets the kind, strides and view offset of a linked record and
 // returns its first key word.
-static inline uint64_t rec_head(const sa_state * s, sa_rec * rec) {
+SA_INLINE uint64_t rec_head(const sa_state * s, sa_rec * rec) {
     const struct ggml_tensor * t = rec->t;
     const sa_relaid * e = NULL;
     if (s->n_relaid > 0 && t->buffer != NULL && t->buffer == s->buffer) {
-        e = relaid_find(s, t);
+        e = relaid_of(s, rec);
     }
     int own;
     if (rec->view_src >= 0) {
@@ -294,6 +326,7 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g) {
     const int32_t n_nodes = ggml_graph_n_nodes(g);
     s->n_recs = 0;
     s->n_nodes = n_nodes;
+    s->relaid_hints = 0;
     if (table_reserve(s, 2 * n_nodes + 16) != 0 || recs_reserve(s, n_nodes + 16) != 0) {
         return -1;
     }
@@ -340,12 +373,15 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g) {
                     rec = &s->recs[r];
                 }
                 rec->src[j] = v;
+                rec->srcp[j] = x;
             }
         } else {
             for (int j = 0; j < GGML_MAX_SRC; j++) {
                 rec->src[j] = -1;
+                rec->srcp[j] = NULL;
             }
         }
+        s->recs[r].view_srcp = t->view_src;
         int32_t v = -1;
         if (t->view_src != NULL) {
             v = rec_of(s, t->view_src);
@@ -371,6 +407,7 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g) {
 // sa_fit_rec reports whether record r of the scanned graph fits the plan
 // (see sa_fit); its kind and strides must be set.
 static inline int sa_fit_rec(const sa_state * s, int32_t r, const int64_t * gdims, const sa_place * pl);
+static inline int sa_same_dims(const sa_rec * rec, const int64_t * d);
 static int sa_fit_pairs(const sa_state * s, const int64_t * gdims, const int32_t * pairs, int32_t n_pairs,
                         const sa_place * pl);
 
@@ -381,7 +418,8 @@ static int sa_fit_pairs(const sa_state * s, const int64_t * gdims, const int32_t
 // the last scan's instead of looking every tensor up (the key's source
 // words follow from them), and refreshes the records' kinds and strides.
 static int sa_match_fit(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const int64_t * gdims,
-                        const sa_place * pl) {
+                        const sa_place * pl, int * same) {
+    *same = gdims != NULL;
     const int32_t n_nodes = ggml_graph_n_nodes(g);
     if (n_nodes != s->n_nodes || s->n_node_recs != n_nodes || s->n_recs == 0 || n_key < 1 ||
         key[0] != ((uint64_t) (uint32_t) n_nodes | ((uint64_t) (uint32_t) s->n_recs << 32))) {
@@ -389,7 +427,7 @@ static int sa_match_fit(sa_state * s, struct ggml_cgraph * g, const uint64_t * k
     }
     sa_rec * recs = s->recs;
     for (int32_t i = 0; i < n_nodes; i++) {
-        if (ggml_graph_node(g, i) != recs[i].t) {
+        if (g->nodes[i] != recs[i].t) {
             return 0;
         }
     }
@@ -404,23 +442,29 @@ static int sa_match_fit(sa_state * s, struct ggml_cgraph * g, const uint64_t * k
         if (pos >= n_key) {
             return 0;
         }
+        // The same tensors at the same addresses as the last scan: the
+        // links are the same when the pointers are.
+        uintptr_t diff = (uintptr_t) t->view_src ^ (uintptr_t) rec->view_srcp;
         if (rec->node >= 0) {
             for (int j = 0; j < GGML_MAX_SRC; j++) {
-                const int32_t want = rec->src[j];
-                if (want < 0 ? t->src[j] != NULL : t->src[j] != recs[want].t) {
-                    return 0;
-                }
+                diff |= (uintptr_t) t->src[j] ^ (uintptr_t) rec->srcp[j];
             }
         }
-        if (rec->view_src < 0 ? t->view_src != NULL : t->view_src != recs[rec->view_src].t) {
+        if (diff != 0) {
             return 0;
         }
         if (rec_head(s, rec) != key[pos]) {
             return 0;
         }
         pos += rec->node >= 0 ? 1 + GGML_MAX_SRC / 2 : 1;
-        if (gdims != NULL && !sa_fit_rec(s, r, gdims, pl)) {
-            return 0;
+        if (gdims != NULL && (rec->kind == SA_OWN || rec->kind == SA_VIEW_OWN) &&
+            !sa_same_dims(rec, gdims + (int64_t) r * SA_DIMS)) {
+            // A record with the plan's dims fits its slot as planned;
+            // another one is checked, and then so are the pairs.
+            *same = 0;
+            if (!sa_fit_rec(s, r, gdims, pl)) {
+                return 0;
+            }
         }
     }
     return pos == n_key;
@@ -493,7 +537,12 @@ static int relaid_rebuild(sa_state * s, const sa_place * pl, int32_t n) {
         }
     }
     s->n_relaid = 0;
+    s->relaid_hints = 0;
+    for (int32_t r = 0; r < n; r++) {
+        s->recs[r].relaid = -1;
+    }
     if (count == 0) {
+        s->relaid_hints = n == s->n_recs;
         return 0;
     }
     if (count > s->cap_relaid) {
@@ -536,8 +585,10 @@ static int relaid_rebuild(sa_state * s, const sa_place * pl, int32_t n) {
         int32_t i = table_find(s->rkeys, s->rcap, rec->t);
         s->rkeys[i] = rec->t;
         s->rvals[i] = s->n_relaid;
+        s->recs[r].relaid = s->n_relaid;
         s->n_relaid++;
     }
+    s->relaid_hints = n == s->n_recs;
     return 0;
 }
 
@@ -546,6 +597,7 @@ int32_t sa_apply(sa_state * s, const sa_place * pl, int32_t n, int32_t n_relaid)
         return n + 1;
     }
     char * base = (char *) ggml_backend_buffer_get_base(s->buffer);
+    enum ggml_status (*init)(ggml_backend_buffer_t, struct ggml_tensor *) = s->buffer->iface.init_tensor;
     for (int32_t r = 0; r < n; r++) {
         const sa_rec * rec = &s->recs[r];
         if (rec->kind != SA_OWN || pl[r].offset < 0) {
@@ -558,7 +610,11 @@ int32_t sa_apply(sa_state * s, const sa_place * pl, int32_t n, int32_t n_relaid)
         for (int k = 0; k < GGML_MAX_DIMS; k++) {
             t->nb[k] = (size_t) nb[k];
         }
-        if (ggml_backend_tensor_alloc(s->buffer, t, base + pl[r].offset) != GGML_STATUS_SUCCESS) {
+        // ggml_backend_tensor_alloc, less its asserts: the plan fits the
+        // buffer (sa_fit)
+        t->buffer = s->buffer;
+        t->data = base + pl[r].offset;
+        if (init != NULL && init(s->buffer, t) != GGML_STATUS_SUCCESS) {
             return r + 1;
         }
     }
@@ -573,7 +629,14 @@ int32_t sa_apply(sa_state * s, const sa_place * pl, int32_t n, int32_t n_relaid)
                 t->nb[k] = (size_t) nb[k];
             }
             t->view_offs = (size_t) (pl[r].relaid ? pl[r].view_offs : rec->view_offs);
-            if (ggml_backend_view_init(t) != GGML_STATUS_SUCCESS) {
+            // ggml_backend_view_init, its asserts as a failed placement
+            ggml_backend_buffer_t vb = t->view_src->buffer;
+            if (vb == NULL || t->view_src->data == NULL) {
+                return r + 1;
+            }
+            t->buffer = vb;
+            t->data = (char *) t->view_src->data + t->view_offs;
+            if (vb->iface.init_tensor != NULL && vb->iface.init_tensor(vb, t) != GGML_STATUS_SUCCESS) {
                 return r + 1;
             }
         } else if (rec->kind == SA_VIEW_EXT) {
@@ -593,8 +656,9 @@ int32_t sa_apply(sa_state * s, const sa_place * pl, int32_t n, int32_t n_relaid)
 static int32_t sa_hit_impl(sa_state * s, struct ggml_cgraph * g, const uint64_t * key, int64_t n_key, const int64_t * gdims,
                            const int32_t * pairs, int32_t n_pairs, const sa_place * pl, int32_t n, int32_t n_relaid,
                            int reset) {
-    if (n == s->n_recs && sa_match_fit(s, g, key, n_key, gdims, pl)) {
-        if (!sa_fit_pairs(s, gdims, pairs, n_pairs, pl)) {
+    int same = 0;
+    if (n == s->n_recs && sa_match_fit(s, g, key, n_key, gdims, pl, &same)) {
+        if (!same && !sa_fit_pairs(s, gdims, pairs, n_pairs, pl)) {
             return 2;
         }
         if (reset) {
@@ -670,7 +734,7 @@ int32_t sa_hit_last(sa_state * s, struct ggml_cgraph * g) {
 }
 
 // sa_nbytes is ggml_nbytes of a tensor of t's type and ne with strides nb.
-static inline int64_t sa_nbytes(const sa_state * s, const struct ggml_tensor * t, const int64_t * nb) {
+SA_INLINE int64_t sa_nbytes(const sa_state * s, const struct ggml_tensor * t, const int64_t * nb) {
     for (int d = 0; d < GGML_MAX_DIMS; d++) {
         if (t->ne[d] <= 0) {
             return 0;
@@ -694,8 +758,12 @@ static inline int64_t sa_nbytes(const sa_state * s, const struct ggml_tensor * t
 
 // sa_alloc_size is the backend allocation size of own record r with the
 // graph's own strides.
-static int64_t sa_alloc_size(const sa_state * s, const sa_rec * rec) {
+SA_INLINE int64_t sa_alloc_size(const sa_state * s, const sa_rec * rec) {
     struct ggml_tensor * t = rec->t;
+    if (s->buft->iface.get_alloc_size == NULL) {
+        // ggml_backend_buft_get_alloc_size's default: ggml_nbytes
+        return sa_nbytes(s, t, rec->nb);
+    }
     int changed = 0;
     size_t saved[GGML_MAX_DIMS];
     for (int d = 0; d < GGML_MAX_DIMS; d++) {
@@ -737,7 +805,7 @@ void sa_dims(sa_state * s, int64_t * out) {
 // by pl) covers in the buffer, from its first element's offset *off to its
 // last byte, and the strides it is placed with; it returns 0 when r is not
 // placed by pl.
-static int sa_range(const sa_state * s, const sa_place * pl, int32_t r, int64_t * off, int64_t * end, const int64_t ** nb) {
+SA_INLINE int sa_range(const sa_state * s, const sa_place * pl, int32_t r, int64_t * off, int64_t * end, const int64_t ** nb) {
     const sa_rec * rec = &s->recs[r];
     int64_t base;
     if (rec->kind == SA_OWN) {

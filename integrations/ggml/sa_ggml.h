@@ -34,6 +34,9 @@ typedef struct sa_rec {
     int32_t node;                 // index in the graph's nodes, -1 for a leaf
     int32_t view_src;             // record index of view_src, -1 if none
     int32_t src[GGML_MAX_SRC];    // record index of src[j], -1 if none
+    struct ggml_tensor * srcp[GGML_MAX_SRC]; // t->src as scanned (a node's; NULL for a leaf)
+    struct ggml_tensor * view_srcp;          // t->view_src as scanned
+    int32_t relaid;               // its entry in relaid, or -1 (valid while relaid_hints)
     int32_t pad;
     int64_t nb[GGML_MAX_DIMS];    // the tensor's strides as the graph built them
     int64_t view_offs;            // and its view offset (before any relayout)
@@ -66,6 +69,7 @@ typedef struct sa_state {
     // relaid tensors of the last placement, and their lookup table
     sa_relaid * relaid;
     int32_t n_relaid, cap_relaid;
+    int32_t relaid_hints;           // recs[].relaid indexes relaid: set by the last placement, since the last scan
     struct ggml_tensor ** rkeys;
     int32_t * rvals;
     int32_t rcap;
