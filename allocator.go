@@ -139,7 +139,7 @@ func New(cfg Config) (*Allocator, error) {
 		cfg.Timeline.Retain(sasync.DefaultRetain)
 	}
 	a := &Allocator{cfg: cfg, tl: cfg.Timeline, ar: ar, idx: idx}
-	a.bufs.short, a.views.short = 1, 1
+	a.bufs.full, a.views.full = buffersPerSlab, viewsPerSlab
 	a.freeFn = a.giveBack
 	// A closure rather than the method value: the clock is passed on by
 	// pointer, not copied once more.
@@ -386,7 +386,6 @@ func (a *Allocator) listed(b *Buffer) bool {
 // retire takes a buffer whose bytes the program no longer holds off the
 // list; the last listed buffer takes its slot.
 func (a *Allocator) retire(b *Buffer) {
-	b.released = true
 	n := len(a.buffers) - 1
 	if last := a.buffers[n]; last != b {
 		a.buffers[b.slot], last.slot = last, b.slot
@@ -462,7 +461,7 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 
 // useLocked is Use once acc has been checked. Caller holds mu.
 func (a *Allocator) useLocked(v *View, ev sasync.Event) error {
-	cover, err := a.heldCover(v)
+	cover, _, err := a.heldCover(v)
 	if err != nil {
 		return err
 	}
@@ -511,47 +510,50 @@ func (a *Allocator) UseBuffer(b *Buffer, ev sasync.Event, acc Access) error {
 
 // checkView validates that v is a view of a live buffer of this Allocator
 // and returns its exact or conservative covered bytes. Caller holds mu.
-func (a *Allocator) checkView(v *View) (*ranges.Set, error) {
+func (a *Allocator) checkView(v *View) (ranges.Set, error) {
 	if v == nil || v.buf == nil {
-		return nil, fmt.Errorf("%w: nil view", ErrForeign)
+		return ranges.Set{}, fmt.Errorf("%w: nil view", ErrForeign)
 	}
 	if v.buf.a != a {
-		return nil, fmt.Errorf("%w: buffer %d", ErrForeign, v.buf.id)
+		return ranges.Set{}, fmt.Errorf("%w: buffer %d", ErrForeign, v.buf.id)
 	}
-	if v.buf.released {
-		return nil, fmt.Errorf("%w: buffer %d", ErrReleased, v.buf.id)
+	if v.buf.isReleased() {
+		return ranges.Set{}, fmt.Errorf("%w: buffer %d", ErrReleased, v.buf.id)
 	}
 	if !a.listed(v.buf) || (v.depth == 0 && v != &v.buf.whole) {
-		return nil, fmt.Errorf("%w: buffer %d: a copy of a handle", ErrForeign, v.buf.id)
+		return ranges.Set{}, fmt.Errorf("%w: buffer %d: a copy of a handle", ErrForeign, v.buf.id)
 	}
 	cover, _, err := v.coverLocked()
 	if err != nil {
-		return nil, err
+		return ranges.Set{}, err
 	}
 	return cover, nil
 }
 
 // heldCover is checkView for an operation that adds a user to v's bytes or
 // hands them on: every byte must still be held by the program
-// (ErrReleased) and free of open claims (ErrClaimed). Caller holds mu.
-func (a *Allocator) heldCover(v *View) (*ranges.Set, error) {
-	cover, err := a.checkView(v)
+// (ErrReleased) and free of open claims (ErrClaimed). part reports that
+// the cover is a new set, the held part of a superset (heldPartLocked),
+// rather than the view's own. Caller holds mu.
+func (a *Allocator) heldCover(v *View) (cover ranges.Set, part bool, err error) {
+	cover, err = a.checkView(v)
 	if err != nil {
-		return nil, err
+		return ranges.Set{}, false, err
 	}
 	b := v.buf
-	if err := b.checkLiveLocked(cover); err != nil {
+	if err := b.checkLiveLocked(&cover); err != nil {
 		if v.coverOK {
-			return nil, err
+			return ranges.Set{}, false, err
 		}
-		if cover, err = b.heldPartLocked(v, cover); err != nil {
-			return nil, err
+		if cover, err = b.heldPartLocked(v, &cover); err != nil {
+			return ranges.Set{}, false, err
 		}
+		part = true
 	}
-	if b.claimOverlapping(cover) != nil {
-		return nil, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
+	if b.claimOverlapping(&cover) != nil {
+		return ranges.Set{}, false, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
 	}
-	return cover, nil
+	return cover, part, nil
 }
 
 // heldPartLocked serves a view indexed by a superset of its bytes (more
@@ -564,26 +566,25 @@ func (a *Allocator) heldCover(v *View) (*ranges.Set, error) {
 // held bytes tested against its exact layout instead (strided.Overlap),
 // which costs more per run but needs no list of the view's runs. Only such
 // views after a Discard take this path. Caller holds mu.
-func (b *Buffer) heldPartLocked(v *View, cover *ranges.Set) (*ranges.Set, error) {
-	abs := v.layout
+func (b *Buffer) heldPartLocked(v *View, cover *ranges.Set) (ranges.Set, error) {
+	abs := v.layout()
 	abs.Offset += b.off
 	var exact ranges.Set
 	if ok, err := abs.AppendCover(&exact, heldCheckBudget); err == nil && ok {
 		for _, r := range exact.Runs() {
 			if !b.live.ContainsRange(r) {
-				return nil, b.discardedErr(r)
+				return ranges.Set{}, b.discardedErr(r)
 			}
 		}
 	} else {
 		gone := ranges.Subtract(cover, &b.live)
 		for _, r := range gone.Runs() {
 			if strided.Overlap(abs, strided.Bytes(r.Lo, r.Len()), CoverBudget) != strided.Disjoint {
-				return nil, b.discardedErr(r)
+				return ranges.Set{}, b.discardedErr(r)
 			}
 		}
 	}
-	held := ranges.Intersect(cover, &b.live)
-	return &held, nil
+	return ranges.Intersect(cover, &b.live), nil
 }
 
 // heldCheckBudget is the number of runs up to which heldPartLocked lists a

@@ -18,7 +18,9 @@ type Buffer struct {
 	id        uint64
 	off, size int64
 	span      int64 // bytes taken from the arena: size rounded up to the granule (donated: exactly size)
-	slot      int   // index in the Allocator's list of held buffers; -1 once released
+	// slot is the buffer's index in the Allocator's list of held buffers,
+	// -1 once released (isReleased). Guarded by a.mu.
+	slot int
 	// The Whole view lives inside the Buffer (its shape and strides too),
 	// so allocating a buffer costs no extra objects for it.
 	whole     View
@@ -40,8 +42,11 @@ type Buffer struct {
 	// lives apart: a Buffer is then 256 bytes, and a slab of 31 (with the
 	// heap's header) fits in 8 KiB.
 	residual *residual
-	released bool // guarded by a.mu
 }
+
+// isReleased reports whether the program no longer holds any byte of b (it
+// left the Allocator's list). Caller holds a.mu.
+func (b *Buffer) isReleased() bool { return b.slot < 0 }
 
 // residual is the fence a buffer took held bytes under, less what had
 // completed then: only ops ordered after clock may use the buffer.
@@ -114,7 +119,7 @@ func (b *Buffer) Released() bool {
 	}
 	b.a.mu.Lock()
 	defer b.a.mu.Unlock()
-	return b.released
+	return b.isReleased()
 }
 
 // String describes the buffer.
@@ -142,10 +147,8 @@ func (b *Buffer) initWhole() {
 	w := &b.whole
 	d := b.wholeDims[:]
 	d[0], d[1] = b.size, 1
-	w.buf = b
-	w.layout = strided.Layout{Shape: d[0:1:1], Strides: d[1:2:2], Elem: 1}
-	w.cover.Init(w.coverRuns[:])
-	w.cover.Add(ranges.Range{Lo: b.off, Hi: b.off + b.size})
+	w.buf, w.dims, w.elem = b, d, 1
+	w.coverRun[0] = ranges.Range{Lo: b.off, Hi: b.off + b.size}
 	w.coverDone, w.coverOK = true, true
 }
 

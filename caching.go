@@ -213,7 +213,7 @@ func (a *Allocator) pinForFree(b *Buffer, lasts []sasync.Event) (wait sasync.Clo
 	if err := a.checkWhollyHeldLocked(b); err != nil {
 		return wait, err
 	}
-	cover, err := a.heldCover(b.Whole())
+	cover, _, err := a.heldCover(b.Whole())
 	if err != nil {
 		return wait, err
 	}
@@ -255,7 +255,7 @@ func (a *Allocator) checkWhollyHeld(b *Buffer) error {
 
 // checkWhollyHeldLocked is checkWhollyHeld with mu held.
 func (a *Allocator) checkWhollyHeldLocked(b *Buffer) error {
-	if b.released || !b.live.ContainsRange(b.Range()) {
+	if b.isReleased() || !b.live.ContainsRange(b.Range()) {
 		return fmt.Errorf("%w: buffer %d was released or discarded through the Allocator", ErrReleased, b.id)
 	}
 	if len(b.openClaims()) > 0 {

@@ -38,11 +38,11 @@ func (h *viewHold) locked(f func(a *Allocator) error) error {
 // pending user covers them, ErrClaimed if another claim does, ErrReleased if
 // the program no longer holds them.
 func (a *Allocator) Claim(v *View) (*Claim, error) {
-	return withHeldCover(a, v, func(cover *ranges.Set) (*Claim, error) {
+	return withHeldCover(a, v, func(cover *ranges.Set, _ bool) (*Claim, error) {
 		if !v.coverOK {
 			// Committing would discard a superset of v's bytes: bytes the
 			// program still holds would return to reuse.
-			return nil, fmt.Errorf("%w: view %v needs more than %d runs; claim the buffer instead", ErrInvalidLayout, v.layout, CoverBudget)
+			return nil, fmt.Errorf("%w: view %v needs more than %d runs; claim the buffer instead", ErrInvalidLayout, v.layout(), CoverBudget)
 		}
 		b := v.buf
 		for _, r := range cover.Runs() {
@@ -59,17 +59,17 @@ func (a *Allocator) Claim(v *View) (*Claim, error) {
 	})
 }
 
-// withHeldCover runs f, under a's lock, with v's held cover (heldCover),
-// unless heldCover refuses v.
-func withHeldCover[T any](a *Allocator, v *View, f func(cover *ranges.Set) (T, error)) (T, error) {
+// withHeldCover runs f, under a's lock, with v's held cover and whether
+// it is a held part of it (heldCover), unless heldCover refuses v.
+func withHeldCover[T any](a *Allocator, v *View, f func(cover *ranges.Set, part bool) (T, error)) (T, error) {
 	a.mu.Lock()
 	defer a.unlockChecked()
-	cover, err := a.heldCover(v)
+	cover, part, err := a.heldCover(v)
 	if err != nil {
 		var zero T
 		return zero, err
 	}
-	return f(cover)
+	return f(&cover, part)
 }
 
 // Errors of operations on a nil or zero Claim or Reservation.
@@ -169,14 +169,17 @@ func (r *Reservation) close(a *Allocator) error {
 
 // Reserve pins v's bytes for an op to be submitted later.
 func (a *Allocator) Reserve(v *View) (*Reservation, error) {
-	return withHeldCover(a, v, func(cover *ranges.Set) (*Reservation, error) {
+	return withHeldCover(a, v, func(cover *ranges.Set, part bool) (*Reservation, error) {
 		id, err := a.idx.AddUser(sasync.Event{}, true, cover.Runs())
 		if err != nil {
 			return nil, err
 		}
 		r := &Reservation{viewHold: viewHold{a: a, view: v}, user: id, slot: len(a.resv)}
-		if cover != &v.cover {
-			r.pinned = cover // a held part (heldPartLocked): Activate pins the same bytes
+		if part {
+			// A held part (heldPartLocked), a set of its own: Activate
+			// pins the same bytes.
+			r.pinned = new(ranges.Set)
+			*r.pinned = *cover
 		}
 		a.resv = append(a.resv, r)
 		return r, nil
@@ -202,8 +205,10 @@ func (r *Reservation) Activate(ev sasync.Event, acc Access) error {
 			return err
 		}
 		if !done {
-			cover := r.pinned
-			if cover == nil {
+			var cover ranges.Set
+			if r.pinned != nil {
+				cover = *r.pinned
+			} else {
 				cover, _, _ = r.view.coverLocked()
 			}
 			if _, err := a.idx.AddUser(ev, false, cover.Runs()); err != nil {

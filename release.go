@@ -24,7 +24,7 @@ func (a *Allocator) Release(b *Buffer) error {
 // releaseBuffer is Release once b is known to be this Allocator's.
 // Caller holds mu.
 func (a *Allocator) releaseBuffer(b *Buffer) error {
-	if b.released {
+	if b.isReleased() {
 		return fmt.Errorf("%w: buffer %d", ErrDoubleRelease, b.id)
 	}
 	if !a.listed(b) {
@@ -73,16 +73,16 @@ func (a *Allocator) Discard(v *View) error {
 	defer a.unlockChecked()
 	cover, err := a.checkView(v)
 	if err != nil {
-		if v != nil && v.buf != nil && v.buf.a == a && v.buf.released {
+		if v != nil && v.buf != nil && v.buf.a == a && v.buf.isReleased() {
 			return fmt.Errorf("%w: buffer %d", ErrDoubleRelease, v.buf.id)
 		}
 		return err
 	}
 	if !v.coverOK {
-		return fmt.Errorf("%w: view %v needs more than %d runs; discard the buffer instead", ErrInvalidLayout, v.layout, CoverBudget)
+		return fmt.Errorf("%w: view %v needs more than %d runs; discard the buffer instead", ErrInvalidLayout, v.layout(), CoverBudget)
 	}
 	b := v.buf
-	part := ranges.Intersect(cover, &b.live)
+	part := ranges.Intersect(&cover, &b.live)
 	if part.IsEmpty() {
 		return fmt.Errorf("%w: view of buffer %d already discarded", ErrDoubleRelease, b.id)
 	}
@@ -101,7 +101,7 @@ func (a *Allocator) Discard(v *View) error {
 func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	a.mu.Lock()
 	defer a.unlockChecked()
-	cover, err := a.heldCover(v)
+	cover, _, err := a.heldCover(v)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 		return nil, err
 	}
 	if cover.NumRuns() != 1 || !v.coverOK {
-		return nil, fmt.Errorf("%w: %v", ErrNotDense, v.layout)
+		return nil, fmt.Errorf("%w: %v", ErrNotDense, v.layout())
 	}
 	b := v.buf
 	if b.residual != nil {

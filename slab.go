@@ -27,11 +27,10 @@ type slab[T any] struct {
 	arr  []T // the current array
 	used int // values of arr handed out: a count, so that taking one stores no pointer
 	made int // arrays made so far
-	// short is how many values each array leaves out: the heap puts an
-	// 8-byte header before an array of pointerful values bigger than
-	// 512 bytes, so 32 values that fill a size class exactly (Views,
-	// 4 KiB; Buffers, 8 KiB) would take the next one up; 31 fit.
-	short int
+	// full, when not 0, is how many values a full-size array (slabSize
+	// units) holds instead: as many as fit the heap's size class, so that
+	// no slab pays for room it cannot use (see viewsPerSlab).
+	full int
 }
 
 // take returns n consecutive values, from an array of per·nextSlabLen
@@ -41,12 +40,27 @@ func (s *slab[T]) take(n, per int) []T {
 		return make([]T, n)
 	}
 	if len(s.arr)-s.used < n {
-		s.arr, s.used = make([]T, max(n, per*nextSlabLen(&s.made)-s.short)), 0
+		m := per * nextSlabLen(&s.made)
+		if m == per*slabSize && s.full > 0 {
+			m = s.full
+		}
+		s.arr, s.used = make([]T, max(n, m)), 0
 	}
 	out := s.arr[s.used : s.used+n : s.used+n]
 	s.used += n
 	return out
 }
+
+// viewsPerSlab and buffersPerSlab are how many Views (88 bytes) and
+// Buffers (208 bytes) a full-size slab holds: the heap puts an 8-byte
+// header before an array of pointerful values bigger than 512 bytes and
+// rounds it up to a size class, so that 32 Views (2,816 bytes and the
+// header) take 3 KiB, which holds 34, and 32 Buffers take 6,784 bytes
+// where 8 KiB holds 39 (TestSlabFill).
+const (
+	viewsPerSlab   = 34
+	buffersPerSlab = 39
+)
 
 // next returns one zero value.
 func (s *slab[T]) next() *T { return &s.take(1, 1)[0] }

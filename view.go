@@ -25,13 +25,16 @@ type View struct {
 	// buffer's Whole view (depth > 1); nil otherwise (Parent), so that the
 	// commonest view stores one pointer less.
 	parent *View
-	layout strided.Layout // relative to the buffer's first byte
-	// depth sits beside the flags below, in one word: a View is then 128
-	// bytes, and a slab of them fills whole pages.
-	depth int32
+	// The layout relative to the buffer's first byte (Layout), in parts:
+	// its offset and element size, and its shape then its strides in one
+	// slice of twice its rank (carved from the Allocator's dims slabs, or
+	// the buffer's wholeDims), so that a View keeps one slice, not two.
+	off, elem int64
+	dims      []int64
+	depth     int32
 
 	// Covered bytes in absolute arena offsets, computed on first use under
-	// the Allocator's lock.
+	// the Allocator's lock (coverLocked).
 	coverDone bool
 	coverOK   bool // exact
 	// coverFailed says that computing the cover failed; the error is
@@ -39,10 +42,18 @@ type View struct {
 	// an error's two words for a failure that does not happen to valid
 	// layouts.
 	coverFailed bool
-	cover       ranges.Set
-	// Room for a cover of one run without an allocation of its own (the
-	// layout's shape and strides come from the Allocator's dims slabs).
-	coverRuns [1]ranges.Range
+	// coverRun is the cover when it is one run (or none: an empty run);
+	// coverMore holds a cover of more runs, allocated only for such a
+	// view, so that the commonest view keeps one run and one pointer
+	// rather than a set and room for its run.
+	coverRun  [1]ranges.Range
+	coverMore *ranges.Set
+}
+
+// layout returns the view's layout relative to its buffer's first byte.
+func (v *View) layout() strided.Layout {
+	n := len(v.dims) / 2
+	return strided.Layout{Offset: v.off, Shape: v.dims[:n:n], Strides: v.dims[n:], Elem: v.elem}
 }
 
 // errZeroView is the error of an operation on a nil or zero View.
@@ -87,7 +98,7 @@ func (v *View) Layout() strided.Layout {
 	if v == nil {
 		return strided.Layout{}
 	}
-	return v.layout
+	return v.layout()
 }
 
 // String describes the view's layout.
@@ -95,7 +106,7 @@ func (v *View) String() string {
 	if v == nil {
 		return "<nil view>"
 	}
-	return v.layout.String()
+	return v.layout().String()
 }
 
 // View takes a view of v: l.Offset is relative to v's first byte
@@ -105,22 +116,16 @@ func (v *View) View(l strided.Layout) (*View, error) {
 	if !v.made() {
 		return nil, errZeroView
 	}
-	l.Offset += v.layout.Offset
-	// The caller keeps l: copy its dimensions.
-	return v.deriveDims(l, nil, true)
+	l.Offset += v.off
+	return v.derive(l, nil)
 }
 
 // derive makes the child view of v with layout l (relative to the
 // buffer), or returns err. A nil View, or one no Allocator made, fails with
-// ErrForeign.
+// ErrForeign. The new view keeps a copy of l's shape and strides, taken
+// with the view (the caller keeps l's). Each pointer field of the new view
+// is stored once.
 func (v *View) derive(l strided.Layout, err error) (*View, error) {
-	return v.deriveDims(l, err, false)
-}
-
-// deriveDims is derive that, when copyDims is set, gives the new view a
-// copy of l's shape and strides, taken with the view (the caller keeps
-// l's). Each pointer field of the new view is stored once.
-func (v *View) deriveDims(l strided.Layout, err error, copyDims bool) (*View, error) {
 	if !v.made() {
 		return nil, errZeroView
 	}
@@ -130,22 +135,15 @@ func (v *View) deriveDims(l strided.Layout, err error, copyDims bool) (*View, er
 	if err := l.Validate(v.buf.size); err != nil {
 		return nil, err
 	}
-	n := 0
-	if copyDims {
-		n = len(l.Shape) // Validate checked that Strides has as many
-	}
+	n := len(l.Shape) // Validate checked that Strides has as many
 	nv, d := v.buf.a.newView(2 * n)
-	if copyDims {
-		for i := range n { // a few dimensions: no call to memmove
-			d[i], d[n+i] = l.Shape[i], l.Strides[i]
-		}
-		l.Shape, l.Strides = d[0:n:n], d[n:2*n:2*n]
+	for i := range n { // a few dimensions: no call to memmove
+		d[i], d[n+i] = l.Shape[i], l.Strides[i]
 	}
-	nv.buf, nv.depth, nv.layout = v.buf, v.depth+1, l
+	nv.buf, nv.depth, nv.off, nv.elem, nv.dims = v.buf, v.depth+1, l.Offset, l.Elem, d
 	if v.depth > 0 {
 		nv.parent = v
 	}
-	nv.cover.Init(nv.coverRuns[:])
 	return nv, nil
 }
 
@@ -154,7 +152,7 @@ func (v *View) derived(op func(l strided.Layout) (strided.Layout, error)) (*View
 	if !v.made() {
 		return nil, errZeroView
 	}
-	return v.derive(op(v.layout))
+	return v.derive(op(v.layout()))
 }
 
 // Slice views elements start, start+step, ... (< stop) of dimension dim.
@@ -193,7 +191,7 @@ func (v *View) Split(dim int, sizes ...int64) ([]*View, error) {
 	if !v.made() {
 		return nil, errZeroView
 	}
-	ls, err := v.layout.Split(dim, sizes...)
+	ls, err := v.layout().Split(dim, sizes...)
 	if err != nil {
 		return nil, err
 	}
@@ -212,30 +210,46 @@ func (v *View) AsStrided(offset int64, shape, strides []int64) (*View, error) {
 }
 
 // coverLocked returns the view's covered bytes (absolute), computing them
-// once. The caller holds the Allocator's lock.
-func (v *View) coverLocked() (*ranges.Set, bool, error) {
+// once. The set shares its runs with v: the caller must not change it. The
+// caller holds the Allocator's lock.
+func (v *View) coverLocked() (ranges.Set, bool, error) {
 	if !v.coverDone {
 		// The layout moved to the buffer's offset covers the view's bytes
-		// in arena offsets, appended straight into the view's own set.
-		abs := v.layout
+		// in arena offsets, appended straight into the view's own run
+		// while they are one.
+		abs := v.layout()
 		abs.Offset += v.buf.off
-		exact, err := abs.AppendCover(&v.cover, CoverBudget)
+		var s ranges.Set
+		s.Init(v.coverRun[:])
+		exact, err := abs.AppendCover(&s, CoverBudget)
+		if s.NumRuns() > 1 {
+			more := new(ranges.Set)
+			*more = s
+			v.coverMore = more
+		}
 		v.coverOK, v.coverFailed, v.coverDone = exact, err != nil, true
 	}
-	if v.coverFailed {
-		return &v.cover, v.coverOK, v.coverError()
+	var cover ranges.Set
+	if v.coverMore != nil {
+		cover = *v.coverMore
+	} else {
+		cover.Init(v.coverRun[:])
+		cover.Add(v.coverRun[0]) // the run it holds already: nothing moves
 	}
-	return &v.cover, v.coverOK, nil
+	if v.coverFailed {
+		return cover, v.coverOK, v.coverError()
+	}
+	return cover, v.coverOK, nil
 }
 
 // coverError returns the error computing v's cover failed with: the
 // layout does not change, so computing it again fails the same way.
 func (v *View) coverError() error {
-	abs := v.layout
+	abs := v.layout()
 	abs.Offset += v.buf.off
 	var s ranges.Set
 	if _, err := abs.AppendCover(&s, CoverBudget); err != nil {
 		return err
 	}
-	return fmt.Errorf("%w: view %v: covered bytes not computable", ErrInvalidLayout, v.layout)
+	return fmt.Errorf("%w: view %v: covered bytes not computable", ErrInvalidLayout, v.layout())
 }
