@@ -473,7 +473,7 @@ func (a *Allocator) useLocked(v *View, ev sasync.Event) error {
 	if done {
 		return nil
 	}
-	_, err = a.idx.AddUser(ev, false, cover.Runs())
+	_, err = a.idx.AddUser(ev, false, cover)
 	return err
 }
 
@@ -510,22 +510,22 @@ func (a *Allocator) UseBuffer(b *Buffer, ev sasync.Event, acc Access) error {
 
 // checkView validates that v is a view of a live buffer of this Allocator
 // and returns its exact or conservative covered bytes. Caller holds mu.
-func (a *Allocator) checkView(v *View) (ranges.Set, error) {
+func (a *Allocator) checkView(v *View) ([]ranges.Range, error) {
 	if v == nil || v.buf == nil {
-		return ranges.Set{}, fmt.Errorf("%w: nil view", ErrForeign)
+		return nil, fmt.Errorf("%w: nil view", ErrForeign)
 	}
 	if v.buf.a != a {
-		return ranges.Set{}, fmt.Errorf("%w: buffer %d", ErrForeign, v.buf.id)
+		return nil, fmt.Errorf("%w: buffer %d", ErrForeign, v.buf.id)
 	}
 	if v.buf.isReleased() {
-		return ranges.Set{}, fmt.Errorf("%w: buffer %d", ErrReleased, v.buf.id)
+		return nil, fmt.Errorf("%w: buffer %d", ErrReleased, v.buf.id)
 	}
 	if !a.listed(v.buf) || (v.depth == 0 && v != &v.buf.whole) {
-		return ranges.Set{}, fmt.Errorf("%w: buffer %d: a copy of a handle", ErrForeign, v.buf.id)
+		return nil, fmt.Errorf("%w: buffer %d: a copy of a handle", ErrForeign, v.buf.id)
 	}
 	cover, _, err := v.coverLocked()
 	if err != nil {
-		return ranges.Set{}, err
+		return nil, err
 	}
 	return cover, nil
 }
@@ -533,25 +533,26 @@ func (a *Allocator) checkView(v *View) (ranges.Set, error) {
 // heldCover is checkView for an operation that adds a user to v's bytes or
 // hands them on: every byte must still be held by the program
 // (ErrReleased) and free of open claims (ErrClaimed). part reports that
-// the cover is a new set, the held part of a superset (heldPartLocked),
+// the cover's runs are new, the held part of a superset (heldPartLocked),
 // rather than the view's own. Caller holds mu.
-func (a *Allocator) heldCover(v *View) (cover ranges.Set, part bool, err error) {
+func (a *Allocator) heldCover(v *View) (cover []ranges.Range, part bool, err error) {
 	cover, err = a.checkView(v)
 	if err != nil {
-		return ranges.Set{}, false, err
+		return nil, false, err
 	}
 	b := v.buf
-	if err := b.checkLiveLocked(&cover); err != nil {
+	if err := b.checkLiveLocked(cover); err != nil {
 		if v.coverOK {
-			return ranges.Set{}, false, err
+			return nil, false, err
 		}
-		if cover, err = b.heldPartLocked(v, &cover); err != nil {
-			return ranges.Set{}, false, err
+		held, err := b.heldPartLocked(v, cover)
+		if err != nil {
+			return nil, false, err
 		}
-		part = true
+		cover, part = held.Runs(), true
 	}
-	if b.claimOverlapping(&cover) != nil {
-		return ranges.Set{}, false, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
+	if b.claimOverlapping(cover) != nil {
+		return nil, false, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
 	}
 	return cover, part, nil
 }
@@ -566,7 +567,8 @@ func (a *Allocator) heldCover(v *View) (cover ranges.Set, part bool, err error) 
 // held bytes tested against its exact layout instead (strided.Overlap),
 // which costs more per run but needs no list of the view's runs. Only such
 // views after a Discard take this path. Caller holds mu.
-func (b *Buffer) heldPartLocked(v *View, cover *ranges.Set) (ranges.Set, error) {
+func (b *Buffer) heldPartLocked(v *View, runs []ranges.Range) (ranges.Set, error) {
+	cover := setOf(runs)
 	abs := v.layout()
 	abs.Offset += b.off
 	var exact ranges.Set
@@ -577,14 +579,14 @@ func (b *Buffer) heldPartLocked(v *View, cover *ranges.Set) (ranges.Set, error) 
 			}
 		}
 	} else {
-		gone := ranges.Subtract(cover, &b.live)
+		gone := ranges.Subtract(&cover, &b.live)
 		for _, r := range gone.Runs() {
 			if strided.Overlap(abs, strided.Bytes(r.Lo, r.Len()), CoverBudget) != strided.Disjoint {
 				return ranges.Set{}, b.discardedErr(r)
 			}
 		}
 	}
-	return ranges.Intersect(cover, &b.live), nil
+	return ranges.Intersect(&cover, &b.live), nil
 }
 
 // heldCheckBudget is the number of runs up to which heldPartLocked lists a

@@ -178,11 +178,11 @@ func (b *Buffer) Dense(offset int64, shape []int64, elem int64) (*View, error) {
 
 // checkLiveLocked reports ErrReleased if any byte of cover is no longer
 // held by the program.
-func (b *Buffer) checkLiveLocked(cover *ranges.Set) error {
+func (b *Buffer) checkLiveLocked(cover []ranges.Range) error {
 	if rs := b.live.Runs(); len(rs) == 1 && rs[0].Lo <= b.off && rs[0].Hi >= b.off+b.size {
 		return nil // nothing discarded: the common case
 	}
-	for _, r := range cover.Runs() {
+	for _, r := range cover {
 		if !b.live.ContainsRange(r) {
 			return b.discardedErr(r)
 		}
@@ -218,14 +218,16 @@ func (b *Buffer) openClaims() []*Claim {
 	return *b.claims
 }
 
-// claimOverlapping returns an open claim on bytes of s, if any.
-func (b *Buffer) claimOverlapping(s *ranges.Set) *Claim {
+// claimOverlapping returns an open claim on bytes of runs, if any.
+func (b *Buffer) claimOverlapping(runs []ranges.Range) *Claim {
 	if b.claims == nil {
 		return nil
 	}
 	for _, c := range *b.claims {
-		if _, ok := c.bytes.OverlapsSet(s); ok {
-			return c
+		for _, r := range runs {
+			if _, ok := c.bytes.Overlaps(r); ok {
+				return c
+			}
 		}
 	}
 	return nil

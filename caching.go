@@ -233,7 +233,7 @@ func (a *Allocator) pinForFree(b *Buffer, lasts []sasync.Event) (wait sasync.Clo
 	}
 	var added [sasync.MaxEngines]liveness.UserID
 	for i, ev := range record[:n] {
-		id, err := a.idx.AddUser(ev, false, cover.Runs())
+		id, err := a.idx.AddUser(ev, false, cover)
 		if err != nil {
 			for _, undo := range added[:i] {
 				a.checkArena(a.idx.RemoveUser(undo, a.freeFn))

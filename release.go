@@ -82,11 +82,12 @@ func (a *Allocator) Discard(v *View) error {
 		return fmt.Errorf("%w: view %v needs more than %d runs; discard the buffer instead", ErrInvalidLayout, v.layout(), CoverBudget)
 	}
 	b := v.buf
-	part := ranges.Intersect(&cover, &b.live)
+	cs := setOf(cover)
+	part := ranges.Intersect(&cs, &b.live)
 	if part.IsEmpty() {
 		return fmt.Errorf("%w: view of buffer %d already discarded", ErrDoubleRelease, b.id)
 	}
-	if c := b.claimOverlapping(&part); c != nil {
+	if c := b.claimOverlapping(part.Runs()); c != nil {
 		return fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
 	}
 	return a.releaseLocked(b, &part)
@@ -115,7 +116,7 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cover.NumRuns() != 1 || !v.coverOK {
+	if len(cover) != 1 || !v.coverOK {
 		return nil, fmt.Errorf("%w: %v", ErrNotDense, v.layout())
 	}
 	b := v.buf
@@ -126,7 +127,7 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 			return nil, err
 		}
 	}
-	r := cover.Runs()[0]
+	r := cover[0]
 	var other error
 	a.idx.Users(r, func(_ liveness.UserID, uev sasync.Event, unknown bool) bool {
 		if unknown || !evClock.Covers(uev) {

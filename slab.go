@@ -34,21 +34,30 @@ type slab[T any] struct {
 }
 
 // take returns n consecutive values, from an array of per·nextSlabLen
-// values (less short) when n ≤ per, else of their own.
+// values (or full) when n ≤ per, else of their own.
 func (s *slab[T]) take(n, per int) []T {
-	if n > per {
-		return make([]T, n)
-	}
-	if len(s.arr)-s.used < n {
-		m := per * nextSlabLen(&s.made)
-		if m == per*slabSize && s.full > 0 {
-			m = s.full
-		}
-		s.arr, s.used = make([]T, max(n, m)), 0
+	if n > per || len(s.arr)-s.used < n {
+		return s.takeNew(n, per)
 	}
 	out := s.arr[s.used : s.used+n : s.used+n]
 	s.used += n
 	return out
+}
+
+// takeNew is take when the current array has no room for n values: apart
+// from take, so that take is inlined.
+//
+//go:noinline
+func (s *slab[T]) takeNew(n, per int) []T {
+	if n > per {
+		return make([]T, n)
+	}
+	m := per * nextSlabLen(&s.made)
+	if m == per*slabSize && s.full > 0 {
+		m = s.full
+	}
+	s.arr, s.used = make([]T, max(n, m)), n
+	return s.arr[:n:n]
 }
 
 // viewsPerSlab and buffersPerSlab are how many Views (88 bytes) and

@@ -209,10 +209,10 @@ func (v *View) AsStrided(offset int64, shape, strides []int64) (*View, error) {
 	return v.derived(func(l strided.Layout) (strided.Layout, error) { return l.AsStrided(offset, shape, strides) })
 }
 
-// coverLocked returns the view's covered bytes (absolute), computing them
-// once. The set shares its runs with v: the caller must not change it. The
-// caller holds the Allocator's lock.
-func (v *View) coverLocked() (ranges.Set, bool, error) {
+// coverLocked returns the runs of the view's covered bytes (absolute),
+// computing them once. The runs are v's own: the caller must not change
+// them. The caller holds the Allocator's lock.
+func (v *View) coverLocked() ([]ranges.Range, bool, error) {
 	if !v.coverDone {
 		// The layout moved to the buffer's offset covers the view's bytes
 		// in arena offsets, appended straight into the view's own run
@@ -229,17 +229,30 @@ func (v *View) coverLocked() (ranges.Set, bool, error) {
 		}
 		v.coverOK, v.coverFailed, v.coverDone = exact, err != nil, true
 	}
-	var cover ranges.Set
-	if v.coverMore != nil {
-		cover = *v.coverMore
-	} else {
-		cover.Init(v.coverRun[:])
-		cover.Add(v.coverRun[0]) // the run it holds already: nothing moves
+	runs := v.coverRun[:0:1]
+	switch {
+	case v.coverMore != nil:
+		runs = v.coverMore.Runs()
+	case !v.coverRun[0].Empty():
+		runs = v.coverRun[:1:1]
 	}
 	if v.coverFailed {
-		return cover, v.coverOK, v.coverError()
+		return runs, v.coverOK, v.coverError()
 	}
-	return cover, v.coverOK, nil
+	return runs, v.coverOK, nil
+}
+
+// setOf returns the runs of a cover (in order, disjoint, none touching)
+// as a set that shares their array, with no copy: the caller must not
+// change it. Caller holds the Allocator's lock (each run is stored again
+// where it is).
+func setOf(runs []ranges.Range) ranges.Set {
+	var s ranges.Set
+	s.Init(runs)
+	for _, r := range runs {
+		s.Add(r)
+	}
+	return s
 }
 
 // coverError returns the error computing v's cover failed with: the
