@@ -39,8 +39,8 @@ type Buffer struct {
 	// components that had not completed when it was allocated (see
 	// residual); nil when there is none. It is never changed once set
 	// (Donate shares it with the output). Most buffers have none, so it
-	// lives apart: a Buffer is then 256 bytes, and a slab of 31 (with the
-	// heap's header) fits in 8 KiB.
+	// lives apart: a Buffer is then 208 bytes, and a slab of 39 (with the
+	// heap's header) fits in 8 KiB (buffersPerSlab).
 	residual *residual
 }
 

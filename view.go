@@ -132,19 +132,47 @@ func (v *View) derive(l strided.Layout, err error) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := l.Validate(v.buf.size); err != nil {
-		return nil, err
+	b := v.buf
+	run, dense := denseRun(&l, b.size)
+	if !dense {
+		if err := l.Validate(b.size); err != nil {
+			return nil, err
+		}
 	}
 	n := len(l.Shape) // Validate checked that Strides has as many
-	nv, d := v.buf.a.newView(2 * n)
+	nv, d := b.a.newView(2 * n)
 	for i := range n { // a few dimensions: no call to memmove
 		d[i], d[n+i] = l.Shape[i], l.Strides[i]
 	}
-	nv.buf, nv.depth, nv.off, nv.elem, nv.dims = v.buf, v.depth+1, l.Offset, l.Elem, d
+	nv.buf, nv.depth, nv.off, nv.elem, nv.dims = b, v.depth+1, l.Offset, l.Elem, d
 	if v.depth > 0 {
 		nv.parent = v
 	}
+	if dense {
+		// Its cover is known already: none to compute at first use.
+		if !run.Empty() {
+			nv.coverRun[0] = ranges.Range{Lo: b.off + run.Lo, Hi: b.off + run.Hi}
+		}
+		nv.coverDone, nv.coverOK = true, true
+	}
 	return nv, nil
+}
+
+// denseRun returns the bytes, relative to the buffer, of a layout of one
+// dimension of adjacent elements (strided.Bytes, a vector or a slice of
+// one) that lies within a buffer of size bytes, and true; false for any
+// other layout, which strided.Layout.Validate and AppendCover then judge.
+// Such a layout is valid, and those bytes are its exact cover (none when
+// it has no element): derive takes it with neither.
+func denseRun(l *strided.Layout, size int64) (ranges.Range, bool) {
+	if len(l.Shape) != 1 || len(l.Strides) != 1 || l.Elem <= 0 || l.Offset < 0 || l.Offset > size {
+		return ranges.Range{}, false
+	}
+	n := l.Shape[0]
+	if n < 0 || n > (size-l.Offset)/l.Elem || (n > 1 && l.Strides[0] != l.Elem) {
+		return ranges.Range{}, false
+	}
+	return ranges.Range{Lo: l.Offset, Hi: l.Offset + n*l.Elem}, true
 }
 
 // derived views what op makes of v's layout (see derive).
