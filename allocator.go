@@ -356,7 +356,14 @@ func (a *Allocator) internal(err error) error {
 // checkArena records the first failure of the Allocator's own bookkeeping
 // with the arena or the index (CheckInvariants reports it).
 func (a *Allocator) checkArena(err error) {
-	if err != nil && a.internalErr == nil {
+	if err != nil {
+		a.recordInternal(err) // apart, so that checkArena is inlined
+	}
+}
+
+// recordInternal is checkArena for a failure.
+func (a *Allocator) recordInternal(err error) {
+	if a.internalErr == nil {
 		a.internalErr = fmt.Errorf("subarena: internal: %w", err)
 	}
 }
@@ -551,7 +558,7 @@ func (a *Allocator) heldCover(v *View) (cover []ranges.Range, part bool, err err
 		}
 		cover, part = held.Runs(), true
 	}
-	if b.claimOverlapping(cover) != nil {
+	if b.claims != nil && b.claimOverlapping(cover) != nil {
 		return nil, false, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
 	}
 	return cover, part, nil

@@ -80,7 +80,15 @@ const dimsPerView = 8
 
 // newBuffer returns a zero Buffer of a. Caller holds mu.
 func (a *Allocator) newBuffer() *Buffer {
-	b := a.bufs.next()
+	var b *Buffer
+	if s := &a.bufs; s.used < len(s.arr) {
+		// take, by hand: the compiler does not inline a generic method
+		// into its callers.
+		b = &s.arr[s.used]
+		s.used++
+	} else {
+		b = &s.takeNew(1, 1)[0]
+	}
 	b.a = a
 	return b
 }
@@ -92,11 +100,21 @@ func (a *Allocator) newResidual() *residual { return a.residuals.next() }
 // shape and strides, under one lock.
 func (a *Allocator) newView(dims int) (*View, []int64) {
 	a.slabMu.Lock()
+	// take, by hand (see newBuffer).
 	var d []int64
-	if dims > 0 {
-		d = a.dims.take(dims, dimsPerView)
+	if s := &a.dims; dims > 0 && dims <= dimsPerView && len(s.arr)-s.used >= dims {
+		d = s.arr[s.used : s.used+dims : s.used+dims]
+		s.used += dims
+	} else if dims > 0 {
+		d = s.takeNew(dims, dimsPerView)
 	}
-	v := a.views.next()
+	var v *View
+	if s := &a.views; s.used < len(s.arr) {
+		v = &s.arr[s.used]
+		s.used++
+	} else {
+		v = &s.takeNew(1, 1)[0]
+	}
 	a.slabMu.Unlock()
 	return v, d
 }

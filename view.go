@@ -241,6 +241,15 @@ func (v *View) AsStrided(offset int64, shape, strides []int64) (*View, error) {
 // computing them once. The runs are v's own: the caller must not change
 // them. The caller holds the Allocator's lock.
 func (v *View) coverLocked() ([]ranges.Range, bool, error) {
+	if v.coverDone && v.coverMore == nil && !v.coverFailed && !v.coverRun[0].Empty() {
+		return v.coverRun[:1:1], v.coverOK, nil // the commonest: one run, known
+	}
+	return v.coverSlow()
+}
+
+// coverSlow is coverLocked for a cover not computed yet, of no run or of
+// several, or whose computing failed.
+func (v *View) coverSlow() ([]ranges.Range, bool, error) {
 	if !v.coverDone {
 		// The layout moved to the buffer's offset covers the view's bytes
 		// in arena offsets, appended straight into the view's own run
