@@ -160,7 +160,9 @@ func (b *Buffer) View(l strided.Layout) (*View, error) {
 	if b == nil || b.a == nil {
 		return nil, fmt.Errorf("%w: view of a buffer no Allocator made", ErrForeign)
 	}
-	return b.Whole().View(l)
+	// The Whole view starts at the buffer's first byte: l needs no
+	// moving, and derive takes it as it is.
+	return b.whole.derive(l, nil)
 }
 
 // Dense views b as a row-major tensor of the given shape and element size,
