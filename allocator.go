@@ -548,15 +548,17 @@ func (a *Allocator) heldCover(v *View) (cover []ranges.Range, part bool, err err
 		return nil, false, err
 	}
 	b := v.buf
-	if err := b.checkLiveLocked(cover); err != nil {
-		if v.coverOK {
-			return nil, false, err
+	if !b.wholeLive() { // else every byte is held: nothing to check run by run
+		if err := b.checkLiveLocked(cover); err != nil {
+			if v.coverOK {
+				return nil, false, err
+			}
+			held, err := b.heldPartLocked(v, cover)
+			if err != nil {
+				return nil, false, err
+			}
+			cover, part = held.Runs(), true
 		}
-		held, err := b.heldPartLocked(v, cover)
-		if err != nil {
-			return nil, false, err
-		}
-		cover, part = held.Runs(), true
 	}
 	if b.claims != nil && b.claimOverlapping(cover) != nil {
 		return nil, false, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)

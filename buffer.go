@@ -149,7 +149,7 @@ func (b *Buffer) initWhole() {
 	d[0], d[1] = b.size, 1
 	w.buf, w.dims, w.elem = b, d, 1
 	w.coverRun[0] = ranges.Range{Lo: b.off, Hi: b.off + b.size}
-	w.coverDone, w.coverOK = true, true
+	w.coverDone, w.coverOK, w.coverOne = true, true, b.size > 0
 }
 
 // View takes a view of b with layout l, relative to b's first byte, and
@@ -178,12 +178,17 @@ func (b *Buffer) Dense(offset int64, shape []int64, elem int64) (*View, error) {
 	return b.View(l)
 }
 
+// wholeLive reports whether b still holds every requested byte (nothing
+// discarded, donated or claimed away): the common case, in which every
+// view's bytes are held. Caller holds a.mu.
+func (b *Buffer) wholeLive() bool {
+	rs := b.live.Runs()
+	return len(rs) == 1 && rs[0].Lo <= b.off && rs[0].Hi >= b.off+b.size
+}
+
 // checkLiveLocked reports ErrReleased if any byte of cover is no longer
-// held by the program.
+// held by the program (heldCover asks only when wholeLive does not answer).
 func (b *Buffer) checkLiveLocked(cover []ranges.Range) error {
-	if rs := b.live.Runs(); len(rs) == 1 && rs[0].Lo <= b.off && rs[0].Hi >= b.off+b.size {
-		return nil // nothing discarded: the common case
-	}
 	for _, r := range cover {
 		if !b.live.ContainsRange(r) {
 			return b.discardedErr(r)

@@ -42,6 +42,9 @@ type View struct {
 	// an error's two words for a failure that does not happen to valid
 	// layouts.
 	coverFailed bool
+	// coverOne says that the cover is known and is coverRun, one run:
+	// the commonest case, which coverLocked answers with one test.
+	coverOne bool
 	// coverRun is the cover when it is one run (or none: an empty run);
 	// coverMore holds a cover of more runs, allocated only for such a
 	// view, so that the commonest view keeps one run and one pointer
@@ -153,7 +156,7 @@ func (v *View) derive(l strided.Layout, err error) (*View, error) {
 		if !run.Empty() {
 			nv.coverRun[0] = ranges.Range{Lo: b.off + run.Lo, Hi: b.off + run.Hi}
 		}
-		nv.coverDone, nv.coverOK = true, true
+		nv.coverDone, nv.coverOK, nv.coverOne = true, true, !run.Empty()
 	}
 	return nv, nil
 }
@@ -241,10 +244,10 @@ func (v *View) AsStrided(offset int64, shape, strides []int64) (*View, error) {
 // computing them once. The runs are v's own: the caller must not change
 // them. The caller holds the Allocator's lock.
 func (v *View) coverLocked() ([]ranges.Range, bool, error) {
-	if v.coverDone && v.coverMore == nil && !v.coverFailed && !v.coverRun[0].Empty() {
-		return v.coverRun[:1:1], v.coverOK, nil // the commonest: one run, known
+	if !v.coverOne {
+		return v.coverSlow()
 	}
-	return v.coverSlow()
+	return v.coverRun[:], v.coverOK, nil
 }
 
 // coverSlow is coverLocked for a cover not computed yet, of no run or of
@@ -265,6 +268,7 @@ func (v *View) coverSlow() ([]ranges.Range, bool, error) {
 			v.coverMore = more
 		}
 		v.coverOK, v.coverFailed, v.coverDone = exact, err != nil, true
+		v.coverOne = err == nil && v.coverMore == nil && !v.coverRun[0].Empty()
 	}
 	runs := v.coverRun[:0:1]
 	switch {
