@@ -147,13 +147,13 @@ func BenchmarkStats(b *testing.B) {
 // (the inclusive count of each, divided by its 20,001 calls: the run of
 // b.N = 1 and the 20,000 measured). Measured so (go1.26.8, valgrind 3.19,
 // a 2-vCPU Intel Xeon shared with other work), seven runs at this commit:
-// lifecycleOnce 6,324 instructions per call at the median (6,119 to
-// 8,690), arenaPairOnce 327: 19.3×. The spread is the garbage
+// lifecycleOnce 6,028 instructions per call at the median (5,939 to
+// 9,378), arenaPairOnce 327: 18.4×. The spread is the garbage
 // collector's: the loop's 7 MB of handles take the heap of the 10^4
 // pending users through one collection, and callgrind counts in
 // lifecycleOnce whatever marking and assisting its goroutine does while
 // it runs, which varies from run to run. With GOGC=off in the environment
-// the count is 5,619 at the median of five runs (5,504 to 5,769), 17.2×.
+// the count is 5,404 at the median of five runs (5,402 to 5,656), 16.5×.
 // The lifecycle allocates no object of its own (0 allocs/op) and 349
 // bytes per op (at -benchtime 20000x; 319 at 200000x, the rest being the
 // liveness index's growth), carved from slabs: a Buffer of 208 bytes with
