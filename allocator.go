@@ -139,7 +139,7 @@ func New(cfg Config) (*Allocator, error) {
 		cfg.Timeline.Retain(sasync.DefaultRetain)
 	}
 	a := &Allocator{cfg: cfg, tl: cfg.Timeline, ar: ar, idx: idx}
-	a.bufs.short, a.views.short = 1, 1
+	a.bufs.full, a.views.full = buffersPerSlab, viewsPerSlab
 	a.freeFn = a.giveBack
 	// A closure rather than the method value: the clock is passed on by
 	// pointer, not copied once more.
@@ -356,7 +356,14 @@ func (a *Allocator) internal(err error) error {
 // checkArena records the first failure of the Allocator's own bookkeeping
 // with the arena or the index (CheckInvariants reports it).
 func (a *Allocator) checkArena(err error) {
-	if err != nil && a.internalErr == nil {
+	if err != nil {
+		a.recordInternal(err) // apart, so that checkArena is inlined
+	}
+}
+
+// recordInternal is checkArena for a failure.
+func (a *Allocator) recordInternal(err error) {
+	if a.internalErr == nil {
 		a.internalErr = fmt.Errorf("subarena: internal: %w", err)
 	}
 }
@@ -386,7 +393,6 @@ func (a *Allocator) listed(b *Buffer) bool {
 // retire takes a buffer whose bytes the program no longer holds off the
 // list; the last listed buffer takes its slot.
 func (a *Allocator) retire(b *Buffer) {
-	b.released = true
 	n := len(a.buffers) - 1
 	if last := a.buffers[n]; last != b {
 		a.buffers[b.slot], last.slot = last, b.slot
@@ -462,7 +468,7 @@ func (a *Allocator) Use(v *View, ev sasync.Event, acc Access) error {
 
 // useLocked is Use once acc has been checked. Caller holds mu.
 func (a *Allocator) useLocked(v *View, ev sasync.Event) error {
-	cover, err := a.heldCover(v)
+	cover, _, err := a.heldCover(v)
 	if err != nil {
 		return err
 	}
@@ -474,7 +480,7 @@ func (a *Allocator) useLocked(v *View, ev sasync.Event) error {
 	if done {
 		return nil
 	}
-	_, err = a.idx.AddUser(ev, false, cover.Runs())
+	_, err = a.idx.AddUser(ev, false, cover)
 	return err
 }
 
@@ -511,14 +517,14 @@ func (a *Allocator) UseBuffer(b *Buffer, ev sasync.Event, acc Access) error {
 
 // checkView validates that v is a view of a live buffer of this Allocator
 // and returns its exact or conservative covered bytes. Caller holds mu.
-func (a *Allocator) checkView(v *View) (*ranges.Set, error) {
+func (a *Allocator) checkView(v *View) ([]ranges.Range, error) {
 	if v == nil || v.buf == nil {
 		return nil, fmt.Errorf("%w: nil view", ErrForeign)
 	}
 	if v.buf.a != a {
 		return nil, fmt.Errorf("%w: buffer %d", ErrForeign, v.buf.id)
 	}
-	if v.buf.released {
+	if v.buf.isReleased() {
 		return nil, fmt.Errorf("%w: buffer %d", ErrReleased, v.buf.id)
 	}
 	if !a.listed(v.buf) || (v.depth == 0 && v != &v.buf.whole) {
@@ -533,25 +539,31 @@ func (a *Allocator) checkView(v *View) (*ranges.Set, error) {
 
 // heldCover is checkView for an operation that adds a user to v's bytes or
 // hands them on: every byte must still be held by the program
-// (ErrReleased) and free of open claims (ErrClaimed). Caller holds mu.
-func (a *Allocator) heldCover(v *View) (*ranges.Set, error) {
-	cover, err := a.checkView(v)
+// (ErrReleased) and free of open claims (ErrClaimed). part reports that
+// the cover's runs are new, the held part of a superset (heldPartLocked),
+// rather than the view's own. Caller holds mu.
+func (a *Allocator) heldCover(v *View) (cover []ranges.Range, part bool, err error) {
+	cover, err = a.checkView(v)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	b := v.buf
-	if err := b.checkLiveLocked(cover); err != nil {
-		if v.coverOK {
-			return nil, err
-		}
-		if cover, err = b.heldPartLocked(v, cover); err != nil {
-			return nil, err
+	if !b.wholeLive() { // else every byte is held: nothing to check run by run
+		if err := b.checkLiveLocked(cover); err != nil {
+			if v.coverOK {
+				return nil, false, err
+			}
+			held, err := b.heldPartLocked(v, cover)
+			if err != nil {
+				return nil, false, err
+			}
+			cover, part = held.Runs(), true
 		}
 	}
-	if b.claimOverlapping(cover) != nil {
-		return nil, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
+	if b.claims != nil && b.claimOverlapping(cover) != nil {
+		return nil, false, fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
 	}
-	return cover, nil
+	return cover, part, nil
 }
 
 // heldPartLocked serves a view indexed by a superset of its bytes (more
@@ -564,26 +576,26 @@ func (a *Allocator) heldCover(v *View) (*ranges.Set, error) {
 // held bytes tested against its exact layout instead (strided.Overlap),
 // which costs more per run but needs no list of the view's runs. Only such
 // views after a Discard take this path. Caller holds mu.
-func (b *Buffer) heldPartLocked(v *View, cover *ranges.Set) (*ranges.Set, error) {
-	abs := v.layout
+func (b *Buffer) heldPartLocked(v *View, runs []ranges.Range) (ranges.Set, error) {
+	cover := setOf(runs)
+	abs := v.layout()
 	abs.Offset += b.off
 	var exact ranges.Set
 	if ok, err := abs.AppendCover(&exact, heldCheckBudget); err == nil && ok {
 		for _, r := range exact.Runs() {
 			if !b.live.ContainsRange(r) {
-				return nil, b.discardedErr(r)
+				return ranges.Set{}, b.discardedErr(r)
 			}
 		}
 	} else {
-		gone := ranges.Subtract(cover, &b.live)
+		gone := ranges.Subtract(&cover, &b.live)
 		for _, r := range gone.Runs() {
 			if strided.Overlap(abs, strided.Bytes(r.Lo, r.Len()), CoverBudget) != strided.Disjoint {
-				return nil, b.discardedErr(r)
+				return ranges.Set{}, b.discardedErr(r)
 			}
 		}
 	}
-	held := ranges.Intersect(cover, &b.live)
-	return &held, nil
+	return ranges.Intersect(&cover, &b.live), nil
 }
 
 // heldCheckBudget is the number of runs up to which heldPartLocked lists a

@@ -21,7 +21,7 @@ func snapshot(a *Allocator) string {
 	fmt.Fprintf(&sb, "held %v\n", a.idx.Held().Runs())
 	fmt.Fprintf(&sb, "free %v\n", a.ar.AppendFreeRegions(nil))
 	for _, b := range a.buffers {
-		fmt.Fprintf(&sb, "buf %d live %v claims %d released %v\n", b.id, b.live.Runs(), len(b.openClaims()), b.released)
+		fmt.Fprintf(&sb, "buf %d live %v claims %d released %v\n", b.id, b.live.Runs(), len(b.openClaims()), b.isReleased())
 	}
 	fmt.Fprintf(&sb, "tl completed %v\n", a.tl.CompletedClock())
 	for e := range a.tl.NumEngines() {

@@ -142,20 +142,23 @@ func BenchmarkStats(b *testing.B) {
 //	go test -c -o sa.test . && GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off \
 //	  valgrind --tool=callgrind --dump-instr=no --callgrind-out-file=cg.out ./sa.test \
 //	  -test.run '^$' -test.bench 'Lifecycle/subrange-fenced' -test.benchtime=20000x
-//	callgrind_annotate --inclusive=yes cg.out | grep -E 'lifecycleOnce|arenaPairOnce'
+//	callgrind_annotate --inclusive=yes --threshold=100 cg.out | grep -E 'lifecycleOnce \[|arenaPairOnce \['
 //
-// Measured so (go1.26.8, valgrind 3.19, a 2-vCPU Intel Xeon), seven runs
-// at this commit: lifecycleOnce 6,697 instructions per call at the median
-// (6,182 to 7,032), arenaPairOnce 327: 20.5×. The spread is the garbage
-// collector's: callgrind counts in lifecycleOnce whatever marking and
-// assisting its goroutine does — about 600 instructions a lifecycle go to
-// carving the View from a fresh slab, most of them the allocation's assist
-// — and how much that is varies from run to run. With GOGC=off in the
-// environment the count is steady: 5,974 per lifecycle, 18.3×.
-// The lifecycle allocates no object of its own (0 allocs/op) and 445
-// bytes of handles per op, carved from slabs: a Buffer (with its Whole
-// view), a View and the view's shape and strides, never reused, so that a
-// stale or copied handle cannot alias a later one.
+// (the inclusive count of each, divided by its 20,001 calls: the run of
+// b.N = 1 and the 20,000 measured). Measured so (go1.26.8, valgrind 3.19,
+// a 2-vCPU Intel Xeon shared with other work), seven runs at this commit:
+// lifecycleOnce 6,028 instructions per call at the median (5,939 to
+// 9,378), arenaPairOnce 327: 18.4×. The spread is the garbage
+// collector's: the loop's 7 MB of handles take the heap of the 10^4
+// pending users through one collection, and callgrind counts in
+// lifecycleOnce whatever marking and assisting its goroutine does while
+// it runs, which varies from run to run. With GOGC=off in the environment
+// the count is 5,404 at the median of five runs (5,402 to 5,656), 16.5×.
+// The lifecycle allocates no object of its own (0 allocs/op) and 349
+// bytes per op (at -benchtime 20000x; 319 at 200000x, the rest being the
+// liveness index's growth), carved from slabs: a Buffer of 208 bytes with
+// its Whole view, a View of 88 and the view's shape and strides, never
+// reused, so that a stale or copied handle cannot alias a later one.
 func BenchmarkLifecycle(b *testing.B) {
 	const n, size, block = 10000, 4096, 256
 	for _, policy := range []Policy{SubrangeFenced, SubrangeAfterUsers, WholeFenced, WholeAfterUsers} {

@@ -18,7 +18,9 @@ type Buffer struct {
 	id        uint64
 	off, size int64
 	span      int64 // bytes taken from the arena: size rounded up to the granule (donated: exactly size)
-	slot      int   // index in the Allocator's list of held buffers; -1 once released
+	// slot is the buffer's index in the Allocator's list of held buffers,
+	// -1 once released (isReleased). Guarded by a.mu.
+	slot int
 	// The Whole view lives inside the Buffer (its shape and strides too),
 	// so allocating a buffer costs no extra objects for it.
 	whole     View
@@ -37,11 +39,14 @@ type Buffer struct {
 	// components that had not completed when it was allocated (see
 	// residual); nil when there is none. It is never changed once set
 	// (Donate shares it with the output). Most buffers have none, so it
-	// lives apart: a Buffer is then 256 bytes, and a slab of 31 (with the
-	// heap's header) fits in 8 KiB.
+	// lives apart: a Buffer is then 208 bytes, and a slab of 39 (with the
+	// heap's header) fits in 8 KiB (buffersPerSlab).
 	residual *residual
-	released bool // guarded by a.mu
 }
+
+// isReleased reports whether the program no longer holds any byte of b (it
+// left the Allocator's list). Caller holds a.mu.
+func (b *Buffer) isReleased() bool { return b.slot < 0 }
 
 // residual is the fence a buffer took held bytes under, less what had
 // completed then: only ops ordered after clock may use the buffer.
@@ -114,7 +119,7 @@ func (b *Buffer) Released() bool {
 	}
 	b.a.mu.Lock()
 	defer b.a.mu.Unlock()
-	return b.released
+	return b.isReleased()
 }
 
 // String describes the buffer.
@@ -142,11 +147,9 @@ func (b *Buffer) initWhole() {
 	w := &b.whole
 	d := b.wholeDims[:]
 	d[0], d[1] = b.size, 1
-	w.buf = b
-	w.layout = strided.Layout{Shape: d[0:1:1], Strides: d[1:2:2], Elem: 1}
-	w.cover.Init(w.coverRuns[:])
-	w.cover.Add(ranges.Range{Lo: b.off, Hi: b.off + b.size})
-	w.coverDone, w.coverOK = true, true
+	w.buf, w.dims, w.elem = b, d, 1
+	w.coverRun[0] = ranges.Range{Lo: b.off, Hi: b.off + b.size}
+	w.coverDone, w.coverOK, w.coverOne = true, true, b.size > 0
 }
 
 // View takes a view of b with layout l, relative to b's first byte, and
@@ -157,7 +160,9 @@ func (b *Buffer) View(l strided.Layout) (*View, error) {
 	if b == nil || b.a == nil {
 		return nil, fmt.Errorf("%w: view of a buffer no Allocator made", ErrForeign)
 	}
-	return b.Whole().View(l)
+	// The Whole view starts at the buffer's first byte: l needs no
+	// moving, and derive takes it as it is.
+	return b.whole.derive(l, nil)
 }
 
 // Dense views b as a row-major tensor of the given shape and element size,
@@ -173,13 +178,18 @@ func (b *Buffer) Dense(offset int64, shape []int64, elem int64) (*View, error) {
 	return b.View(l)
 }
 
+// wholeLive reports whether b still holds every requested byte (nothing
+// discarded, donated or claimed away): the common case, in which every
+// view's bytes are held. Caller holds a.mu.
+func (b *Buffer) wholeLive() bool {
+	rs := b.live.Runs()
+	return len(rs) == 1 && rs[0].Lo <= b.off && rs[0].Hi >= b.off+b.size
+}
+
 // checkLiveLocked reports ErrReleased if any byte of cover is no longer
-// held by the program.
-func (b *Buffer) checkLiveLocked(cover *ranges.Set) error {
-	if rs := b.live.Runs(); len(rs) == 1 && rs[0].Lo <= b.off && rs[0].Hi >= b.off+b.size {
-		return nil // nothing discarded: the common case
-	}
-	for _, r := range cover.Runs() {
+// held by the program (heldCover asks only when wholeLive does not answer).
+func (b *Buffer) checkLiveLocked(cover []ranges.Range) error {
+	for _, r := range cover {
 		if !b.live.ContainsRange(r) {
 			return b.discardedErr(r)
 		}
@@ -215,14 +225,16 @@ func (b *Buffer) openClaims() []*Claim {
 	return *b.claims
 }
 
-// claimOverlapping returns an open claim on bytes of s, if any.
-func (b *Buffer) claimOverlapping(s *ranges.Set) *Claim {
+// claimOverlapping returns an open claim on bytes of runs, if any.
+func (b *Buffer) claimOverlapping(runs []ranges.Range) *Claim {
 	if b.claims == nil {
 		return nil
 	}
 	for _, c := range *b.claims {
-		if _, ok := c.bytes.OverlapsSet(s); ok {
-			return c
+		for _, r := range runs {
+			if _, ok := c.bytes.Overlaps(r); ok {
+				return c
+			}
 		}
 	}
 	return nil

@@ -213,7 +213,7 @@ func (a *Allocator) pinForFree(b *Buffer, lasts []sasync.Event) (wait sasync.Clo
 	if err := a.checkWhollyHeldLocked(b); err != nil {
 		return wait, err
 	}
-	cover, err := a.heldCover(b.Whole())
+	cover, _, err := a.heldCover(b.Whole())
 	if err != nil {
 		return wait, err
 	}
@@ -233,7 +233,7 @@ func (a *Allocator) pinForFree(b *Buffer, lasts []sasync.Event) (wait sasync.Clo
 	}
 	var added [sasync.MaxEngines]liveness.UserID
 	for i, ev := range record[:n] {
-		id, err := a.idx.AddUser(ev, false, cover.Runs())
+		id, err := a.idx.AddUser(ev, false, cover)
 		if err != nil {
 			for _, undo := range added[:i] {
 				a.checkArena(a.idx.RemoveUser(undo, a.freeFn))
@@ -255,7 +255,7 @@ func (a *Allocator) checkWhollyHeld(b *Buffer) error {
 
 // checkWhollyHeldLocked is checkWhollyHeld with mu held.
 func (a *Allocator) checkWhollyHeldLocked(b *Buffer) error {
-	if b.released || !b.live.ContainsRange(b.Range()) {
+	if b.isReleased() || !b.live.ContainsRange(b.Range()) {
 		return fmt.Errorf("%w: buffer %d was released or discarded through the Allocator", ErrReleased, b.id)
 	}
 	if len(b.openClaims()) > 0 {

@@ -38,19 +38,20 @@ func (h *viewHold) locked(f func(a *Allocator) error) error {
 // pending user covers them, ErrClaimed if another claim does, ErrReleased if
 // the program no longer holds them.
 func (a *Allocator) Claim(v *View) (*Claim, error) {
-	return withHeldCover(a, v, func(cover *ranges.Set) (*Claim, error) {
+	return withHeldCover(a, v, func(cover []ranges.Range, _ bool) (*Claim, error) {
 		if !v.coverOK {
 			// Committing would discard a superset of v's bytes: bytes the
 			// program still holds would return to reuse.
-			return nil, fmt.Errorf("%w: view %v needs more than %d runs; claim the buffer instead", ErrInvalidLayout, v.layout, CoverBudget)
+			return nil, fmt.Errorf("%w: view %v needs more than %d runs; claim the buffer instead", ErrInvalidLayout, v.layout(), CoverBudget)
 		}
 		b := v.buf
-		for _, r := range cover.Runs() {
+		for _, r := range cover {
 			if a.idx.Covered(r) {
 				return nil, fmt.Errorf("%w: %v of buffer %d", ErrPending, r, b.id)
 			}
 		}
-		c := &Claim{viewHold: viewHold{a: a, view: v}, bytes: cover.Clone()}
+		cs := setOf(cover)
+		c := &Claim{viewHold: viewHold{a: a, view: v}, bytes: cs.Clone()}
 		if b.claims == nil {
 			b.claims = new([]*Claim)
 		}
@@ -59,17 +60,17 @@ func (a *Allocator) Claim(v *View) (*Claim, error) {
 	})
 }
 
-// withHeldCover runs f, under a's lock, with v's held cover (heldCover),
-// unless heldCover refuses v.
-func withHeldCover[T any](a *Allocator, v *View, f func(cover *ranges.Set) (T, error)) (T, error) {
+// withHeldCover runs f, under a's lock, with v's held cover and whether
+// it is a held part of it (heldCover), unless heldCover refuses v.
+func withHeldCover[T any](a *Allocator, v *View, f func(cover []ranges.Range, part bool) (T, error)) (T, error) {
 	a.mu.Lock()
 	defer a.unlockChecked()
-	cover, err := a.heldCover(v)
+	cover, part, err := a.heldCover(v)
 	if err != nil {
 		var zero T
 		return zero, err
 	}
-	return f(cover)
+	return f(cover, part)
 }
 
 // Errors of operations on a nil or zero Claim or Reservation.
@@ -136,10 +137,10 @@ type Reservation struct {
 	// same slot but is not the one listed there: it is refused, so that a
 	// copy cannot drop the pin of the user that took its liveness id.
 	slot int
-	// pinned is the set the reservation pins when it is not the view's
-	// cover (a view indexed by a superset, cut to the bytes held at
+	// pinned is the runs the reservation pins when they are not the
+	// view's cover (a view indexed by a superset, cut to the bytes held at
 	// Reserve); nil otherwise.
-	pinned *ranges.Set
+	pinned []ranges.Range
 }
 
 // open returns nil when r is the open reservation listed at its slot,
@@ -169,14 +170,16 @@ func (r *Reservation) close(a *Allocator) error {
 
 // Reserve pins v's bytes for an op to be submitted later.
 func (a *Allocator) Reserve(v *View) (*Reservation, error) {
-	return withHeldCover(a, v, func(cover *ranges.Set) (*Reservation, error) {
-		id, err := a.idx.AddUser(sasync.Event{}, true, cover.Runs())
+	return withHeldCover(a, v, func(cover []ranges.Range, part bool) (*Reservation, error) {
+		id, err := a.idx.AddUser(sasync.Event{}, true, cover)
 		if err != nil {
 			return nil, err
 		}
 		r := &Reservation{viewHold: viewHold{a: a, view: v}, user: id, slot: len(a.resv)}
-		if cover != &v.cover {
-			r.pinned = cover // a held part (heldPartLocked): Activate pins the same bytes
+		if part {
+			// A held part (heldPartLocked): Activate pins the same bytes
+			// (a copy, never nil, even of no run).
+			r.pinned = append([]ranges.Range{}, cover...)
 		}
 		a.resv = append(a.resv, r)
 		return r, nil
@@ -206,7 +209,7 @@ func (r *Reservation) Activate(ev sasync.Event, acc Access) error {
 			if cover == nil {
 				cover, _, _ = r.view.coverLocked()
 			}
-			if _, err := a.idx.AddUser(ev, false, cover.Runs()); err != nil {
+			if _, err := a.idx.AddUser(ev, false, cover); err != nil {
 				return err
 			}
 		}

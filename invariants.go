@@ -66,7 +66,7 @@ func (a *Allocator) checkLocked() error {
 		if b.slot != i {
 			return fmt.Errorf("subarena: buffer list slot %d holds buffer %d of slot %d", i, b.id, b.slot)
 		}
-		if b.released || b.live.IsEmpty() {
+		if b.isReleased() || b.live.IsEmpty() {
 			return fmt.Errorf("subarena: retired buffer %d still listed", b.id)
 		}
 		span := ranges.Range{Lo: b.off, Hi: b.off + b.span}

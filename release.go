@@ -24,7 +24,7 @@ func (a *Allocator) Release(b *Buffer) error {
 // releaseBuffer is Release once b is known to be this Allocator's.
 // Caller holds mu.
 func (a *Allocator) releaseBuffer(b *Buffer) error {
-	if b.released {
+	if b.isReleased() {
 		return fmt.Errorf("%w: buffer %d", ErrDoubleRelease, b.id)
 	}
 	if !a.listed(b) {
@@ -73,20 +73,21 @@ func (a *Allocator) Discard(v *View) error {
 	defer a.unlockChecked()
 	cover, err := a.checkView(v)
 	if err != nil {
-		if v != nil && v.buf != nil && v.buf.a == a && v.buf.released {
+		if v != nil && v.buf != nil && v.buf.a == a && v.buf.isReleased() {
 			return fmt.Errorf("%w: buffer %d", ErrDoubleRelease, v.buf.id)
 		}
 		return err
 	}
 	if !v.coverOK {
-		return fmt.Errorf("%w: view %v needs more than %d runs; discard the buffer instead", ErrInvalidLayout, v.layout, CoverBudget)
+		return fmt.Errorf("%w: view %v needs more than %d runs; discard the buffer instead", ErrInvalidLayout, v.layout(), CoverBudget)
 	}
 	b := v.buf
-	part := ranges.Intersect(cover, &b.live)
+	cs := setOf(cover)
+	part := ranges.Intersect(&cs, &b.live)
 	if part.IsEmpty() {
 		return fmt.Errorf("%w: view of buffer %d already discarded", ErrDoubleRelease, b.id)
 	}
-	if c := b.claimOverlapping(&part); c != nil {
+	if c := b.claimOverlapping(part.Runs()); c != nil {
 		return fmt.Errorf("%w: buffer %d", ErrClaimed, b.id)
 	}
 	return a.releaseLocked(b, &part)
@@ -101,7 +102,7 @@ func (a *Allocator) Discard(v *View) error {
 func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	a.mu.Lock()
 	defer a.unlockChecked()
-	cover, err := a.heldCover(v)
+	cover, _, err := a.heldCover(v)
 	if err != nil {
 		return nil, err
 	}
@@ -115,8 +116,8 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cover.NumRuns() != 1 || !v.coverOK {
-		return nil, fmt.Errorf("%w: %v", ErrNotDense, v.layout)
+	if len(cover) != 1 || !v.coverOK {
+		return nil, fmt.Errorf("%w: %v", ErrNotDense, v.layout())
 	}
 	b := v.buf
 	if b.residual != nil {
@@ -126,7 +127,7 @@ func (a *Allocator) Donate(v *View, ev sasync.Event) (*Buffer, error) {
 			return nil, err
 		}
 	}
-	r := cover.Runs()[0]
+	r := cover[0]
 	var other error
 	a.idx.Users(r, func(_ liveness.UserID, uev sasync.Event, unknown bool) bool {
 		if unknown || !evClock.Covers(uev) {

@@ -2,6 +2,7 @@ package subarena
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/subarena/subarena/internal/invariants"
 	"github.com/subarena/subarena/strided"
@@ -21,6 +22,39 @@ func TestSlabLengths(t *testing.T) {
 	}
 	if made != len(want) {
 		t.Fatalf("%d slabs counted, want %d", made, len(want))
+	}
+}
+
+// TestSlabFill checks that a full slab of Views or Buffers fills its heap
+// size class (3 KiB, 8 KiB) with the 8-byte header the heap puts before a
+// pointerful array of more than 512 bytes: one more would not fit, so a
+// field added to either struct shows here, with the count to change.
+func TestSlabFill(t *testing.T) {
+	const header = 8
+	for _, c := range []struct {
+		name     string
+		size     uintptr
+		n, class int
+	}{
+		{"View", unsafe.Sizeof(View{}), viewsPerSlab, 3072},
+		{"Buffer", unsafe.Sizeof(Buffer{}), buffersPerSlab, 8192},
+	} {
+		used := c.n*int(c.size) + header
+		if used > c.class {
+			t.Errorf("%d %ss of %d bytes take %d bytes: more than the %d-byte class", c.n, c.name, c.size, used, c.class)
+		}
+		if used+int(c.size) <= c.class {
+			t.Errorf("%d %ss of %d bytes take %d bytes: the %d-byte class holds one more", c.n, c.name, c.size, used, c.class)
+		}
+	}
+	var s slab[View]
+	s.full = viewsPerSlab
+	for range 4 { // the growing slabs
+		s.take(1, 1)
+		s.used = len(s.arr)
+	}
+	if s.take(1, 1); len(s.arr) != viewsPerSlab {
+		t.Fatalf("a full-size slab holds %d views, want %d", len(s.arr), viewsPerSlab)
 	}
 }
 

@@ -25,13 +25,16 @@ type View struct {
 	// buffer's Whole view (depth > 1); nil otherwise (Parent), so that the
 	// commonest view stores one pointer less.
 	parent *View
-	layout strided.Layout // relative to the buffer's first byte
-	// depth sits beside the flags below, in one word: a View is then 128
-	// bytes, and a slab of them fills whole pages.
-	depth int32
+	// The layout relative to the buffer's first byte (Layout), in parts:
+	// its offset and element size, and its shape then its strides in one
+	// slice of twice its rank (carved from the Allocator's dims slabs, or
+	// the buffer's wholeDims), so that a View keeps one slice, not two.
+	off, elem int64
+	dims      []int64
+	depth     int32
 
 	// Covered bytes in absolute arena offsets, computed on first use under
-	// the Allocator's lock.
+	// the Allocator's lock (coverLocked).
 	coverDone bool
 	coverOK   bool // exact
 	// coverFailed says that computing the cover failed; the error is
@@ -39,10 +42,21 @@ type View struct {
 	// an error's two words for a failure that does not happen to valid
 	// layouts.
 	coverFailed bool
-	cover       ranges.Set
-	// Room for a cover of one run without an allocation of its own (the
-	// layout's shape and strides come from the Allocator's dims slabs).
-	coverRuns [1]ranges.Range
+	// coverOne says that the cover is known and is coverRun, one run:
+	// the commonest case, which coverLocked answers with one test.
+	coverOne bool
+	// coverRun is the cover when it is one run (or none: an empty run);
+	// coverMore holds a cover of more runs, allocated only for such a
+	// view, so that the commonest view keeps one run and one pointer
+	// rather than a set and room for its run.
+	coverRun  [1]ranges.Range
+	coverMore *ranges.Set
+}
+
+// layout returns the view's layout relative to its buffer's first byte.
+func (v *View) layout() strided.Layout {
+	n := len(v.dims) / 2
+	return strided.Layout{Offset: v.off, Shape: v.dims[:n:n], Strides: v.dims[n:], Elem: v.elem}
 }
 
 // errZeroView is the error of an operation on a nil or zero View.
@@ -87,7 +101,7 @@ func (v *View) Layout() strided.Layout {
 	if v == nil {
 		return strided.Layout{}
 	}
-	return v.layout
+	return v.layout()
 }
 
 // String describes the view's layout.
@@ -95,7 +109,7 @@ func (v *View) String() string {
 	if v == nil {
 		return "<nil view>"
 	}
-	return v.layout.String()
+	return v.layout().String()
 }
 
 // View takes a view of v: l.Offset is relative to v's first byte
@@ -105,48 +119,63 @@ func (v *View) View(l strided.Layout) (*View, error) {
 	if !v.made() {
 		return nil, errZeroView
 	}
-	l.Offset += v.layout.Offset
-	// The caller keeps l: copy its dimensions.
-	return v.deriveDims(l, nil, true)
+	l.Offset += v.off
+	return v.derive(l, nil)
 }
 
 // derive makes the child view of v with layout l (relative to the
 // buffer), or returns err. A nil View, or one no Allocator made, fails with
-// ErrForeign.
+// ErrForeign. The new view keeps a copy of l's shape and strides, taken
+// with the view (the caller keeps l's). Each pointer field of the new view
+// is stored once.
 func (v *View) derive(l strided.Layout, err error) (*View, error) {
-	return v.deriveDims(l, err, false)
-}
-
-// deriveDims is derive that, when copyDims is set, gives the new view a
-// copy of l's shape and strides, taken with the view (the caller keeps
-// l's). Each pointer field of the new view is stored once.
-func (v *View) deriveDims(l strided.Layout, err error, copyDims bool) (*View, error) {
 	if !v.made() {
 		return nil, errZeroView
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := l.Validate(v.buf.size); err != nil {
-		return nil, err
-	}
-	n := 0
-	if copyDims {
-		n = len(l.Shape) // Validate checked that Strides has as many
-	}
-	nv, d := v.buf.a.newView(2 * n)
-	if copyDims {
-		for i := range n { // a few dimensions: no call to memmove
-			d[i], d[n+i] = l.Shape[i], l.Strides[i]
+	b := v.buf
+	run, dense := denseRun(&l, b.size)
+	if !dense {
+		if err := l.Validate(b.size); err != nil {
+			return nil, err
 		}
-		l.Shape, l.Strides = d[0:n:n], d[n:2*n:2*n]
 	}
-	nv.buf, nv.depth, nv.layout = v.buf, v.depth+1, l
+	n := len(l.Shape) // Validate checked that Strides has as many
+	nv, d := b.a.newView(2 * n)
+	for i := range n { // a few dimensions: no call to memmove
+		d[i], d[n+i] = l.Shape[i], l.Strides[i]
+	}
+	nv.buf, nv.depth, nv.off, nv.elem, nv.dims = b, v.depth+1, l.Offset, l.Elem, d
 	if v.depth > 0 {
 		nv.parent = v
 	}
-	nv.cover.Init(nv.coverRuns[:])
+	if dense {
+		// Its cover is known already: none to compute at first use.
+		if !run.Empty() {
+			nv.coverRun[0] = ranges.Range{Lo: b.off + run.Lo, Hi: b.off + run.Hi}
+		}
+		nv.coverDone, nv.coverOK, nv.coverOne = true, true, !run.Empty()
+	}
 	return nv, nil
+}
+
+// denseRun returns the bytes, relative to the buffer, of a layout of one
+// dimension of adjacent elements (strided.Bytes, a vector or a slice of
+// one) that lies within a buffer of size bytes, and true; false for any
+// other layout, which strided.Layout.Validate and AppendCover then judge.
+// Such a layout is valid, and those bytes are its exact cover (none when
+// it has no element): derive takes it with neither.
+func denseRun(l *strided.Layout, size int64) (ranges.Range, bool) {
+	if len(l.Shape) != 1 || len(l.Strides) != 1 || l.Elem <= 0 || l.Offset < 0 || l.Offset > size {
+		return ranges.Range{}, false
+	}
+	n := l.Shape[0]
+	if n < 0 || n > (size-l.Offset)/l.Elem || (n > 1 && l.Strides[0] != l.Elem) {
+		return ranges.Range{}, false
+	}
+	return ranges.Range{Lo: l.Offset, Hi: l.Offset + n*l.Elem}, true
 }
 
 // derived views what op makes of v's layout (see derive).
@@ -154,7 +183,7 @@ func (v *View) derived(op func(l strided.Layout) (strided.Layout, error)) (*View
 	if !v.made() {
 		return nil, errZeroView
 	}
-	return v.derive(op(v.layout))
+	return v.derive(op(v.layout()))
 }
 
 // Slice views elements start, start+step, ... (< stop) of dimension dim.
@@ -193,7 +222,7 @@ func (v *View) Split(dim int, sizes ...int64) ([]*View, error) {
 	if !v.made() {
 		return nil, errZeroView
 	}
-	ls, err := v.layout.Split(dim, sizes...)
+	ls, err := v.layout().Split(dim, sizes...)
 	if err != nil {
 		return nil, err
 	}
@@ -211,31 +240,70 @@ func (v *View) AsStrided(offset int64, shape, strides []int64) (*View, error) {
 	return v.derived(func(l strided.Layout) (strided.Layout, error) { return l.AsStrided(offset, shape, strides) })
 }
 
-// coverLocked returns the view's covered bytes (absolute), computing them
-// once. The caller holds the Allocator's lock.
-func (v *View) coverLocked() (*ranges.Set, bool, error) {
+// coverLocked returns the runs of the view's covered bytes (absolute),
+// computing them once. The runs are v's own: the caller must not change
+// them. The caller holds the Allocator's lock.
+func (v *View) coverLocked() ([]ranges.Range, bool, error) {
+	if !v.coverOne {
+		return v.coverSlow()
+	}
+	return v.coverRun[:], v.coverOK, nil
+}
+
+// coverSlow is coverLocked for a cover not computed yet, of no run or of
+// several, or whose computing failed.
+func (v *View) coverSlow() ([]ranges.Range, bool, error) {
 	if !v.coverDone {
 		// The layout moved to the buffer's offset covers the view's bytes
-		// in arena offsets, appended straight into the view's own set.
-		abs := v.layout
+		// in arena offsets, appended straight into the view's own run
+		// while they are one.
+		abs := v.layout()
 		abs.Offset += v.buf.off
-		exact, err := abs.AppendCover(&v.cover, CoverBudget)
+		var s ranges.Set
+		s.Init(v.coverRun[:])
+		exact, err := abs.AppendCover(&s, CoverBudget)
+		if s.NumRuns() > 1 {
+			more := new(ranges.Set)
+			*more = s
+			v.coverMore = more
+		}
 		v.coverOK, v.coverFailed, v.coverDone = exact, err != nil, true
+		v.coverOne = err == nil && v.coverMore == nil && !v.coverRun[0].Empty()
+	}
+	runs := v.coverRun[:0:1]
+	switch {
+	case v.coverMore != nil:
+		runs = v.coverMore.Runs()
+	case !v.coverRun[0].Empty():
+		runs = v.coverRun[:1:1]
 	}
 	if v.coverFailed {
-		return &v.cover, v.coverOK, v.coverError()
+		return runs, v.coverOK, v.coverError()
 	}
-	return &v.cover, v.coverOK, nil
+	return runs, v.coverOK, nil
+}
+
+// setOf returns the runs of a cover (in order, disjoint, none touching)
+// as a set that shares their array, with no copy: the caller must not
+// change it. Caller holds the Allocator's lock (each run is stored again
+// where it is).
+func setOf(runs []ranges.Range) ranges.Set {
+	var s ranges.Set
+	s.Init(runs)
+	for _, r := range runs {
+		s.Add(r)
+	}
+	return s
 }
 
 // coverError returns the error computing v's cover failed with: the
 // layout does not change, so computing it again fails the same way.
 func (v *View) coverError() error {
-	abs := v.layout
+	abs := v.layout()
 	abs.Offset += v.buf.off
 	var s ranges.Set
 	if _, err := abs.AppendCover(&s, CoverBudget); err != nil {
 		return err
 	}
-	return fmt.Errorf("%w: view %v: covered bytes not computable", ErrInvalidLayout, v.layout)
+	return fmt.Errorf("%w: view %v: covered bytes not computable", ErrInvalidLayout, v.layout())
 }

@@ -41,5 +41,5 @@ func checkWholeCover(t *testing.T, b *Buffer) {
 	b.a.mu.Unlock()
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, want.Runs(), got.Runs(), "buffer %v", b)
+	require.Equal(t, want.Runs(), got, "buffer %v", b)
 }
