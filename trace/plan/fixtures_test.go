@@ -11,4 +11,8 @@ const (
 	// temporaries are made before either is reduced, so both are live at once
 	// (4096-byte temporaries, 256-byte results).
 	twoBranchesFile = "testdata/two-branches.json"
+	// fusedQKVFile holds a fused projection of four rows [q k v] (64 bytes each):
+	// K and V go to external caches, then the scores read the Q rows beside x,
+	// held from before the projection to the end.
+	fusedQKVFile = "testdata/fused-qkv.json"
 )

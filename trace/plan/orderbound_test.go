@@ -1,0 +1,125 @@
+package plan
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/subarena/subarena/trace"
+	"github.com/subarena/subarena/trace/internal/tracetest"
+)
+
+// TestOrderBoundEveryOrder: on small random one-engine traces (inplace
+// ops, strided views, holds), no plan of any order of the ops that keeps
+// OpDependencies is below OrderBound: every such order is enumerated,
+// laid out as Reorder lays out its own, and planned with a search.
+func TestOrderBoundEveryOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 29))
+	n := 200
+	if testing.Short() {
+		n = 40
+	}
+	tight, checked, orders := 0, 0, 0
+	for i := 0; checked < n; i++ {
+		tr, err := trace.Parse(tracetest.Random(rng, 8+rng.IntN(16)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		oneEngine(tr)
+		p, err := tr.Resolve()
+		if err != nil || len(p.Ops) < 2 || len(p.Ops) > 7 {
+			continue
+		}
+		checked++
+		ob, err := OrderBound(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := newDepGraph(p.Clone())
+		lowest := int64(-1)
+		for _, order := range topoOrders(g.pred, 400) {
+			rt, err := g.steps(order)
+			if err != nil {
+				t.Fatalf("trace %d order %v: %v", i, order, err)
+			}
+			res, err := Plan(rt, Options{Budget: 2 * time.Millisecond})
+			if err != nil {
+				t.Fatalf("trace %d order %v: %v", i, order, err)
+			}
+			if res.Plan.Size < ob {
+				t.Fatalf("trace %d: order %v planned in %d bytes, below the order bound %d", i, order, res.Plan.Size, ob)
+			}
+			if lowest < 0 || res.Plan.Size < lowest {
+				lowest = res.Plan.Size
+			}
+			orders++
+		}
+		if lowest == ob {
+			tight++
+		}
+	}
+	t.Logf("%d traces, %d orders: the order bound met by a plan on %d", checked, orders, tight)
+	if tight == 0 {
+		t.Error("no plan meets the order bound: the bound is never tight")
+	}
+}
+
+// topoOrders returns up to limit orders of the ops that keep each after
+// the ops pred lists for it.
+func topoOrders(pred [][]int32, limit int) [][]int {
+	n := len(pred)
+	var out [][]int
+	done := make([]bool, n)
+	order := make([]int, 0, n)
+	var walk func()
+	walk = func() {
+		if len(out) >= limit {
+			return
+		}
+		if len(order) == n {
+			out = append(out, append([]int(nil), order...))
+			return
+		}
+		for k := range n {
+			if done[k] {
+				continue
+			}
+			ready := true
+			for _, j := range pred[k] {
+				ready = ready && done[j]
+			}
+			if !ready {
+				continue
+			}
+			done[k] = true
+			order = append(order, k)
+			walk()
+			order = order[:len(order)-1]
+			done[k] = false
+		}
+	}
+	walk()
+	return out
+}
+
+// TestOrderBoundHoles: when the scores run, in any order, the Q rows of
+// the fused projection pin its span (3×192 + 64 bytes) beside the scores
+// (1024) and x (256), neither of which fits in a 128-byte gap: 1920 bytes,
+// what the plan reaches, where the bytes held alone are 1536.
+func TestOrderBoundHoles(t *testing.T) {
+	p := tracetest.Program(t, fusedQKVFile)
+	ob, err := OrderBound(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ob != 1920 {
+		t.Errorf("order bound %d, want 1920", ob)
+	}
+	rd, err := PlanReordered(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := rd.Chosen(); res.Plan.Size != 1920 || rd.OrderBound != 1920 {
+		t.Errorf("plan %d, order bound %d: want both 1920", res.Plan.Size, rd.OrderBound)
+	}
+}
