@@ -15,4 +15,8 @@ const (
 	// K and V go to external caches, then the scores read the Q rows beside x,
 	// held from before the projection to the end.
 	fusedQKVFile = "testdata/fused-qkv.json"
+	// relaidRopeFile holds the same projection whose Q rows an inplace rope
+	// takes over (a strided placement), then the scores, which the K and V
+	// copies read too.
+	relaidRopeFile = "testdata/relaid-rope.json"
 )

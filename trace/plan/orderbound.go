@@ -239,9 +239,10 @@ func newLiveCounter(p *trace.Program, anc, desc bitMatrix) *liveCounter {
 		c.ownTotal[k] = total
 		c.base[k] = -1
 	}
-	// A buffer an inplace op writes while reading a strided (or inexact)
-	// footprint, or a buffer that is not rigid, may be laid over that
-	// footprint: not rigid, and nor is what is laid over it in turn.
+	// A buffer an inplace op writes while reading a view that does not
+	// hold its elements in its own dense order (shifted), or a buffer that
+	// is not rigid, may be laid over that view's bytes (see inplace.go):
+	// not rigid, and nor is what is laid over it in turn.
 	for changed := true; changed; {
 		changed = false
 		for k := range p.Ops {
@@ -249,23 +250,21 @@ func newLiveCounter(p *trace.Program, anc, desc bitMatrix) *liveCounter {
 			if !op.InPlace {
 				continue
 			}
-			loose := false
-			for _, u := range op.Uses {
-				if u.Access&trace.AccessRead == 0 || p.Buffers[u.Ref.Buffer].External {
+			for _, w := range op.Uses {
+				b := w.Ref.Buffer
+				if w.Access&trace.AccessWrite == 0 || !c.rigid[b] {
 					continue
 				}
-				f, exact := p.Footprint(u.Ref)
-				if !exact || f.NumRuns() > 1 || !c.rigid[u.Ref.Buffer] {
-					loose = true
-				}
-			}
-			if !loose {
-				continue
-			}
-			for _, u := range op.Uses {
-				if u.Access&trace.AccessWrite != 0 && c.rigid[u.Ref.Buffer] {
-					c.rigid[u.Ref.Buffer] = false
-					changed = true
+				for _, u := range op.Uses {
+					a := u.Ref.Buffer
+					if u.Access&trace.AccessRead == 0 || a == b || p.Buffers[a].External {
+						continue
+					}
+					if l := p.Layout(u.Ref); !c.rigid[a] || !sameElements(l, shifted(p.Buffers[b].Layout, l.Offset)) {
+						c.rigid[b] = false
+						changed = true
+						break
+					}
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -121,5 +122,26 @@ func TestOrderBoundHoles(t *testing.T) {
 	}
 	if res := rd.Chosen(); res.Plan.Size != 1920 || rd.OrderBound != 1920 {
 		t.Errorf("plan %d, order bound %d: want both 1920", res.Plan.Size, rd.OrderBound)
+	}
+}
+
+// TestOrderBoundRelaid: a buffer laid over a strided footprint is not
+// rigid, and OrderBound counts no run of it beside the holes it sits in.
+// While the scores run, the K and V rows of the projection are held (the
+// copies read the scores too) and the rope's output sits in the Q rows'
+// gaps: 768 + 1024 + 256 bytes, what the plan reaches; counting the rope's
+// output as one run beside the K and V rows' span would give 2240.
+func TestOrderBoundRelaid(t *testing.T) {
+	p := tracetest.Program(t, relaidRopeFile)
+	rd, err := PlanReordered(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := rd.Chosen()
+	if !slices.Equal(res.Relaid, []string{"qr"}) || res.Plan.Size != 2048 {
+		t.Fatalf("plan %d relaying %v, want 2048 relaying qr", res.Plan.Size, res.Relaid)
+	}
+	if rd.OrderBound != 2048 {
+		t.Errorf("order bound %d, want 2048", rd.OrderBound)
 	}
 }
