@@ -19,4 +19,7 @@ const (
 	// takes over (a strided placement), then the scores, which the K and V
 	// copies read too.
 	relaidRopeFile = "testdata/relaid-rope.json"
+	// heldDiscardFile holds a buffer never released whose first half, a
+	// scratch view, is discarded once reduced; its second half is written last.
+	heldDiscardFile = "testdata/held-discard.json"
 )

@@ -23,9 +23,10 @@ const maxOrderBoundOps = 1 << 15
 // bytes k reads and writes (for an inplace op only the larger of the two,
 // since its output may take the bytes of an input), and each byte of
 // another use that an op depending on k's ancestors must use before k and
-// one of k's descendants after it (or that is held to the end once used):
-// no buffer can take such a byte during k, whatever the order. A host
-// fill counts from the byte's first reader, where a trace may allocate it.
+// one of k's descendants after it (or that is held to the end once used,
+// unless a discarded view covers it): no buffer can take such a byte
+// during k, whatever the order. A host fill counts from the byte's first
+// reader, where a trace may allocate it.
 //
 // Two ops neither of which must run first (the gate and up products of a
 // feed-forward block, two branches) run in one order or the other: each
@@ -143,7 +144,8 @@ func mostLive(p *trace.Program, anc, desc bitMatrix) int64 {
 // operands (for an inplace op only the larger of its reads and its
 // writes, since its output may take the bytes of an input), and each byte
 // of another use that an op known to run before k uses and one known to
-// run after it uses too (or that is held to the end once used).
+// run after it uses too (or that is held to the end once used, but for the
+// bytes of a discarded view).
 //
 // At an op that is not inplace it also counts holes: a rigid buffer b
 // (one no plan lays over a strided footprint of another: its bytes keep
@@ -158,9 +160,10 @@ func mostLive(p *trace.Program, anc, desc bitMatrix) int64 {
 type liveCounter struct {
 	p         *trace.Program
 	anc, desc bitMatrix
-	uses      [][]obUse // per buffer, the uses of it (none for externals)
-	held      []bool    // per buffer: never released
-	rigid     []bool    // per buffer: placed at one offset in every plan
+	uses      [][]obUse    // per buffer, the uses of it (none for externals)
+	held      []bool       // per buffer: never released
+	discarded []ranges.Set // per held buffer: the bytes of its discarded views (a superset when inexact)
+	rigid     []bool       // per buffer: placed at one offset in every plan
 	own       [][]ownBytes
 	ownTotal  []int64   // per op: its own operands' bytes
 	opBufs    [][]int32 // per op: the distinct non-external buffers it uses
@@ -188,12 +191,18 @@ type ownBytes struct {
 
 func newLiveCounter(p *trace.Program, anc, desc bitMatrix) *liveCounter {
 	n, nb := len(p.Ops), len(p.Buffers)
-	c := &liveCounter{p: p, anc: anc, desc: desc, uses: make([][]obUse, nb), held: make([]bool, nb),
+	c := &liveCounter{p: p, anc: anc, desc: desc, uses: make([][]obUse, nb), held: make([]bool, nb), discarded: make([]ranges.Set, nb),
 		rigid: make([]bool, nb), own: make([][]ownBytes, n), ownTotal: make([]int64, n), opBufs: make([][]int32, n),
 		row: make([]uint64, anc.words), stamp: make([]int32, nb), spans: make([]ranges.Set, nb), base: make([]int64, n)}
 	for b := range p.Buffers {
 		c.held[b] = p.Buffers[b].Release < 0
 		c.rigid[b] = !p.Buffers[b].External
+	}
+	for v := range p.Views {
+		if b := p.Views[v].Buffer; c.held[b] && p.Views[v].Discard >= 0 {
+			f, _ := p.Footprint(trace.Ref{Buffer: b, View: v})
+			c.discarded[b].AddSet(&f)
+		}
 	}
 	for k := range p.Ops {
 		op := &p.Ops[k]
@@ -303,10 +312,14 @@ func (c *liveCounter) contrib(k, b int, before, after []uint64) int64 {
 			c.after.AddSet(&u.fp)
 		}
 	}
+	intersect(&c.before, &c.after, &c.cut)
 	if c.held[b] {
+		// Held bytes stay once used, but for those of a discarded view,
+		// which go once their last user ran.
+		if d := &c.discarded[b]; !d.IsEmpty() {
+			c.before.RemoveSet(d)
+		}
 		c.cut.AddSet(&c.before)
-	} else {
-		intersect(&c.before, &c.after, &c.cut)
 	}
 	n := c.cut.Len()
 	for i := range c.own[k] {
