@@ -22,4 +22,7 @@ const (
 	// heldDiscardFile holds a buffer never released whose first half, a
 	// scratch view, is discarded once reduced; its second half is written last.
 	heldDiscardFile = "testdata/held-discard.json"
+	// inplaceWritesInputFile holds an inplace op that writes its input a
+	// and a new buffer b of a's size, a dying there.
+	inplaceWritesInputFile = "testdata/inplace-writes-input.json"
 )

@@ -206,8 +206,8 @@ func newLiveCounter(p *trace.Program, anc, desc bitMatrix) *liveCounter {
 	}
 	for k := range p.Ops {
 		op := &p.Ops[k]
-		var reads, writes, total int64
-		var rw [][2]ranges.Set // read, written: per entry of c.own[k]
+		var total int64
+		var whole []bool // per entry of c.own[k]: k writes the whole buffer
 		for _, u := range op.Uses {
 			b := u.Ref.Buffer
 			if p.Buffers[b].External {
@@ -225,25 +225,29 @@ func newLiveCounter(p *trace.Program, anc, desc bitMatrix) *liveCounter {
 			if i < 0 {
 				i = len(c.own[k])
 				c.own[k] = append(c.own[k], ownBytes{buf: b})
-				rw = append(rw, [2]ranges.Set{})
+				whole = append(whole, false)
 			}
-			if u.Access&trace.AccessRead != 0 {
-				rw[i][0].AddSet(&f)
-			}
-			if u.Access&trace.AccessWrite != 0 {
-				rw[i][1].AddSet(&f)
+			if u.Access&trace.AccessWrite != 0 && u.Ref.View < 0 {
+				whole[i] = true
 			}
 			c.own[k][i].both.AddSet(&f)
 		}
-		// Reads of different buffers are disjoint, and so are writes; an
-		// inplace op's write may share the bytes of a read.
+		// The operands of different buffers are disjoint, but at an inplace
+		// op a buffer it writes whole, first used there, may take the bytes
+		// of another operand (inplace.go): count the others, or the largest
+		// such buffer when more.
+		var others, largest int64
 		for i := range c.own[k] {
-			reads += rw[i][0].Len()
-			writes += rw[i][1].Len()
-			total += c.own[k][i].both.Len()
+			n := c.own[k][i].both.Len()
+			total += n
+			if b := c.own[k][i].buf; whole[i] && c.uses[b][0].op == k {
+				largest = max(largest, n)
+			} else {
+				others += n
+			}
 		}
 		if op.InPlace {
-			total = max(reads, writes)
+			total = max(others, largest)
 		}
 		c.ownTotal[k] = total
 		c.base[k] = -1

@@ -161,3 +161,18 @@ func TestOrderBoundHeldDiscard(t *testing.T) {
 		t.Errorf("plan %d, order bound %d: want both 1216", res.Plan.Size, rd.OrderBound)
 	}
 }
+
+// TestOrderBoundInplaceWritesInput: an inplace op's output may take the
+// bytes of an input the op writes too, so the op's writes to the two
+// count once: 256 bytes, what the plan reaches (the sum of the writes
+// would give 512).
+func TestOrderBoundInplaceWritesInput(t *testing.T) {
+	p := tracetest.Program(t, inplaceWritesInputFile)
+	rd, err := PlanReordered(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := rd.Chosen(); res.Plan.Size != 256 || res.InPlace != 1 || rd.OrderBound != 256 {
+		t.Errorf("plan %d with %d in place, order bound %d: want 256, 1 and 256", res.Plan.Size, res.InPlace, rd.OrderBound)
+	}
+}
