@@ -20,13 +20,14 @@ const maxOrderBoundOps = 1 << 15
 // matching ErrNotReordered otherwise).
 //
 // At each op k it counts the bytes every such order holds at once: the
-// bytes k reads and writes (for an inplace op only the larger of the two,
-// since its output may take the bytes of an input), and each byte of
-// another use that an op depending on k's ancestors must use before k and
-// one of k's descendants after it (or that is held to the end once used,
-// unless a discarded view covers it): no buffer can take such a byte
-// during k, whatever the order. A host fill counts from the byte's first
-// reader, where a trace may allocate it.
+// bytes k reads and writes (for an inplace op, whose new output may take
+// the bytes of an input, only those of its other operands or of its
+// largest new output, whichever is more), and each byte of another use
+// that an op depending on k's ancestors must use before k and one of k's
+// descendants after it (or that is held to the end once used, unless a
+// discarded view covers it): no buffer can take such a byte during k,
+// whatever the order. A host fill counts from the byte's first reader,
+// where a trace may allocate it.
 //
 // Two ops neither of which must run first (the gate and up products of a
 // feed-forward block, two branches) run in one order or the other: each
@@ -99,9 +100,9 @@ func reachable(edges [][]int32, reverse bool) bitMatrix {
 }
 
 // orderBoundWork caps the work of OrderBound's pairs (pairs tried, words of
-// the op sets formed, uses visited): past
-// it the bound found so far is returned (each pair's figure is a bound of
-// its own, so any partial maximum is one too).
+// the op sets formed, uses visited): past it the bound found so far is
+// returned (each pair's figure is a bound of its own, so any partial
+// maximum is one too).
 const orderBoundWork = 1 << 21
 
 // mostLive returns the most bytes held at once while an op k runs, over
@@ -141,11 +142,11 @@ func mostLive(p *trace.Program, anc, desc bitMatrix) int64 {
 
 // liveCounter counts, for an op k and sets of ops known to run before and
 // after it, the bytes every such order holds while k runs: k's own
-// operands (for an inplace op only the larger of its reads and its
-// writes, since its output may take the bytes of an input), and each byte
-// of another use that an op known to run before k uses and one known to
-// run after it uses too (or that is held to the end once used, but for the
-// bytes of a discarded view).
+// operands (at an inplace op, whose new output may take the bytes of
+// another operand, those of the others or of the largest such output),
+// and each byte of another use that an op known to run before k uses and
+// one known to run after it uses too (or that is held to the end once
+// used, but for the bytes of a discarded view).
 //
 // At an op that is not inplace it also counts holes: a rigid buffer b
 // (one no plan lays over a strided footprint of another: its bytes keep
@@ -171,7 +172,7 @@ type liveCounter struct {
 	stamp     []int32   // per buffer: the pair that last counted it
 	epoch     int32
 	base      []int64 // per op: its figure without holes (-1: not yet)
-	// scratch sets
+	// Scratch sets.
 	before, after, cut ranges.Set
 	spans              []ranges.Set // per buffer, held bytes at the op (holes)
 }
