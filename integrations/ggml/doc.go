@@ -214,11 +214,9 @@
 // inside one chain (the gate/up product and its activation beside the
 // residual in LLaMA, the attention scores in GPT-2), the same in every
 // order, and the fixed order's plan is within a granule of that bound on
-// all graphs but two: the LLaMA-7B softmax prefill, whose planner bound is
-// set by the Q rope laid over the Q rows of the fused QKV product (a
-// strided in-place placement: its holes are the placement's, not the
-// order's), and the LLaMA-7B batch-8 decode in llama.cpp's form, whose
-// plan is above a planner bound that meets the order bound.
+// all graphs but the LLaMA-7B softmax prefill, whose planner bound is set
+// by the Q rope laid over the Q rows of the fused QKV product (a strided
+// in-place placement: its holes are the placement's, not the order's).
 //
 // # Online mode
 //
