@@ -20,7 +20,7 @@ func TestPlanReorder(t *testing.T) {
 	}
 	out, code := runFresh(t, "plan", in, "--budget", "0", "--reorder", "-o", planPath, "--reordered-out", reordered, "--json=false")
 	for _, want := range []string{"size          4608 B", "fixed_order   size 8448 B, lower_bound 8448 B",
-		"reordered     size 4608 B, lower_bound 4608 B", "; kept)", "order_bound   4352 B"} {
+		"reordered     size 4608 B, lower_bound 4608 B", "; kept)", "order_bound   4608 B"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("plan --reorder: exit %d, want %q in\n%s", code, want, out)
 		}

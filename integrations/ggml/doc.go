@@ -222,9 +222,9 @@
 // inside one chain (the gate/up product and its activation beside the
 // residual in LLaMA, the attention scores in GPT-2), the same in every
 // order, and the fixed order's plan is within a granule of that bound on
-// all graphs but the LLaMA-7B softmax and GPT-2 1024-token prefills, whose
-// planner bound is set by the contiguity of buffers with holes (the hole
-// bound), not by the order.
+// all graphs but the LLaMA-7B softmax prefill, whose planner bound is set
+// by the Q rope laid over the Q rows of the fused QKV product (a strided
+// in-place placement: its holes are the placement's, not the order's).
 //
 // # Online mode
 //

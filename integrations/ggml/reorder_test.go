@@ -138,7 +138,9 @@ func TestReorderGraphBranches(t *testing.T) {
 		// result, the partial sum and x (still read by the next branches'
 		// products) — x is dead by the last branch, so two branches need
 		// only 32 + 2×4 KiB. Both plans are at their bounds, and no order
-		// is below OrderBound (one branch's temporary and result).
+		// is below OrderBound: of any two branches, the one that reduces
+		// second holds its temporary and result beside the other's result
+		// (what the two-branch plan reaches).
 		wantFixed, wantReordered := int64(4096+n*32768), int64(32768+3*4096)
 		if n == 2 {
 			wantReordered = 32768 + 2*4096
@@ -147,7 +149,7 @@ func TestReorderGraphBranches(t *testing.T) {
 			t.Errorf("%d branches: fixed bound %d plan %d, reordered bound %d plan %d; want %d, %d", n,
 				f.LowerBound, f.Size, r.LowerBound, r.Size, wantFixed, wantReordered)
 		}
-		if o.OrderBound > r.Size || o.OrderBound != 32768+4096 {
+		if o.OrderBound > r.Size || o.OrderBound != 32768+2*4096 {
 			t.Errorf("%d branches: order bound %d, reordered plan %d", n, o.OrderBound, r.Size)
 		}
 		gallocrReordered := br.GallocrSize()
