@@ -25,4 +25,9 @@ const (
 	// inplaceWritesInputFile holds an inplace op that writes its input a
 	// and a new buffer b of a's size, a dying there.
 	inplaceWritesInputFile = "testdata/inplace-writes-input.json"
+	// inplaceReadsOutputFile holds an inplace op o5 that reads b3 and a
+	// strided view v4 of b0 and writes b3 and b0 whole: b0, read at o5
+	// through v4, is no output o5 may place over the dying b3 (a random
+	// trace on which the planner once did, unsafely).
+	inplaceReadsOutputFile = "testdata/inplace-reads-output.json"
 )

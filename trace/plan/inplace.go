@@ -240,7 +240,7 @@ func (ip *inplacer) decide() {
 			b := w.Ref.Buffer
 			B := &p.Buffers[b]
 			if w.Access&trace.AccessWrite == 0 || w.Ref.View >= 0 || B.External ||
-				len(ip.group(b)) > 1 || ip.place[b].root != b || ip.usesOf[b][0].Op != k {
+				len(ip.group(b)) > 1 || ip.place[b].root != b || ip.usesOf[b][0].Op != k || ip.readsOwn(k, b) || ip.usesTwice(k, b) {
 				continue
 			}
 			for ri, rd := range op.Uses {
@@ -291,7 +291,7 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 	pl := placement{root: r, layout: l, relaid: !dense || ip.relaid[r], op: k}
 	if pl.relaid {
 		if !ip.relayout || ip.dense[r] || p.Buffers[r].Step > B.Step || !ip.viewsExpressible(b, l) ||
-			ip.discardedLater(r, fp, p.Ops[k].Step) || ip.heldOver(r, fp) || ip.usesTwice(k, b) {
+			ip.discardedLater(r, fp, p.Ops[k].Step) || ip.heldOver(r, fp) {
 			return placement{}, ranges.Set{}, false
 		}
 	} else {
@@ -312,6 +312,18 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 		}
 	}
 	return pl, fp, true
+}
+
+// readsOwn reports whether op k reads bytes of buffer b: then b's bytes
+// hold a value before k writes them, and b is no output k may place over a
+// dying input (nor is a b that k also uses through a view: usesTwice).
+func (ip *inplacer) readsOwn(k, b int) bool {
+	for _, u := range ip.p.Ops[k].Uses {
+		if u.Ref.Buffer == b && u.Access&trace.AccessRead != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // dying reports whether the root bytes fp die at op k: every other op
