@@ -157,36 +157,38 @@
 // or flash attention; 0.735 on a LLaMA-7B 512-token flash prefill), the
 // strided placements taking it from the 0.90 offsets reach. On LLaMA graphs
 // in llama.cpp's form (separate Q, K and V matmuls, gate and up joined by
-// ggml_swiglu_split) nothing is strided and prefill graphs reach 0.903.
+// ggml_swiglu_split) nothing is strided, and subrange lifetimes with GLU in
+// place over its dying gate (package kernels) give 0.734 on prefill graphs.
 // GPT-2-style prefill graphs reach 0.872. Decode graphs are dominated by the
-// logits, an output held to the end: 0.97-1.0. It is never larger than
-// gallocr's on any graph tested, and 51 of the 52 graphs are at the
-// planner's proven lower bound with the greedy start alone.
+// logits, an output held to the end: 0.97-0.98. It is never larger than
+// gallocr's on any graph tested, and all 52 graphs are at the planner's
+// proven lower bound with the greedy start alone.
 //
 // # What it costs
 //
 // A plan-cache hit costs one pass over the graph's tensors comparing them
-// with the cached topology and checking that they fit, and one placing
-// them (ggml_backend_tensor_alloc, ggml_backend_view_init), with no Go
-// allocation: about what ggml_gallocr_alloc_graph costs on a graph gallocr
-// has reserved (0.69-1.45 times it in CPU time, median 0.93, over the 52
-// graphs of one run of `go run ./cmd/ggmlbench -big` on a shared 2-core
-// machine, where repeated runs move each ratio by a few tenths; 0.75-0.9
-// in BenchmarkSubarenaHit against BenchmarkGallocrAllocGraph). A C host can take the whole hit in C (HitState
-// and sa_hit_last), as the llama.cpp drop-in does. A miss reads the graph,
-// builds and resolves a trace and plans it: 0.5-13 ms for graphs of 70 to
-// 140 nodes (28-380 times ggml_gallocr_reserve, which places greedily as
-// it walks), 4-6 ms for LLaMA-7B decode and llama.cpp-form prefill graphs,
-// 22 ms for the fused LLaMA-7B flash prefill, and 80-210 ms for the two
-// graphs whose greedy start misses the bound (LLaMA-7B softmax prefill,
-// GPT-2 small 1024-token prefill), where the planner derives the finer
-// problem. Planning and resolving the trace take most of it; reading the
-// graph about a tenth. A decode loop pays it once per topology its reserve
-// has not covered (the cache holds Options.CacheSize plans,
-// DefaultCacheSize by default), and once the buffer exists such a plan is
-// greedy: Options.Budget is for the graphs that size the buffer.
-// BenchmarkGallocr* and BenchmarkSubarena* measure both on the same graphs
-// in one process, ggmlbench on more.
+// with the cached topology (the scanned tensors' links by pointer) and
+// checking that they fit (at once when every tensor has the planned dims),
+// and one placing them, with no Go allocation: less than
+// ggml_gallocr_alloc_graph costs on a graph gallocr has reserved (0.28-0.61
+// times it in CPU time, median 0.40, over the 52 graphs of one run of
+// `go run ./cmd/ggmlbench -big` on a shared 2-core machine; 2.0-5.4 us
+// against 4.7-9.6 us in BenchmarkSubarenaHit against
+// BenchmarkGallocrAllocGraph). A C host can take the whole hit in C
+// (HitState and sa_hit_last), as the llama.cpp drop-in does. A miss reads
+// the graph, builds and resolves a trace and plans it: 0.24-2.7 ms for the
+// graphs of widths 256 to 2048 (16-145 times ggml_gallocr_reserve, which
+// places greedily as it walks), about 2.5 ms for LLaMA-7B decode and
+// llama.cpp-form prefill graphs, 12 ms for the fused LLaMA-7B flash
+// prefill, and 15-34 ms for the two graphs whose greedy start misses the
+// bound (GPT-2 small 1024-token prefill, LLaMA-7B softmax prefill), where
+// the planner derives the finer problem. Planning and resolving the trace
+// take most of it; reading the graph about a tenth. A decode loop pays it
+// once per topology its reserve has not covered (the cache holds
+// Options.CacheSize plans, DefaultCacheSize by default), and once the
+// buffer exists such a plan is greedy: Options.Budget is for the graphs
+// that size the buffer. BenchmarkGallocr* and BenchmarkSubarena* measure
+// both on the same graphs in one process, ggmlbench on more.
 //
 // # Differences from gallocr
 //
@@ -194,10 +196,10 @@
 // (the reader takes the leaf list from struct ggml_cgraph, in the release's
 // private ggml-impl.h): the host may write any leaf before the graph runs.
 // A leaf no node reads is, like any input after its last reader, dead once
-// the graph starts. A relaid tensor's nb are changed in the graph, as gallocr changes data and
-// buffer; inputs, outputs and their views are never relaid, so
-// ggml_backend_tensor_set and _get on them see the layouts the graph was
-// built with. Allocating the same graph again places its tensors afresh at
+// the graph starts. A relaid tensor's nb are changed in the graph, as
+// gallocr changes data and buffer; inputs, outputs and their views are
+// never relaid, so ggml_backend_tensor_set and _get on them see the layouts
+// the graph was built with. Allocating the same graph again places its tensors afresh at
 // the same offsets (gallocr leaves tensors that have data alone). An
 // Allocator is safe for concurrent use; the graphs it places are not.
 //
