@@ -7,10 +7,7 @@ require (
 	github.com/subarena/subarena/integrations/ggml v0.0.0
 )
 
-require (
-	github.com/ollama/ollama v0.17.4 // indirect
-	golang.org/x/sync v0.25.0 // indirect
-)
+require golang.org/x/sync v0.25.0 // indirect
 
 replace (
 	github.com/subarena/subarena => ../..
