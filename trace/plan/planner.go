@@ -45,12 +45,15 @@ type prelude struct {
 
 // newPrelude starts the replay (as opts asks) and the check of its plan and
 // waits for them until half the budget since start has gone by. It sets the
-// reserve: twice the time that check took when it finished by then, or the
-// tenth of the budget (at most 500 ms) otherwise; plus a twentieth of the
-// budget (at most 50 ms) for the rest of the work after the search.
+// reserve: when the planner checks its own plan (opts.checks), twice the
+// time that check took when it finished by then, or the tenth of the budget
+// (at most 500 ms) otherwise; plus, always, a twentieth of the budget (at
+// most 50 ms) for the rest of the work after the search.
 func newPrelude(p *trace.Program, opts Options, start time.Time) *prelude {
-	pre := &prelude{reserve: min(opts.Budget/10, 500*time.Millisecond), done: make(chan struct{}),
-		stop: make(chan struct{})}
+	pre := &prelude{done: make(chan struct{}), stop: make(chan struct{})}
+	if opts.checks() {
+		pre.reserve = min(opts.Budget/10, 500*time.Millisecond)
+	}
 	var checkTime time.Duration
 	p = p.Clone() // the planner goes on with p meanwhile
 	go func() {
@@ -79,7 +82,7 @@ func newPrelude(p *trace.Program, opts Options, start time.Time) *prelude {
 	defer wait.Stop()
 	select {
 	case <-pre.done:
-		if pre.checked {
+		if pre.checked && opts.checks() {
 			pre.reserve = 2 * checkTime
 		}
 	case <-wait.C: // the replay goes on beside the search

@@ -947,3 +947,24 @@ func TestScratchSparesAllocations(t *testing.T) {
 		t.Fatalf("a warm Scratch: %.0f allocations per plan, a fresh one %.0f", again, fresh)
 	}
 }
+
+// TestPreludeReserve checks what a budgeted search leaves for after it:
+// the check of the planner's own plan only when the planner checks it
+// (Options.Check, or the invariants tag), and always the tail of the work.
+func TestPreludeReserve(t *testing.T) {
+	p := tracetest.Program(t, twoBranchesFile)
+	const budget = time.Second
+	tail := min(budget/20, 50*time.Millisecond)
+	for _, withCheck := range []bool{false, true} {
+		opts := Options{Budget: budget, Check: withCheck}
+		pre := newPrelude(p, opts, time.Now())
+		<-pre.done
+		want := tail
+		if opts.checks() {
+			want += min(budget/10, 500*time.Millisecond)
+		}
+		if pre.reserve != want {
+			t.Errorf("Check %v (checks %v): reserve %v, want %v", withCheck, opts.checks(), pre.reserve, want)
+		}
+	}
+}
