@@ -118,6 +118,9 @@ import (
 // registry lacks a function this package calls.
 var ErrNoCPU = errors.New("cpubackend: ggml's CPU backend is not available")
 
+// ErrThreads reports a thread count below 1.
+var ErrThreads = errors.New("cpubackend: a backend computes with at least 1 thread")
+
 // Backend is a started CPU backend: a ggml_backend_t, and the thread pool
 // it runs on when it has one of its own.
 type Backend struct {
@@ -132,7 +135,7 @@ type Backend struct {
 // computation, as llama.cpp does by default.
 func New(threads int, ownPool bool) (*Backend, error) {
 	if threads < 1 {
-		return nil, fmt.Errorf("cpubackend: %d threads: %w", threads, ErrNoCPU)
+		return nil, fmt.Errorf("%w: %d threads", ErrThreads, threads)
 	}
 	var b C.ggml_backend_t
 	var pool C.ggml_threadpool_t

@@ -6,7 +6,7 @@ import (
 )
 
 // TestNew starts the release's CPU backend with one thread, with several
-// on a pool of its own, and refuses zero threads.
+// on a pool of its own, and refuses fewer than one thread.
 func TestNew(t *testing.T) {
 	for _, c := range []struct {
 		threads int
@@ -28,7 +28,9 @@ func TestNew(t *testing.T) {
 			t.Errorf("Free left the handle set")
 		}
 	}
-	if _, err := New(0, false); !errors.Is(err, ErrNoCPU) {
-		t.Errorf("New(0): %v, want ErrNoCPU", err)
+	for _, n := range []int{0, -1} {
+		if b, err := New(n, false); b != nil || !errors.Is(err, ErrThreads) {
+			t.Errorf("New(%d): %v, %v; want ErrThreads", n, b, err)
+		}
 	}
 }
