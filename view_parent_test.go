@@ -4,24 +4,14 @@ import (
 	"testing"
 
 	"github.com/subarena/subarena/strided"
-	sasync "github.com/subarena/subarena/sync"
 )
 
 // TestViewParent checks Parent along a chain: nil for the Whole view, the
 // Whole view for a view of the buffer (which keeps no pointer to it), and
 // the view it was taken from further down.
 func TestViewParent(t *testing.T) {
-	tl := sasync.NewTimeline()
-	e, _ := tl.AddEngine("compute", sasync.Compute)
-	a, err := New(Config{Capacity: 1 << 16, Timeline: tl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pt, _ := tl.Point(e)
-	b, err := a.Alloc(4096, pt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, e, a := newComputeAllocator(t, 1<<16, 0)
+	b := allocAtNext(t, a, e, 4096)
 	v1, err := b.View(strided.Bytes(0, 2048))
 	if err != nil {
 		t.Fatal(err)

@@ -25,21 +25,7 @@ func copyEngineReclaims(t testing.TB, mode Mode, n int) int {
 	free := func(r ranges.Range) { freed += r.Len() }
 	var completed sasync.Clock
 	for i := range n {
-		buf := ranges.Range{Lo: int64(i) * size, Hi: int64(i+1) * size}
-		seq := sasync.Seq(i + 1)
-		if _, err := x.AddUser(sasync.Event{Engine: 0, Seq: seq}, false, []ranges.Range{buf}); err != nil {
-			t.Fatal(err)
-		}
-		half := ranges.Range{Lo: buf.Lo, Hi: buf.Lo + size/2}
-		if _, err := x.AddUser(sasync.Event{Engine: 1, Seq: seq}, false, []ranges.Range{half}); err != nil {
-			t.Fatal(err)
-		}
-		completed[0] = seq
-		x.Complete(&completed, free)
-		rel := ranges.FromRanges(buf)
-		if err := x.Release(&rel, free); err != nil {
-			t.Fatal(err)
-		}
+		seq := copyEngineStep(t, x, i, size, &completed, free)
 		if i%64 == 63 {
 			completed[1] = seq / 2
 			x.Complete(&completed, free)
@@ -53,6 +39,30 @@ func copyEngineReclaims(t testing.TB, mode Mode, n int) int {
 		t.Fatal(err)
 	}
 	return x.pieceVisits
+}
+
+// copyEngineStep is step i of the copy-engine pattern on x: buffer i of
+// size bytes is written on compute (engine 0), its first half read on copy
+// (engine 1), both as op i+1; compute completes that op (completed[0]) and
+// the buffer is released. It returns the step's seq.
+func copyEngineStep(t testing.TB, x *Index, i int, size int64, completed *sasync.Clock, free func(ranges.Range)) sasync.Seq {
+	t.Helper()
+	buf := ranges.Range{Lo: int64(i) * size, Hi: int64(i+1) * size}
+	seq := sasync.Seq(i + 1)
+	if _, err := x.AddUser(sasync.Event{Engine: 0, Seq: seq}, false, []ranges.Range{buf}); err != nil {
+		t.Fatal(err)
+	}
+	half := ranges.Range{Lo: buf.Lo, Hi: buf.Lo + size/2}
+	if _, err := x.AddUser(sasync.Event{Engine: 1, Seq: seq}, false, []ranges.Range{half}); err != nil {
+		t.Fatal(err)
+	}
+	completed[0] = seq
+	x.Complete(completed, free)
+	rel := ranges.FromRanges(buf)
+	if err := x.Release(&rel, free); err != nil {
+		t.Fatal(err)
+	}
+	return seq
 }
 
 // TestReclaimCostPerStep: a completion or release in whole mode looks at

@@ -263,21 +263,7 @@ func copyEngineSafeAsks(t testing.TB, mode Mode, n int) int {
 		return ev.Seq <= point[ev.Engine] || ev.Seq <= completed[ev.Engine]
 	}
 	for i := range n {
-		buf := ranges.Range{Lo: int64(i) * size, Hi: int64(i+1) * size}
-		seq := sasync.Seq(i + 1)
-		if _, err := x.AddUser(sasync.Event{Engine: 0, Seq: seq}, false, []ranges.Range{buf}); err != nil {
-			t.Fatal(err)
-		}
-		half := ranges.Range{Lo: buf.Lo, Hi: buf.Lo + size/2}
-		if _, err := x.AddUser(sasync.Event{Engine: 1, Seq: seq}, false, []ranges.Range{half}); err != nil {
-			t.Fatal(err)
-		}
-		completed[0], point[0] = seq, seq
-		x.Complete(&completed, free)
-		rel := ranges.FromRanges(buf)
-		if err := x.Release(&rel, free); err != nil {
-			t.Fatal(err)
-		}
+		point[0] = copyEngineStep(t, x, i, size, &completed, free)
 		if got := x.SafeRuns(nil, safe); len(got) > 0 {
 			t.Fatalf("step %d: a compute writer may take %v, pinned by the copy engine", i, got)
 		}

@@ -57,3 +57,17 @@ func (a *Allocator) hitLast(graph unsafe.Pointer) int {
 	}
 	return int(C.sa_hit_last((*C.sa_state)(s), (*C.struct_ggml_cgraph)(graph)))
 }
+
+// checkScan runs sa_check_scan on a's scanner: what the hit path trusts of
+// the last scan and placement (the tests call it after each placement).
+func (a *Allocator) checkScan() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sc.s == nil {
+		return errFreed
+	}
+	if r := int(C.sa_check_scan(a.sc.s)); r != 0 {
+		return fmt.Errorf("ggml: scan record %d: its links or relaid hint disagree with the records", r-1)
+	}
+	return nil
+}

@@ -79,6 +79,9 @@ func TestDominatedGraphs(t *testing.T) {
 			if err := a.AllocGraph(g.CGraph()); err != nil {
 				t.Fatalf("%v: %d+%d tokens: %v", p, past, n, err)
 			}
+			if err := ggml.CheckScan(a); err != nil {
+				t.Fatalf("%v: %d+%d tokens: %v", p, past, n, err)
+			}
 			st := a.Stats()
 			total++
 			if ok {
@@ -151,6 +154,9 @@ func TestHitState(t *testing.T) {
 			if ggml.HitLast(a, g.CGraph()) == 1 {
 				fast++
 			} else if err := a.AllocGraph(g.CGraph()); err != nil {
+				t.Fatal(err)
+			}
+			if err := ggml.CheckScan(a); err != nil {
 				t.Fatal(err)
 			}
 			return nil

@@ -43,3 +43,7 @@ func Placed(a *Allocator, graph unsafe.Pointer) (*trace.Trace, *trace.Plan, erro
 // HitLast places graph with sa_hit_last on a's HitState, as a C host
 // would: 1 on a hit.
 func HitLast(a *Allocator, graph unsafe.Pointer) int { return a.hitLast(graph) }
+
+// CheckScan checks what a's hit path trusts of its last scan and placement
+// (sa_check_scan).
+func CheckScan(a *Allocator) error { return a.checkScan() }

@@ -108,11 +108,12 @@ func inplaceOK(ts []tensor, base []int32, i int, rule inplaceRule) bool {
 	return ggmlInplace(ts, base, i) || (rule == cpuRule && verifiedInplace(ts, i))
 }
 
-// ggmlInplace is ggml's rule (ggmltrace.CanInplace, the rule the importer
-// maps ggml-alloc-trace/1 documents with): ggml_op_can_inplace lists the
-// op, and every input of the allocator's that the planner could pair with
-// the output (as many elements of the same size) has the output's type
-// and ne.
+// ggmlInplace is ggml's rule, ggmltrace.CanInplace (the rule the importer
+// maps ggml-alloc-trace/1 documents with), in its two halves:
+// ggml_op_can_inplace lists the op (opInplace, ggmltrace.InPlaceOp per
+// op), and every input of the allocator's that the planner could pair with
+// the output (as many elements of the same size) has the output's type and
+// ne (ggmltrace.SameLayoutSources).
 func ggmlInplace(ts []tensor, base []int32, i int) bool {
 	x := &ts[i]
 	if int(x.op) >= len(opInplace) || !opInplace[x.op] {
@@ -125,7 +126,7 @@ func ggmlInplace(ts []tensor, base []int32, i int) bool {
 			srcs = append(srcs, operand(&ts[s], ts[base[s]].kind == kindOwn))
 		}
 	}
-	return ggmltrace.CanInplace(opNames[x.op], operand(x, true), srcs)
+	return ggmltrace.SameLayoutSources(operand(x, true), srcs)
 }
 
 // operand is x as ggml's in-place rule sees it.

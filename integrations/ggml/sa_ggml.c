@@ -404,6 +404,38 @@ int32_t sa_scan(sa_state * s, struct ggml_cgraph * g) {
     return s->n_recs;
 }
 
+int32_t sa_check_scan(const sa_state * s) {
+    for (int32_t r = 0; r < s->n_recs; r++) {
+        const sa_rec * rec = &s->recs[r];
+        if (rec->view_srcp != (rec->view_src < 0 ? NULL : s->recs[rec->view_src].t)) {
+            return r + 1;
+        }
+        for (int j = 0; j < GGML_MAX_SRC; j++) {
+            const int32_t x = rec->node >= 0 ? rec->src[j] : -1;
+            if (rec->srcp[j] != (x < 0 ? NULL : s->recs[x].t)) {
+                return r + 1;
+            }
+        }
+        if (!s->relaid_hints) {
+            continue;
+        }
+        int32_t want = -1;
+        if (s->n_relaid > 0) {
+            const uint32_t mask = (uint32_t) s->rcap - 1;
+            for (uint32_t i = sa_ptr_hash(rec->t) & mask; s->rkeys[i] != NULL; i = (i + 1) & mask) {
+                if (s->rkeys[i] == rec->t) {
+                    want = s->rvals[i];
+                    break;
+                }
+            }
+        }
+        if (rec->relaid != want) {
+            return r + 1;
+        }
+    }
+    return 0;
+}
+
 // sa_fit_rec reports whether record r of the scanned graph fits the plan
 // (see sa_fit); its kind and strides must be set.
 static inline int sa_fit_rec(const sa_state * s, int32_t r, const int64_t * gdims, const sa_place * pl);

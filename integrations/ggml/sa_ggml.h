@@ -106,6 +106,14 @@ int32_t sa_exclude(sa_state * s, struct ggml_tensor * const * ts, int32_t n);
 // s->key; it returns the number of records, or -1 when out of memory.
 int32_t sa_scan(sa_state * s, struct ggml_cgraph * g);
 
+// sa_check_scan checks what the hit path trusts of the last scan and
+// placement: each record's srcp and view_srcp are the tensors its src and
+// view_src records hold, and, while relaid_hints, each record's relaid hint
+// names the entry of the relaid table for its tensor, or -1 when the table
+// has none. It returns 0, or 1 + the index of the first record that breaks
+// it.
+int32_t sa_check_scan(const sa_state * s);
+
 // sa_sizes sets alloc_size of the scanned own records.
 int32_t sa_sizes(sa_state * s);
 

@@ -5,7 +5,6 @@ package check_test
 // they are external and reach the package's own test helpers through export_test.go.
 
 import (
-	"fmt"
 	"testing"
 
 	subarena "github.com/subarena/subarena"
@@ -74,25 +73,13 @@ func BenchmarkScaleLiveLB(b *testing.B) {
 //
 //	go test ./trace/check -run '^$' -bench CheckGrowth -benchmem
 func BenchmarkCheckGrowth(b *testing.B) {
-	for _, sh := range tracetest.GrowthShapes {
-		for _, n := range tracetest.GrowthSizes {
-			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
-				p, err := trace.ParseProgram(sh.Gen(n))
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ReportAllocs()
-				for b.Loop() {
-					res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
-					if err != nil {
-						b.Fatal(err)
-					}
-					if rep, err := check.Plan(p, res.Plan); err != nil || !rep.Safe {
-						b.Fatal(err, rep)
-					}
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/step")
-			})
+	tracetest.ForGrowthShapes(b, func(b *testing.B, p *trace.Program) {
+		res, err := replay.Run(p, replay.Options{Policy: subarena.SubrangeFenced})
+		if err != nil {
+			b.Fatal(err)
 		}
-	}
+		if rep, err := check.Plan(p, res.Plan); err != nil || !rep.Safe {
+			b.Fatal(err, rep)
+		}
+	})
 }

@@ -42,9 +42,14 @@ type Operand struct {
 // second test makes the whole node run out of place: the planner pairs by
 // size, and ggml would not reuse that source.
 func CanInplace(op string, out Operand, srcs []Operand) bool {
-	if !ggmlInPlaceOps[op] {
-		return false
-	}
+	return ggmlInPlaceOps[op] && SameLayoutSources(out, srcs)
+}
+
+// SameLayoutSources is the second half of CanInplace, for a caller that
+// has asked InPlaceOp already: every source the planner could pair with
+// out (one the allocator places, of as many elements of as many bytes per
+// block) has out's type and ne.
+func SameLayoutSources(out Operand, srcs []Operand) bool {
 	n := elements(&out.Ne)
 	for i := range srcs {
 		s := &srcs[i]
@@ -75,11 +80,12 @@ func (im *ggmlImporter) canInplace(i int) bool {
 	if !ggmlInPlaceOps[x.Op] {
 		return false
 	}
-	srcs := make([]Operand, 0, len(x.Src))
+	var buf [10]Operand // GGML_MAX_SRC
+	srcs := buf[:0]
 	for _, s := range x.Src {
 		if s != nil {
 			srcs = append(srcs, im.operand(im.byName[*s]))
 		}
 	}
-	return CanInplace(x.Op, im.operand(i), srcs)
+	return SameLayoutSources(im.operand(i), srcs)
 }

@@ -240,7 +240,7 @@ func (ip *inplacer) decide() {
 			b := w.Ref.Buffer
 			B := &p.Buffers[b]
 			if w.Access&trace.AccessWrite == 0 || w.Ref.View >= 0 || B.External ||
-				len(ip.group(b)) > 1 || ip.place[b].root != b || ip.usesOf[b][0].Op != k || ip.readsOwn(k, b) || ip.usesTwice(k, b) {
+				len(ip.group(b)) > 1 || ip.place[b].root != b || ip.usesOf[b][0].Op != k || !ip.writesOnly(k, b) {
 				continue
 			}
 			for ri, rd := range op.Uses {
@@ -314,16 +314,21 @@ func (ip *inplacer) candidate(k, b int, rd trace.Ref, taken []ranges.Set, takenR
 	return pl, fp, true
 }
 
-// readsOwn reports whether op k reads bytes of buffer b: then b's bytes
-// hold a value before k writes them, and b is no output k may place over a
-// dying input (nor is a b that k also uses through a view: usesTwice).
-func (ip *inplacer) readsOwn(k, b int) bool {
+// writesOnly reports whether op k uses buffer b by one name only, and
+// only writes it: an op that reads b's bytes (they hold a value before k
+// writes them) or uses b through a view too is no op whose output b may be
+// placed over a dying input.
+func (ip *inplacer) writesOnly(k, b int) bool {
+	n := 0
 	for _, u := range ip.p.Ops[k].Uses {
-		if u.Ref.Buffer == b && u.Access&trace.AccessRead != 0 {
-			return true
+		if u.Ref.Buffer != b {
+			continue
+		}
+		if n++; n > 1 || u.Access&trace.AccessRead != 0 {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // dying reports whether the root bytes fp die at op k: every other op
@@ -430,19 +435,6 @@ func (ip *inplacer) heldOver(r int, fp ranges.Set) bool {
 		}
 	}
 	return false
-}
-
-// usesTwice reports whether op k uses buffer b by more than one name (its
-// whole-buffer write and a view of b), which the in-place rule does not
-// look at.
-func (ip *inplacer) usesTwice(k, b int) bool {
-	n := 0
-	for _, u := range ip.p.Ops[k].Uses {
-		if u.Ref.Buffer == b {
-			n++
-		}
-	}
-	return n > 1
 }
 
 // viewsExpressible reports whether every view of b can be re-expressed in

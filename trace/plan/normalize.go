@@ -91,29 +91,40 @@ func normalizeCover(in []Piece) []Piece {
 			cov.addRange(e.lo, e.hi, e.d)
 		}
 		cur = runs(cur[:0])
-		// Runs in old only end at t; runs in cur only start at t.
-		a, b := 0, 0
-		for a < len(old) || b < len(cur) {
-			switch {
-			case b == len(cur) || (a < len(old) && old[a][0] < cur[b][0]):
-				out[open[old[a][0]]].End = t
-				delete(open, old[a][0])
-				a++
-			case a == len(old) || cur[b][0] < old[a][0]:
-				open[cur[b][0]] = len(out)
-				out = append(out, Piece{Lo: xs[cur[b][0]], Hi: xs[cur[b][1]], Start: t})
-				b++
-			case old[a] == cur[b]:
-				a, b = a+1, b+1 // the same run goes on
-			default: // same first range, another end
-				out[open[old[a][0]]].End = t
-				open[cur[b][0]] = len(out)
-				out = append(out, Piece{Lo: xs[cur[b][0]], Hi: xs[cur[b][1]], Start: t})
-				a, b = a+1, b+1
-			}
-		}
+		diffRuns(old, cur, func(r [2]int32) {
+			out[open[r[0]]].End = t
+			delete(open, r[0])
+		}, func(r [2]int32) {
+			open[r[0]] = len(out)
+			out = append(out, Piece{Lo: xs[r[0]], Hi: xs[r[1]], Start: t})
+		})
 	}
 	return out
+}
+
+// diffRuns walks the runs [first, last] live before a time (old) and at it
+// (cur), both sorted by first element: a run in old only ends at the time
+// (end), a run in cur only starts there (start), a run in both goes on,
+// and a run of old and one of cur with the same first element but another
+// last end and start.
+func diffRuns(old, cur [][2]int32, end, start func(r [2]int32)) {
+	a, b := 0, 0
+	for a < len(old) || b < len(cur) {
+		switch {
+		case b == len(cur) || (a < len(old) && old[a][0] < cur[b][0]):
+			end(old[a])
+			a++
+		case a == len(old) || cur[b][0] < old[a][0]:
+			start(cur[b])
+			b++
+		case old[a] == cur[b]:
+			a, b = a+1, b+1 // the same run goes on
+		default:
+			end(old[a])
+			start(cur[b])
+			a, b = a+1, b+1
+		}
+	}
 }
 
 // maxDisjointTimes bounds the distinct start and end times for which
@@ -177,28 +188,13 @@ func normalizeDisjoint(in []Piece) (out, byLo, byHi []Piece, ok bool) {
 			}
 			cur = append(cur, [2]int32{int32(k0), int32(k)})
 		}
-		// Runs in old only end at t; runs in cur only start at t.
-		a, b := 0, 0
-		for a < len(old) || b < len(cur) {
-			switch {
-			case b == len(cur) || (a < len(old) && old[a][0] < cur[b][0]):
-				out[open[old[a][0]]].End = t
-				a++
-			case a == len(old) || cur[b][0] < old[a][0]:
-				open[cur[b][0]] = len(out)
-				out = append(out, Piece{Lo: ps[cur[b][0]].Lo, Hi: ps[cur[b][1]].Hi, Start: t})
-				first, last = append(first, cur[b][0]), append(last, cur[b][1])
-				b++
-			case old[a] == cur[b]:
-				a, b = a+1, b+1 // the same run goes on
-			default: // same first piece, another end
-				out[open[old[a][0]]].End = t
-				open[cur[b][0]] = len(out)
-				out = append(out, Piece{Lo: ps[cur[b][0]].Lo, Hi: ps[cur[b][1]].Hi, Start: t})
-				first, last = append(first, cur[b][0]), append(last, cur[b][1])
-				a, b = a+1, b+1
-			}
-		}
+		diffRuns(old, cur, func(r [2]int32) {
+			out[open[r[0]]].End = t
+		}, func(r [2]int32) {
+			open[r[0]] = len(out)
+			out = append(out, Piece{Lo: ps[r[0]].Lo, Hi: ps[r[1]].Hi, Start: t})
+			first, last = append(first, r[0]), append(last, r[1])
+		})
 		old, cur = cur, old
 	}
 	// By first byte: runs with the same first piece start at the same

@@ -40,12 +40,7 @@ func (s *Scratch) getInplace() *inplaceScratch {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n := len(s.ips); n > 0 {
-		sc := s.ips[n-1]
-		s.ips = s.ips[:n-1]
-		return sc
-	}
-	return &inplaceScratch{}
+	return popOr(&s.ips, func() *inplaceScratch { return &inplaceScratch{} })
 }
 
 // putInplace takes sc back (nothing for a nil s).
@@ -65,12 +60,19 @@ func (s *Scratch) get() *deriveScratch {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n := len(s.free); n > 0 {
-		sc := s.free[n-1]
-		s.free = s.free[:n-1]
-		return sc
+	return popOr(&s.free, func() *deriveScratch { return new(deriveScratch) })
+}
+
+// popOr removes and returns the last of *free, or fresh() when it is
+// empty.
+func popOr[T any](free *[]*T, fresh func() *T) *T {
+	n := len(*free)
+	if n == 0 {
+		return fresh()
 	}
-	return new(deriveScratch)
+	x := (*free)[n-1]
+	*free = (*free)[:n-1]
+	return x
 }
 
 // put takes sc back.

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -56,26 +55,9 @@ func BenchmarkScaleReplay(b *testing.B) {
 //
 //	go test ./trace/replay -run '^$' -bench ReplayGrowth -benchmem
 func BenchmarkReplayGrowth(b *testing.B) {
-	for _, sh := range tracetest.GrowthShapes {
-		for _, n := range tracetest.GrowthSizes {
-			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
-				p, err := trace.ParseProgram(sh.Gen(n))
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ReportAllocs()
-				for b.Loop() {
-					if _, err := Run(p, Options{Policy: subarena.SubrangeFenced}); err != nil {
-						b.Fatal(err)
-					}
-				}
-				perStep(b, n)
-			})
+	tracetest.ForGrowthShapes(b, func(b *testing.B, p *trace.Program) {
+		if _, err := Run(p, Options{Policy: subarena.SubrangeFenced}); err != nil {
+			b.Fatal(err)
 		}
-	}
-}
-
-// perStep reports the time per step of an n-step trace.
-func perStep(b *testing.B, n int) {
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/step")
+	})
 }

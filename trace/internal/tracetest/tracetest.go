@@ -90,6 +90,28 @@ func ShapeProgram(tb testing.TB, sh Shape, n int) *trace.Program {
 	return p
 }
 
+// ForGrowthShapes runs step b.N times on every growth shape (GrowthShapes)
+// at every size of GrowthSizes, as a sub-benchmark reporting allocations
+// and ns/step: time per step of the trace, flat when the time is linear in
+// the trace's length.
+func ForGrowthShapes(b *testing.B, step func(b *testing.B, p *trace.Program)) {
+	for _, sh := range GrowthShapes {
+		for _, n := range GrowthSizes {
+			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
+				p, err := trace.ParseProgram(sh.Gen(n))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					step(b, p)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/step")
+			})
+		}
+	}
+}
+
 // ForScaleShapes runs run on every generated shape (Shapes) at
 // every size of Sizes, as a sub-benchmark reporting allocations.
 func ForScaleShapes(b *testing.B, run func(b *testing.B, p *trace.Program)) {
