@@ -9,10 +9,19 @@
 // strides reversed, quantized types counted in blocks; tensors of the weights and
 // kv_cache buffers become externals; compute leafs and inputs are allocated before the
 // first op; VIEW, RESHAPE, PERMUTE and TRANSPOSE tensors become views of their view_src;
-// every other node is an op reading its sources and writing its own tensor, in place for
-// the ops ggml may run in place; a compute buffer is released right after its last user
+// every other node is an op reading its sources and writing its own tensor, in place
+// where ggml's rule allows it; a compute buffer is released right after its last user
 // unless it (or a view of it) is an output. docs/TRACE.md's "ggml-alloc-trace/1" section
 // is the normative description; Import's doc lists the mapping in full.
+//
+// # The in-place rule
+//
+// CanInplace is ggml's in-place rule, the one rule both Import and integrations/ggml's
+// live graph reader map graphs with: ggml_op_can_inplace lists the op (InPlaceOp, the
+// list of the pinned ggml 0.23.0, which integrations/ggml checks op by op against the
+// ggml it links), and every source the planner could pair with the output has the
+// output's type and ne (SameLayoutSources, for a caller that has asked InPlaceOp
+// already).
 //
 // # Invariants
 //

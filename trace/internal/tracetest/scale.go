@@ -272,21 +272,21 @@ var Shapes = []Shape{
 	{"strided", Strided},
 }
 
-// GrowthShape is a generated trace whose pinned bytes grow with its
+// growthShape is a generated trace whose pinned bytes grow with its
 // length, made at about n steps by Gen.
-type GrowthShape struct {
+type growthShape struct {
 	Name string
 	Gen  func(n int) []byte
 }
 
-// GrowthShapes are the traces the replay and check growth benchmarks run
-// at GrowthSizes: CopyEngine without syncs (every half a copy op reads
+// growthShapes are the traces the replay and check growth benchmarks run
+// at growthSizes: CopyEngine without syncs (every half a copy op reads
 // stays pinned for every later compute writer) and Loop on two engines
 // for comparison.
-var GrowthShapes = []GrowthShape{
+var growthShapes = []growthShape{
 	{"copy", func(n int) []byte { return CopyEngine(n/CopySteps, 0) }},
 	{"loop2", func(n int) []byte { return Loop(n/LoopSteps, 2, 0) }},
 }
 
-// GrowthSizes are the step counts the growth benchmarks run each shape at.
-var GrowthSizes = []int{10000, 20000, 40000}
+// growthSizes are the step counts the growth benchmarks run each shape at.
+var growthSizes = []int{10000, 20000, 40000}

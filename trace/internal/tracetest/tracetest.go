@@ -90,13 +90,13 @@ func ShapeProgram(tb testing.TB, sh Shape, n int) *trace.Program {
 	return p
 }
 
-// ForGrowthShapes runs step b.N times on every growth shape (GrowthShapes)
-// at every size of GrowthSizes, as a sub-benchmark reporting allocations
+// ForGrowthShapes runs step b.N times on every growth shape (growthShapes)
+// at every size of growthSizes, as a sub-benchmark reporting allocations
 // and ns/step: time per step of the trace, flat when the time is linear in
 // the trace's length.
 func ForGrowthShapes(b *testing.B, step func(b *testing.B, p *trace.Program)) {
-	for _, sh := range GrowthShapes {
-		for _, n := range GrowthSizes {
+	for _, sh := range growthShapes {
+		for _, n := range growthSizes {
 			b.Run(fmt.Sprintf("%s/%d", sh.Name, n), func(b *testing.B) {
 				p, err := trace.ParseProgram(sh.Gen(n))
 				if err != nil {
