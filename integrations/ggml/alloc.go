@@ -110,8 +110,19 @@ type Plan struct {
 	// not verified on the layout it chose; they run out of place.
 	OutOfPlace []string
 	// Read is the time taken to read the graph into a trace, Planning the
-	// planner's time (verification rounds included).
-	Read, Planning time.Duration
+	// planner's time (verification rounds included), FirstPlan the first
+	// plan's (see the package documentation, "The first plan"): the whole
+	// of Planning for a OnePass plan that no planner followed, and for a
+	// plan of Plan or Reserve with the scan of the graph included, as
+	// FirstPlan's is.
+	Read, Planning, FirstPlan time.Duration
+	// OnePass says the placement is the first plan's: a plan of FirstPlan,
+	// of a graph AllocGraph planned once the buffer existed, whose first
+	// plan fit it (Trace and Result are then empty: the planner did not
+	// run), or a graph whose first plan was lower than the planner's
+	// (Trace and Result are then the planner's, for comparison; Relaid and
+	// LowerBound are empty).
+	OnePass bool
 }
 
 // Stats counts an Allocator's work.
@@ -122,6 +133,10 @@ type Stats struct {
 	// Plans counts plans made (Reserve and Plan included); Grows counts
 	// buffer reallocations.
 	Plans, Grows int
+	// FirstPlans counts the misses placed with their first plan alone
+	// (the buffer existed and the plan fit it; see "The first plan" in the
+	// package documentation).
+	FirstPlans int
 }
 
 // entry is one cached plan: the topology of the graph planned, its dims
@@ -346,7 +361,22 @@ func (a *Allocator) AllocGraph(graph unsafe.Pointer) error {
 		return a.place(e)
 	}
 	a.stats.Misses++
-	e, err := a.planScanned(a.buf == nil)
+	// Once the buffer exists, a graph only has to fit it: the first plan
+	// when it does, else the planner (greedily) beside it.
+	var first *entry
+	if a.buf != nil {
+		var err error
+		if first, err = a.firstPlan(true); err != nil {
+			return err
+		}
+		if first.plan.Size <= a.size {
+			a.stats.Plans++
+			a.stats.FirstPlans++
+			a.insert(first)
+			return a.place(first)
+		}
+	}
+	e, err := a.planScanned(a.buf == nil, first)
 	if err != nil {
 		return err
 	}
@@ -516,16 +546,22 @@ func (a *Allocator) Plan(graph unsafe.Pointer) (p *Plan, err error) {
 			}()
 		}
 	}
+	start := time.Now()
 	if err := a.sc.scan(graph); err != nil {
 		return nil, err
 	}
+	read := time.Since(start)
 	if e := a.lookup(); e != nil {
-		return e.plan, nil
+		if e.plan.Trace != nil {
+			return e.plan, nil
+		}
+		a.remove(e) // a first plan alone: planned again, beside the planner
 	}
-	e, err := a.planScanned(true)
+	e, err := a.planScanned(true, nil)
 	if err != nil {
 		return nil, err
 	}
+	e.plan.FirstPlan += read
 	return e.plan, nil
 }
 

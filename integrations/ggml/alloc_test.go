@@ -15,9 +15,10 @@ const (
 	modeSubarena mode = iota // ggml.Allocator
 	modeGallocr              // ggml_gallocr_alloc_graph
 	modeOwn                  // every tensor its own bytes
+	modeDirect               // ggml.Allocator, AllocGraph alone: misses once the buffer exists take the first plan when it fits
 )
 
-func (m mode) String() string { return [...]string{"subarena", "gallocr", "own"}[m] }
+func (m mode) String() string { return [...]string{"subarena", "gallocr", "own", "direct"}[m] }
 
 // run is one allocator's pass over a sequence of steps.
 type run struct {
@@ -36,7 +37,7 @@ func runSteps(t testing.TB, m *ggmltest.Model, be *ggmltest.Backend, md mode, op
 	var a *ggml.Allocator
 	var ga *ggmltest.Gallocr
 	switch md {
-	case modeSubarena:
+	case modeSubarena, modeDirect:
 		var err error
 		if a, err = ggml.New(opts); err != nil {
 			t.Fatal(err)
@@ -57,6 +58,10 @@ func runSteps(t testing.TB, m *ggmltest.Model, be *ggmltest.Backend, md mode, op
 			r.bound = append(r.bound, p.LowerBound)
 			r.relaid = append(r.relaid, p.Relaid)
 			r.gallocrSize = append(r.gallocrSize, g.GallocrSize())
+			if err := a.AllocGraph(g.CGraph()); err != nil {
+				t.Fatal(err)
+			}
+		case modeDirect:
 			if err := a.AllocGraph(g.CGraph()); err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +199,18 @@ func computeCases(short bool) []ggmltest.Case {
 // with every tensor in its own memory, and requires the same bytes from all
 // three: every step's output and the KV cache. subarena's buffer is never
 // larger than gallocr's for the same graph.
+//
+// A fourth run calls AllocGraph alone, so that every graph after the first
+// that its cached plans do not cover is placed with its first plan when
+// that fits the buffer (checked, as Options.Check asks): the same bytes
+// again, and some case must take that path.
 func TestAllocGraphBitExact(t *testing.T) {
+	firstPlans := 0
+	t.Cleanup(func() {
+		if !t.Failed() && firstPlans == 0 {
+			t.Error("no graph was placed with its first plan")
+		}
+	})
 	for _, cc := range computeCases(testing.Short()) {
 		t.Run(cc.String(), func(t *testing.T) {
 			e := newCaseEnv(t, cc)
@@ -202,7 +218,10 @@ func TestAllocGraphBitExact(t *testing.T) {
 			gal := e.run(t, modeGallocr, ggml.Options{})
 			off := e.run(t, modeSubarena, ggml.Options{Check: true, NoRelayout: true})
 			rel := e.run(t, modeSubarena, ggml.Options{Check: true})
-			compareRuns(t, e.own, "own memory", map[string]*run{"gallocr": gal, "subarena offsets": off, "subarena": rel})
+			direct := e.run(t, modeDirect, ggml.Options{Check: true})
+			firstPlans += direct.stats.FirstPlans
+			compareRuns(t, e.own, "own memory", map[string]*run{"gallocr": gal, "subarena offsets": off, "subarena": rel,
+				"subarena, AllocGraph alone": direct})
 			for i := range sched {
 				for _, r := range []*run{off, rel} {
 					if r.planSize[i] > r.gallocrSize[i] {
@@ -213,7 +232,7 @@ func TestAllocGraphBitExact(t *testing.T) {
 					rel.gallocrSize[i], off.planSize[i], float64(off.planSize[i])/float64(off.gallocrSize[i]),
 					rel.planSize[i], float64(rel.planSize[i])/float64(rel.gallocrSize[i]), rel.bound[i], rel.relaid[i])
 			}
-			t.Logf("stats %+v", rel.stats)
+			t.Logf("stats %+v; AllocGraph alone %+v", rel.stats, direct.stats)
 			if cc.Params.Arch == ggmltest.LLaMA && !cc.Params.Split && cc.Params.Attn == ggmltest.AttnFlash && !slices.Contains(rel.relaid[0], "Q_rope-0") {
 				// flash attention reading q, a permuted view of a relaid Q_rope, is verified here
 				t.Errorf("prefill: Q_rope-0 not relaid: %v", rel.relaid[0])

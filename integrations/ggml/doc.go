@@ -148,6 +148,42 @@
 // Under llama.cpp (integrations/llamacpp), no graph is planned after the
 // reserve at context creation, whatever the prompt's length and chunking.
 //
+// # The first plan
+//
+// Before the planner, every graph gets a first plan: one greedy pass over
+// the scanned records, in C, with no trace, names or planner (sa_first_plan
+// in sa_first.c), doing what ggml_gallocr_reserve does on the liveness of
+// the planner's trace of the same graph. Every own tensor keeps whole
+// bytes from the op that writes it (the graph's start for leaves and
+// inputs) to the last op that reads it or a view of it (the end for
+// outputs and what an output views), and takes the smallest free block it
+// fits, or the top; an op on ggml's in-place list (ggml_op_can_inplace,
+// with the same-layout test the trace marks in-place ops with) writes its
+// output over a source that dies at it, when the source is an own tensor,
+// not a view, read once by the op, with the output's type, ne and strides:
+// element for element. It costs about one ggml_gallocr_reserve (see What
+// it costs), and it is
+//
+//   - the plan of a graph AllocGraph meets once the buffer exists, when it
+//     fits the buffer (Stats.FirstPlans): such a graph only has to fit,
+//     and the planner runs only when the first plan does not;
+//   - the plan the planner's is compared with wherever the planner runs
+//     (Plan, Reserve, a graph that sizes the buffer): the lower is kept,
+//     so no plan is above the one-pass greedy's. The planner's bound holds
+//     under its own in-place choices, and ggml's rule applied greedily
+//     sometimes beats them (TestPlanKeepsLowerFirstPlan); Plan.OnePass
+//     says so, with the planner's answer beside it in Plan.Result.
+//
+// FirstPlan returns it alone. Its plans are checked like the planner's:
+// with Options.Check (and under the invariants build tag) each is run
+// through check.Plan on the graph's trace before it is used
+// (TestFirstPlanChecked plans every ggmlbench graph so, and
+// TestFirstPlanCheckBites shows the check rejecting a broken one). The
+// first plan shares slots only between tensors whose whole lifetimes do
+// not meet, or meet at the one op that writes one in place over the
+// other, so no tensor of it is partial and the argument of Dominated
+// graphs holds for the graphs a first plan covers.
+//
 // # What it saves
 //
 // Measured with `go run ./cmd/ggmlbench -big -sizes` (README's table, which

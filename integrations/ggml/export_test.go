@@ -47,3 +47,12 @@ func HitLast(a *Allocator, graph unsafe.Pointer) int { return a.hitLast(graph) }
 // CheckScan checks what a's hit path trusts of its last scan and placement
 // (sa_check_scan).
 func CheckScan(a *Allocator) error { return a.checkScan() }
+
+// CheckFirstPlan makes graph's first plan, lets mutate change the offsets
+// it gives (one per scan record, -1 for the records it does not place) and
+// checks the result as the first plan is checked (Options.Check). It also
+// reports whether markPartial finds a slot the plan shares while part of
+// its tensor is live.
+func CheckFirstPlan(a *Allocator, graph unsafe.Pointer, mutate func(offsets []int64)) (partial bool, err error) {
+	return a.checkFirstMutated(graph, mutate)
+}

@@ -47,8 +47,15 @@ func placePtr(p []C.sa_place) *C.sa_place {
 
 // planScanned plans the graph in the scanner and caches the result;
 // search tells whether Options.Budget may be spent on it (else it is
-// planned greedily).
-func (a *Allocator) planScanned(search bool) (*entry, error) {
+// planned greedily). The planner's plan is compared with the first plan
+// (first, or made here when nil), and the lower kept.
+func (a *Allocator) planScanned(search bool, first *entry) (*entry, error) {
+	if first == nil {
+		var err error
+		if first, err = a.firstPlan(true); err != nil {
+			return nil, err
+		}
+	}
 	start := time.Now()
 	ts, pos := a.sc.tensors()
 	name := a.opts.Name
@@ -66,14 +73,36 @@ func (a *Allocator) planScanned(search bool) (*entry, error) {
 	}
 	p.Read = read
 	p.Planning = time.Since(start) - read
+	p.FirstPlan = first.plan.FirstPlan
 	a.stats.Plans++
-	e := &entry{structure: a.sc.structure(), dims: a.sc.dims(), place: place, nRelaid: nRelaid, plan: p}
+	if first.plan.Size < p.Size {
+		// the one-pass greedy is lower: its placement, the planner's
+		// answer beside it
+		first.plan.Trace, first.plan.Result, first.plan.Read, first.plan.Planning = t, p.Result, p.Read, p.Planning
+		a.insert(first)
+		return first, nil
+	}
+	e := &entry{structure: first.structure, dims: first.dims, place: place, nRelaid: nRelaid, plan: p}
 	if n := C.sa_pairs(a.sc.s, placePtr(place), nil); n > 0 {
 		e.pairs = make([]int32, 3*int(n))
 		C.sa_pairs(a.sc.s, placePtr(place), pairsPtr(e.pairs))
 	}
 	a.insert(e)
 	return e, nil
+}
+
+// remove takes e out of the cache.
+func (a *Allocator) remove(e *entry) {
+	es := slices.DeleteFunc(a.cache[e.hash], func(c *entry) bool { return c == e })
+	if len(es) == 0 {
+		delete(a.cache, e.hash)
+	} else {
+		a.cache[e.hash] = es
+	}
+	a.entries--
+	if a.last == e {
+		a.setLast(nil)
+	}
 }
 
 func (a *Allocator) insert(e *entry) {
@@ -89,16 +118,7 @@ func (a *Allocator) insert(e *entry) {
 				}
 			}
 		}
-		es := slices.DeleteFunc(a.cache[old.hash], func(c *entry) bool { return c == old })
-		if len(es) == 0 {
-			delete(a.cache, old.hash)
-		} else {
-			a.cache[old.hash] = es
-		}
-		a.entries--
-		if a.last == old {
-			a.setLast(nil)
-		}
+		a.remove(old)
 	}
 	a.clock++
 	e.used = a.clock

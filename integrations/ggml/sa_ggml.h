@@ -91,6 +91,15 @@ typedef struct sa_state {
     struct sa_place * last_place;
     int64_t n_last_key, cap_last_key, cap_last_dims, cap_last_pairs, cap_last_place;
     int32_t n_last_pairs, n_last, n_last_relaid, last_ok;
+    // sa_first_plan's scratch: per record, its base's last op and release
+    // chain; and the free blocks, by offset
+    int32_t * fp_last;
+    int32_t * fp_next;
+    int32_t * fp_head;
+    int64_t cap_fp, cap_fp_head;
+    int64_t * fl_off;
+    int64_t * fl_size;
+    int64_t n_fl, cap_fl;
 } sa_state;
 
 sa_state * sa_state_new(ggml_backend_buffer_type_t buft);
@@ -186,6 +195,24 @@ int32_t sa_set_last(sa_state * s, const uint64_t * key, int64_t n_key, const int
 // graph: a C host's whole plan-cache hit, with no call into Go. It returns
 // 0 when no plan is kept or the buffer is not allocated.
 int32_t sa_hit_last(sa_state * s, struct ggml_cgraph * g);
+
+// sa_first_plan places the scanned graph in one greedy pass, as
+// ggml_gallocr_reserve does, and writes one instruction per record to pl
+// (n_recs of them): every own tensor that is not a view gets an offset, a
+// multiple of align, and keeps its bytes from the op that writes it (the
+// graph's start for leaves and inputs) to the last op that reads it or a
+// view of it (the end for outputs and what an output views; an own leaf no
+// op reads dies after the inputs), the liveness the planner's trace of the
+// same graph has. A freed block goes to the smallest free block it fits,
+// or to the top. With inplace set, an op on ggml's in-place list
+// (ggml_op_can_inplace) whose own sources of its output's element count and
+// size all have its type and ne (the rule the trace marks in-place ops
+// with) writes its output over a source that dies at it, is an own tensor
+// (no view) read once by the op, and has the output's type, ne and strides:
+// element for element. Nothing is relaid or partial. It returns the plan's
+// height (the largest offset + allocation size), -1 when out of memory, or
+// -2 when a view has no view_src.
+int64_t sa_first_plan(sa_state * s, sa_place * pl, int64_t align, int32_t inplace);
 
 // The arena: page-aligned anonymous memory, never the Go heap.
 void * sa_arena_alloc(size_t size);

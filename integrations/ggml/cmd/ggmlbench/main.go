@@ -6,8 +6,9 @@
 // with strided in-place placements, the planner's lower bound, the online
 // Allocator's high-water mark replaying the graph without and with
 // wait-fenced reuse) and times
-// (subarena's first plan, with no search budget, its final plan, with
-// -budget, and a cache hit against gallocr's reserve and alloc_graph), and the bound and plan of the graph with its nodes
+// (subarena's first plan, the one-pass greedy ggml.Allocator.FirstPlan, its
+// final plan, the planner's with -budget beside the first plan, as Reserve
+// plans, and a cache hit against gallocr's reserve and alloc_graph), and the bound and plan of the graph with its nodes
 // reordered (ggml.ReorderGraph: memory-aware list scheduling, kept only
 // when neither is above the graph's own order's; "reord/strided" is the
 // reordered plan over the strided one; "any-order bound" is
@@ -140,8 +141,9 @@ func main() {
 	if ggmltest.HaveThreadCPU {
 		what = "CPU time of the calling thread"
 	}
-	fmt.Printf("times: %s per call, averaged over repetitions filling -min; first = a plan with no search budget (the "+
-		"greedy start, reading the graph included: a miss); final = a plan with -budget %v; hit = AllocGraph placing a graph from "+
+	fmt.Printf("times: %s per call, averaged over repetitions filling -min; first = the first plan (FirstPlan: "+
+		"one greedy pass, reading the graph included; what a miss places once the buffer exists, when it fits); final = "+
+		"the planner's plan with -budget %v beside the first plan (Plan, as Reserve plans); hit = AllocGraph placing a graph from "+
 		"its cached plan; reserve and alloc_graph = ggml_gallocr_reserve and ggml_gallocr_alloc_graph\n", what, *budget)
 }
 
@@ -199,8 +201,8 @@ type result struct {
 	orderBound                       int64 // plan.OrderBound: no order's plan is below it
 	granule                          int64
 	proven                           bool
-	// CPU times in ns: a plan with no search budget (the first safe
-	// plan), one with the budget measured (the final plan), a cache hit,
+	// CPU times in ns: the first plan (FirstPlan), the planner's with the
+	// budget beside it (the final plan, Plan), a cache hit,
 	// gallocr's reserve and alloc_graph.
 	first, final, hit, reserve, alloc float64
 }
@@ -283,14 +285,11 @@ func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget t
 	// subarena: plans (reading the graph and planning it, no cache) without
 	// and with the search budget, and a placement (a cache hit) on a fresh
 	// copy of the graph.
-	if r.first, err = measurePlan(g.CGraph(), 0, minTime); err != nil {
+	if r.first, err = measureFirstPlan(g.CGraph(), minTime); err != nil {
 		return nil, err
 	}
-	r.final = r.first
-	if budget > 0 {
-		if r.final, err = measurePlan(g.CGraph(), budget, minTime); err != nil {
-			return nil, err
-		}
+	if r.final, err = measurePlan(g.CGraph(), budget, minTime); err != nil {
+		return nil, err
 	}
 	if err := a.AllocGraph(g.CGraph()); err != nil {
 		return nil, err
@@ -305,6 +304,24 @@ func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget t
 		return nil, fmt.Errorf("placements planned again: %+v", st)
 	}
 	return r, nil
+}
+
+// measureFirstPlan returns the time of graph's first plan (reading it
+// included).
+func measureFirstPlan(graph unsafe.Pointer, minTime time.Duration) (float64, error) {
+	nc, err := ggml.New(ggml.Options{CacheSize: -1})
+	if err != nil {
+		return 0, err
+	}
+	defer nc.Free()
+	if _, err := nc.FirstPlan(graph); err != nil {
+		return 0, err
+	}
+	return measure(minTime, func() {
+		if _, err := nc.FirstPlan(graph); err != nil {
+			panic(err)
+		}
+	}), nil
 }
 
 // measurePlan returns the time of planning graph afresh (no plan cache)
