@@ -106,11 +106,17 @@ func BenchmarkSubarenaHit(b *testing.B) {
 	})
 }
 
-// BenchmarkSubarenaMiss times AllocGraph without a plan cache: reading the
-// graph, planning it and placing it.
+// BenchmarkSubarenaMiss times AllocGraph without a plan cache once the
+// buffer exists: reading the graph, its first plan, the planner's when the
+// first does not fit the buffer (the planner's own plan of the graph sized
+// it: "first-plans" reports the share of misses the first plan placed),
+// and placing it.
 func BenchmarkSubarenaMiss(b *testing.B) {
 	forShapes(b, func(b *testing.B, mg *ggmltest.ModelGraph) {
-		benchAllocGraph(b, mg, ggml.Options{CacheSize: -1}, nil)
+		benchAllocGraph(b, mg, ggml.Options{CacheSize: -1}, func(a *ggml.Allocator) {
+			st := a.Stats()
+			b.ReportMetric(float64(st.FirstPlans)/float64(max(st.Misses-1, 1)), "first-plans")
+		})
 	})
 }
 
@@ -154,24 +160,36 @@ func BenchmarkClear(b *testing.B) {
 	})
 }
 
-// BenchmarkSubarenaFirstPlan times Plan on an Allocator without a plan
-// cache: reading the graph and planning it with no search budget, the
-// first safe plan of a miss. Its allocations per op are the planner's
-// per-plan memory.
+// BenchmarkSubarenaFirstPlan times FirstPlan: reading the graph and its
+// first plan, one greedy pass (see the package documentation, "The first
+// plan"), against BenchmarkGallocrReserve.
 func BenchmarkSubarenaFirstPlan(b *testing.B) {
+	benchPlan(b, func(a *ggml.Allocator, graph unsafe.Pointer) (*ggml.Plan, error) { return a.FirstPlan(graph) })
+}
+
+// BenchmarkSubarenaPlan times Plan on an Allocator without a plan cache:
+// reading the graph, its first plan and the planner's, with no search
+// budget (a reserve's final plan). Its allocations per op are the
+// planner's per-plan memory.
+func BenchmarkSubarenaPlan(b *testing.B) {
+	benchPlan(b, func(a *ggml.Allocator, graph unsafe.Pointer) (*ggml.Plan, error) { return a.Plan(graph) })
+}
+
+// benchPlan times plan on an Allocator without a plan cache.
+func benchPlan(b *testing.B, plan func(a *ggml.Allocator, graph unsafe.Pointer) (*ggml.Plan, error)) {
 	forShapes(b, func(b *testing.B, mg *ggmltest.ModelGraph) {
 		a, err := ggml.New(ggml.Options{CacheSize: -1})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer a.Free()
-		if _, err := a.Plan(mg.Graph.CGraph()); err != nil {
+		if _, err := plan(a, mg.Graph.CGraph()); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
 		cpu := startCPU(b)
 		for b.Loop() {
-			if _, err := a.Plan(mg.Graph.CGraph()); err != nil {
+			if _, err := plan(a, mg.Graph.CGraph()); err != nil {
 				b.Fatal(err)
 			}
 		}

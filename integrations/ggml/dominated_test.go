@@ -52,8 +52,33 @@ func TestDominatedGraphs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := a.Reserve(big.CGraph()); err != nil {
-			t.Fatal(err)
+		if i%2 == 0 {
+			if err := a.Reserve(big.CGraph()); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			// the plan to dominate is a first plan: a wider and deeper
+			// model's graph (another topology) sizes the buffer, then the
+			// graph is placed with its first plan
+			wide := p
+			wide.Embd *= 4
+			wide.Layers++
+			wm := ggmltest.NewModel(wide)
+			wc := wm.NewCache()
+			wg := wm.Build(wc, n0, p0)
+			err := a.Reserve(wg.CGraph())
+			wg.Free()
+			wc.Free()
+			wm.Free()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.AllocGraph(big.CGraph()); err != nil {
+				t.Fatal(err)
+			}
+			if st := a.Stats(); st.FirstPlans != 1 {
+				t.Fatalf("%v: the graph was not placed with its first plan: %+v", p, st)
+			}
 		}
 		if ok, err := a.Covers(big.CGraph()); err != nil || !ok {
 			t.Fatalf("%v: the reserved graph is not covered by its own plan (%v)", p, err)

@@ -2,6 +2,7 @@ package ggml_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/subarena/subarena/integrations/ggml"
@@ -10,8 +11,9 @@ import (
 )
 
 // TestFirstPlanChecked plans every ggmlbench graph (-big included unless
-// short) with the first plan alone, checked (Options.Check: check.Plan on
-// the graph's trace), and holds it to gallocr's buffer.
+// short) and random models' graphs with the first plan alone, checked
+// (Options.Check: check.Plan on the graph's trace), and holds it to
+// gallocr's buffer on the ggmlbench graphs.
 func TestFirstPlanChecked(t *testing.T) {
 	for _, sh := range ggmltest.Shapes(!testing.Short()) {
 		mg := ggmltest.NewModelGraph(sh.Params, sh.Tokens, sh.Past)
@@ -25,11 +27,33 @@ func TestFirstPlanChecked(t *testing.T) {
 		}
 		g := mg.Graph.GallocrSize()
 		t.Logf("%s: first %d gallocr %d (%.3f)", sh.Name, p.Size, g, float64(p.Size)/float64(g))
-		if !p.OnePass || p.Size <= 0 {
-			t.Errorf("%s: %+v", sh.Name, p)
+		if !p.OnePass || p.Size <= 0 || p.Size > g {
+			t.Errorf("%s: first plan %+v, gallocr %d", sh.Name, p, g)
 		}
 		a.Free()
 		mg.Free()
+	}
+	// and random models (randomParams), every option that changes it
+	rng := rand.New(rand.NewPCG(28, 2))
+	for i := range 24 {
+		p := randomParams(rng, uint64(i+1))
+		m := ggmltest.NewModel(p)
+		c := m.NewCache()
+		n, past := 1+rng.IntN(24), rng.IntN(32)
+		g := m.Build(c, n, past)
+		for _, opts := range []ggml.Options{{Check: true}, {Check: true, NoInPlace: true}} {
+			a, err := ggml.New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.FirstPlan(g.CGraph()); err != nil {
+				t.Errorf("%v, %d+%d tokens, %+v: %v", p, past, n, opts, err)
+			}
+			a.Free()
+		}
+		g.Free()
+		c.Free()
+		m.Free()
 	}
 }
 

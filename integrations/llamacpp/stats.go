@@ -38,6 +38,10 @@ type AllocatorStats struct {
 	GallocrReadSizes []int64 `json:"gallocr_read_sizes"`
 	Bound            int64   `json:"bound"`
 	PlanNs           int64   `json:"plan_ns"`
+	// FirstPlanNs is the slowest first plan among the allocator's plans
+	// (ggml.Plan.FirstPlan: reading the graph and the one greedy pass every
+	// plan starts from), wall time of the planning thread.
+	FirstPlanNs int64 `json:"first_plan_ns"`
 	// AllocGraphNs is the median thread CPU time of alloc_graph calls
 	// that placed a graph without planning it (a plan-cache hit; under
 	// ggml's gallocr, a call that did not reserve again), and of the others.

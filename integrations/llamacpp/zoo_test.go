@@ -209,6 +209,10 @@ func checkServed(t *testing.T, run *Run) {
 	if a.Bound <= 0 || a.Bound > a.Sizes[0] {
 		t.Errorf("lower bound %d, buffer %v", a.Bound, a.Sizes)
 	}
+	// every plan starts from its first plan, timed within the plan's call
+	if a.FirstPlanNs <= 0 || a.FirstPlanNs > a.PlanNs {
+		t.Errorf("first plan %d ns, plans %d ns in all", a.FirstPlanNs, a.PlanNs)
+	}
 	if len(a.Sizes) == 1 && a.Sizes[0] != a.Bound {
 		t.Errorf("buffer %d bytes, above the proven lower bound %d", a.Sizes[0], a.Bound)
 	}

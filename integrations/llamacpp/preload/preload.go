@@ -266,6 +266,7 @@ func (al *allocator) plan(graph unsafe.Pointer, what string) ([]int64, error) {
 		}
 		if g.a.Stats().Plans > before {
 			al.planCPU += time.Since(start)
+			al.firstPlan = max(al.firstPlan, p.FirstPlan)
 			al.bound[gi] = max(al.bound[gi], p.LowerBound)
 			if env.log {
 				al.logPlan(what, graph, g, p)
@@ -576,7 +577,7 @@ func saWriteStats() {
 			CPUNs: map[string]int64{}, Hits: al.hits, Misses: al.misses, MissesAfterReserve: al.missesAfterReserve,
 			Fallbacks: al.fallbacks, Fallback: al.fallback, Sizes: al.sizes, GallocrSizes: al.gallocrSizes,
 			GallocrReadSizes: al.gallocrReadSizes,
-			PlanNs:           al.planCPU.Nanoseconds()}
+			PlanNs:           al.planCPU.Nanoseconds(), FirstPlanNs: al.firstPlan.Nanoseconds()}
 		for _, b := range al.bound {
 			s.Bound += b
 		}

@@ -70,8 +70,9 @@ type allocStats struct {
 	gallocrReadSizes   []int64 // gallocr's sizes with the leaves no node reads left out
 	bound              []int64 // per group: the largest lower bound of its plans
 	planCPU            time.Duration
-	dumped             int     // plans written to SUBARENA_GGML_DUMP
-	hitNs, missNs      []int64 // CPU time of each alloc_graph call that placed a planned graph, and of the others
+	firstPlan          time.Duration // the slowest of the plans' FirstPlan
+	dumped             int           // plans written to SUBARENA_GGML_DUMP
+	hitNs, missNs      []int64       // CPU time of each alloc_graph call that placed a planned graph, and of the others
 }
 
 var (

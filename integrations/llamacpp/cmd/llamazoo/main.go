@@ -37,7 +37,10 @@
 // to the bound of llama.cpp's order and of the best reordering the planner
 // finds (memory-aware list scheduling; ggml computes the nodes in the
 // order it is given, and independent nodes compute the same bytes in any
-// order).
+// order). "first plan" is the slowest first plan of the run's plans (the
+// one greedy pass every plan starts from, reading the graph included:
+// ggml.Plan.FirstPlan), beside gallocr's mean reserve_n in the gallocr
+// run; the line under the tables gives their ratio over the rows.
 package main
 
 import (
@@ -105,9 +108,10 @@ func run(out string, wide bool, threads int, only, keep string) error {
 	host, _ := os.Hostname()
 	fmt.Printf("llamazoo on %s (%s/%s, %d CPUs), %s, llama.cpp from node-llama-cpp 3.21.1 (ggml 0.23.0); 100 prompt + 32 generated tokens, n_ctx 512, %d threads; sizes in MiB\n\n",
 		host, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"), threads)
-	fmt.Println("| model | configuration | gallocr | subarena | ratio | bound | at bound | logits | gallocr, unread leaves out | ratio | ggml rule | whole, no in place | no in place | saving: placement / subranges / ggml in place / verified in place | bound reordered | order bound | plan CPU ms | hit µs (gallocr µs) |")
-	fmt.Println("|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+	fmt.Println("| model | configuration | gallocr | subarena | ratio | bound | at bound | logits | gallocr, unread leaves out | ratio | ggml rule | whole, no in place | no in place | saving: placement / subranges / ggml in place / verified in place | bound reordered | order bound | plan CPU ms | first plan µs (gallocr reserve µs) | hit µs (gallocr µs) |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
 	ratios := map[string][]float64{}
+	var firsts []float64 // first plan / gallocr's reserve, per row
 	rule := map[string][]float64{}
 	read := map[string][]float64{}
 	for _, m := range models {
@@ -127,6 +131,7 @@ func run(out string, wide bool, threads int, only, keep string) error {
 			key := configKey(c)
 			ratios[key] = append(ratios[key], row.ratio)
 			rule[key] = append(rule[key], row.ruleRatio)
+			firsts = append(firsts, row.firstRatio)
 			read[key] = append(read[key], row.readRatio)
 		}
 		if keep == "" {
@@ -145,6 +150,17 @@ func run(out string, wide bool, threads int, only, keep string) error {
 		}
 	}
 	fmt.Printf("| n_outputs_max=1, flash attention on and off | %.3f | %.3f | %.3f |\n", geomean(all), geomean(allRule), geomean(allRead))
+	slices.Sort(firsts)
+	if n := len(firsts); n > 0 {
+		atMost := 0
+		for _, f := range firsts {
+			if f <= 10 {
+				atMost++
+			}
+		}
+		fmt.Printf("\nfirst plan / gallocr's reserve: %.2f–%.2f (median %.2f), at most 10 on %d of %d rows\n",
+			firsts[0], firsts[n-1], firsts[n/2], atMost, n)
+	}
 	return nil
 }
 
@@ -154,6 +170,7 @@ func configKey(c llamacpp.Config) string { return c.String() }
 type row struct {
 	cells                       string
 	ratio, ruleRatio, readRatio float64
+	firstRatio                  float64 // the slowest first plan over gallocr's mean reserve_n
 }
 
 // measure runs model under c with gallocr, with ggml's in-place rule and
@@ -201,13 +218,19 @@ func measure(r *llamacpp.Rig, dir, model string, c llamacpp.Config) (row, error)
 	if len(b.GallocrReadSizes) == 1 && b.GallocrReadSizes[0] > 0 {
 		readOnly = float64(b.GallocrReadSizes[0]) / mib
 	}
-	cells := fmt.Sprintf("%.2f | %.2f | %.3f | %.2f | %s | %s | %.2f | %.3f | %.2f | %.2f | %.2f | %.2f / %.2f / %.2f / %.2f | %.2f | %.2f | %.1f | %.1f (%.1f)",
+	reserve := math.NaN()
+	if n := b.Calls["reserve_n"]; n > 0 {
+		reserve = float64(b.CPUNs["reserve_n"]) / float64(n)
+	}
+	cells := fmt.Sprintf("%.2f | %.2f | %.3f | %.2f | %s | %s | %.2f | %.3f | %.2f | %.2f | %.2f | %.2f / %.2f / %.2f / %.2f | %.2f | %.2f | %.1f | %.1f (%.1f) | %.1f (%.1f)",
 		base.Final, got.Final, got.Final/base.Final, float64(a.Bound)/mib, atBound, same, readOnly, got.Final/readOnly, ggmlRule.Final,
 		float64(re.whole)/mib, float64(re.noInPlace)/mib,
 		base.Final-float64(re.whole)/mib, float64(re.whole-re.noInPlace)/mib, float64(re.noInPlace)/mib-ggmlRule.Final,
 		ggmlRule.Final-got.Final, float64(re.reordered)/mib, float64(re.orderBound)/mib,
-		float64(a.PlanNs)/1e6, float64(a.AllocGraphNs.HitMedian)/1e3, float64(b.AllocGraphNs.HitMedian)/1e3)
-	return row{cells: cells, ratio: got.Final / base.Final, ruleRatio: ggmlRule.Final / base.Final, readRatio: got.Final / readOnly}, nil
+		float64(a.PlanNs)/1e6, float64(a.FirstPlanNs)/1e3, reserve/1e3, float64(a.AllocGraphNs.HitMedian)/1e3,
+		float64(b.AllocGraphNs.HitMedian)/1e3)
+	return row{cells: cells, ratio: got.Final / base.Final, ruleRatio: ggmlRule.Final / base.Final, readRatio: got.Final / readOnly,
+		firstRatio: float64(a.FirstPlanNs) / reserve}, nil
 }
 
 // roundMiB rounds n bytes up to llama.cpp's printing of MiB (2 decimals).
