@@ -124,7 +124,9 @@ func firstDiff(a, b []byte, vocab int) int {
 // TestZoo runs every model of the zoo in every configuration with and
 // without the library: logits byte-identical at every step, the same
 // tokens, a compute buffer no larger than gallocr's and at the planner's
-// proven lower bound, and the library's own allocator serving every call.
+// proven lower bound, and the library's own allocator serving every call,
+// every plan (the first plan and the planner's) checked by the safety
+// checker (SUBARENA_GGML_CHECK=1) before it is used.
 func TestZoo(t *testing.T) {
 	r := setup(t)
 	for _, m := range gguf.Zoo {
@@ -137,8 +139,10 @@ func TestZoo(t *testing.T) {
 					t.Fatalf("without the library: %v", err)
 				}
 				// the search below a greedy plan above its bound runs to the
-				// bound (where it stops), however slow the machine
-				got, err := r.Drive(dir, path, c, true, []string{"SUBARENA_GGML_BUDGET=60s"})
+				// bound (where it stops), however slow the machine; every
+				// plan, the first plan included, passes the safety checker
+				// (else the allocator falls back: checkServed)
+				got, err := r.Drive(dir, path, c, true, []string{"SUBARENA_GGML_BUDGET=60s", "SUBARENA_GGML_CHECK=1"})
 				if err != nil {
 					t.Fatalf("with the library: %v", err)
 				}

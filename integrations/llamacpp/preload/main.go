@@ -27,6 +27,10 @@
 //	SUBARENA_GGML_RELAYOUT=1   strided in-place placements (CPU buffers only)
 //	SUBARENA_GGML_INPLACE=ggml in place by ggml's own rule only, without the
 //	                           kernels verified beyond it (integrations/ggml/kernels)
+//	SUBARENA_GGML_CHECK=1      every plan (the first plan and the planner's) run
+//	                           through the safety checker (trace/check) before it
+//	                           is used; an unsafe one is an error, and the
+//	                           allocator falls back to gallocr (for tests)
 //	SUBARENA_GGML_DUMP=DIR     each planned graph's trace written to DIR as
 //	                           subarena-trace/v1 (for subarena plan, check, viz)
 //	SUBARENA_GGML=gallocr      ggml's gallocr serves every allocator, counted

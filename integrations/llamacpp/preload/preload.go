@@ -64,7 +64,7 @@ func saNew(bufts unsafe.Pointer, n, baseline C.int, supported *C.int) (id C.int6
 		g := slices.IndexFunc(al.groups, func(g *group) bool { return g.buft == bt })
 		if g < 0 {
 			a, err := ggml.New(ggml.Options{BufferType: bt, NoRelayout: !env.relayout, GGMLInPlace: env.ggmlOnly,
-				Budget: env.budget, Name: "llama.cpp"})
+				Budget: env.budget, Check: env.check, Name: "llama.cpp"})
 			if err != nil {
 				al.freeGroups()
 				al.giveUp(err.Error())

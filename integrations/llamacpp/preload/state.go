@@ -89,6 +89,7 @@ type config struct {
 	relayout bool
 	dump     string // SUBARENA_GGML_DUMP: a directory for each plan's trace
 	ggmlOnly bool   // SUBARENA_GGML_INPLACE=ggml: ggml's in-place rule only
+	check    bool   // SUBARENA_GGML_CHECK=1: every plan through the safety checker
 	// testFallback names a kind of call (reserve_n, alloc_graph) whose
 	// first occurrence the Go side gives up, as it would one it cannot
 	// serve: the tests' way to reach the fallback on a supported graph.
@@ -106,7 +107,8 @@ const defaultBudget = 100 * time.Millisecond
 func readEnv() config {
 	c := config{log: os.Getenv("SUBARENA_GGML_LOG") == "1", stats: os.Getenv("SUBARENA_GGML_STATS"),
 		relayout: os.Getenv("SUBARENA_GGML_RELAYOUT") == "1", testFallback: os.Getenv("SUBARENA_GGML_TEST_FALLBACK"),
-		dump: os.Getenv("SUBARENA_GGML_DUMP"), ggmlOnly: os.Getenv("SUBARENA_GGML_INPLACE") == "ggml"}
+		dump: os.Getenv("SUBARENA_GGML_DUMP"), ggmlOnly: os.Getenv("SUBARENA_GGML_INPLACE") == "ggml",
+		check: os.Getenv("SUBARENA_GGML_CHECK") == "1"}
 	c.budget = defaultBudget
 	if b := os.Getenv("SUBARENA_GGML_BUDGET"); b != "" {
 		d, err := time.ParseDuration(b)
