@@ -198,6 +198,7 @@ type Allocator struct {
 	// the last plan's resolved trace, whose memory the next one reuses.
 	scratch plan.Scratch
 	prog    *trace.Program
+	pairBuf []int32 // sa_pairs' scratch (pairs)
 }
 
 // New returns an Allocator with no buffer yet; the first Reserve or

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -37,7 +38,7 @@ func (a *Allocator) FirstPlan(graph unsafe.Pointer) (*Plan, error) {
 		return nil, err
 	}
 	read := time.Since(start)
-	e, err := a.firstPlan(false)
+	e, err := a.firstPlan(true) // all a cache entry needs, as a miss makes it
 	if err != nil {
 		return nil, err
 	}
@@ -67,10 +68,7 @@ func (a *Allocator) firstPlan(withEntry bool) (*entry, error) {
 	e.plan = &Plan{Size: h, OnePass: true}
 	if withEntry {
 		e.structure, e.dims = a.sc.structure(), a.sc.dims()
-		if n := C.sa_pairs(a.sc.s, placePtr(e.place), nil); n > 0 {
-			e.pairs = make([]int32, 3*int(n))
-			C.sa_pairs(a.sc.s, placePtr(e.place), pairsPtr(e.pairs))
-		}
+		e.pairs = a.pairs(e.place)
 	}
 	e.plan.Planning = time.Since(start)
 	e.plan.FirstPlan = e.plan.Planning
@@ -149,4 +147,19 @@ func (a *Allocator) checkFirstMutated(graph unsafe.Pointer, mutate func(offsets 
 		partial = partial || e.place[i].partial != 0
 	}
 	return partial, a.checkPlacement(e.place, e.plan.Size)
+}
+
+// pairs returns sa_pairs of the scanned graph placed by place, in a slice
+// of its own (nil for none), listed once into the Allocator's scratch.
+func (a *Allocator) pairs(place []C.sa_place) []int32 {
+	// each node lists each source at most once
+	most := 3 * int(a.sc.s.n_node_recs) * maxSrc
+	if cap(a.pairBuf) < most {
+		a.pairBuf = make([]int32, most)
+	}
+	n := int(C.sa_pairs(a.sc.s, placePtr(place), pairsPtr(a.pairBuf[:most])))
+	if n == 0 {
+		return nil
+	}
+	return slices.Clone(a.pairBuf[:3*n])
 }

@@ -83,10 +83,7 @@ func (a *Allocator) planScanned(search bool, first *entry) (*entry, error) {
 		return first, nil
 	}
 	e := &entry{structure: first.structure, dims: first.dims, place: place, nRelaid: nRelaid, plan: p}
-	if n := C.sa_pairs(a.sc.s, placePtr(place), nil); n > 0 {
-		e.pairs = make([]int32, 3*int(n))
-		C.sa_pairs(a.sc.s, placePtr(place), pairsPtr(e.pairs))
-	}
+	e.pairs = a.pairs(place)
 	a.insert(e)
 	return e, nil
 }

@@ -38,10 +38,14 @@ type AllocatorStats struct {
 	GallocrReadSizes []int64 `json:"gallocr_read_sizes"`
 	Bound            int64   `json:"bound"`
 	PlanNs           int64   `json:"plan_ns"`
-	// FirstPlanNs is the slowest first plan among the allocator's plans
-	// (ggml.Plan.FirstPlan: reading the graph and the one greedy pass every
-	// plan starts from), wall time of the planning thread.
-	FirstPlanNs int64 `json:"first_plan_ns"`
+	// FirstPlanNs is a first plan (ggml.Plan.FirstPlan: reading the graph
+	// and the one greedy pass every plan starts from) and GallocrReserveNs
+	// ggml's reserve of the same graph in the same call (a shadow gallocr's
+	// ggml_gallocr_reserve_n_size, run just before), both wall time of the
+	// calling thread: of the allocator's plans, the one whose ratio of the
+	// two is the largest.
+	FirstPlanNs      int64 `json:"first_plan_ns"`
+	GallocrReserveNs int64 `json:"gallocr_reserve_ns"`
 	// AllocGraphNs is the median thread CPU time of alloc_graph calls
 	// that placed a graph without planning it (a plan-cache hit; under
 	// ggml's gallocr, a call that did not reserve again), and of the others.

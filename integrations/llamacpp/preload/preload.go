@@ -213,16 +213,19 @@ func saRealSizes(id C.int64_t, sizes *C.size_t, n C.int) {
 }
 
 // saShadowSizes records the sizes a shadow gallocr reserves for a graph:
-// ggml's (readOnly 0), or ggml's with the leaves no node reads left out.
+// ggml's (readOnly 0, with ns the wall time its reserve_n_size took), or
+// ggml's with the leaves no node reads left out.
 //
 //export saShadowSizes
-func saShadowSizes(id C.int64_t, sizes *C.size_t, n, readOnly C.int) {
+func saShadowSizes(id C.int64_t, sizes *C.size_t, n, readOnly C.int, ns C.int64_t) {
 	mu.Lock()
 	defer mu.Unlock()
 	if al := get(id); al != nil {
 		to := al.gallocrSizes
 		if readOnly != 0 {
 			to = al.gallocrReadSizes
+		} else {
+			al.shadowNs = time.Duration(ns)
 		}
 		for i, s := range unsafe.Slice(sizes, int(n)) {
 			if i < len(to) {
@@ -266,11 +269,11 @@ func (al *allocator) plan(graph unsafe.Pointer, what string) ([]int64, error) {
 		}
 		if g.a.Stats().Plans > before {
 			al.planCPU += time.Since(start)
-			al.firstPlan = max(al.firstPlan, p.FirstPlan)
 			al.bound[gi] = max(al.bound[gi], p.LowerBound)
 			if env.log {
 				al.logPlan(what, graph, g, p)
 			}
+			al.notePlan(p.FirstPlan)
 			if env.dump != "" {
 				al.dumpPlan(g, p)
 			}
@@ -302,9 +305,9 @@ func (al *allocator) dumpPlan(g *group, p *ggml.Plan) {
 }
 
 func (al *allocator) logPlan(what string, graph unsafe.Pointer, g *group, p *ggml.Plan) {
-	fmt.Fprintf(os.Stderr, "subarena-ggml: allocator %d: %s: planned a graph of %d nodes for %s buffer %d: %d bytes (bound %d), buffer %d, read %v, plan %v\n",
+	fmt.Fprintf(os.Stderr, "subarena-ggml: allocator %d: %s: planned a graph of %d nodes for %s buffer %d: %d bytes (bound %d), buffer %d, first plan %v (gallocr's reserve %v), read %v, plan %v\n",
 		al.id, what, int(C.sa_graph_nodes(graph)), C.GoString(C.sa_buft_name(g.buft)), g.ids[0], p.Size, p.LowerBound,
-		max(g.a.BufferSize(), p.Size), p.Read, p.Planning)
+		max(g.a.BufferSize(), p.Size), p.FirstPlan, al.shadowNs, p.Read, p.Planning)
 }
 
 // prepare checks and records the buffer ids of a reserve call, sets the
@@ -577,7 +580,8 @@ func saWriteStats() {
 			CPUNs: map[string]int64{}, Hits: al.hits, Misses: al.misses, MissesAfterReserve: al.missesAfterReserve,
 			Fallbacks: al.fallbacks, Fallback: al.fallback, Sizes: al.sizes, GallocrSizes: al.gallocrSizes,
 			GallocrReadSizes: al.gallocrReadSizes,
-			PlanNs:           al.planCPU.Nanoseconds(), FirstPlanNs: al.firstPlan.Nanoseconds()}
+			PlanNs:           al.planCPU.Nanoseconds(), FirstPlanNs: al.firstPlan.Nanoseconds(),
+			GallocrReserveNs: al.firstShadow.Nanoseconds()}
 		for _, b := range al.bound {
 			s.Bound += b
 		}

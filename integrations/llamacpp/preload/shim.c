@@ -271,8 +271,14 @@ static void sa_shadow(struct sa_galloc * g, struct ggml_cgraph * graph, const in
         return;
     }
     size_t sizes[SA_MAX_BUFS] = {0};
+    // timed as the library's first plan of the graph is (wall time of this
+    // thread), for the stats' first plan / reserve ratio
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     real.reserve_n_size(g->shadow, graph, nids, lids, sizes);
-    saShadowSizes(g->id, sizes, g->n_bufs, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const int64_t ns = (int64_t) (t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
+    saShadowSizes(g->id, sizes, g->n_bufs, 0, ns);
     if (g->shadow_read == NULL) {
         return;
     }
@@ -310,7 +316,7 @@ static void sa_shadow(struct sa_galloc * g, struct ggml_cgraph * graph, const in
         unread[i]->data = NULL;
     }
     free(unread);
-    saShadowSizes(g->id, read_sizes, g->n_bufs, 1);
+    saShadowSizes(g->id, read_sizes, g->n_bufs, 1, 0);
 }
 
 bool ggml_gallocr_reserve_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * nids, const int * lids) {

@@ -70,9 +70,13 @@ type allocStats struct {
 	gallocrReadSizes   []int64 // gallocr's sizes with the leaves no node reads left out
 	bound              []int64 // per group: the largest lower bound of its plans
 	planCPU            time.Duration
-	firstPlan          time.Duration // the slowest of the plans' FirstPlan
-	dumped             int           // plans written to SUBARENA_GGML_DUMP
-	hitNs, missNs      []int64       // CPU time of each alloc_graph call that placed a planned graph, and of the others
+	// firstPlan and firstShadow are the FirstPlan of the plan whose ratio
+	// to the shadow gallocr's reserve of the same graph (shadowNs, the last
+	// one timed) is the largest, and that reserve's time
+	firstPlan, firstShadow time.Duration
+	shadowNs               time.Duration
+	dumped                 int     // plans written to SUBARENA_GGML_DUMP
+	hitNs, missNs          []int64 // CPU time of each alloc_graph call that placed a planned graph, and of the others
 }
 
 var (
@@ -151,5 +155,20 @@ func (al *allocator) giveUp(why string) {
 	if al.fallback == "" {
 		al.fallback = why
 		sayOnce(fmt.Sprintf("%s; ggml's gallocr serves this allocator", why))
+	}
+}
+
+// notePlan records a new plan's first plan time beside the shadow
+// gallocr's reserve of the same graph, timed just before it (when the stats
+// are written, sa_shadow runs before each plan): the pair with the largest
+// ratio is kept.
+func (al *allocator) notePlan(first time.Duration) {
+	shadow := al.shadowNs
+	al.shadowNs = 0
+	if shadow <= 0 {
+		return
+	}
+	if al.firstShadow == 0 || float64(first)/float64(shadow) > float64(al.firstPlan)/float64(al.firstShadow) {
+		al.firstPlan, al.firstShadow = first, shadow
 	}
 }

@@ -37,10 +37,12 @@
 // to the bound of llama.cpp's order and of the best reordering the planner
 // finds (memory-aware list scheduling; ggml computes the nodes in the
 // order it is given, and independent nodes compute the same bytes in any
-// order). "first plan" is the slowest first plan of the run's plans (the
-// one greedy pass every plan starts from, reading the graph included:
-// ggml.Plan.FirstPlan), beside gallocr's mean reserve_n in the gallocr
-// run; the line under the tables gives their ratio over the rows.
+// order). "first plan" is a first plan of the run (the one greedy pass
+// every plan starts from, reading the graph included: ggml.Plan.FirstPlan)
+// beside ggml's reserve of the same graph in the same call (the stats'
+// shadow gallocr), both wall time of the calling thread: of the run's
+// plans, the one whose ratio of the two is the largest. The line under the
+// tables gives that ratio over the rows.
 package main
 
 import (
@@ -170,7 +172,7 @@ func configKey(c llamacpp.Config) string { return c.String() }
 type row struct {
 	cells                       string
 	ratio, ruleRatio, readRatio float64
-	firstRatio                  float64 // the slowest first plan over gallocr's mean reserve_n
+	firstRatio                  float64 // the largest ratio of a first plan to gallocr's reserve of its graph
 }
 
 // measure runs model under c with gallocr, with ggml's in-place rule and
@@ -219,8 +221,8 @@ func measure(r *llamacpp.Rig, dir, model string, c llamacpp.Config) (row, error)
 		readOnly = float64(b.GallocrReadSizes[0]) / mib
 	}
 	reserve := math.NaN()
-	if n := b.Calls["reserve_n"]; n > 0 {
-		reserve = float64(b.CPUNs["reserve_n"]) / float64(n)
+	if a.GallocrReserveNs > 0 {
+		reserve = float64(a.GallocrReserveNs)
 	}
 	cells := fmt.Sprintf("%.2f | %.2f | %.3f | %.2f | %s | %s | %.2f | %.3f | %.2f | %.2f | %.2f | %.2f / %.2f / %.2f / %.2f | %.2f | %.2f | %.1f | %.1f (%.1f) | %.1f (%.1f)",
 		base.Final, got.Final, got.Final/base.Final, float64(a.Bound)/mib, atBound, same, readOnly, got.Final/readOnly, ggmlRule.Final,
