@@ -133,3 +133,52 @@ func TestPlanKeepsLowerFirstPlan(t *testing.T) {
 		t.Errorf("%d of %d output bytes differ from own memory", d, len(outs[0]))
 	}
 }
+
+// TestPlanReplansFirstPlan places a graph with its first plan (AllocGraph
+// once a larger graph of another topology sized the buffer), then asks Plan
+// for it: the planner runs once, beside the first plan, its answer replaces
+// the cached first plan (a second Plan plans nothing), and the graph is
+// still placed from the cache.
+func TestPlanReplansFirstPlan(t *testing.T) {
+	small := ggmltest.Params{Arch: ggmltest.LLaMA, Embd: 64, Heads: 4, FF: 96, Layers: 2, Vocab: 40, Ctx: 64,
+		Attn: ggmltest.AttnSoftMax, KVPad: 16, Seed: 3}
+	wide := small
+	wide.Embd, wide.Layers = 256, 3
+	a, err := ggml.New(ggml.Options{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Free()
+	wg := ggmltest.NewModelGraph(wide, 16, 8)
+	defer wg.Free()
+	if err := a.Reserve(wg.Graph.CGraph()); err != nil {
+		t.Fatal(err)
+	}
+	g := ggmltest.NewModelGraph(small, 16, 8)
+	defer g.Free()
+	if err := a.AllocGraph(g.Graph.CGraph()); err != nil {
+		t.Fatal(err)
+	}
+	if st := a.Stats(); st.FirstPlans != 1 || st.Plans != 2 {
+		t.Fatalf("stats %+v: want the reserve's plan and a first plan", st)
+	}
+	for range 2 {
+		p, err := a.Plan(g.Graph.CGraph())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Trace == nil || p.Result.Plan == nil || p.FirstPlan <= 0 {
+			t.Fatalf("Plan returned %+v, not the planner's answer", p)
+		}
+	}
+	if st := a.Stats(); st.Plans != 3 {
+		t.Errorf("stats %+v: want one more plan", st)
+	}
+	g.Graph.Clear(nil)
+	if err := a.AllocGraph(g.Graph.CGraph()); err != nil {
+		t.Fatal(err)
+	}
+	if st := a.Stats(); st.Plans != 3 || st.Misses != 1 {
+		t.Errorf("stats %+v: the graph was planned again", st)
+	}
+}
