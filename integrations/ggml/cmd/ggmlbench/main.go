@@ -285,10 +285,10 @@ func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget t
 	// subarena: plans (reading the graph and planning it, no cache) without
 	// and with the search budget, and a placement (a cache hit) on a fresh
 	// copy of the graph.
-	if r.first, err = measureFirstPlan(g.CGraph(), minTime); err != nil {
+	if r.first, err = measurePlan(g.CGraph(), true, 0, minTime); err != nil {
 		return nil, err
 	}
-	if r.final, err = measurePlan(g.CGraph(), budget, minTime); err != nil {
+	if r.final, err = measurePlan(g.CGraph(), false, budget, minTime); err != nil {
 		return nil, err
 	}
 	if err := a.AllocGraph(g.CGraph()); err != nil {
@@ -306,37 +306,23 @@ func measureShape(sh ggmltest.Shape, minTime time.Duration, times bool, budget t
 	return r, nil
 }
 
-// measureFirstPlan returns the time of graph's first plan (reading it
-// included).
-func measureFirstPlan(graph unsafe.Pointer, minTime time.Duration) (float64, error) {
-	nc, err := ggml.New(ggml.Options{CacheSize: -1})
-	if err != nil {
-		return 0, err
-	}
-	defer nc.Free()
-	if _, err := nc.FirstPlan(graph); err != nil {
-		return 0, err
-	}
-	return measure(minTime, func() {
-		if _, err := nc.FirstPlan(graph); err != nil {
-			panic(err)
-		}
-	}), nil
-}
-
 // measurePlan returns the time of planning graph afresh (no plan cache)
-// with search budget budget.
-func measurePlan(graph unsafe.Pointer, budget, minTime time.Duration) (float64, error) {
+// with search budget budget: its first plan alone (first), or Plan.
+func measurePlan(graph unsafe.Pointer, first bool, budget, minTime time.Duration) (float64, error) {
 	nc, err := ggml.New(ggml.Options{CacheSize: -1, Budget: budget})
 	if err != nil {
 		return 0, err
 	}
 	defer nc.Free()
-	if _, err := nc.Plan(graph); err != nil {
+	plan := nc.Plan
+	if first {
+		plan = nc.FirstPlan
+	}
+	if _, err := plan(graph); err != nil {
 		return 0, err
 	}
 	return measure(minTime, func() {
-		if _, err := nc.Plan(graph); err != nil {
+		if _, err := plan(graph); err != nil {
 			panic(err)
 		}
 	}), nil
