@@ -66,7 +66,9 @@ type Options struct {
 	// AllocGraph before the buffer exists) may spend searching below the
 	// greedy placement (plan.Options.Budget): the graphs that size the
 	// buffer. A graph AllocGraph plans once the buffer exists only has to
-	// fit, and is planned greedily. Zero plans every graph greedily.
+	// fit: its first plan when that fits, else the planner greedily (see
+	// "The first plan" in the package documentation). Zero plans every
+	// graph greedily.
 	Budget time.Duration
 	// Check runs the full safety check (check.Plan, package trace/check)
 	// on every new plan before it is used, and fails the call if the
@@ -343,7 +345,8 @@ func (a *Allocator) Exclude(tensors []unsafe.Pointer) error {
 // ggml_backend_tensor_alloc, views with ggml_backend_view_init. A graph that
 // a cached plan covers (Covers: the plan's topology, every tensor fitting
 // its slot) is placed with that plan in one pass over its tensors, planning
-// nothing; another is planned first, and the buffer grows when it needs
+// nothing; another is planned first (once the buffer exists, with its
+// first plan when that fits the buffer), and the buffer grows when it needs
 // more. Inputs
 // (ggml_set_input) can be written after AllocGraph returns; outputs
 // (ggml_set_output) are never overwritten by the graph.

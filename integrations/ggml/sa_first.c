@@ -5,8 +5,9 @@
 // last[b] of a buffer whose bytes an in-place output took.
 #define FP_DONATED (-3)
 
-// Base and release of a record, in the pass's time: 0 is the graph's start
-// (leaves and inputs allocated), k + 1 the end of node record k's op.
+// The pass's time: 0 is the graph's start, when leaves and inputs take
+// their bytes, and k + 1 the end of node record k's op, after which the
+// tensors it read last give theirs back (the chains from fp_head[k + 1]).
 
 static inline int fp_view_op(enum ggml_op op) {
     return op == GGML_OP_VIEW || op == GGML_OP_RESHAPE || op == GGML_OP_PERMUTE || op == GGML_OP_TRANSPOSE;
@@ -20,12 +21,14 @@ static inline int32_t fp_base(const sa_state * s, int32_t r) {
     return r;
 }
 
-// fp_placed reports whether record r gets an offset: an own tensor that is
-// not a view.
+// fp_placed reports whether rec gets an offset: an own tensor that is not
+// a view.
 static inline int fp_placed(const sa_rec * rec) {
-    return rec->kind == SA_OWN && rec->view_src < 0 && !(rec->node >= 0 && fp_view_op(rec->t->op));
+    return rec->kind == SA_OWN && rec->view_src < 0 && !fp_view_op(rec->t->op);
 }
 
+// fp_starts reports whether rec takes its bytes at the graph's start: a
+// leaf or an input.
 static inline int fp_starts(const sa_rec * rec) {
     return rec->node < 0 || (rec->t->flags & GGML_TENSOR_FLAG_INPUT) != 0;
 }
@@ -34,7 +37,7 @@ static inline int64_t fp_nelements(const struct ggml_tensor * t) {
     return t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
 }
 
-// fp_size is the bytes record r takes, as the planner's trace sizes it.
+// fp_size is the bytes rec takes, as the planner's trace sizes it.
 static inline int64_t fp_size(const sa_state * s, const sa_rec * rec) {
     int64_t n = rec->alloc_size > 0 ? rec->alloc_size : sa_nbytes(s, rec->t, rec->nb);
     return n > 0 ? n : 1;
@@ -182,6 +185,24 @@ static int32_t fp_donor(const sa_state * s, int32_t k, const int32_t * last, con
     return -1;
 }
 
+static inline int64_t fp_max(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// fp_slot is the bytes record r's block takes: its size, aligned up.
+static inline int64_t fp_slot(const sa_state * s, int32_t r, int64_t align) {
+    return (fp_size(s, &s->recs[r]) + align - 1) / align * align;
+}
+
+// fp_release frees the blocks of the chain from b (fp_next) but those an
+// in-place output took; it returns 0, or -1 when out of memory.
+static int fp_release(sa_state * s, int32_t b, const sa_place * pl, int64_t align) {
+    for (; b >= 0; b = s->fp_next[b]) {
+        if (s->fp_last[b] != FP_DONATED && fl_free(s, pl[b].offset, fp_slot(s, b, align)) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int64_t sa_first_plan(sa_state * s, sa_place * pl, int64_t align, int32_t inplace) {
     const int32_t n = s->n_recs, nodes = s->n_node_recs;
     if (align < 1) {
@@ -205,8 +226,8 @@ int64_t sa_first_plan(sa_state * s, sa_place * pl, int64_t align, int32_t inplac
         last[r] = -1;
         pl[r] = (sa_place) {.offset = -1};
         const sa_rec * rec = &s->recs[r];
-        if (rec->view_src < 0 && rec->node >= 0 && fp_view_op(rec->t->op)) {
-            return -2;
+        if (rec->view_src < 0 && fp_view_op(rec->t->op)) {
+            return -2; // a view of nothing: the trace reader refuses it too
         }
         if (rec->node >= 0 && (rec->t->flags & GGML_TENSOR_FLAG_INPUT)) {
             prelude = r + 1;
@@ -241,36 +262,31 @@ int64_t sa_first_plan(sa_state * s, sa_place * pl, int64_t align, int32_t inplac
         head[t] = r;
     }
     int64_t top = 0, height = 0;
-#define FP_SLOT(r) ((fp_size(s, &s->recs[r]) + align - 1) / align * align)
-#define FP_RELEASE(t)                                                   \
-    for (int32_t b = head[t]; b >= 0; b = next[b]) {                     \
-        if (last[b] != FP_DONATED && fl_free(s, pl[b].offset, FP_SLOT(b)) != 0) { \
-            return -1;                                                    \
-        }                                                                 \
-    }
     for (int32_t r = 0; r < n; r++) {
         const sa_rec * rec = &s->recs[r];
         if (fp_placed(rec) && fp_starts(rec)) {
-            pl[r].offset = fl_alloc(s, FP_SLOT(r), &top);
-            height = height > pl[r].offset + fp_size(s, rec) ? height : pl[r].offset + fp_size(s, rec);
+            pl[r].offset = fl_alloc(s, fp_slot(s, r, align), &top);
+            height = fp_max(height, pl[r].offset + fp_size(s, rec));
         }
     }
-    FP_RELEASE(0)
+    if (fp_release(s, head[0], pl, align) != 0) {
+        return -1;
+    }
     for (int32_t k = 0; k < nodes; k++) {
         const sa_rec * rec = &s->recs[k];
         if (fp_placed(rec) && !fp_starts(rec)) {
             const int32_t d = inplace ? fp_donor(s, k, last, pl) : -1;
-            if (d >= 0 && FP_SLOT(d) == FP_SLOT(k)) {
+            if (d >= 0 && fp_slot(s, d, align) == fp_slot(s, k, align)) {
                 pl[k].offset = pl[d].offset;
                 last[d] = FP_DONATED; // its bytes are the output's now
             } else {
-                pl[k].offset = fl_alloc(s, FP_SLOT(k), &top);
+                pl[k].offset = fl_alloc(s, fp_slot(s, k, align), &top);
             }
-            height = height > pl[k].offset + fp_size(s, rec) ? height : pl[k].offset + fp_size(s, rec);
+            height = fp_max(height, pl[k].offset + fp_size(s, rec));
         }
-        FP_RELEASE(k + 1)
+        if (fp_release(s, head[k + 1], pl, align) != 0) {
+            return -1;
+        }
     }
-#undef FP_RELEASE
-#undef FP_SLOT
     return height;
 }
