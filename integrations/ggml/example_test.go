@@ -70,6 +70,33 @@ func ExampleAllocator_Plan() {
 	// relayout true  size 241792 bound 241792 proven true relaid [K_rope-0 Q_rope-0]
 }
 
+// FirstPlan is the one greedy pass every plan starts from (gallocr's
+// reserve, on the planner's liveness): a graph met once the buffer exists
+// takes it when it fits, and the planner's plan replaces it wherever the
+// planner runs and is lower.
+func ExampleAllocator_FirstPlan() {
+	mg := ggmltest.NewModelGraph(ggmltest.Tiny(), 32, 0) // ggml-tiny, a 32-token prefill
+	defer mg.Free()
+	g := mg.Graph
+
+	a, err := ggml.New(ggml.Options{NoRelayout: true})
+	if err != nil {
+		panic(err)
+	}
+	defer a.Free()
+	first, err := a.FirstPlan(g.CGraph())
+	if err != nil {
+		panic(err)
+	}
+	p, err := a.Plan(g.CGraph())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("gallocr", g.GallocrSize(), "first plan", first.Size, "planner", p.Size, "kept the first plan", p.OnePass)
+	// Output:
+	// gallocr 329856 first plan 329856 planner 297088 kept the first plan false
+}
+
 // Dump writes a graph as a subarena-trace/v1 document for the subarena
 // command (plan, check, viz).
 func ExampleDump() {
