@@ -370,7 +370,7 @@ func (a *Allocator) AllocGraph(graph unsafe.Pointer) error {
 	var first *entry
 	if a.buf != nil {
 		var err error
-		if first, err = a.firstPlan(true); err != nil {
+		if first, err = a.firstPlan(); err != nil {
 			return err
 		}
 		if first.plan.Size <= a.size {
@@ -555,13 +555,16 @@ func (a *Allocator) Plan(graph unsafe.Pointer) (p *Plan, err error) {
 		return nil, err
 	}
 	read := time.Since(start)
+	var first *entry
 	if e := a.lookup(); e != nil {
 		if e.plan.Trace != nil {
 			return e.plan, nil
 		}
-		a.remove(e) // a first plan alone: planned again, beside the planner
+		// a first plan alone (AllocGraph's): the planner runs beside it
+		a.remove(e)
+		first = e
 	}
-	e, err := a.planScanned(true, nil)
+	e, err := a.planScanned(true, first)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func (a *Allocator) FirstPlan(graph unsafe.Pointer) (*Plan, error) {
 		return nil, err
 	}
 	read := time.Since(start)
-	e, err := a.firstPlan(true) // all a cache entry needs, as a miss makes it
+	e, err := a.firstPlan()
 	if err != nil {
 		return nil, err
 	}
@@ -47,13 +47,11 @@ func (a *Allocator) FirstPlan(graph unsafe.Pointer) (*Plan, error) {
 	return e.plan, nil
 }
 
-// firstPlan plans the scanned graph in one pass and returns its cache entry,
-// not inserted; withEntry also fills what a cache entry needs beyond the
-// placement (the structure, dims and pairs).
-func (a *Allocator) firstPlan(withEntry bool) (*entry, error) {
+// firstPass places the scanned graph in one pass (sa_first_plan) and
+// returns its cache entry, not inserted and not checked.
+func (a *Allocator) firstPass() (*entry, error) {
 	start := time.Now()
-	n := int(a.sc.s.n_recs)
-	e := &entry{place: make([]C.sa_place, n)}
+	e := &entry{place: make([]C.sa_place, int(a.sc.s.n_recs))}
 	inplace := C.int32_t(1)
 	if a.opts.NoInPlace {
 		inplace = 0
@@ -65,15 +63,21 @@ func (a *Allocator) firstPlan(withEntry bool) (*entry, error) {
 	case -2:
 		return nil, fmt.Errorf("%w: a view has no view_src", ErrGraph)
 	}
-	e.plan = &Plan{Size: h, OnePass: true}
-	if withEntry {
-		e.structure, e.dims = a.sc.structure(), a.sc.dims()
-		e.pairs = a.pairs(e.place)
+	e.structure, e.dims, e.pairs = a.sc.structure(), a.sc.dims(), a.pairs(e.place)
+	d := time.Since(start)
+	e.plan = &Plan{Size: h, OnePass: true, Planning: d, FirstPlan: d}
+	return e, nil
+}
+
+// firstPlan is firstPass checked as Options.Check (or the invariants tag)
+// asks.
+func (a *Allocator) firstPlan() (*entry, error) {
+	e, err := a.firstPass()
+	if err != nil {
+		return nil, err
 	}
-	e.plan.Planning = time.Since(start)
-	e.plan.FirstPlan = e.plan.Planning
 	if a.opts.Check || invariants.Enabled {
-		if err := a.checkPlacement(e.place, h); err != nil {
+		if err := a.checkPlacement(e.place, e.plan.Size); err != nil {
 			return nil, err
 		}
 	}
@@ -115,21 +119,18 @@ func (a *Allocator) checkPlacement(place []C.sa_place, size int64) error {
 }
 
 // checkFirstMutated is the tests' hold on the first plan's check: it makes
-// graph's first plan unchecked, lets mutate change its offsets (one per
-// scan record, -1 where it places nothing), checks the result as
-// Options.Check does, and reports whether markPartial finds a slot the
-// plan shares while part of its tensor is live (it never should: the
-// first plan's lifetimes are whole).
+// graph's first plan (firstPass, unchecked), lets mutate change its offsets
+// (one per scan record, -1 where it places nothing), checks the result as
+// Options.Check does, and reports whether markPartial finds a slot the plan
+// shares while part of its tensor is live (it never should: the first
+// plan's lifetimes are whole).
 func (a *Allocator) checkFirstMutated(graph unsafe.Pointer, mutate func(offsets []int64)) (partial bool, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := a.sc.scan(graph); err != nil {
 		return false, err
 	}
-	opts := a.opts
-	a.opts.Check = false
-	e, err := a.firstPlan(false)
-	a.opts = opts
+	e, err := a.firstPass()
 	if err != nil {
 		return false, err
 	}

@@ -52,7 +52,7 @@ func placePtr(p []C.sa_place) *C.sa_place {
 func (a *Allocator) planScanned(search bool, first *entry) (*entry, error) {
 	if first == nil {
 		var err error
-		if first, err = a.firstPlan(true); err != nil {
+		if first, err = a.firstPlan(); err != nil {
 			return nil, err
 		}
 	}

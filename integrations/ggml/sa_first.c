@@ -2,7 +2,7 @@
 
 #include "sa_internal.h"
 
-// last[b] of a buffer whose bytes an in-place output took.
+// The last op of a buffer whose bytes an in-place output took.
 #define FP_DONATED (-3)
 
 // The pass's time: 0 is the graph's start, when leaves and inputs take
@@ -43,47 +43,53 @@ static inline int64_t fp_size(const sa_state * s, const sa_rec * rec) {
     return n > 0 ? n : 1;
 }
 
-// The free blocks: sorted by offset, disjoint, never adjacent.
+// A record's pass state: the last op using it (FP_HELD, FP_DONATED, or
+// -1 for none) and the next record of its release chain.
+struct sa_fp_rec {
+    int32_t last, next;
+};
+
+#define FP_HELD (-2) // an output, or viewed by one: never released
+
+// A free block. The free blocks are sorted by offset, disjoint and never
+// adjacent.
+struct sa_block {
+    int64_t off, size;
+};
 
 static int fl_insert(sa_state * s, int64_t at, int64_t off, int64_t size) {
-    if (sa_reserve(&s->fl_off, &s->cap_fl, s->n_fl + 1, 64, sizeof(int64_t)) != 0) {
+    if (sa_reserve(&s->fl, &s->cap_fl, s->n_fl + 1, 64, sizeof(struct sa_block)) != 0) {
         return -1;
     }
-    int64_t cap = s->cap_fl - 1; // fl_size follows fl_off's capacity
-    if (sa_reserve(&s->fl_size, &cap, s->cap_fl, 64, sizeof(int64_t)) != 0) {
-        return -1;
-    }
-    memmove(&s->fl_off[at + 1], &s->fl_off[at], (size_t) (s->n_fl - at) * sizeof(int64_t));
-    memmove(&s->fl_size[at + 1], &s->fl_size[at], (size_t) (s->n_fl - at) * sizeof(int64_t));
-    s->fl_off[at] = off;
-    s->fl_size[at] = size;
+    memmove(&s->fl[at + 1], &s->fl[at], (size_t) (s->n_fl - at) * sizeof(struct sa_block));
+    s->fl[at] = (struct sa_block) {off, size};
     s->n_fl++;
     return 0;
 }
 
 static void fl_remove(sa_state * s, int64_t at) {
-    memmove(&s->fl_off[at], &s->fl_off[at + 1], (size_t) (s->n_fl - at - 1) * sizeof(int64_t));
-    memmove(&s->fl_size[at], &s->fl_size[at + 1], (size_t) (s->n_fl - at - 1) * sizeof(int64_t));
+    memmove(&s->fl[at], &s->fl[at + 1], (size_t) (s->n_fl - at - 1) * sizeof(struct sa_block));
     s->n_fl--;
 }
 
 // fl_free returns [off, off+size) to the free blocks, merged with its
 // neighbours.
 static int fl_free(sa_state * s, int64_t off, int64_t size) {
+    struct sa_block * fl = s->fl;
     int64_t at = 0;
-    while (at < s->n_fl && s->fl_off[at] < off) {
+    while (at < s->n_fl && fl[at].off < off) {
         at++;
     }
-    const int prev = at > 0 && s->fl_off[at - 1] + s->fl_size[at - 1] == off;
-    const int next = at < s->n_fl && off + size == s->fl_off[at];
+    const int prev = at > 0 && fl[at - 1].off + fl[at - 1].size == off;
+    const int next = at < s->n_fl && off + size == fl[at].off;
     if (prev && next) {
-        s->fl_size[at - 1] += size + s->fl_size[at];
+        fl[at - 1].size += size + fl[at].size;
         fl_remove(s, at);
     } else if (prev) {
-        s->fl_size[at - 1] += size;
+        fl[at - 1].size += size;
     } else if (next) {
-        s->fl_off[at] = off;
-        s->fl_size[at] += size;
+        fl[at].off = off;
+        fl[at].size += size;
     } else {
         return fl_insert(s, at, off, size);
     }
@@ -94,23 +100,24 @@ static int fl_free(sa_state * s, int64_t off, int64_t size) {
 // (the lowest among equals), or from the top, extending a free block that
 // ends there; it returns their offset.
 static int64_t fl_alloc(sa_state * s, int64_t size, int64_t * top) {
+    struct sa_block * fl = s->fl;
     int64_t best = -1;
     for (int64_t i = 0; i < s->n_fl; i++) {
-        if (s->fl_size[i] >= size && (best < 0 || s->fl_size[i] < s->fl_size[best])) {
+        if (fl[i].size >= size && (best < 0 || fl[i].size < fl[best].size)) {
             best = i;
         }
     }
     if (best >= 0) {
-        const int64_t off = s->fl_off[best];
-        s->fl_off[best] += size;
-        s->fl_size[best] -= size;
-        if (s->fl_size[best] == 0) {
+        const int64_t off = fl[best].off;
+        fl[best].off += size;
+        fl[best].size -= size;
+        if (fl[best].size == 0) {
             fl_remove(s, best);
         }
         return off;
     }
-    if (s->n_fl > 0 && s->fl_off[s->n_fl - 1] + s->fl_size[s->n_fl - 1] == *top) {
-        const int64_t off = s->fl_off[s->n_fl - 1];
+    if (s->n_fl > 0 && fl[s->n_fl - 1].off + fl[s->n_fl - 1].size == *top) {
+        const int64_t off = fl[s->n_fl - 1].off;
         fl_remove(s, s->n_fl - 1);
         *top = off + size;
         return off;
@@ -149,8 +156,18 @@ static int fp_same_layout_sources(const sa_state * s, int32_t k) {
     return 1;
 }
 
-// fp_donor returns the source node record k writes its output over, or -1.
-static int32_t fp_donor(const sa_state * s, int32_t k, const int32_t * last, const sa_place * pl) {
+static inline int64_t fp_max(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// fp_slot is the bytes record r's block takes: its size, aligned up.
+static inline int64_t fp_slot(const sa_state * s, int32_t r, int64_t align) {
+    return (fp_size(s, &s->recs[r]) + align - 1) / align * align;
+}
+
+// fp_donor returns the source node record k writes its output over, or -1:
+// one that dies at the op (an output never does), is placed, is read once
+// by the op (no other source is it or a view of it), and has the output's
+// type, ne, strides and slot.
+static int32_t fp_donor(const sa_state * s, int32_t k, const sa_place * pl, int64_t align) {
     const sa_rec * out = &s->recs[k];
     const struct ggml_tensor * o = out->t;
     if (!ggml_op_can_inplace(o->op) || !fp_same_layout_sources(s, k)) {
@@ -158,25 +175,16 @@ static int32_t fp_donor(const sa_state * s, int32_t k, const int32_t * last, con
     }
     for (int j = 0; j < GGML_MAX_SRC; j++) {
         const int32_t x = out->src[j];
-        if (x < 0 || x == k) {
+        if (x < 0 || x == k || s->fp[x].last != k || !fp_placed(&s->recs[x])) {
             continue;
         }
         const sa_rec * rec = &s->recs[x];
-        const struct ggml_tensor * t = rec->t;
-        // dies at the op (an output never does), placed, and as the output
-        if (last[x] != k || !fp_placed(rec) || pl[x].offset < 0 || t->type != o->type ||
-            fp_size(s, out) > fp_size(s, rec)) {
-            continue;
+        int same = rec->t->type == o->type && fp_slot(s, x, align) == fp_slot(s, k, align);
+        for (int d = 0; d < GGML_MAX_DIMS && same; d++) {
+            same = rec->t->ne[d] == o->ne[d] && rec->nb[d] == out->nb[d];
         }
-        int same = 1;
-        for (int d = 0; d < GGML_MAX_DIMS; d++) {
-            same &= t->ne[d] == o->ne[d] && rec->nb[d] == out->nb[d];
-        }
-        // read once: no other source is it or a view of it
         for (int i = 0; i < GGML_MAX_SRC && same; i++) {
-            if (i != j && out->src[i] >= 0 && fp_base(s, out->src[i]) == x) {
-                same = 0;
-            }
+            same = i == j || out->src[i] < 0 || fp_base(s, out->src[i]) != x;
         }
         if (same) {
             return x;
@@ -185,18 +193,11 @@ static int32_t fp_donor(const sa_state * s, int32_t k, const int32_t * last, con
     return -1;
 }
 
-static inline int64_t fp_max(int64_t a, int64_t b) { return a > b ? a : b; }
-
-// fp_slot is the bytes record r's block takes: its size, aligned up.
-static inline int64_t fp_slot(const sa_state * s, int32_t r, int64_t align) {
-    return (fp_size(s, &s->recs[r]) + align - 1) / align * align;
-}
-
-// fp_release frees the blocks of the chain from b (fp_next) but those an
-// in-place output took; it returns 0, or -1 when out of memory.
+// fp_release frees the blocks of the chain from b but those an in-place
+// output took; it returns 0, or -1 when out of memory.
 static int fp_release(sa_state * s, int32_t b, const sa_place * pl, int64_t align) {
-    for (; b >= 0; b = s->fp_next[b]) {
-        if (s->fp_last[b] != FP_DONATED && fl_free(s, pl[b].offset, fp_slot(s, b, align)) != 0) {
+    for (; b >= 0; b = s->fp[b].next) {
+        if (s->fp[b].last != FP_DONATED && fl_free(s, pl[b].offset, fp_slot(s, b, align)) != 0) {
             return -1;
         }
     }
@@ -209,21 +210,16 @@ int64_t sa_first_plan(sa_state * s, sa_place * pl, int64_t align, int32_t inplac
         align = 1;
     }
     sa_sizes(s);
-    if (sa_reserve(&s->fp_last, &s->cap_fp, n, 64, sizeof(int32_t)) != 0) {
-        return -1;
-    }
-    int64_t cap = s->cap_fp - 1; // fp_next follows fp_last's capacity
-    if (sa_reserve(&s->fp_next, &cap, s->cap_fp, 64, sizeof(int32_t)) != 0 ||
+    if (sa_reserve(&s->fp, &s->cap_fp, n, 64, sizeof(struct sa_fp_rec)) != 0 ||
         sa_reserve(&s->fp_head, &s->cap_fp_head, (int64_t) nodes + 1, 64, sizeof(int32_t)) != 0) {
         return -1;
     }
-    int32_t * last = s->fp_last; // per base: the last op using it; -2 when held to the end
-    int32_t * next = s->fp_next; // release chains, from head[time]
+    struct sa_fp_rec * fp = s->fp;
     int32_t * head = s->fp_head;
     s->n_fl = 0;
     int32_t prelude = 0; // the time unread leaves and inputs die
     for (int32_t r = 0; r < n; r++) {
-        last[r] = -1;
+        fp[r] = (struct sa_fp_rec) {-1, -1};
         pl[r] = (sa_place) {.offset = -1};
         const sa_rec * rec = &s->recs[r];
         if (rec->view_src < 0 && fp_view_op(rec->t->op)) {
@@ -238,27 +234,27 @@ int64_t sa_first_plan(sa_state * s, sa_place * pl, int64_t align, int32_t inplac
         if (fp_view_op(rec->t->op)) {
             continue;
         }
-        last[fp_base(s, k)] = k;
+        fp[fp_base(s, k)].last = k;
         for (int j = 0; j < GGML_MAX_SRC; j++) {
             if (rec->src[j] >= 0) {
-                last[fp_base(s, rec->src[j])] = k;
+                fp[fp_base(s, rec->src[j])].last = k;
             }
         }
     }
     for (int32_t r = 0; r < n; r++) {
         if (s->recs[r].t->flags & GGML_TENSOR_FLAG_OUTPUT) {
-            last[fp_base(s, r)] = -2;
+            fp[fp_base(s, r)].last = FP_HELD;
         }
     }
     for (int32_t t = 0; t <= nodes; t++) {
         head[t] = -1;
     }
     for (int32_t r = n - 1; r >= 0; r--) {
-        if (!fp_placed(&s->recs[r]) || last[r] == -2) {
+        if (!fp_placed(&s->recs[r]) || fp[r].last == FP_HELD) {
             continue;
         }
-        const int32_t t = last[r] >= 0 ? last[r] + 1 : (fp_starts(&s->recs[r]) ? prelude : r + 1);
-        next[r] = head[t];
+        const int32_t t = fp[r].last >= 0 ? fp[r].last + 1 : (fp_starts(&s->recs[r]) ? prelude : r + 1);
+        fp[r].next = head[t];
         head[t] = r;
     }
     int64_t top = 0, height = 0;
@@ -275,10 +271,10 @@ int64_t sa_first_plan(sa_state * s, sa_place * pl, int64_t align, int32_t inplac
     for (int32_t k = 0; k < nodes; k++) {
         const sa_rec * rec = &s->recs[k];
         if (fp_placed(rec) && !fp_starts(rec)) {
-            const int32_t d = inplace ? fp_donor(s, k, last, pl) : -1;
-            if (d >= 0 && fp_slot(s, d, align) == fp_slot(s, k, align)) {
+            const int32_t d = inplace ? fp_donor(s, k, pl, align) : -1;
+            if (d >= 0) {
                 pl[k].offset = pl[d].offset;
-                last[d] = FP_DONATED; // its bytes are the output's now
+                fp[d].last = FP_DONATED; // its bytes are the output's now
             } else {
                 pl[k].offset = fl_alloc(s, fp_slot(s, k, align), &top);
             }

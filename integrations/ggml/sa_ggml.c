@@ -46,11 +46,9 @@ void sa_state_free(sa_state * s) {
     free(s->last_dims);
     free(s->last_pairs);
     free(s->last_place);
-    free(s->fp_last);
-    free(s->fp_next);
+    free(s->fp);
     free(s->fp_head);
-    free(s->fl_off);
-    free(s->fl_size);
+    free(s->fl);
     free(s);
 }
 

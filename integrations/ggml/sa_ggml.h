@@ -91,14 +91,12 @@ typedef struct sa_state {
     struct sa_place * last_place;
     int64_t n_last_key, cap_last_key, cap_last_dims, cap_last_pairs, cap_last_place;
     int32_t n_last_pairs, n_last, n_last_relaid, last_ok;
-    // sa_first_plan's scratch: per record, its base's last op and release
-    // chain; and the free blocks, by offset
-    int32_t * fp_last;
-    int32_t * fp_next;
+    // sa_first_plan's scratch: per record, the last op using it and its
+    // release chain; the chains' heads by time; the free blocks, by offset
+    struct sa_fp_rec * fp;
     int32_t * fp_head;
     int64_t cap_fp, cap_fp_head;
-    int64_t * fl_off;
-    int64_t * fl_size;
+    struct sa_block * fl;
     int64_t n_fl, cap_fl;
 } sa_state;
 
