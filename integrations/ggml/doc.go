@@ -210,19 +210,19 @@
 // with the cached topology (the scanned tensors' links by pointer) and
 // checking that they fit (at once when every tensor has the planned dims),
 // and one placing them, with no Go allocation: less than
-// ggml_gallocr_alloc_graph costs on a graph gallocr has reserved (0.32-0.62
+// ggml_gallocr_alloc_graph costs on a graph gallocr has reserved (0.29-0.71
 // times it in CPU time, median 0.46, over the 52 graphs of one run of
 // `go run ./cmd/ggmlbench -big` on a shared 2-core machine; 2.0-5.4 us
 // against 4.7-9.6 us in BenchmarkSubarenaHit against
 // BenchmarkGallocrAllocGraph). A C host can take the whole hit in C
 // (HitState and sa_hit_last), as the llama.cpp drop-in does. A miss first
-// reads the graph and makes its first plan (see The first plan): 1.10-2.49
-// times ggml_gallocr_reserve in the same run (median 1.61; 17-48 us up to
-// width 2048, 145-251 us at LLaMA-7B width, the cache entry included). Once the buffer exists that
-// is all a graph that fits it costs. Where the planner runs (Plan,
+// reads the graph and makes its first plan (see The first plan): 0.91-2.13
+// times ggml_gallocr_reserve in the same run (median 1.48; 15-46 us up to
+// width 2048, 150-240 us at LLaMA-7B width, the cache entry included).
+// Once the buffer exists that is all a graph that fits it costs. Where the planner runs (Plan,
 // Reserve, a graph that sizes the buffer) it builds and resolves a trace
-// and plans it: 17-248 times a reserve (median 29), 0.24-2.6 ms up to width
-// 2048, 12 ms for the GPT-2 small 1024-token prefill and 24 ms for the
+// and plans it: 17-299 times a reserve (median 26), 0.23-2.7 ms up to width
+// 2048, 14 ms for the GPT-2 small 1024-token prefill and 26 ms for the
 // LLaMA-7B softmax prefill, whose greedy start misses the bound so that the
 // planner derives the finer problem. Options.Budget is for those graphs,
 // the ones that size the buffer. The cache holds Options.CacheSize plans
